@@ -1,0 +1,447 @@
+package normalize
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/net/idna"
+)
+
+// idnaProfile is UTS #46 ToASCII with the URL Standard's parameters for
+// domain to ASCII with beStrict false (§3.3): CheckHyphens false, CheckBidi
+// true, CheckJoiners true, UseSTD3ASCIIRules false, Transitional_Processing
+// false, VerifyDnsLength false.
+var idnaProfile = idna.New(
+	idna.MapForLookup(),
+	idna.BidiRule(),
+	idna.Transitional(false),
+	idna.StrictDomainName(false),
+	idna.CheckHyphens(false),
+	idna.CheckJoiners(true),
+	idna.VerifyDNSLength(false),
+)
+
+// forbiddenDomain marks the forbidden domain code points of §3.2: the
+// forbidden host code points, C0 controls, "%" and DEL.
+var forbiddenDomain = func() (t [128]bool) {
+	for c := 0; c < 0x20; c++ {
+		t[c] = true
+	}
+	for _, c := range "\x00\t\n\r #/:<>?@[\\]^|%\x7f" {
+		t[c] = true
+	}
+	return t
+}()
+
+// parseHost turns the host text of a special URL into its serialization,
+// logging each of the Standard's host normalizations as a step (§3.5 host
+// parsing).
+func (r *run) parseHost(raw string, off int) (string, error) {
+	if raw[0] == '[' {
+		if raw[len(raw)-1] != ']' {
+			return "", r.fail(CodeInvalidIPv6, off, "IPv6 address is missing its closing \"]\" [IPv6-unclosed]")
+		}
+		addr, msg := parseIPv6(raw[1 : len(raw)-1])
+		if msg != "" {
+			return "", r.fail(CodeInvalidIPv6, off, msg)
+		}
+		ser := serializeIPv6(addr)
+		if ser != raw {
+			if err := r.apply(idIPv6, raw, ser, off); err != nil {
+				return "", err
+			}
+		}
+		return ser, nil
+	}
+	h := raw
+	if strings.IndexByte(h, '%') >= 0 {
+		dec := percentDecode(h)
+		if err := r.apply(idHostPercentDecode, h, dec, off); err != nil {
+			return "", err
+		}
+		if !utf8.ValidString(dec) {
+			return "", r.fail(CodeInvalidHost, off, "percent-decoded host is not valid UTF-8 [domain-to-ASCII]")
+		}
+		h = dec
+	}
+	var ascii string
+	if isASCII(h) && !hasPunycodeLabel(h) {
+		// §3.3 step 1: for an ASCII domain without "xn--" labels, domain to
+		// ASCII is ASCII lowercase.
+		ascii = asciiLower(h)
+		if ascii != h {
+			if err := r.apply(idLowercaseHost, h, ascii, off); err != nil {
+				return "", err
+			}
+		}
+	} else {
+		a, err := idnaProfile.ToASCII(h)
+		if err != nil || a == "" {
+			msg := "UTS #46 ToASCII failed [domain-to-ASCII]"
+			if err != nil {
+				msg = "UTS #46 ToASCII: " + strings.TrimPrefix(err.Error(), "idna: ") + " [domain-to-ASCII]"
+			}
+			return "", r.fail(CodeInvalidHost, off, msg)
+		}
+		ascii = a
+		if ascii != h {
+			if err := r.apply(idHostIDNA, h, ascii, off); err != nil {
+				return "", err
+			}
+		}
+	}
+	for i := 0; i < len(ascii); i++ {
+		if c := ascii[i]; c < 0x80 && forbiddenDomain[c] {
+			return "", r.fail(CodeForbiddenHostCodePoint, off, "host contains forbidden code point "+strconv.QuoteRune(rune(c))+" [domain-invalid-code-point]")
+		}
+	}
+	if endsInNumber(ascii) {
+		v, nonDecimal, msg := parseIPv4(ascii)
+		if msg != "" {
+			return "", r.fail(CodeInvalidIPv4, off, msg)
+		}
+		if nonDecimal {
+			if err := r.apply(idIPv4NonDecimal, ascii, ascii, off); err != nil {
+				return "", err
+			}
+		}
+		ser := serializeIPv4(v)
+		if ser != ascii {
+			if err := r.apply(idIPv4, ascii, ser, off); err != nil {
+				return "", err
+			}
+		}
+		return ser, nil
+	}
+	return ascii, nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+func asciiLower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; 'A' <= c && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
+
+// hasPunycodeLabel reports whether a label of s starts with "xn--", ASCII
+// case-insensitively.
+func hasPunycodeLabel(s string) bool {
+	for {
+		if len(s) >= 4 && (s[0]|0x20) == 'x' && (s[1]|0x20) == 'n' && s[2] == '-' && s[3] == '-' {
+			return true
+		}
+		i := strings.IndexByte(s, '.')
+		if i < 0 {
+			return false
+		}
+		s = s[i+1:]
+	}
+}
+
+// percentDecode decodes every valid percent-escape of s (§1.3 percent-decode).
+func percentDecode(s string) string {
+	var b []byte
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			if b == nil {
+				b = append(make([]byte, 0, len(s)), s[:i]...)
+			}
+			b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
+			i += 2
+			continue
+		}
+		if b != nil {
+			b = append(b, s[i])
+		}
+	}
+	if b == nil {
+		return s
+	}
+	return string(b)
+}
+
+// endsInNumber implements the ends-in-a-number checker (§3.5).
+func endsInNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	if s[len(s)-1] == '.' {
+		s = s[:len(s)-1]
+		if !strings.Contains(s, ".") && s == "" {
+			return false
+		}
+	}
+	last := s[strings.LastIndexByte(s, '.')+1:]
+	if last != "" {
+		digits := true
+		for i := 0; i < len(last); i++ {
+			if last[i] < '0' || last[i] > '9' {
+				digits = false
+				break
+			}
+		}
+		if digits {
+			return true
+		}
+	}
+	_, _, ok := parseIPv4Number(last)
+	return ok
+}
+
+// parseIPv4Number parses one IPv4 part in decimal, octal (leading 0) or hex
+// (leading 0x). overflow is set for a value too large for any IPv4 part.
+func parseIPv4Number(s string) (v uint64, nonDecimal bool, ok bool) {
+	if s == "" {
+		return 0, false, false
+	}
+	base := uint64(10)
+	if len(s) >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
+		s, base, nonDecimal = s[2:], 16, true
+	} else if len(s) >= 2 && s[0] == '0' {
+		s, base, nonDecimal = s[1:], 8, true
+	}
+	if s == "" {
+		return 0, nonDecimal, true
+	}
+	for i := 0; i < len(s); i++ {
+		var d uint64
+		c := s[i]
+		switch {
+		case '0' <= c && c <= '9':
+			d = uint64(c - '0')
+		case base == 16 && 'a' <= c && c <= 'f':
+			d = uint64(c-'a') + 10
+		case base == 16 && 'A' <= c && c <= 'F':
+			d = uint64(c-'A') + 10
+		default:
+			return 0, nonDecimal, false
+		}
+		if d >= base {
+			return 0, nonDecimal, false
+		}
+		if v < 1<<40 { // saturate: anything this large is out of range
+			v = v*base + d
+		}
+	}
+	return v, nonDecimal, true
+}
+
+// parseIPv4 implements the IPv4 parser (§3.5). nonDecimal reports the
+// validation errors IPv4-non-decimal-part and IPv4-empty-part; msg is set on
+// failure.
+func parseIPv4(s string) (v uint32, nonDecimal bool, msg string) {
+	parts := strings.Split(s, ".")
+	if parts[len(parts)-1] == "" {
+		nonDecimal = true // IPv4-empty-part
+		if len(parts) > 1 {
+			parts = parts[:len(parts)-1]
+		}
+	}
+	if len(parts) > 4 {
+		return 0, false, "IPv4 address has more than four parts [IPv4-too-many-parts]"
+	}
+	var nums [4]uint64
+	for i, p := range parts {
+		n, nd, ok := parseIPv4Number(p)
+		if !ok {
+			return 0, false, "IPv4 part " + strconv.Quote(p) + " is not a number [IPv4-non-numeric-part]"
+		}
+		nonDecimal = nonDecimal || nd
+		nums[i] = n
+	}
+	last := len(parts) - 1
+	for i := 0; i < last; i++ {
+		if nums[i] > 255 {
+			return 0, false, "IPv4 part " + strconv.Quote(parts[i]) + " is above 255 [IPv4-out-of-range-part]"
+		}
+	}
+	if nums[last] >= 1<<(8*(5-len(parts))) {
+		return 0, false, "IPv4 address is out of range [IPv4-out-of-range-part]"
+	}
+	ipv4 := nums[last]
+	for i := 0; i < last; i++ {
+		ipv4 += nums[i] << (8 * (3 - i))
+	}
+	return uint32(ipv4), nonDecimal, ""
+}
+
+func serializeIPv4(v uint32) string {
+	b := make([]byte, 0, 15)
+	for i := 3; i >= 0; i-- {
+		b = strconv.AppendUint(b, uint64(v>>(8*i)&0xff), 10)
+		if i > 0 {
+			b = append(b, '.')
+		}
+	}
+	return string(b)
+}
+
+// parseIPv6 implements the IPv6 parser (§3.5). msg is set on failure.
+func parseIPv6(s string) (addr [8]uint16, msg string) {
+	pieceIndex, compress := 0, -1
+	i := 0
+	at := func(j int) byte {
+		if j < len(s) {
+			return s[j]
+		}
+		return 0
+	}
+	if at(0) == ':' {
+		if at(1) != ':' {
+			return addr, "IPv6 address starts with a single \":\" [IPv6-invalid-compression]"
+		}
+		i += 2
+		pieceIndex++
+		compress = pieceIndex
+	}
+	for i < len(s) {
+		if pieceIndex == 8 {
+			return addr, "IPv6 address has more than eight pieces [IPv6-too-many-pieces]"
+		}
+		if s[i] == ':' {
+			if compress >= 0 {
+				return addr, "IPv6 address has more than one \"::\" [IPv6-multiple-compression]"
+			}
+			i++
+			pieceIndex++
+			compress = pieceIndex
+			continue
+		}
+		value, length := 0, 0
+		for length < 4 && i < len(s) && isHex(s[i]) {
+			value = value*16 + int(unhex(s[i]))
+			i++
+			length++
+		}
+		if at(i) == '.' {
+			if length == 0 {
+				return addr, "IPv4 part of IPv6 address is empty [IPv4-in-IPv6-invalid-code-point]"
+			}
+			i -= length
+			if pieceIndex > 6 {
+				return addr, "IPv6 address with IPv4 part has too many pieces [IPv4-in-IPv6-too-many-pieces]"
+			}
+			numbersSeen := 0
+			for i < len(s) {
+				ipv4Piece := -1
+				if numbersSeen > 0 {
+					if s[i] == '.' && numbersSeen < 4 {
+						i++
+					} else {
+						return addr, "invalid IPv4 part in IPv6 address [IPv4-in-IPv6-invalid-code-point]"
+					}
+				}
+				if i >= len(s) || s[i] < '0' || s[i] > '9' {
+					return addr, "invalid IPv4 part in IPv6 address [IPv4-in-IPv6-invalid-code-point]"
+				}
+				for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+					n := int(s[i] - '0')
+					switch {
+					case ipv4Piece == -1:
+						ipv4Piece = n
+					case ipv4Piece == 0:
+						return addr, "leading zero in IPv4 part of IPv6 address [IPv4-in-IPv6-invalid-code-point]"
+					default:
+						ipv4Piece = ipv4Piece*10 + n
+					}
+					if ipv4Piece > 255 {
+						return addr, "IPv4 part of IPv6 address is above 255 [IPv4-in-IPv6-out-of-range-part]"
+					}
+					i++
+				}
+				addr[pieceIndex] = addr[pieceIndex]*0x100 + uint16(ipv4Piece)
+				numbersSeen++
+				if numbersSeen == 2 || numbersSeen == 4 {
+					pieceIndex++
+				}
+			}
+			if numbersSeen != 4 {
+				return addr, "IPv4 part of IPv6 address has too few parts [IPv4-in-IPv6-too-few-parts]"
+			}
+			break
+		} else if at(i) == ':' {
+			i++
+			if i >= len(s) {
+				return addr, "IPv6 address ends with a single \":\" [IPv6-invalid-code-point]"
+			}
+		} else if i < len(s) {
+			return addr, "invalid code point " + strconv.QuoteRune(rune(s[i])) + " in IPv6 address [IPv6-invalid-code-point]"
+		}
+		addr[pieceIndex] = uint16(value)
+		pieceIndex++
+	}
+	if compress >= 0 {
+		swaps := pieceIndex - compress
+		pieceIndex = 7
+		for pieceIndex != 0 && swaps > 0 {
+			addr[pieceIndex], addr[compress+swaps-1] = addr[compress+swaps-1], addr[pieceIndex]
+			pieceIndex--
+			swaps--
+		}
+	} else if pieceIndex != 8 {
+		return addr, "IPv6 address has fewer than eight pieces [IPv6-too-few-pieces]"
+	}
+	return addr, ""
+}
+
+// serializeIPv6 implements the IPv6 serializer (§3.7), brackets included:
+// lowercase hex, no leading zeros, the first longest run of two or more zero
+// pieces compressed to "::".
+func serializeIPv6(a [8]uint16) string {
+	best, bestLen := -1, 1
+	for i := 0; i < 8; {
+		if a[i] != 0 {
+			i++
+			continue
+		}
+		j := i
+		for j < 8 && a[j] == 0 {
+			j++
+		}
+		if j-i > bestLen {
+			best, bestLen = i, j-i
+		}
+		i = j
+	}
+	b := make([]byte, 0, 41)
+	b = append(b, '[')
+	ignore0 := false
+	for i := 0; i < 8; i++ {
+		if ignore0 && a[i] == 0 {
+			continue
+		}
+		ignore0 = false
+		if best == i {
+			if i == 0 {
+				b = append(b, "::"...)
+			} else {
+				b = append(b, ':')
+			}
+			ignore0 = true
+			continue
+		}
+		b = strconv.AppendUint(b, uint64(a[i]), 16)
+		if i != 7 {
+			b = append(b, ':')
+		}
+	}
+	return string(append(b, ']'))
+}

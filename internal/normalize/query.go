@@ -1,0 +1,188 @@
+package normalize
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// paramMatcher matches query parameter names against exact names and
+// "prefix*" patterns.
+type paramMatcher struct {
+	exact    map[string]bool
+	prefixes []string
+}
+
+func newParamMatcher(rules []ParamRule) (paramMatcher, error) {
+	m := paramMatcher{exact: map[string]bool{}}
+	for i, r := range rules {
+		if r.Name == "" || r.Name == "*" {
+			return m, fmt.Errorf("entry %d: a name (or \"prefix*\") is required", i)
+		}
+		if r.Reason == "" {
+			return m, fmt.Errorf("%q: missing reason: say why the parameter selects no content", r.Name)
+		}
+		if strings.ContainsAny(r.Name, "&=#") {
+			return m, fmt.Errorf("%q: a parameter name cannot contain '&', '=' or '#'", r.Name)
+		}
+		if p, ok := strings.CutSuffix(r.Name, "*"); ok {
+			if strings.Contains(p, "*") {
+				return m, fmt.Errorf("%q: \"*\" is allowed only at the end", r.Name)
+			}
+			m.prefixes = append(m.prefixes, p)
+			continue
+		}
+		if strings.Contains(r.Name, "*") {
+			return m, fmt.Errorf("%q: \"*\" is allowed only at the end", r.Name)
+		}
+		if m.exact[r.Name] {
+			return m, errors.New(r.Name + ": listed twice")
+		}
+		m.exact[r.Name] = true
+	}
+	return m, nil
+}
+
+func (m *paramMatcher) empty() bool { return len(m.exact) == 0 && len(m.prefixes) == 0 }
+
+func (m *paramMatcher) match(name string) bool {
+	if m.exact[name] {
+		return true
+	}
+	for _, p := range m.prefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// paramName returns the name part of one "name=value" query segment.
+func paramName(seg string) string {
+	if i := strings.IndexByte(seg, '='); i >= 0 {
+		return seg[:i]
+	}
+	return seg
+}
+
+// dropParams removes the segments of query whose names m matches, keeping
+// the order, duplicates and empty segments of the rest. kept is false when
+// nothing remains, so the "?" goes too.
+func dropParams(query string, m *paramMatcher) (out string, removed []string, kept bool) {
+	if m.empty() {
+		return query, nil, true
+	}
+	// Fast scan: most queries have no tracking parameter at all.
+	hit := false
+	for rest := query; ; {
+		seg, tail, more := strings.Cut(rest, "&")
+		if m.match(paramName(seg)) {
+			hit = true
+			break
+		}
+		if !more {
+			break
+		}
+		rest = tail
+	}
+	if !hit {
+		return query, nil, true
+	}
+	segs := strings.Split(query, "&")
+	keep := segs[:0:0]
+	for _, seg := range segs {
+		if m.match(paramName(seg)) {
+			removed = append(removed, seg)
+		} else {
+			keep = append(keep, seg)
+		}
+	}
+	if len(keep) == 0 {
+		return "", removed, false
+	}
+	return strings.Join(keep, "&"), removed, true
+}
+
+// sortQuery orders query segments by name, stably, so equal names keep their
+// relative order (their values may select different content together).
+func sortQuery(query string) string {
+	segs := strings.Split(query, "&")
+	slices.SortStableFunc(segs, func(a, b string) int { return strings.Compare(paramName(a), paramName(b)) })
+	return strings.Join(segs, "&")
+}
+
+// percentCase uppercases the hex digits of every valid percent-escape.
+func percentCase(s string) string {
+	var b []byte
+	for i := 0; i+2 < len(s); i++ {
+		if s[i] != '%' || !isHex(s[i+1]) || !isHex(s[i+2]) {
+			continue
+		}
+		for k := i + 1; k <= i+2; k++ {
+			if c := s[k]; 'a' <= c && c <= 'f' {
+				if b == nil {
+					b = []byte(s)
+				}
+				b[k] = c - 'a' + 'A'
+			}
+		}
+		i += 2
+	}
+	if b == nil {
+		return s
+	}
+	return string(b)
+}
+
+func isUnreserved(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~'
+}
+
+// decodeUnreserved decodes percent-escapes of unreserved characters and
+// leaves every other escape as it is (RFC 3986 §6.2.2.2).
+func decodeUnreserved(s string) string {
+	var b []byte
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			if c := unhex(s[i+1])<<4 | unhex(s[i+2]); isUnreserved(c) {
+				if b == nil {
+					b = append(make([]byte, 0, len(s)), s[:i]...)
+				}
+				b = append(b, c)
+				i += 2
+				continue
+			}
+		}
+		if b != nil {
+			b = append(b, s[i])
+		}
+	}
+	if b == nil {
+		return s
+	}
+	return string(b)
+}
+
+// lowerPath lowercases ASCII letters of a path outside percent-escapes, so
+// that the escapes keep their uppercase hex digits.
+func lowerPath(s string) string {
+	var b []byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			i += 2
+			continue
+		}
+		if 'A' <= c && c <= 'Z' {
+			if b == nil {
+				b = []byte(s)
+			}
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	if b == nil {
+		return s
+	}
+	return string(b)
+}
