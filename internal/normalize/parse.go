@@ -373,7 +373,7 @@ func (r *run) port(u *url, raw string, off int) error {
 		}
 	}
 	if def, ok := r.p.ports[u.scheme]; ok && p == def {
-		return r.apply(idDefaultPort, p, "", off)
+		return r.apply(idDefaultPort, ":"+p, "", off-1)
 	}
 	u.port = p
 	return nil

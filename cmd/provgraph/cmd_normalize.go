@@ -1,0 +1,297 @@
+package main
+
+import (
+	"bufio"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"unicode/utf8"
+
+	"github.com/provgraph/provgraph/internal/normalize"
+	"github.com/spf13/cobra"
+)
+
+type normalizeOptions struct {
+	policy string
+	base   string
+	format string
+}
+
+func newNormalizeCommand(stdin io.Reader) *cobra.Command {
+	var o normalizeOptions
+	cmd := &cobra.Command{
+		Use:   "normalize [flags] [URL ...]",
+		Short: "Print the comparison key of each URL, with every step logged",
+		Long: `Normalize runs the policy's ordered sequence on each URL and prints the
+comparison key, the fragment (kept apart as evidence), the removed query
+parameters and every step as rule, before and after. The input itself is
+never changed.
+
+URLs come from the arguments or, when there are none, one per line from
+standard input (a trailing "\n" or "\r\n" ends a line and is not part of the
+URL), so millions can be piped through. Results are printed in input order.
+
+A URL the policy rejects is printed with an error code and message saying
+what is wrong and where; the command then exits with status 1 after printing
+every result.
+
+Formats:
+  text  a block per URL for people (the default)
+  json  one JSON object per input line: raw, normalized, parsed, fragment,
+        compare, host_rule, removed_params, steps [{rule, before, after}],
+        error {code, rule, offset, message}, policy {name, version, digest},
+        parser {name, version, go, x_net, unicode}
+
+` + exitStatusHelp,
+		Example: `  provgraph normalize 'HTTP://Example.com:80/guide?utm_source=chat#pricing'
+  provgraph normalize --format json < testdata/citations.txt
+  provgraph normalize --base https://example.test/docs/ ../guide
+  provgraph normalize --policy lenient '  https://example.test/a b  '`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runNormalize(cmd, o, args, stdin)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.policy, "policy", "default", `policy: "default", "lenient" or a TOML policy file (see 'provgraph policy show')`)
+	f.StringVar(&o.base, "base", "", "base URL to resolve relative references against (none: relative references are rejected)")
+	f.StringVar(&o.format, "format", "text", "output format: text or json")
+	return cmd
+}
+
+func runNormalize(cmd *cobra.Command, o normalizeOptions, args []string, stdin io.Reader) error {
+	if o.format != "text" && o.format != "json" {
+		return usagef("--format %q: want text or json", o.format)
+	}
+	pol, err := normalize.LoadPolicy(o.policy)
+	if err != nil {
+		return usageError{err}
+	}
+	n, err := normalize.New(pol, &normalize.Options{Base: o.base})
+	if err != nil {
+		return usagef("--base: %v", err)
+	}
+	out := bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10)
+	var w resultWriter
+	if o.format == "json" {
+		w = newJSONWriter(out, pol)
+	} else {
+		w = newTextWriter(out, pol, o.base)
+	}
+	rejected := false
+	handle := func(raw string) error {
+		res, err := n.Normalize(raw)
+		var nerr *normalize.Error
+		if err != nil && !errors.As(err, &nerr) {
+			return err
+		}
+		if nerr != nil {
+			rejected = true
+		}
+		return w.write(res, nerr)
+	}
+	if len(args) > 0 {
+		for _, a := range args {
+			if err := handle(a); err != nil {
+				return err
+			}
+		}
+	} else {
+		r := bufio.NewReaderSize(stdin, 64<<10)
+		line := 0
+		for {
+			s, err := r.ReadString('\n')
+			if s != "" {
+				line++
+				s = strings.TrimSuffix(s, "\n")
+				s = strings.TrimSuffix(s, "\r")
+				if herr := handle(s); herr != nil {
+					return herr
+				}
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("read standard input after line %d: %w", line, err)
+			}
+			if err := cmd.Context().Err(); err != nil {
+				out.Flush()
+				return fmt.Errorf("interrupted after line %d: %w", line, err)
+			}
+		}
+	}
+	if err := w.flush(); err != nil {
+		return fmt.Errorf("write output: %w", err)
+	}
+	if err := out.Flush(); err != nil {
+		return fmt.Errorf("write output: %w", err)
+	}
+	if rejected {
+		return errRejected
+	}
+	return nil
+}
+
+type resultWriter interface {
+	write(normalize.Result, *normalize.Error) error
+	flush() error
+}
+
+// jsonResult is the JSON shape of one result. Field order is the output
+// order; empty lists print as [] so consumers need no null checks.
+type jsonResult struct {
+	Raw           string            `json:"raw"`
+	RawHex        string            `json:"raw_hex,omitempty"`
+	Normalized    string            `json:"normalized,omitempty"`
+	Parsed        string            `json:"parsed,omitempty"`
+	Fragment      *string           `json:"fragment"`
+	Compare       string            `json:"compare,omitempty"`
+	HostRule      string            `json:"host_rule,omitempty"`
+	RemovedParams []string          `json:"removed_params"`
+	Steps         []normalize.Step  `json:"steps"`
+	Error         *jsonError        `json:"error,omitempty"`
+	Policy        jsonPolicy        `json:"policy"`
+	Parser        *normalize.Parser `json:"parser"`
+}
+
+type jsonError struct {
+	Code    normalize.Code `json:"code"`
+	Rule    normalize.Rule `json:"rule,omitempty"`
+	Offset  *int           `json:"offset,omitempty"`
+	Message string         `json:"message"`
+}
+
+type jsonPolicy struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Digest  string `json:"digest"`
+}
+
+type jsonWriter struct {
+	enc    *json.Encoder
+	policy jsonPolicy
+	parser normalize.Parser
+}
+
+func newJSONWriter(w io.Writer, p *normalize.Policy) *jsonWriter {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return &jsonWriter{
+		enc:    enc,
+		policy: jsonPolicy{Name: p.Name(), Version: p.Version(), Digest: p.Digest()},
+		parser: normalize.ParserInfo(),
+	}
+}
+
+func (j *jsonWriter) write(res normalize.Result, nerr *normalize.Error) error {
+	r := jsonResult{
+		Raw:           res.Raw,
+		Normalized:    res.Key,
+		Parsed:        res.Parsed,
+		RemovedParams: res.RemovedParams,
+		Steps:         res.Steps,
+		HostRule:      res.HostRule,
+		Policy:        j.policy,
+		Parser:        &j.parser,
+	}
+	if !utf8.ValidString(res.Raw) {
+		r.RawHex = hex.EncodeToString([]byte(res.Raw))
+	}
+	if res.HasFragment {
+		r.Fragment = &res.Fragment
+	}
+	if nerr == nil {
+		r.Compare = string(res.Compare)
+	} else {
+		r.Error = &jsonError{Code: nerr.Code, Rule: nerr.Rule, Message: nerr.Msg}
+		if nerr.Offset >= 0 {
+			off := nerr.Offset
+			r.Error.Offset = &off
+		}
+	}
+	if r.RemovedParams == nil {
+		r.RemovedParams = []string{}
+	}
+	if r.Steps == nil {
+		r.Steps = []normalize.Step{}
+	}
+	return j.enc.Encode(&r)
+}
+
+func (j *jsonWriter) flush() error { return nil }
+
+type textWriter struct {
+	w     io.Writer
+	first bool
+}
+
+func newTextWriter(w io.Writer, p *normalize.Policy, base string) *textWriter {
+	pi := normalize.ParserInfo()
+	fmt.Fprintf(w, "# policy %s %s %s\n# parser %s %s (%s, golang.org/x/net %s, Unicode %s)\n",
+		p.Name(), p.Version(), p.Digest(), pi.Name, pi.Version, pi.Go, pi.XNet, pi.Unicode)
+	if base != "" {
+		fmt.Fprintf(w, "# base %s\n", base)
+	}
+	return &textWriter{w: w, first: true}
+}
+
+func (t *textWriter) write(res normalize.Result, nerr *normalize.Error) error {
+	tw := tabwriter.NewWriter(t.w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "\nraw:\t%s\n", quoteIfNeeded(res.Raw))
+	if nerr != nil {
+		where := ""
+		if nerr.Offset >= 0 {
+			where = fmt.Sprintf(" at byte %d", nerr.Offset)
+		}
+		fmt.Fprintf(tw, "error:\t%s%s: %s\n", nerr.Code, where, nerr.Msg)
+	} else {
+		fmt.Fprintf(tw, "key:\t%s\n", res.Key)
+		if res.Parsed != res.Key {
+			fmt.Fprintf(tw, "parsed:\t%s\n", res.Parsed)
+		}
+		if res.HasFragment {
+			fmt.Fprintf(tw, "fragment:\t%s\n", quoteIfNeeded(res.Fragment))
+		}
+		fmt.Fprintf(tw, "compare:\t%s\n", res.Compare)
+		if res.HostRule != "" {
+			fmt.Fprintf(tw, "host rule:\t%s\n", res.HostRule)
+		}
+		if len(res.RemovedParams) > 0 {
+			fmt.Fprintf(tw, "removed:\t%s\n", strings.Join(res.RemovedParams, " "))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(res.Steps) > 0 {
+		tw = tabwriter.NewWriter(t.w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "steps:")
+		for _, s := range res.Steps {
+			fmt.Fprintf(tw, "  %s\t%s\t-> %s\n", s.Rule, showValue(s.Before), showValue(s.After))
+		}
+		return tw.Flush()
+	}
+	return nil
+}
+
+func (t *textWriter) flush() error { return nil }
+
+// quoteIfNeeded quotes a value that would be misread in text output: one
+// with surrounding or embedded whitespace, controls or invalid UTF-8.
+func quoteIfNeeded(s string) string {
+	if s == "" || !utf8.ValidString(s) || strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return fmt.Sprintf("%q", s)
+	}
+	return s
+}
+
+func showValue(s string) string {
+	if s == "" {
+		return "(empty)"
+	}
+	return quoteIfNeeded(s)
+}

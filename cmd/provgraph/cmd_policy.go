@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/provgraph/provgraph/internal/normalize"
+	"github.com/spf13/cobra"
+)
+
+func newPolicyCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "policy",
+		Short: "Show or check normalization policies",
+		Long: `A policy is a TOML file that decides, for every rule of the normalization
+sequence, whether it applies or rejects the input (or, for the policy's own
+steps, is off); which ports are default; which query parameters are
+tracking-only, each with its reason; and which hosts have server-defined
+equivalences. Its name, version and digest are reported with every result.
+
+Two policies are built in: "default" (strict: every URL Standard validation
+error rejects the input) and "lenient" (every validation error is tolerated
+and logged). Start your own from one of them:
+
+  provgraph policy show default > my-policy.toml`,
+	}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "show [default|lenient]",
+		Short: "Print a built-in policy file",
+		Args:  maxArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := normalize.DefaultPolicyName
+			if len(args) == 1 {
+				name = args[0]
+			}
+			data, err := normalize.BuiltinPolicy(name)
+			if err != nil {
+				return usagef("no built-in policy %q (built-in: default, lenient)", name)
+			}
+			_, err = cmd.OutOrStdout().Write(data)
+			return err
+		},
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use:   "check POLICY",
+		Short: "Validate a policy and print its name, version, digest and rules",
+		Long: `Check loads a policy ("default", "lenient" or a TOML file), reports the first
+problem with its line when there is one, and otherwise prints the identity
+that every result will carry and the action of each rule in sequence order.`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := normalize.LoadPolicy(args[0])
+			if err != nil {
+				return usageError{err}
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+			fmt.Fprintf(w, "name:\t%s\nversion:\t%s\ndigest:\t%s\nsource:\t%s\n", p.Name(), p.Version(), p.Digest(), p.Source())
+			fmt.Fprintf(w, "schemes:\t%v\ndefault ports:\t%v\ntracking params:\t%d\nhost rules:\t%d\n\nrules (in sequence order):\n",
+				p.Schemes(), p.DefaultPorts(), len(p.TrackingParams()), len(p.HostRules()))
+			for _, r := range normalize.Rules() {
+				kind, _ := r.Kind()
+				k := "parse"
+				if kind == normalize.PolicyRule {
+					k = "policy"
+				}
+				fmt.Fprintf(w, "  %s\t%s\t%s\n", r, k, p.Action(r))
+			}
+			return w.Flush()
+		},
+	})
+	return cmd
+}
+
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usagef("%s takes %d argument(s), got %d", cmd.CommandPath(), n, len(args))
+		}
+		return nil
+	}
+}
+
+func maxArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) > n {
+			return usagef("%s takes at most %d argument(s), got %d", cmd.CommandPath(), n, len(args))
+		}
+		return nil
+	}
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit statuses. They are listed in the root command's help text; keep the
+// two in step.
+const (
+	exitOK       = 0 // everything succeeded
+	exitRejected = 1 // some inputs were rejected; every result was still printed
+	exitUsage    = 2 // bad flags, arguments, policy file or base URL
+	exitFailure  = 3 // an I/O or internal error stopped the command
+)
+
+const exitStatusHelp = `Exit status:
+  0  success
+  1  some inputs were rejected (all results are still printed)
+  2  usage error: bad flag, argument, policy file or base URL
+  3  I/O or internal error`
+
+// usageError marks an error as the user's to fix (exit status 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// errRejected reports that a command finished but rejected some inputs.
+var errRejected = errors.New("some inputs were rejected")
+
+// Run executes the provgraph command line in args and returns the exit
+// status. All output goes to the given writers, so tests run it in-process.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRootCommand(stdin)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	return exitCode(err, stderr)
+}
+
+// exitCode maps an error to the exit status, printing it first. This is the
+// one place where errors become exit statuses.
+func exitCode(err error, stderr io.Writer) int {
+	var ue usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, errRejected):
+		return exitRejected
+	case errors.As(err, &ue), isCobraUsage(err):
+		fmt.Fprintf(stderr, "provgraph: %v\nRun 'provgraph --help' for usage.\n", err)
+		return exitUsage
+	default:
+		fmt.Fprintf(stderr, "provgraph: %v\n", err)
+		return exitFailure
+	}
+}
+
+// isCobraUsage recognises the errors cobra returns for unknown commands and
+// flags, which are not typed.
+func isCobraUsage(err error) bool {
+	var fe flagError
+	return errors.As(err, &fe) || strings.HasPrefix(err.Error(), "unknown command ")
+}
+
+// flagError wraps cobra's flag parsing errors so exitCode can classify them.
+type flagError struct{ error }
+
+func (e flagError) Unwrap() error { return e.error }
+
+func newRootCommand(stdin io.Reader) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "provgraph",
+		Short: "Provenance store for URLs cited by AI answer engines",
+		Long: `provgraph keeps three values of every cited URL apart: the raw URL exactly as
+the answer engine showed it, the URL resolved by retrieval, and a comparison
+key made by a documented, versioned normalization policy that logs each step.
+A matching key is a reason to review two citations together, never proof that
+they are the same resource.
+
+` + exitStatusHelp,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       version(),
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
+	root.AddCommand(newNormalizeCommand(stdin))
+	root.AddCommand(newPolicyCommand())
+	return root
+}
