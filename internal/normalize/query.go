@@ -145,7 +145,7 @@ func decodeUnreserved(s string) string {
 	var b []byte
 	for i := 0; i < len(s); i++ {
 		if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
-			if c := unhex(s[i+1])<<4 | unhex(s[i+2]); isUnreserved(c) {
+			if c := unhex(s[i+1])<<4 | unhex(s[i+2]); isUnreserved(c) && !joinsStrayPercent(s, b, i, c) {
 				if b == nil {
 					b = append(make([]byte, 0, len(s)), s[:i]...)
 				}
@@ -162,6 +162,33 @@ func decodeUnreserved(s string) string {
 		return s
 	}
 	return string(b)
+}
+
+// joinsStrayPercent reports whether decoding the escape at s[i:i+3] into c
+// would turn a stray "%" before it (one not starting a valid escape, which a
+// lenient policy tolerates) into a new escape: "%%41a" must not become "%Aa".
+// out is the decoded prefix so far, or nil when nothing was decoded yet.
+func joinsStrayPercent(s string, out []byte, i int, c byte) bool {
+	if !isHex(c) {
+		return false
+	}
+	var p1, p2 byte // the last and second-last bytes before the escape
+	if out != nil {
+		if n := len(out); n >= 1 {
+			p1 = out[n-1]
+			if n >= 2 {
+				p2 = out[n-2]
+			}
+		}
+	} else {
+		if i >= 1 {
+			p1 = s[i-1]
+		}
+		if i >= 2 {
+			p2 = s[i-2]
+		}
+	}
+	return p1 == '%' || p2 == '%' && isHex(p1)
 }
 
 // lowerPath lowercases ASCII letters of a path outside percent-escapes, so
