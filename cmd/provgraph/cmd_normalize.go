@@ -72,7 +72,11 @@ func runNormalize(cmd *cobra.Command, o normalizeOptions, args []string, stdin i
 	}
 	n, err := normalize.New(pol, &normalize.Options{Base: o.base})
 	if err != nil {
-		return usagef("--base: %v", err)
+		var nerr *normalize.Error
+		if errors.As(err, &nerr) {
+			return usagef("--base %q: %s", o.base, nerr.Msg)
+		}
+		return usagef("--base %q: %v", o.base, err)
 	}
 	out := bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10)
 	var w resultWriter

@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/provgraph/provgraph/internal/normalize"
@@ -55,8 +58,13 @@ that every result will carry and the action of each rule in sequence order.`,
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
 			fmt.Fprintf(w, "name:\t%s\nversion:\t%s\ndigest:\t%s\nsource:\t%s\n", p.Name(), p.Version(), p.Digest(), p.Source())
-			fmt.Fprintf(w, "schemes:\t%v\ndefault ports:\t%v\ntracking params:\t%d\nhost rules:\t%d\n\nrules (in sequence order):\n",
-				p.Schemes(), p.DefaultPorts(), len(p.TrackingParams()), len(p.HostRules()))
+			ports := p.DefaultPorts()
+			var portList []string
+			for _, s := range slices.Sorted(maps.Keys(ports)) {
+				portList = append(portList, fmt.Sprintf("%s=%d", s, ports[s]))
+			}
+			fmt.Fprintf(w, "schemes:\t%s\ndefault ports:\t%s\ntracking params:\t%d\nhost rules:\t%d\n\nrules (in sequence order):\n",
+				strings.Join(p.Schemes(), ", "), strings.Join(portList, " "), len(p.TrackingParams()), len(p.HostRules()))
 			for _, r := range normalize.Rules() {
 				kind, _ := r.Kind()
 				k := "parse"

@@ -125,7 +125,8 @@ func scanUnits(s string) (badUnit, badPercent int) {
 			continue
 		}
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if badUnit < 0 && isNoncharacter(r) {
+		if badUnit < 0 && (r < 0xA0 || isNoncharacter(r)) {
+			// URL code points start at U+00A0: the C1 controls are not.
 			badUnit = i
 		}
 		i += n

@@ -75,7 +75,7 @@ func New(p *Policy, opts *Options) (*Normalizer, error) {
 		u, err := r.parse(nil)
 		if err != nil {
 			e := err.(*Error)
-			return nil, &Error{Code: CodeInvalidBase, Rule: e.Rule, Input: opts.Base, Offset: e.Offset, Msg: "base URL: " + string(e.Code) + ": " + e.Msg}
+			return nil, &Error{Code: CodeInvalidBase, Rule: e.Rule, Input: opts.Base, Offset: e.Offset, Msg: "the base URL is rejected: " + string(e.Code) + ": " + e.Msg}
 		}
 		u.hasFrag, u.fragment, u.rawFrag = false, "", ""
 		n.base = &u

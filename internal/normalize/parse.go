@@ -119,6 +119,17 @@ func (r *run) apply(id ruleID, before, after string, off int) error {
 
 func isC0OrSpace(c byte) bool { return c <= 0x20 }
 
+// hasTabOrNewline reports whether s contains an ASCII tab or newline, which
+// the basic URL parser removes (§4.4, step 3).
+func hasTabOrNewline(s string) bool {
+	// Three vectorized scans beat one byte loop on URL-sized inputs.
+	return strings.IndexByte(s, '\t') >= 0 || strings.IndexByte(s, '\n') >= 0 || strings.IndexByte(s, '\r') >= 0
+}
+
+// authorityEnd marks the code points that end the authority of a special
+// URL (§4.4 authority state): "/", "\", "?" and "#".
+var authorityEnd = [256]bool{'/': true, '\\': true, '?': true, '#': true}
+
 func isAlpha(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
 
 // parse runs the URL Standard's basic URL parser for special schemes
@@ -151,7 +162,7 @@ func (r *run) parse(base *url) (u url, err error) {
 			return u, err
 		}
 	}
-	if strings.ContainsAny(s, "\t\n\r") {
+	if hasTabOrNewline(s) {
 		t := strings.Map(func(c rune) rune {
 			if c == '\t' || c == '\n' || c == '\r' {
 				return -1
@@ -166,6 +177,11 @@ func (r *run) parse(base *url) (u url, err error) {
 	}
 	r.s = s
 	if s == "" {
+		if base != nil {
+			// No scheme state with an empty input: the base URL itself,
+			// without its fragment (relative state, "EOF").
+			return r.relative(base, s, 0)
+		}
 		return u, r.fail(CodeEmptyInput, -1, "nothing to parse")
 	}
 
@@ -289,9 +305,9 @@ func (r *run) relative(base *url, ref string, off int) (u url, err error) {
 // authority parses userinfo, host and port from a (which runs to the end of
 // the input), then the path, query and fragment after them.
 func (r *run) authority(u *url, a string, off int) error {
-	end := strings.IndexAny(a, "/\\?#")
-	if end < 0 {
-		end = len(a)
+	end := 0
+	for end < len(a) && !authorityEnd[a[end]] {
+		end++
 	}
 	auth := a[:end]
 	hostport, hpOff := auth, off

@@ -54,7 +54,7 @@ func TestDefaultPolicyRejectsOnlyValidationErrors(t *testing.T) {
 	validation := map[normalize.Rule]bool{
 		normalize.RuleStripC0Space: true, normalize.RuleStripTabNewline: true,
 		normalize.RuleBackslash: true, normalize.RuleAuthoritySlashes: true,
-		normalize.RuleUserinfo: true, normalize.RuleIPv4NonDecimal: true,
+		normalize.RuleUserinfo: true, normalize.RuleIPv4Nonstandard: true, normalize.RuleInvalidPunycode: true,
 		normalize.RuleInvalidURLUnit: true, normalize.RuleInvalidPercent: true,
 	}
 	p := normalize.Default()

@@ -62,18 +62,25 @@ const (
 	// RuleHostPercentDecode percent-decodes the host before IDNA processing
 	// (§3.5 host parsing, step 4).
 	RuleHostPercentDecode Rule = "host-percent-decode"
-	// RuleLowercaseHost lowercases an ASCII host that has no Punycode label
-	// (§3.3 domain to ASCII, fast path; RFC 3986 §6.2.2.1).
+	// RuleLowercaseHost lowercases an ASCII host (§3.3 domain to ASCII: an
+	// ASCII domain is only lowercased; RFC 3986 §6.2.2.1).
 	RuleLowercaseHost Rule = "lowercase-host"
-	// RuleHostIDNA maps a host through UTS #46 ToASCII, non-transitional,
-	// as the Standard's domain to ASCII does (§3.3; [domain-to-ASCII]).
+	// RuleInvalidPunycode accepts an ASCII host with an "xn--" label that
+	// UTS #46 finds invalid; the Standard keeps such a host as it is
+	// ([domain-to-ASCII] as a validation error, whatwg/url#914).
+	RuleInvalidPunycode Rule = "invalid-punycode"
+	// RuleHostIDNA maps a non-ASCII host through UTS #46 ToASCII,
+	// non-transitional, as the Standard's domain to ASCII does (§3.3;
+	// [domain-to-ASCII]).
 	RuleHostIDNA Rule = "host-idna"
 	// RuleIPv4 rewrites a host that ends in a number into dotted-decimal IPv4
 	// (§3.5 IPv4 parser and serializer).
 	RuleIPv4 Rule = "ipv4-canonical"
-	// RuleIPv4NonDecimal accepts hexadecimal or octal IPv4 parts and empty
-	// trailing parts ([IPv4-non-decimal-part], [IPv4-empty-part]).
-	RuleIPv4NonDecimal Rule = "ipv4-non-decimal"
+	// RuleIPv4Nonstandard accepts an IPv4 host with hexadecimal or octal
+	// parts, an empty last part, or a last part above 255 that stands for
+	// several bytes, as in "http://2130706433/" ([IPv4-non-decimal-part],
+	// [IPv4-empty-part], [IPv4-out-of-range-part]).
+	RuleIPv4Nonstandard Rule = "ipv4-nonstandard"
 	// RuleIPv6 serializes an IPv6 address in its shortest lowercase form
 	// (§3.6 IPv6 serializer; RFC 5952).
 	RuleIPv6 Rule = "ipv6-canonical"
@@ -151,9 +158,10 @@ const (
 	idUserinfo
 	idHostPercentDecode
 	idLowercaseHost
+	idInvalidPunycode
 	idHostIDNA
 	idIPv4
-	idIPv4NonDecimal
+	idIPv4Nonstandard
 	idIPv6
 	idEmptyPort
 	idPortLeadingZeros
@@ -194,9 +202,10 @@ var ruleTable = [numRules]ruleInfo{
 	idUserinfo:          {RuleUserinfo, ParseRule},
 	idHostPercentDecode: {RuleHostPercentDecode, ParseRule},
 	idLowercaseHost:     {RuleLowercaseHost, ParseRule},
+	idInvalidPunycode:   {RuleInvalidPunycode, ParseRule},
 	idHostIDNA:          {RuleHostIDNA, ParseRule},
 	idIPv4:              {RuleIPv4, ParseRule},
-	idIPv4NonDecimal:    {RuleIPv4NonDecimal, ParseRule},
+	idIPv4Nonstandard:   {RuleIPv4Nonstandard, ParseRule},
 	idIPv6:              {RuleIPv6, ParseRule},
 	idEmptyPort:         {RuleEmptyPort, ParseRule},
 	idPortLeadingZeros:  {RulePortLeadingZeros, ParseRule},
