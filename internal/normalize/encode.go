@@ -44,6 +44,61 @@ var (
 
 const upperHex = "0123456789ABCDEF"
 
+// Byte classes, so that one pass over a component tells which of the
+// costlier checks and rewrites it can need at all.
+const (
+	cNotUnit   = 1 << iota // ASCII, not a URL code point and not "%"
+	cPercent               // "%"
+	cPathEnc               // ASCII byte in the path percent-encode set
+	cQueryEnc              // ASCII byte in the special-query percent-encode set
+	cFragEnc               // ASCII byte in the fragment percent-encode set
+	cBackslash             // "\"
+	cDot                   // "."
+	cHigh                  // a byte of a non-ASCII code point
+)
+
+var classes = func() (t [256]uint8) {
+	for b := 0; b < 256; b++ {
+		c := byte(b)
+		var k uint8
+		switch {
+		case c >= 0x80:
+			k = cHigh
+		case c == '%':
+			k = cPercent
+		case !asciiURLUnit[c]:
+			k = cNotUnit
+		}
+		if c < 0x80 {
+			if pathSet[c] {
+				k |= cPathEnc
+			}
+			if specialQuerySet[c] {
+				k |= cQueryEnc
+			}
+			if fragmentSet[c] {
+				k |= cFragEnc
+			}
+		}
+		if c == '\\' {
+			k |= cBackslash
+		}
+		if c == '.' {
+			k |= cDot
+		}
+		t[b] = k
+	}
+	return t
+}()
+
+// classify returns the union of the classes of the bytes of s.
+func classify(s string) (acc uint8) {
+	for i := 0; i < len(s); i++ {
+		acc |= classes[s[i]]
+	}
+	return acc
+}
+
 // needsEncoding reports whether any byte of s is in set.
 func needsEncoding(s string, set *encodeSet) bool {
 	for i := 0; i < len(s); i++ {

@@ -77,7 +77,7 @@ func New(p *Policy, opts *Options) (*Normalizer, error) {
 			e := err.(*Error)
 			return nil, &Error{Code: CodeInvalidBase, Rule: e.Rule, Input: opts.Base, Offset: e.Offset, Msg: "the base URL is rejected: " + string(e.Code) + ": " + e.Msg}
 		}
-		u.hasFrag, u.fragment, u.rawFrag = false, "", ""
+		u.fragment, u.rawFrag = "", ""
 		n.base = &u
 	}
 	return n, nil
@@ -98,11 +98,17 @@ func (n *Normalizer) Normalize(raw string) (Result, error) {
 		return res, err
 	}
 	var buf [256]byte
-	res.Parsed = string(u.appendHref(buf[:0], true))
-	res.Fragment, res.HasFragment = u.rawFrag, u.hasFrag
+	if len(r.steps) == 0 {
+		// Every change the parse makes is logged, so an input without steps
+		// is its own href (FuzzNormalize checks this).
+		res.Parsed = raw
+	} else {
+		res.Parsed = string(u.appendHref(buf[:0], true))
+	}
+	res.Fragment, res.HasFragment = u.rawFrag, u.fragment != ""
 	changed := r.policySteps(&u, &res)
 	keepFrag := n.policy.actions[idDropFragment] == Off
-	if !changed && (keepFrag || !u.hasFrag) {
+	if !changed && (keepFrag || u.fragment == "") {
 		res.Key = res.Parsed
 	} else {
 		res.Key = string(u.appendHref(buf[:0], keepFrag))
@@ -112,35 +118,44 @@ func (n *Normalizer) Normalize(raw string) (Result, error) {
 }
 
 // policySteps runs the policy's own steps on a parsed URL. It reports
-// whether any of them changed the path or query.
+// whether any of them changed the path or query. Query values keep their
+// "?", so a logged query is a substring of what is already held.
 func (r *run) policySteps(u *url, res *Result) (changed bool) {
 	p := r.p
 	step := func(id ruleID, before, after string) {
-		r.steps = append(r.steps, Step{Rule: ruleTable[id].name, Before: before, After: after})
+		r.log(ruleTable[id].name, before, after)
 		changed = true
 	}
 	if p.actions[idPercentCase] == Apply {
-		if s := percentCase(u.path); s != u.path {
-			step(idPercentCase, u.path, s)
-			u.path = s
+		if u.pathPct {
+			if s := percentCase(u.path); s != u.path {
+				step(idPercentCase, u.path, s)
+				u.path = s
+			}
 		}
-		if s := percentCase(u.query); s != u.query {
-			step(idPercentCase, "?"+u.query, "?"+s)
-			u.query = s
+		if u.queryPct {
+			if s := percentCase(u.query); s != u.query {
+				step(idPercentCase, u.query, s)
+				u.query = s
+			}
 		}
 	}
 	if p.actions[idDecodeUnreserved] == Apply {
-		if s := decodeUnreserved(u.path); s != u.path {
-			step(idDecodeUnreserved, u.path, s)
-			u.path = s
+		if u.pathPct {
+			if s := decodeUnreserved(u.path); s != u.path {
+				step(idDecodeUnreserved, u.path, s)
+				u.path = s
+			}
 		}
-		if s := decodeUnreserved(u.query); s != u.query {
-			step(idDecodeUnreserved, "?"+u.query, "?"+s)
-			u.query = s
+		if u.queryPct {
+			if s := decodeUnreserved(u.query); s != u.query {
+				step(idDecodeUnreserved, u.query, s)
+				u.query = s
+			}
 		}
 	}
-	if u.hasFrag && p.actions[idDropFragment] == Apply {
-		r.steps = append(r.steps, Step{Rule: RuleDropFragment, Before: "#" + u.fragment, After: ""})
+	if u.fragment != "" && p.actions[idDropFragment] == Apply {
+		r.log(RuleDropFragment, u.fragment, "")
 	}
 	var hr *hostRule
 	for i := range p.hosts {
@@ -151,28 +166,24 @@ func (r *run) policySteps(u *url, res *Result) (changed bool) {
 		}
 	}
 	dropStep := func(id ruleID, m *paramMatcher) {
-		if !u.hasQuery || p.actions[id] != Apply {
+		if u.query == "" || p.actions[id] != Apply {
 			return
 		}
-		q, removed, kept := dropParams(u.query, m)
+		q, removed := dropParams(u.query, m)
 		if removed == nil {
 			return
 		}
-		after := ""
-		if kept {
-			after = "?" + q
-		}
-		step(id, "?"+u.query, after)
-		u.query, u.hasQuery = q, kept
+		step(id, u.query, q)
+		u.query = q
 		res.RemovedParams = append(res.RemovedParams, removed...)
 	}
 	dropStep(idTrackingParams, &p.tracking)
 	if hr != nil {
 		dropStep(idHostParams, &hr.params)
 	}
-	if u.hasQuery && p.actions[idSortQuery] == Apply {
+	if u.query != "" && p.actions[idSortQuery] == Apply {
 		if s := sortQuery(u.query); s != u.query {
-			step(idSortQuery, "?"+u.query, "?"+s)
+			step(idSortQuery, u.query, s)
 			u.query = s
 		}
 	}

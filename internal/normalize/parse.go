@@ -27,11 +27,11 @@ type url struct {
 	host     string // serialized: ASCII domain, dotted IPv4 or [IPv6]
 	port     string // decimal, "" when absent or default
 	path     string // begins with "/"
-	query    string // without "?"
-	hasQuery bool
-	fragment string // percent-encoded, without "#"
-	hasFrag  bool
-	rawFrag  string // the fragment exactly as in the input
+	query    string // "?" and the percent-encoded query, "" when absent
+	fragment string // "#" and the percent-encoded fragment, "" when absent
+	rawFrag  string // the fragment exactly as in the input, without "#"
+	pathPct  bool   // the path contains "%"
+	queryPct bool   // the query contains "%"
 }
 
 // appendHref appends the URL serializer's output (§4.5) to dst.
@@ -52,12 +52,8 @@ func (u *url) appendHref(dst []byte, fragment bool) []byte {
 		dst = append(dst, u.port...)
 	}
 	dst = append(dst, u.path...)
-	if u.hasQuery {
-		dst = append(dst, '?')
-		dst = append(dst, u.query...)
-	}
-	if fragment && u.hasFrag {
-		dst = append(dst, '#')
+	dst = append(dst, u.query...)
+	if fragment {
 		dst = append(dst, u.fragment...)
 	}
 	return dst
@@ -113,8 +109,17 @@ func (r *run) apply(id ruleID, before, after string, off int) error {
 		}
 		return &Error{Code: Code(name), Rule: name, Input: r.in, Offset: r.origOffset(off), Msg: msg}
 	}
-	r.steps = append(r.steps, Step{Rule: ruleTable[id].name, Before: before, After: after})
+	r.log(ruleTable[id].name, before, after)
 	return nil
+}
+
+// log appends a step. Most inputs log a few steps or none, so the first
+// step allocates room for four.
+func (r *run) log(rule Rule, before, after string) {
+	if r.steps == nil {
+		r.steps = make([]Step, 0, 4)
+	}
+	r.steps = append(r.steps, Step{Rule: rule, Before: before, After: after})
 }
 
 func isC0OrSpace(c byte) bool { return c <= 0x20 }
@@ -288,13 +293,13 @@ func (r *run) relative(base *url, ref string, off int) (u url, err error) {
 	u.username, u.password, u.host, u.port = base.username, base.password, base.host, base.port
 	switch {
 	case ref == "":
-		u.path, u.query, u.hasQuery = base.path, base.query, base.hasQuery
+		u.path, u.query, u.pathPct, u.queryPct = base.path, base.query, base.pathPct, base.queryPct
 		return u, nil
 	case ref[0] == '?':
-		u.path = base.path
+		u.path, u.pathPct = base.path, base.pathPct
 		return u, r.pathQueryFragment(&u, ref, off, "")
 	case ref[0] == '#':
-		u.path, u.query, u.hasQuery = base.path, base.query, base.hasQuery
+		u.path, u.query, u.pathPct, u.queryPct = base.path, base.query, base.pathPct, base.queryPct
 		return u, r.pathQueryFragment(&u, ref, off, "")
 	}
 	// Path-relative: the base path without its last segment, then ref.
@@ -418,24 +423,44 @@ func (r *run) pathQueryFragment(u *url, s string, off int, dir string) error {
 		}
 	}
 	if q >= 0 {
-		raw := head[q+1:]
-		if err := r.validateUnits(raw, off+q+1); err != nil {
-			return err
-		}
-		enc := encode(raw, specialQuerySet)
-		if enc != raw {
-			if err := r.apply(idQueryEncode, raw, enc, off+q+1); err != nil {
+		// u.query keeps the "?": most queries need no encoding, and then the
+		// whole component is a substring of the input.
+		u.query = head[q:]
+		raw := u.query[1:]
+		acc := classify(raw)
+		if acc&(cNotUnit|cPercent|cHigh) != 0 {
+			if err := r.validateUnits(raw, off+q+1); err != nil {
 				return err
 			}
 		}
-		u.query, u.hasQuery = enc, true
+		if acc&(cQueryEnc|cHigh) != 0 {
+			if enc := encode(raw, specialQuerySet); enc != raw {
+				if err := r.apply(idQueryEncode, raw, enc, off+q+1); err != nil {
+					return err
+				}
+				u.query = "?" + enc
+			}
+		}
+		u.queryPct = acc&cPercent != 0
 	}
 	if frag >= 0 {
-		raw := s[frag+1:]
-		if err := r.validateUnits(raw, off+frag+1); err != nil {
-			return err
+		u.fragment = s[frag:]
+		raw := u.fragment[1:]
+		acc := classify(raw)
+		if acc&(cNotUnit|cPercent|cHigh) != 0 {
+			if err := r.validateUnits(raw, off+frag+1); err != nil {
+				return err
+			}
 		}
-		u.rawFrag, u.fragment, u.hasFrag = r.rawFragment(raw), encode(raw, fragmentSet), true
+		if acc&(cFragEnc|cHigh) != 0 {
+			if enc := encode(raw, fragmentSet); enc != raw {
+				if err := r.apply(idFragmentEncode, raw, enc, off+frag+1); err != nil {
+					return err
+				}
+				u.fragment = "#" + enc
+			}
+		}
+		u.rawFrag = r.rawFragment(raw)
 	}
 	return nil
 }
@@ -478,16 +503,20 @@ func (r *run) validateUnits(s string, off int) error {
 // a separator, code points are percent-encoded with the path set, and dot
 // segments (".", "..", "%2e" and their mixes) are removed.
 func (r *run) path(u *url, p string, off int, dir string) error {
-	if strings.IndexByte(p, '\\') >= 0 {
+	acc := classify(p)
+	if acc&cBackslash != 0 {
 		fixed := strings.ReplaceAll(p, "\\", "/")
 		if err := r.apply(idBackslash, p, fixed, off); err != nil {
 			return err
 		}
 		p = fixed
 	}
-	if err := r.validateUnits(p, off); err != nil {
-		return err
+	if acc&(cNotUnit|cPercent|cHigh) != 0 {
+		if err := r.validateUnits(p, off); err != nil {
+			return err
+		}
 	}
+	u.pathPct = acc&cPercent != 0 || strings.IndexByte(dir, '%') >= 0
 	if dir != "" {
 		p = dir + p
 	} else if p == "" {
@@ -498,16 +527,20 @@ func (r *run) path(u *url, p string, off int, dir string) error {
 	} else if p[0] != '/' {
 		p = "/" + p
 	}
-	enc := encode(p, pathSet)
-	if enc != p {
-		if err := r.apply(idPathEncode, p, enc, off); err != nil {
-			return err
+	enc := p
+	if acc&(cPathEnc|cHigh) != 0 {
+		if enc = encode(p, pathSet); enc != p {
+			if err := r.apply(idPathEncode, p, enc, off); err != nil {
+				return err
+			}
 		}
 	}
-	clean := removeDotSegments(enc)
-	if clean != enc {
-		if err := r.apply(idDotSegments, enc, clean, off); err != nil {
-			return err
+	clean := enc
+	if acc&(cDot|cPercent) != 0 {
+		if clean = removeDotSegments(enc); clean != enc {
+			if err := r.apply(idDotSegments, enc, clean, off); err != nil {
+				return err
+			}
 		}
 	}
 	u.path = clean

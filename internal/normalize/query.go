@@ -66,50 +66,58 @@ func paramName(seg string) string {
 	return seg
 }
 
-// dropParams removes the segments of query whose names m matches, keeping
-// the order, duplicates and empty segments of the rest. kept is false when
-// nothing remains, so the "?" goes too.
-func dropParams(query string, m *paramMatcher) (out string, removed []string, kept bool) {
-	if m.empty() {
-		return query, nil, true
+// dropParams removes the segments of query ("?" included) whose names m
+// matches, keeping the order, duplicates and empty segments of the rest.
+// The result keeps its "?", or is "" when no segment remains. removed is
+// nil when nothing matched.
+func dropParams(query string, m *paramMatcher) (out string, removed []string) {
+	if m.empty() || len(query) < 2 {
+		return query, nil
 	}
-	// Fast scan: most queries have no tracking parameter at all.
-	hit := false
-	for rest := query; ; {
+	var b []byte
+	kept := 0
+	for rest := query[1:]; ; {
 		seg, tail, more := strings.Cut(rest, "&")
 		if m.match(paramName(seg)) {
-			hit = true
-			break
+			if b == nil {
+				// First match: copy the segments kept so far.
+				b = make([]byte, 0, len(query))
+				b = append(b, query[:len(query)-len(rest)]...)
+				if kept > 0 {
+					b = b[:len(b)-1] // the "&" before this segment
+				}
+			}
+			removed = append(removed, seg)
+		} else if b != nil {
+			if kept > 0 {
+				b = append(b, '&')
+			}
+			b = append(b, seg...)
+			kept++
+		} else {
+			kept++
 		}
 		if !more {
 			break
 		}
 		rest = tail
 	}
-	if !hit {
-		return query, nil, true
+	if b == nil {
+		return query, nil
 	}
-	segs := strings.Split(query, "&")
-	keep := segs[:0:0]
-	for _, seg := range segs {
-		if m.match(paramName(seg)) {
-			removed = append(removed, seg)
-		} else {
-			keep = append(keep, seg)
-		}
+	if kept == 0 {
+		return "", removed
 	}
-	if len(keep) == 0 {
-		return "", removed, false
-	}
-	return strings.Join(keep, "&"), removed, true
+	return string(b), removed
 }
 
-// sortQuery orders query segments by name, stably, so equal names keep their
-// relative order (their values may select different content together).
+// sortQuery orders the segments of query ("?" included) by name, stably,
+// so equal names keep their relative order (their values may select
+// different content together).
 func sortQuery(query string) string {
-	segs := strings.Split(query, "&")
+	segs := strings.Split(query[1:], "&")
 	slices.SortStableFunc(segs, func(a, b string) int { return strings.Compare(paramName(a), paramName(b)) })
-	return strings.Join(segs, "&")
+	return "?" + strings.Join(segs, "&")
 }
 
 // percentCase uppercases the hex digits of every valid percent-escape.

@@ -112,6 +112,10 @@ const (
 	// RuleQueryEncode percent-encodes the query with the special-query
 	// percent-encode set (§1.3).
 	RuleQueryEncode Rule = "query-encode-set"
+	// RuleFragmentEncode percent-encodes the fragment with the fragment
+	// percent-encode set (§1.3). The key drops the fragment, but the parsed
+	// href and the evidence keep it.
+	RuleFragmentEncode Rule = "fragment-encode-set"
 )
 
 // The policy's own steps, applied after the parse.
@@ -172,6 +176,7 @@ const (
 	idPathEncode
 	idDotSegments
 	idQueryEncode
+	idFragmentEncode
 	idPercentCase
 	idDecodeUnreserved
 	idDropFragment
@@ -216,6 +221,7 @@ var ruleTable = [numRules]ruleInfo{
 	idPathEncode:        {RulePathEncode, ParseRule},
 	idDotSegments:       {RuleDotSegments, ParseRule},
 	idQueryEncode:       {RuleQueryEncode, ParseRule},
+	idFragmentEncode:    {RuleFragmentEncode, ParseRule},
 	idPercentCase:       {RulePercentCase, PolicyRule},
 	idDecodeUnreserved:  {RuleDecodeUnreserved, PolicyRule},
 	idDropFragment:      {RuleDropFragment, PolicyRule},
