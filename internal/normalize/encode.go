@@ -1,6 +1,9 @@
 package normalize
 
-import "unicode/utf8"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // encodeSet is a percent-encode set over bytes (URL Standard §1.3). Every
 // byte of a non-ASCII code point is in every set, which encodes non-ASCII
@@ -43,61 +46,6 @@ var (
 )
 
 const upperHex = "0123456789ABCDEF"
-
-// Byte classes, so that one pass over a component tells which of the
-// costlier checks and rewrites it can need at all.
-const (
-	cNotUnit   = 1 << iota // ASCII, not a URL code point and not "%"
-	cPercent               // "%"
-	cPathEnc               // ASCII byte in the path percent-encode set
-	cQueryEnc              // ASCII byte in the special-query percent-encode set
-	cFragEnc               // ASCII byte in the fragment percent-encode set
-	cBackslash             // "\"
-	cDot                   // "."
-	cHigh                  // a byte of a non-ASCII code point
-)
-
-var classes = func() (t [256]uint8) {
-	for b := 0; b < 256; b++ {
-		c := byte(b)
-		var k uint8
-		switch {
-		case c >= 0x80:
-			k = cHigh
-		case c == '%':
-			k = cPercent
-		case !asciiURLUnit[c]:
-			k = cNotUnit
-		}
-		if c < 0x80 {
-			if pathSet[c] {
-				k |= cPathEnc
-			}
-			if specialQuerySet[c] {
-				k |= cQueryEnc
-			}
-			if fragmentSet[c] {
-				k |= cFragEnc
-			}
-		}
-		if c == '\\' {
-			k |= cBackslash
-		}
-		if c == '.' {
-			k |= cDot
-		}
-		t[b] = k
-	}
-	return t
-}()
-
-// classify returns the union of the classes of the bytes of s.
-func classify(s string) (acc uint8) {
-	for i := 0; i < len(s); i++ {
-		acc |= classes[s[i]]
-	}
-	return acc
-}
 
 // needsEncoding reports whether any byte of s is in set.
 func needsEncoding(s string, set *encodeSet) bool {
@@ -193,4 +141,91 @@ func scanUnits(s string) (badUnit, badPercent int) {
 // Standard excludes from URL code points.
 func isNoncharacter(r rune) bool {
 	return r >= 0xFDD0 && r <= 0xFDEF || r&0xFFFE == 0xFFFE
+}
+
+// Byte classes for classify. One pass over a component tells which of the
+// slower per-rule scans can find anything at all.
+const (
+	clsBadUnit   uint8 = 1 << iota // ASCII, not a URL code point, not "%"
+	clsPercent                     // "%"
+	clsNonASCII                    // a byte of a non-ASCII code point
+	clsPathEnc                     // in pathSet
+	clsQueryEnc                    // in specialQuerySet
+	clsFragEnc                     // in fragmentSet
+	clsBackslash                   // "\"
+	clsDot                         // "."
+)
+
+var byteClass = func() (t [256]uint8) {
+	for b := 0; b < 256; b++ {
+		c := uint8(0)
+		switch {
+		case b >= utf8.RuneSelf:
+			c |= clsNonASCII
+		case b == '%':
+			c |= clsPercent
+		case !asciiURLUnit[b]:
+			c |= clsBadUnit
+		}
+		if pathSet[b] {
+			c |= clsPathEnc
+		}
+		if specialQuerySet[b] {
+			c |= clsQueryEnc
+		}
+		if fragmentSet[b] {
+			c |= clsFragEnc
+		}
+		if b == '\\' {
+			c |= clsBackslash
+		}
+		if b == '.' {
+			c |= clsDot
+		}
+		t[b] = c
+	}
+	return t
+}()
+
+// classify returns the union of the byte classes of s.
+func classify(s string) uint8 {
+	var m0, m1, m2, m3 uint8
+	i := 0
+	for ; i+4 <= len(s); i += 4 {
+		t := s[i : i+4]
+		m0 |= byteClass[t[0]]
+		m1 |= byteClass[t[1]]
+		m2 |= byteClass[t[2]]
+		m3 |= byteClass[t[3]]
+	}
+	for ; i < len(s); i++ {
+		m0 |= byteClass[s[i]]
+	}
+	return m0 | m1 | m2 | m3
+}
+
+// mayHaveBadNonASCII reports whether s, valid UTF-8, might hold a non-ASCII
+// code point that is not a URL code point: a C1 control (U+0080..U+009F,
+// which starts with 0xC2) or a noncharacter (U+FDD0..U+FDEF and
+// U+FFFE/U+FFFF start with 0xEF; those of planes 1-16 end in 0xBF 0xBE or
+// 0xBF 0xBF).
+func mayHaveBadNonASCII(s string) bool {
+	return strings.IndexByte(s, 0xC2) >= 0 || strings.IndexByte(s, 0xEF) >= 0 ||
+		strings.Contains(s, "\xBF\xBE") || strings.Contains(s, "\xBF\xBF")
+}
+
+// firstBadPercent returns the offset of the first "%" of s not followed by
+// two hex digits, or -1.
+func firstBadPercent(s string) int {
+	for i := 0; ; {
+		j := strings.IndexByte(s[i:], '%')
+		if j < 0 {
+			return -1
+		}
+		i += j
+		if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+			return i
+		}
+		i++
+	}
 }

@@ -113,7 +113,8 @@ func (r *run) parseHost(raw string, off int) (string, error) {
 		return ser, nil
 	}
 	h := raw
-	if strings.IndexByte(h, '%') >= 0 {
+	hm := classifyHost(h)
+	if hm&hostPercent != 0 {
 		dec := percentDecode(h)
 		if err := r.apply(idHostPercentDecode, h, dec, off); err != nil {
 			return "", err
@@ -122,16 +123,18 @@ func (r *run) parseHost(raw string, off int) (string, error) {
 			return "", r.fail(CodeInvalidHost, off, "percent-decoded host is not valid UTF-8 [domain-to-ASCII]")
 		}
 		h = dec
+		hm = classifyHost(h)
 	}
 	var ascii string
-	if isASCII(h) {
+	if hm&hostNonASCII == 0 {
 		// §3.3 domain to ASCII with beStrict false: an ASCII domain is
 		// ASCII-lowercased, "xn--" labels included. A UTS #46 error on it
 		// (such as Punycode that does not decode to a valid label) is only
 		// a validation error (whatwg/url#914, 2026; WPT "IDNA cannot fail
 		// ASCII domains, even if they start with xn--").
-		ascii = asciiLower(h)
-		if ascii != h {
+		ascii = h
+		if hm&hostUpper != 0 {
+			ascii = asciiLower(h)
 			if err := r.apply(idLowercaseHost, h, ascii, off); err != nil {
 				return "", err
 			}
@@ -170,7 +173,7 @@ func (r *run) parseHost(raw string, off int) (string, error) {
 			}
 		}
 	}
-	for i := 0; i < len(ascii); i++ {
+	for i := 0; i < len(ascii) && hm&(hostForbidden|hostNonASCII) != 0; i++ {
 		if c := ascii[i]; c < 0x80 && forbiddenDomain[c] {
 			return "", r.fail(CodeForbiddenHostCodePoint, off, "host contains forbidden code point "+strconv.QuoteRune(rune(c))+" [domain-invalid-code-point]")
 		}
@@ -526,4 +529,36 @@ func serializeIPv6(a [8]uint16) string {
 		}
 	}
 	return string(append(b, ']'))
+}
+
+// Byte classes of a host for classifyHost.
+const (
+	hostPercent uint8 = 1 << iota
+	hostNonASCII
+	hostUpper
+	hostForbidden
+)
+
+var hostClass = func() (t [256]uint8) {
+	for b := 0; b < 256; b++ {
+		switch {
+		case b >= utf8.RuneSelf:
+			t[b] = hostNonASCII
+		case forbiddenDomain[b]:
+			t[b] = hostForbidden
+		case 'A' <= b && b <= 'Z':
+			t[b] = hostUpper
+		}
+	}
+	t['%'] |= hostPercent
+	return t
+}()
+
+// classifyHost returns the union of the host byte classes of s.
+func classifyHost(s string) uint8 {
+	var m uint8
+	for i := 0; i < len(s); i++ {
+		m |= hostClass[s[i]]
+	}
+	return m
 }

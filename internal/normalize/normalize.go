@@ -77,7 +77,7 @@ func New(p *Policy, opts *Options) (*Normalizer, error) {
 			e := err.(*Error)
 			return nil, &Error{Code: CodeInvalidBase, Rule: e.Rule, Input: opts.Base, Offset: e.Offset, Msg: "the base URL is rejected: " + string(e.Code) + ": " + e.Msg}
 		}
-		u.fragment, u.rawFrag = "", ""
+		u.hash, u.rawFrag = "", ""
 		n.base = &u
 	}
 	return n, nil
@@ -97,65 +97,88 @@ func (n *Normalizer) Normalize(raw string) (Result, error) {
 		res.Steps = r.steps
 		return res, err
 	}
-	var buf [256]byte
-	if len(r.steps) == 0 {
-		// Every change the parse makes is logged, so an input without steps
-		// is its own href (FuzzNormalize checks this).
-		res.Parsed = raw
-	} else {
-		res.Parsed = string(u.appendHref(buf[:0], true))
-	}
-	res.Fragment, res.HasFragment = u.rawFrag, u.fragment != ""
+	res.Fragment, res.HasFragment = u.rawFrag, u.hash != ""
+	// Every change the parse makes is logged, so an input that logged no
+	// step is its own href (FuzzEveryParseChangeIsLogged checks this) and
+	// needs no serializing.
+	parseLogged := len(r.steps) > 0
+	parsed := u
 	changed := r.policySteps(&u, &res)
 	keepFrag := n.policy.actions[idDropFragment] == Off
-	if !changed && (keepFrag || u.fragment == "") {
-		res.Key = res.Parsed
-	} else {
-		res.Key = string(u.appendHref(buf[:0], keepFrag))
+	switch {
+	case !parseLogged && !changed:
+		res.Parsed, res.Key = raw, raw
+		if !keepFrag {
+			res.Key = raw[:len(raw)-len(u.hash)]
+		}
+	case !parseLogged:
+		res.Parsed = raw
+		if r.keyUsable(&u, keepFrag) {
+			res.Key = r.keyCand
+		} else {
+			var buf [256]byte
+			res.Key = string(u.appendHref(buf[:0], keepFrag))
+		}
+	default:
+		// One allocation holds both strings: the key is Parsed itself or a
+		// prefix of it unless a policy step changed the path or query.
+		var buf [512]byte
+		b := parsed.appendHref(buf[:0], true)
+		np := len(b)
+		if !changed {
+			res.Parsed = string(b)
+			res.Key = res.Parsed
+			if !keepFrag {
+				res.Key = res.Parsed[:np-len(u.hash)]
+			}
+		} else if r.keyUsable(&u, keepFrag) {
+			res.Parsed, res.Key = string(b), r.keyCand
+		} else {
+			s := string(u.appendHref(b, keepFrag))
+			res.Parsed, res.Key = s[:np], s[np:]
+		}
 	}
 	res.Steps = r.steps
 	return res, nil
 }
 
+// keyUsable reports whether the key built by the tracking step is still
+// the key: no later step changed the path or query, and the fragment is not
+// part of the key.
+func (r *run) keyUsable(u *url, keepFrag bool) bool {
+	return r.keyCand != "" && !keepFrag && u.path == r.candPath && u.search == r.candSearch
+}
+
 // policySteps runs the policy's own steps on a parsed URL. It reports
-// whether any of them changed the path or query. Query values keep their
-// "?", so a logged query is a substring of what is already held.
+// whether any of them changed the path or query.
 func (r *run) policySteps(u *url, res *Result) (changed bool) {
 	p := r.p
 	step := func(id ruleID, before, after string) {
-		r.log(ruleTable[id].name, before, after)
+		r.log(id, before, after)
 		changed = true
 	}
-	if p.actions[idPercentCase] == Apply {
-		if u.pathPct {
-			if s := percentCase(u.path); s != u.path {
-				step(idPercentCase, u.path, s)
-				u.path = s
-			}
+	if p.actions[idPercentCase] == Apply && (u.pathPct || u.searchPct) {
+		if s := percentCase(u.path); s != u.path {
+			step(idPercentCase, u.path, s)
+			u.path = s
 		}
-		if u.queryPct {
-			if s := percentCase(u.query); s != u.query {
-				step(idPercentCase, u.query, s)
-				u.query = s
-			}
+		if s := percentCase(u.search); s != u.search {
+			step(idPercentCase, u.search, s)
+			u.search = s
 		}
 	}
-	if p.actions[idDecodeUnreserved] == Apply {
-		if u.pathPct {
-			if s := decodeUnreserved(u.path); s != u.path {
-				step(idDecodeUnreserved, u.path, s)
-				u.path = s
-			}
+	if p.actions[idDecodeUnreserved] == Apply && (u.pathPct || u.searchPct) {
+		if s := decodeUnreserved(u.path); s != u.path {
+			step(idDecodeUnreserved, u.path, s)
+			u.path = s
 		}
-		if u.queryPct {
-			if s := decodeUnreserved(u.query); s != u.query {
-				step(idDecodeUnreserved, u.query, s)
-				u.query = s
-			}
+		if s := decodeUnreserved(u.search); s != u.search {
+			step(idDecodeUnreserved, u.search, s)
+			u.search = s
 		}
 	}
-	if u.fragment != "" && p.actions[idDropFragment] == Apply {
-		r.log(RuleDropFragment, u.fragment, "")
+	if u.hash != "" && p.actions[idDropFragment] == Apply {
+		r.log(idDropFragment, u.hash, "")
 	}
 	var hr *hostRule
 	for i := range p.hosts {
@@ -166,25 +189,39 @@ func (r *run) policySteps(u *url, res *Result) (changed bool) {
 		}
 	}
 	dropStep := func(id ruleID, m *paramMatcher) {
-		if u.query == "" || p.actions[id] != Apply {
+		if u.search == "" || p.actions[id] != Apply {
 			return
 		}
-		q, removed := dropParams(u.query, m)
+		var pbuf [256]byte
+		prefix := u.appendPrefix(pbuf[:0])
+		var buf []string
+		if res.RemovedParams == nil {
+			buf = r.block().removed[:]
+		}
+		out, removed := dropParams(u.search, m, prefix, buf)
 		if removed == nil {
 			return
 		}
-		step(id, u.query, q)
-		u.query = q
-		res.RemovedParams = append(res.RemovedParams, removed...)
+		s := out[len(prefix):]
+		step(id, u.search, s)
+		u.search = s
+		// out is the whole key so far; it stays the key unless a later
+		// step changes the path or query again.
+		r.keyCand, r.candPath, r.candSearch = out, u.path, u.search
+		if res.RemovedParams == nil {
+			res.RemovedParams = removed
+		} else {
+			res.RemovedParams = append(res.RemovedParams, removed...)
+		}
 	}
 	dropStep(idTrackingParams, &p.tracking)
 	if hr != nil {
 		dropStep(idHostParams, &hr.params)
 	}
-	if u.query != "" && p.actions[idSortQuery] == Apply {
-		if s := sortQuery(u.query); s != u.query {
-			step(idSortQuery, u.query, s)
-			u.query = s
+	if u.search != "" && p.actions[idSortQuery] == Apply {
+		if s := "?" + sortQuery(u.search[1:]); s != u.search {
+			step(idSortQuery, u.search, s)
+			u.search = s
 		}
 	}
 	if hr != nil && hr.PathCase == "insensitive" && p.actions[idHostPathCase] == Apply {

@@ -3,6 +3,8 @@ package normalize
 import (
 	"encoding/json"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -33,6 +35,46 @@ func FuzzEveryParseChangeIsLogged(f *testing.F) {
 		}
 		if href := string(u.appendHref(nil, true)); href != in {
 			t.Fatalf("parse(%q) = %q with no step logged", in, href)
+		}
+	})
+}
+
+// FuzzDropParams checks the one-pass dropParams against the plain
+// Cut-based version it replaced, including queries of more than 64
+// segments, which take that version.
+func FuzzDropParams(f *testing.F) {
+	for _, s := range []string{
+		"?utm_source=x", "?a=1&utm_source=x&b", "?&&utm_medium=&", "?fbclid", "?=utm_source",
+		"?" + strings.Repeat("a=1&gclid=2&", 40) + "z",
+	} {
+		f.Add(s)
+	}
+	m := &Default().tracking
+	f.Fuzz(func(t *testing.T, q string) {
+		if !strings.HasPrefix(q, "?") {
+			q = "?" + q
+		}
+		hits := 0
+		for _, seg := range strings.Split(q[1:], "&") {
+			if m.match(paramName(seg)) {
+				hits++
+			}
+		}
+		got, gotRemoved := dropParams(q, m, nil, nil)
+		if hits == 0 {
+			if got != q || gotRemoved != nil {
+				t.Fatalf("dropParams(%q) = %q, %q; want it unchanged", q, got, gotRemoved)
+			}
+			return
+		}
+		want, wantRemoved := dropParamsSlow(q, m, hits)
+		if got != want || !slices.Equal(gotRemoved, wantRemoved) {
+			t.Fatalf("dropParams(%q) = %q, %q; want %q, %q", q, got, gotRemoved, want, wantRemoved)
+		}
+		const prefix = "https://example.test/p"
+		got, gotRemoved = dropParams(q, m, []byte(prefix), make([]string, 1))
+		if got != prefix+want || !slices.Equal(gotRemoved, wantRemoved) {
+			t.Fatalf("dropParams(%q) with prefix = %q, %q; want %q, %q", q, got, gotRemoved, prefix+want, wantRemoved)
 		}
 	})
 }

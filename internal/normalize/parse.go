@@ -2,6 +2,7 @@ package normalize
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -17,6 +18,16 @@ var specialSchemes = map[string]string{
 	"wss":   "443",
 }
 
+// isSpecialScheme reports whether scheme is a key of specialSchemes,
+// without hashing it.
+func isSpecialScheme(scheme string) bool {
+	switch scheme {
+	case "http", "https", "ws", "wss", "ftp":
+		return true
+	}
+	return false
+}
+
 func specialSchemeList() string { return "ftp, http, https, ws, wss" }
 
 // url holds the components of a parsed URL in serialized form.
@@ -27,11 +38,20 @@ type url struct {
 	host     string // serialized: ASCII domain, dotted IPv4 or [IPv6]
 	port     string // decimal, "" when absent or default
 	path     string // begins with "/"
-	query    string // "?" and the percent-encoded query, "" when absent
-	fragment string // "#" and the percent-encoded fragment, "" when absent
-	rawFrag  string // the fragment exactly as in the input, without "#"
-	pathPct  bool   // the path contains "%"
-	queryPct bool   // the query contains "%"
+	search   string // "?" and the query; "" when there is no query
+	hash     string // "#" and the percent-encoded fragment; "" when none
+	rawFrag  string // the fragment exactly as in the input
+	// pathPct and searchPct are false when the input's path or query had
+	// no "%": the escapes of such a component are the parser's own, with
+	// uppercase hex digits and never of an unreserved character.
+	pathPct, searchPct bool
+}
+
+// appendPrefix appends the href up to the query: scheme, credentials, host,
+// port and path.
+func (u *url) appendPrefix(dst []byte) []byte {
+	dst = u.appendHref(dst, false)
+	return dst[:len(dst)-len(u.search)]
 }
 
 // appendHref appends the URL serializer's output (§4.5) to dst.
@@ -52,9 +72,9 @@ func (u *url) appendHref(dst []byte, fragment bool) []byte {
 		dst = append(dst, u.port...)
 	}
 	dst = append(dst, u.path...)
-	dst = append(dst, u.query...)
+	dst = append(dst, u.search...)
 	if fragment {
-		dst = append(dst, u.fragment...)
+		dst = append(dst, u.hash...)
 	}
 	return dst
 }
@@ -68,6 +88,24 @@ type run struct {
 	lead  int    // bytes trimmed from the start of in
 	tabs  bool   // tabs or newlines were removed from in
 	steps []Step
+	blk   *logBlock
+	// keyCand is a key built early by the tracking step, valid while path
+	// and search still equal candPath and candSearch (see policySteps).
+	keyCand, candPath, candSearch string
+}
+
+// logBlock holds the first steps and removed parameters of one result in a
+// single allocation; most results need no more.
+type logBlock struct {
+	steps   [2]Step
+	removed [2]string
+}
+
+func (r *run) block() *logBlock {
+	if r.blk == nil {
+		r.blk = new(logBlock)
+	}
+	return r.blk
 }
 
 // fail builds a rejection. off is a byte offset in r.s, or -1.
@@ -109,17 +147,17 @@ func (r *run) apply(id ruleID, before, after string, off int) error {
 		}
 		return &Error{Code: Code(name), Rule: name, Input: r.in, Offset: r.origOffset(off), Msg: msg}
 	}
-	r.log(ruleTable[id].name, before, after)
+	r.log(id, before, after)
 	return nil
 }
 
-// log appends a step. Most inputs log a few steps or none, so the first
-// step allocates room for four.
-func (r *run) log(rule Rule, before, after string) {
+// log appends a step. The first step allocates room for four: 98% of
+// citation URLs log at most three.
+func (r *run) log(id ruleID, before, after string) {
 	if r.steps == nil {
-		r.steps = make([]Step, 0, 4)
+		r.steps = r.block().steps[:0]
 	}
-	r.steps = append(r.steps, Step{Rule: rule, Before: before, After: after})
+	r.steps = append(r.steps, Step{Rule: ruleTable[id].name, Before: before, After: after})
 }
 
 func isC0OrSpace(c byte) bool { return c <= 0x20 }
@@ -131,10 +169,6 @@ func hasTabOrNewline(s string) bool {
 	return strings.IndexByte(s, '\t') >= 0 || strings.IndexByte(s, '\n') >= 0 || strings.IndexByte(s, '\r') >= 0
 }
 
-// authorityEnd marks the code points that end the authority of a special
-// URL (§4.4 authority state): "/", "\", "?" and "#".
-var authorityEnd = [256]bool{'/': true, '\\': true, '?': true, '#': true}
-
 func isAlpha(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
 
 // parse runs the URL Standard's basic URL parser for special schemes
@@ -142,43 +176,11 @@ func isAlpha(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
 // step. base is nil when no base URL was given.
 func (r *run) parse(base *url) (u url, err error) {
 	in := r.in
-	if !utf8.ValidString(in) {
-		for i := 0; i < len(in); {
-			c, n := utf8.DecodeRuneInString(in[i:])
-			if c == utf8.RuneError && n == 1 {
-				return u, &Error{Code: CodeInvalidUTF8, Input: in, Offset: i, Msg: fmt.Sprintf("byte 0x%02x is not valid UTF-8", in[i])}
-			}
-			i += n
-		}
-	}
-	// Preprocessing (§4.4 basic URL parser, steps 1 and 3).
 	s := in
-	start, end := 0, len(s)
-	for start < end && isC0OrSpace(s[start]) {
-		start++
-	}
-	for end > start && isC0OrSpace(s[end-1]) {
-		end--
-	}
-	r.lead = start
-	if start > 0 || end < len(s) {
-		s = s[start:end]
-		if err := r.apply(idStripC0Space, in, s, -1); err != nil {
+	if !printableASCII(in) {
+		if s, err = r.preprocess(); err != nil {
 			return u, err
 		}
-	}
-	if hasTabOrNewline(s) {
-		t := strings.Map(func(c rune) rune {
-			if c == '\t' || c == '\n' || c == '\r' {
-				return -1
-			}
-			return c
-		}, s)
-		r.tabs = true
-		if err := r.apply(idStripTabNewline, s, t, -1); err != nil {
-			return u, err
-		}
-		s = t
 	}
 	r.s = s
 	if s == "" {
@@ -213,7 +215,7 @@ func (r *run) parse(base *url) (u url, err error) {
 	}
 	rawScheme := s[:schemeEnd]
 	scheme := asciiLower(rawScheme)
-	if _, special := specialSchemes[scheme]; !special || !r.p.schemes[scheme] {
+	if !isSpecialScheme(scheme) || !slices.Contains(r.p.file.Schemes, scheme) {
 		return u, r.fail(CodeUnsupportedScheme, 0, fmt.Sprintf("scheme %q is not accepted by policy %s (it accepts %s)", rawScheme, r.p.file.Name, strings.Join(r.p.file.Schemes, ", ")))
 	}
 	if scheme != rawScheme {
@@ -240,6 +242,73 @@ func (r *run) parse(base *url) (u url, err error) {
 		return u, err
 	}
 	return u, r.authority(&u, rest[n:], restOff+n)
+}
+
+// printableASCII reports whether every byte of s is in 0x21..0x7F: such an
+// input is valid UTF-8 and preprocessing leaves it as it is.
+func printableASCII(s string) bool {
+	const lo, hi = 0x2121212121212121, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		t := s[i : i+8]
+		x := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+			uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
+		// A byte below 0x21 leaves a borrow in its high bit; a byte at or
+		// above 0x80 has its high bit set.
+		if ((x-lo)&^x|x)&hi != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] <= 0x20 || s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// preprocess validates the input as UTF-8 and applies the preprocessing
+// of §4.4 basic URL parser, steps 1 and 3.
+func (r *run) preprocess() (s string, err error) {
+	in := r.in
+	if !utf8.ValidString(in) {
+		for i := 0; i < len(in); {
+			c, n := utf8.DecodeRuneInString(in[i:])
+			if c == utf8.RuneError && n == 1 {
+				return "", &Error{Code: CodeInvalidUTF8, Input: in, Offset: i, Msg: fmt.Sprintf("byte 0x%02x is not valid UTF-8", in[i])}
+			}
+			i += n
+		}
+	}
+	s = in
+	start, end := 0, len(s)
+	for start < end && isC0OrSpace(s[start]) {
+		start++
+	}
+	for end > start && isC0OrSpace(s[end-1]) {
+		end--
+	}
+	r.lead = start
+	if start > 0 || end < len(s) {
+		s = s[start:end]
+		if err := r.apply(idStripC0Space, in, s, -1); err != nil {
+			return "", err
+		}
+	}
+	if hasTabOrNewline(s) {
+		t := strings.Map(func(c rune) rune {
+			if c == '\t' || c == '\n' || c == '\r' {
+				return -1
+			}
+			return c
+		}, s)
+		r.tabs = true
+		if err := r.apply(idStripTabNewline, s, t, -1); err != nil {
+			return "", err
+		}
+		s = t
+	}
+	return s, nil
 }
 
 // authoritySlashes logs the backslash and slash-count rules for the slashes
@@ -293,13 +362,15 @@ func (r *run) relative(base *url, ref string, off int) (u url, err error) {
 	u.username, u.password, u.host, u.port = base.username, base.password, base.host, base.port
 	switch {
 	case ref == "":
-		u.path, u.query, u.pathPct, u.queryPct = base.path, base.query, base.pathPct, base.queryPct
+		u.path, u.search = base.path, base.search
+		u.pathPct, u.searchPct = base.pathPct, base.searchPct
 		return u, nil
 	case ref[0] == '?':
 		u.path, u.pathPct = base.path, base.pathPct
 		return u, r.pathQueryFragment(&u, ref, off, "")
 	case ref[0] == '#':
-		u.path, u.query, u.pathPct, u.queryPct = base.path, base.query, base.pathPct, base.queryPct
+		u.path, u.search = base.path, base.search
+		u.pathPct, u.searchPct = base.pathPct, base.searchPct
 		return u, r.pathQueryFragment(&u, ref, off, "")
 	}
 	// Path-relative: the base path without its last segment, then ref.
@@ -307,16 +378,51 @@ func (r *run) relative(base *url, ref string, off int) (u url, err error) {
 	return u, r.pathQueryFragment(&u, ref, off, dir)
 }
 
+// Byte classes of the authority state: the bytes that end the authority
+// of a special URL, and the ones the userinfo, host and port split at.
+const (
+	authEnd uint8 = 1 + iota
+	authAt
+	authColon
+	authOpen
+	authClose
+)
+
+var authorityClass = [256]uint8{'/': authEnd, '\\': authEnd, '?': authEnd, '#': authEnd, '@': authAt, ':': authColon, '[': authOpen, ']': authClose}
+
 // authority parses userinfo, host and port from a (which runs to the end of
 // the input), then the path, query and fragment after them.
 func (r *run) authority(u *url, a string, off int) error {
-	end := 0
-	for end < len(a) && !authorityEnd[a[end]] {
-		end++
+	// One pass finds the end of the authority, the last "@", and the
+	// first ":" outside brackets after it.
+	end, at, colon, inBrackets := 0, -1, -1, false
+scan:
+	for ; end < len(a); end++ {
+		c := authorityClass[a[end]]
+		for c == 0 {
+			if end++; end == len(a) {
+				break scan
+			}
+			c = authorityClass[a[end]]
+		}
+		switch c {
+		case authEnd:
+			break scan
+		case authAt:
+			at, colon, inBrackets = end, -1, false
+		case authColon:
+			if colon < 0 && !inBrackets {
+				colon = end
+			}
+		case authOpen:
+			inBrackets = true
+		case authClose:
+			inBrackets = false
+		}
 	}
 	auth := a[:end]
 	hostport, hpOff := auth, off
-	if at := strings.LastIndexByte(auth, '@'); at >= 0 {
+	if at >= 0 {
 		hostport, hpOff = auth[at+1:], off+at+1
 		if hostport == "" {
 			return r.fail(CodeHostMissing, off+at, "credentials with no host after \"@\" [host-missing]")
@@ -340,19 +446,9 @@ func (r *run) authority(u *url, a string, off int) error {
 		}
 	}
 	// Host state: the first ":" outside brackets ends the host.
-	hostEnd, inBrackets := len(hostport), false
-	for i := 0; i < len(hostport); i++ {
-		switch hostport[i] {
-		case '[':
-			inBrackets = true
-		case ']':
-			inBrackets = false
-		case ':':
-			if !inBrackets {
-				hostEnd = i
-				i = len(hostport)
-			}
-		}
+	hostEnd := len(hostport)
+	if colon >= 0 {
+		hostEnd = colon - (at + 1)
 	}
 	rawHost := hostport[:hostEnd]
 	if rawHost == "" {
@@ -423,44 +519,32 @@ func (r *run) pathQueryFragment(u *url, s string, off int, dir string) error {
 		}
 	}
 	if q >= 0 {
-		// u.query keeps the "?": most queries need no encoding, and then the
-		// whole component is a substring of the input.
-		u.query = head[q:]
-		raw := u.query[1:]
-		acc := classify(raw)
-		if acc&(cNotUnit|cPercent|cHigh) != 0 {
-			if err := r.validateUnits(raw, off+q+1); err != nil {
+		raw := head[q+1:]
+		m := classify(raw)
+		if err := r.validateUnits(raw, m, off+q+1); err != nil {
+			return err
+		}
+		u.search, u.searchPct = head[q:], m&clsPercent != 0
+		if m&clsQueryEnc != 0 {
+			u.search = string(appendEncoded(append(make([]byte, 0, len(raw)+17), '?'), raw, specialQuerySet))
+			if err := r.apply(idQueryEncode, raw, u.search[1:], off+q+1); err != nil {
 				return err
 			}
 		}
-		if acc&(cQueryEnc|cHigh) != 0 {
-			if enc := encode(raw, specialQuerySet); enc != raw {
-				if err := r.apply(idQueryEncode, raw, enc, off+q+1); err != nil {
-					return err
-				}
-				u.query = "?" + enc
-			}
-		}
-		u.queryPct = acc&cPercent != 0
 	}
 	if frag >= 0 {
-		u.fragment = s[frag:]
-		raw := u.fragment[1:]
-		acc := classify(raw)
-		if acc&(cNotUnit|cPercent|cHigh) != 0 {
-			if err := r.validateUnits(raw, off+frag+1); err != nil {
+		raw := s[frag+1:]
+		m := classify(raw)
+		if err := r.validateUnits(raw, m, off+frag+1); err != nil {
+			return err
+		}
+		u.rawFrag, u.hash = r.rawFragment(raw), s[frag:]
+		if m&clsFragEnc != 0 {
+			u.hash = string(appendEncoded(append(make([]byte, 0, len(raw)+17), '#'), raw, fragmentSet))
+			if err := r.apply(idFragmentEncode, raw, u.hash[1:], off+frag+1); err != nil {
 				return err
 			}
 		}
-		if acc&(cFragEnc|cHigh) != 0 {
-			if enc := encode(raw, fragmentSet); enc != raw {
-				if err := r.apply(idFragmentEncode, raw, enc, off+frag+1); err != nil {
-					return err
-				}
-				u.fragment = "#" + enc
-			}
-		}
-		u.rawFrag = r.rawFragment(raw)
 	}
 	return nil
 }
@@ -480,9 +564,17 @@ func (r *run) rawFragment(clean string) string {
 }
 
 // validateUnits applies the invalid-URL-unit and invalid-percent-escape
-// rules to a path, query or fragment.
-func (r *run) validateUnits(s string, off int) error {
-	badUnit, badPercent := scanUnits(s)
+// rules to a path, query or fragment whose byte classes are m.
+func (r *run) validateUnits(s string, m uint8, off int) error {
+	if m&(clsBadUnit|clsPercent|clsNonASCII) == 0 {
+		return nil
+	}
+	var badUnit, badPercent int
+	if m&clsBadUnit != 0 || m&clsNonASCII != 0 && mayHaveBadNonASCII(s) {
+		badUnit, badPercent = scanUnits(s)
+	} else {
+		badUnit, badPercent = -1, firstBadPercent(s)
+	}
 	if badUnit >= 0 {
 		_, n := utf8.DecodeRuneInString(s[badUnit:])
 		unit := s[badUnit : badUnit+n]
@@ -503,21 +595,21 @@ func (r *run) validateUnits(s string, off int) error {
 // a separator, code points are percent-encoded with the path set, and dot
 // segments (".", "..", "%2e" and their mixes) are removed.
 func (r *run) path(u *url, p string, off int, dir string) error {
-	acc := classify(p)
-	if acc&cBackslash != 0 {
+	m := classify(p)
+	if m&clsBackslash != 0 {
 		fixed := strings.ReplaceAll(p, "\\", "/")
 		if err := r.apply(idBackslash, p, fixed, off); err != nil {
 			return err
 		}
 		p = fixed
 	}
-	if acc&(cNotUnit|cPercent|cHigh) != 0 {
-		if err := r.validateUnits(p, off); err != nil {
-			return err
-		}
+	if err := r.validateUnits(p, m, off); err != nil {
+		return err
 	}
-	u.pathPct = acc&cPercent != 0 || strings.IndexByte(dir, '%') >= 0
 	if dir != "" {
+		// The base directory is already encoded and clean, but the join
+		// may form new dot segments: run every step.
+		m = 0xff
 		p = dir + p
 	} else if p == "" {
 		if err := r.apply(idEmptyPath, "", "/", off); err != nil {
@@ -528,22 +620,24 @@ func (r *run) path(u *url, p string, off int, dir string) error {
 		p = "/" + p
 	}
 	enc := p
-	if acc&(cPathEnc|cHigh) != 0 {
-		if enc = encode(p, pathSet); enc != p {
-			if err := r.apply(idPathEncode, p, enc, off); err != nil {
-				return err
-			}
+	if m&clsPathEnc != 0 {
+		enc = encode(p, pathSet)
+	}
+	if enc != p {
+		if err := r.apply(idPathEncode, p, enc, off); err != nil {
+			return err
 		}
 	}
 	clean := enc
-	if acc&(cDot|cPercent) != 0 {
-		if clean = removeDotSegments(enc); clean != enc {
-			if err := r.apply(idDotSegments, enc, clean, off); err != nil {
-				return err
-			}
+	if m&clsPercent != 0 || m&clsDot != 0 && hasDotSegmentASCII(enc) {
+		clean = removeDotSegments(enc)
+	}
+	if clean != enc {
+		if err := r.apply(idDotSegments, enc, clean, off); err != nil {
+			return err
 		}
 	}
-	u.path = clean
+	u.path, u.pathPct = clean, m&clsPercent != 0
 	return nil
 }
 
@@ -613,6 +707,28 @@ func hasDotSegment(p string) bool {
 			return false
 		}
 		i += 1 + j
+	}
+	return false
+}
+
+// hasDotSegmentASCII is hasDotSegment for a path without "%": it looks only
+// at the dots, since a "." or ".." segment starts with a dot after "/".
+func hasDotSegmentASCII(p string) bool {
+	for i := strings.IndexByte(p, '.'); i >= 0; {
+		if i > 0 && p[i-1] == '/' {
+			j := i + 1
+			if j < len(p) && p[j] == '.' {
+				j++
+			}
+			if j == len(p) || p[j] == '/' {
+				return true
+			}
+		}
+		k := strings.IndexByte(p[i+1:], '.')
+		if k < 0 {
+			break
+		}
+		i += 1 + k
 	}
 	return false
 }

@@ -11,6 +11,8 @@ import (
 // "prefix*" patterns.
 type paramMatcher struct {
 	exact    map[string]bool
+	byLen    [32][]string // exact names shorter than 32 bytes, by length
+	long     bool         // some exact name is 32 bytes or longer
 	prefixes []string
 }
 
@@ -40,6 +42,11 @@ func newParamMatcher(rules []ParamRule) (paramMatcher, error) {
 			return m, errors.New(r.Name + ": listed twice")
 		}
 		m.exact[r.Name] = true
+		if n := len(r.Name); n < len(m.byLen) {
+			m.byLen[n] = append(m.byLen[n], r.Name)
+		} else {
+			m.long = true
+		}
 	}
 	return m, nil
 }
@@ -47,7 +54,13 @@ func newParamMatcher(rules []ParamRule) (paramMatcher, error) {
 func (m *paramMatcher) empty() bool { return len(m.exact) == 0 && len(m.prefixes) == 0 }
 
 func (m *paramMatcher) match(name string) bool {
-	if m.exact[name] {
+	if n := len(name); n < len(m.byLen) {
+		for _, e := range m.byLen[n] {
+			if e == name {
+				return true
+			}
+		}
+	} else if m.long && m.exact[name] {
 		return true
 	}
 	for _, p := range m.prefixes {
@@ -66,65 +79,130 @@ func paramName(seg string) string {
 	return seg
 }
 
-// dropParams removes the segments of query ("?" included) whose names m
+// dropParams removes the segments of search ("?" and a query) whose names m
 // matches, keeping the order, duplicates and empty segments of the rest.
-// The result keeps its "?", or is "" when no segment remains. removed is
-// nil when nothing matched.
-func dropParams(query string, m *paramMatcher) (out string, removed []string) {
-	if m.empty() || len(query) < 2 {
-		return query, nil
+// out is prefix followed by the new search, which is empty when nothing
+// remains, so the "?" goes too: built in one allocation, it can serve as the
+// key. removed uses removedBuf when it is large enough.
+func dropParams(search string, m *paramMatcher, prefix []byte, removedBuf []string) (out string, removed []string) {
+	if m.empty() || len(search) < 2 {
+		return search, nil
 	}
-	var b []byte
-	kept := 0
-	for rest := query[1:]; ; {
-		seg, tail, more := strings.Cut(rest, "&")
-		if m.match(paramName(seg)) {
-			if b == nil {
-				// First match: copy the segments kept so far.
-				b = make([]byte, 0, len(query))
-				b = append(b, query[:len(query)-len(rest)]...)
-				if kept > 0 {
-					b = b[:len(b)-1] // the "&" before this segment
-				}
+	// One pass finds the segments to drop (most queries have none) and
+	// remembers where each ends; queries of more than 64 segments take the
+	// slow path.
+	var ends [64]int
+	var hit uint64
+	hits, n := 0, 0
+	for start := 1; ; n++ {
+		end := strings.IndexByte(search[start:], '&')
+		if end < 0 {
+			end = len(search)
+		} else {
+			end += start
+		}
+		name := search[start:end]
+		if k := strings.IndexByte(name, '='); k >= 0 {
+			name = name[:k]
+		}
+		if m.match(name) {
+			hits++
+			if n < len(ends) {
+				hit |= 1 << n
 			}
+		}
+		if n < len(ends) {
+			ends[n] = end
+		}
+		if end == len(search) {
+			n++
+			break
+		}
+		start = end + 1
+	}
+	if hits == 0 {
+		return search, nil
+	}
+	if n > len(ends) {
+		s, removed := dropParamsSlow(search, m, hits)
+		return string(prefix) + s, removed
+	}
+	if hits <= cap(removedBuf) {
+		removed = removedBuf[:0]
+	} else {
+		removed = make([]string, 0, hits)
+	}
+	var sb [512]byte // a stack buffer for the usual URL; string(b) copies it once
+	b := append(sb[:0], prefix...)
+	for k, start := 0, 1; k < n; k++ {
+		seg := search[start:ends[k]]
+		if hit&(1<<k) != 0 {
 			removed = append(removed, seg)
-		} else if b != nil {
-			if kept > 0 {
+		} else {
+			if len(b) == len(prefix) {
+				b = append(b, '?')
+			} else {
 				b = append(b, '&')
 			}
 			b = append(b, seg...)
-			kept++
+		}
+		start = ends[k] + 1
+	}
+	return string(b), removed
+}
+
+// dropParamsSlow is dropParams for queries with more than 64 segments.
+func dropParamsSlow(search string, m *paramMatcher, hits int) (string, []string) {
+	removed := make([]string, 0, hits)
+	var b strings.Builder
+	b.Grow(len(search))
+	for rest := search[1:]; ; {
+		seg, tail, more := strings.Cut(rest, "&")
+		if m.match(paramName(seg)) {
+			removed = append(removed, seg)
 		} else {
-			kept++
+			if b.Len() == 0 {
+				b.WriteByte('?')
+			} else {
+				b.WriteByte('&')
+			}
+			b.WriteString(seg)
 		}
 		if !more {
 			break
 		}
 		rest = tail
 	}
-	if b == nil {
-		return query, nil
-	}
-	if kept == 0 {
-		return "", removed
-	}
-	return string(b), removed
+	return b.String(), removed
 }
 
-// sortQuery orders the segments of query ("?" included) by name, stably,
-// so equal names keep their relative order (their values may select
-// different content together).
+// sortQuery orders query segments by name, stably, so equal names keep their
+// relative order (their values may select different content together).
 func sortQuery(query string) string {
-	segs := strings.Split(query[1:], "&")
+	segs := strings.Split(query, "&")
 	slices.SortStableFunc(segs, func(a, b string) int { return strings.Compare(paramName(a), paramName(b)) })
-	return "?" + strings.Join(segs, "&")
+	return strings.Join(segs, "&")
 }
 
 // percentCase uppercases the hex digits of every valid percent-escape.
 func percentCase(s string) string {
+	i := strings.IndexByte(s, '%')
+	if i < 0 {
+		return s
+	}
 	var b []byte
-	for i := 0; i+2 < len(s); i++ {
-		if s[i] != '%' || !isHex(s[i+1]) || !isHex(s[i+2]) {
+	for ; i+2 < len(s); i++ {
+		if s[i] != '%' {
+			j := strings.IndexByte(s[i:], '%')
+			if j < 0 {
+				break
+			}
+			i += j
+			if i+2 >= len(s) {
+				break
+			}
+		}
+		if !isHex(s[i+1]) || !isHex(s[i+2]) {
 			continue
 		}
 		for k := i + 1; k <= i+2; k++ {
@@ -150,8 +228,19 @@ func isUnreserved(c byte) bool {
 // decodeUnreserved decodes percent-escapes of unreserved characters and
 // leaves every other escape as it is (RFC 3986 §6.2.2.2).
 func decodeUnreserved(s string) string {
+	i := strings.IndexByte(s, '%')
+	if i < 0 {
+		return s
+	}
 	var b []byte
-	for i := 0; i < len(s); i++ {
+	for ; i < len(s); i++ {
+		if b == nil && s[i] != '%' {
+			j := strings.IndexByte(s[i:], '%')
+			if j < 0 {
+				break
+			}
+			i += j
+		}
 		if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
 			if c := unhex(s[i+1])<<4 | unhex(s[i+2]); isUnreserved(c) && !joinsStrayPercent(s, b, i, c) {
 				if b == nil {
