@@ -84,7 +84,7 @@ func pass(n *normalize.Normalizer, urls []string) (rejected, steps int) {
 		if err != nil {
 			rejected++
 		}
-		steps += len(res.Steps)
+		steps += len(res.Steps())
 		sink += len(res.Key)
 	}
 	return rejected, steps

@@ -196,8 +196,8 @@ func (j *jsonWriter) write(res normalize.Result, nerr *normalize.Error) error {
 		Raw:           res.Raw,
 		Normalized:    res.Key,
 		Parsed:        res.Parsed,
-		RemovedParams: res.RemovedParams,
-		Steps:         res.Steps,
+		RemovedParams: res.RemovedParams(),
+		Steps:         res.Steps(),
 		HostRule:      res.HostRule,
 		Policy:        j.policy,
 		Parser:        &j.parser,
@@ -264,17 +264,17 @@ func (t *textWriter) write(res normalize.Result, nerr *normalize.Error) error {
 		if res.HostRule != "" {
 			fmt.Fprintf(tw, "host rule:\t%s\n", res.HostRule)
 		}
-		if len(res.RemovedParams) > 0 {
-			fmt.Fprintf(tw, "removed:\t%s\n", strings.Join(res.RemovedParams, " "))
+		if len(res.RemovedParams()) > 0 {
+			fmt.Fprintf(tw, "removed:\t%s\n", strings.Join(res.RemovedParams(), " "))
 		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if len(res.Steps) > 0 {
+	if len(res.Steps()) > 0 {
 		tw = tabwriter.NewWriter(t.w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "steps:")
-		for _, s := range res.Steps {
+		for _, s := range res.Steps() {
 			fmt.Fprintf(tw, "  %s\t%s\t-> %s\n", s.Rule, showValue(s.Before), showValue(s.After))
 		}
 		return tw.Flush()

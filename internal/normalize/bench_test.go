@@ -49,7 +49,7 @@ func benchmarkFile(b *testing.B, p *normalize.Policy) {
 		if err != nil {
 			rejected++
 		}
-		steps += len(res.Steps)
+		steps += len(res.Steps())
 		keyBytes += len(res.Key)
 		if i++; i == len(urls) {
 			i = 0
@@ -99,7 +99,7 @@ func BenchmarkNormalizeURL(b *testing.B) {
 			keyBytes := 0
 			for b.Loop() {
 				res, _ := n.Normalize(bc.url)
-				keyBytes += len(res.Key) + len(res.Steps)
+				keyBytes += len(res.Key) + len(res.Steps())
 			}
 			sink += keyBytes
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "urls/s")

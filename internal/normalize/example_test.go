@@ -18,9 +18,9 @@ func ExampleNormalizer_Normalize() {
 	fmt.Println("raw:     ", res.Raw)
 	fmt.Println("key:     ", res.Key)
 	fmt.Println("fragment:", res.Fragment)
-	fmt.Println("removed: ", res.RemovedParams)
+	fmt.Println("removed: ", res.RemovedParams())
 	fmt.Println("compare: ", res.Compare)
-	for _, s := range res.Steps {
+	for _, s := range res.Steps() {
 		fmt.Printf("%-18s %q -> %q\n", s.Rule, s.Before, s.After)
 	}
 	// Output:

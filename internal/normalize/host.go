@@ -227,14 +227,14 @@ func asciiLower(s string) string {
 // starts with "xn--".
 func hasPunycodeLabel(s string) bool {
 	for {
-		if strings.HasPrefix(s, "xn--") {
-			return true
-		}
-		i := strings.IndexByte(s, '.')
+		i := strings.Index(s, "xn--")
 		if i < 0 {
 			return false
 		}
-		s = s[i+1:]
+		if i == 0 || s[i-1] == '.' {
+			return true
+		}
+		s = s[i+4:]
 	}
 }
 
@@ -267,22 +267,22 @@ func endsInNumber(s string) bool {
 	}
 	if s[len(s)-1] == '.' {
 		s = s[:len(s)-1]
-		if !strings.Contains(s, ".") && s == "" {
-			return false
-		}
 	}
 	last := s[strings.LastIndexByte(s, '.')+1:]
-	if last != "" {
-		digits := true
-		for i := 0; i < len(last); i++ {
-			if last[i] < '0' || last[i] > '9' {
-				digits = false
-				break
-			}
+	// Every IPv4 number, decimal, octal or "0x" hex, starts with a digit:
+	// most hosts end in a name and are done here.
+	if last == "" || last[0] < '0' || last[0] > '9' {
+		return false
+	}
+	digits := true
+	for i := 0; i < len(last); i++ {
+		if last[i] < '0' || last[i] > '9' {
+			digits = false
+			break
 		}
-		if digits {
-			return true
-		}
+	}
+	if digits {
+		return true
 	}
 	_, _, ok := parseIPv4Number(last)
 	return ok

@@ -37,15 +37,66 @@ type Result struct {
 	// HasFragment distinguishes an empty fragment from none.
 	Fragment    string
 	HasFragment bool
-	// Steps lists every transformation in sequence order.
-	Steps []Step
-	// RemovedParams lists the query segments ("name=value") the policy
-	// removed, in input order.
-	RemovedParams []string
+	// The step log and the removed parameters, returned by Steps and
+	// RemovedParams. The first few are stored inline, so most results
+	// need no allocation for them; the rest spill to the Ext slices.
+	steps      [resultSteps]Step
+	nSteps     int
+	stepsExt   []Step
+	removed    [resultRemoved]string
+	nRemoved   int
+	removedExt []string
 	// Compare says whether the key may be compared as a string.
 	Compare Compare
 	// HostRule names the policy host rule that applied, if any.
 	HostRule string
+}
+
+// resultSteps and resultRemoved are how many steps and removed parameters a
+// Result stores inline: almost every citation URL needs at most this many.
+const (
+	resultSteps   = 2
+	resultRemoved = 2
+)
+
+// Steps returns every transformation in sequence order, or nil.
+func (r *Result) Steps() []Step {
+	if r.stepsExt != nil {
+		return r.stepsExt
+	}
+	if r.nSteps == 0 {
+		return nil
+	}
+	return r.steps[:r.nSteps]
+}
+
+// RemovedParams returns the query segments ("name=value") the policy
+// removed, in input order, or nil.
+func (r *Result) RemovedParams() []string {
+	if r.removedExt != nil {
+		return r.removedExt
+	}
+	if r.nRemoved == 0 {
+		return nil
+	}
+	return r.removed[:r.nRemoved]
+}
+
+// setSteps stores the run's step log in the Result.
+func (res *Result) setSteps(r *run) {
+	res.steps, res.nSteps, res.stepsExt = r.stepArr, r.nSteps, r.stepsExt
+}
+
+// addRemoved appends removed parameters.
+func (r *Result) addRemoved(p []string) {
+	if r.removedExt == nil && r.nRemoved+len(p) <= resultRemoved {
+		r.nRemoved += copy(r.removed[r.nRemoved:], p)
+		return
+	}
+	if r.removedExt == nil {
+		r.removedExt = append([]string(nil), r.removed[:r.nRemoved]...)
+	}
+	r.removedExt = append(r.removedExt, p...)
 }
 
 // Options configures a Normalizer. The zero value means no base URL.
@@ -94,14 +145,14 @@ func (n *Normalizer) Normalize(raw string) (Result, error) {
 	res := Result{Raw: raw, Compare: CompareNormalized}
 	u, err := r.parse(n.base)
 	if err != nil {
-		res.Steps = r.steps
+		res.setSteps(&r)
 		return res, err
 	}
 	res.Fragment, res.HasFragment = u.rawFrag, u.hash != ""
 	// Every change the parse makes is logged, so an input that logged no
 	// step is its own href (FuzzEveryParseChangeIsLogged checks this) and
 	// needs no serializing.
-	parseLogged := len(r.steps) > 0
+	parseLogged := r.nSteps > 0
 	parsed := u
 	changed := r.policySteps(&u, &res)
 	keepFrag := n.policy.actions[idDropFragment] == Off
@@ -138,7 +189,7 @@ func (n *Normalizer) Normalize(raw string) (Result, error) {
 			res.Parsed, res.Key = s[:np], s[np:]
 		}
 	}
-	res.Steps = r.steps
+	res.setSteps(&r)
 	return res, nil
 }
 
@@ -194,11 +245,7 @@ func (r *run) policySteps(u *url, res *Result) (changed bool) {
 		}
 		var pbuf [256]byte
 		prefix := u.appendPrefix(pbuf[:0])
-		var buf []string
-		if res.RemovedParams == nil {
-			buf = r.block().removed[:]
-		}
-		out, removed := dropParams(u.search, m, prefix, buf)
+		out, removed := dropParams(u.search, m, prefix, r.removedArr[:])
 		if removed == nil {
 			return
 		}
@@ -208,11 +255,7 @@ func (r *run) policySteps(u *url, res *Result) (changed bool) {
 		// out is the whole key so far; it stays the key unless a later
 		// step changes the path or query again.
 		r.keyCand, r.candPath, r.candSearch = out, u.path, u.search
-		if res.RemovedParams == nil {
-			res.RemovedParams = removed
-		} else {
-			res.RemovedParams = append(res.RemovedParams, removed...)
-		}
+		res.addRemoved(removed)
 	}
 	dropStep(idTrackingParams, &p.tracking)
 	if hr != nil {

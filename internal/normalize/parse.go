@@ -87,26 +87,18 @@ type run struct {
 	s     string // the input after preprocessing; offsets refer to it
 	lead  int    // bytes trimmed from the start of in
 	tabs  bool   // tabs or newlines were removed from in
-	steps []Step
-	blk   *logBlock
+	// The step log: the first steps are kept in stepArr, inside the run
+	// (which lives on Normalize's stack), and all of them move to stepsExt
+	// when there are more. Normalize copies them into the Result.
+	stepArr    [resultSteps]Step
+	nSteps     int
+	stepsExt   []Step
+	removedArr [resultRemoved]string // scratch for dropParams
 	// keyCand is a key built early by the tracking step, valid while path
 	// and search still equal candPath and candSearch (see policySteps).
 	keyCand, candPath, candSearch string
 }
 
-// logBlock holds the first steps and removed parameters of one result in a
-// single allocation; most results need no more.
-type logBlock struct {
-	steps   [2]Step
-	removed [2]string
-}
-
-func (r *run) block() *logBlock {
-	if r.blk == nil {
-		r.blk = new(logBlock)
-	}
-	return r.blk
-}
 
 // fail builds a rejection. off is a byte offset in r.s, or -1.
 func (r *run) fail(code Code, off int, msg string) error {
@@ -154,10 +146,25 @@ func (r *run) apply(id ruleID, before, after string, off int) error {
 // log appends a step. The first step allocates room for four: 98% of
 // citation URLs log at most three.
 func (r *run) log(id ruleID, before, after string) {
-	if r.steps == nil {
-		r.steps = r.block().steps[:0]
+	s := Step{Rule: ruleTable[id].name, Before: before, After: after}
+	if r.stepsExt == nil && r.nSteps < len(r.stepArr) {
+		r.stepArr[r.nSteps] = s
+		r.nSteps++
+		return
 	}
-	r.steps = append(r.steps, Step{Rule: ruleTable[id].name, Before: before, After: after})
+	if r.stepsExt == nil {
+		r.stepsExt = append(make([]Step, 0, 2*len(r.stepArr)), r.stepArr[:r.nSteps]...)
+	}
+	r.stepsExt = append(r.stepsExt, s)
+	r.nSteps++
+}
+
+// stepAt returns the i-th logged step.
+func (r *run) stepAt(i int) *Step {
+	if r.stepsExt != nil {
+		return &r.stepsExt[i]
+	}
+	return &r.stepArr[i]
 }
 
 func isC0OrSpace(c byte) bool { return c <= 0x20 }
@@ -332,14 +339,14 @@ func (r *run) authoritySlashes(slashes string, off int, relativeSlash bool) erro
 // scheme of its own (or the base's scheme without slashes) and is resolved
 // against base. off is ref's offset in r.s.
 func (r *run) relative(base *url, ref string, off int) (u url, err error) {
-	stepAt := len(r.steps)
+	stepAt := r.nSteps
 	if err := r.apply(idResolveReference, ref, "", off); err != nil {
 		return u, err
 	}
 	defer func() {
 		// The step's "after" is the resolved URL, known only at the end.
-		if err == nil && stepAt < len(r.steps) {
-			r.steps[stepAt].After = string(u.appendHref(nil, true))
+		if err == nil && stepAt < r.nSteps {
+			r.stepAt(stepAt).After = string(u.appendHref(nil, true))
 		}
 	}()
 	u.scheme = base.scheme

@@ -89,9 +89,9 @@ func dropParams(search string, m *paramMatcher, prefix []byte, removedBuf []stri
 		return search, nil
 	}
 	// One pass finds the segments to drop (most queries have none) and
-	// remembers where each ends; queries of more than 64 segments take the
+	// remembers where each ends; queries of more than 32 segments take the
 	// slow path.
-	var ends [64]int
+	var ends [32]int32
 	var hit uint64
 	hits, n := 0, 0
 	for start := 1; ; n++ {
@@ -112,7 +112,7 @@ func dropParams(search string, m *paramMatcher, prefix []byte, removedBuf []stri
 			}
 		}
 		if n < len(ends) {
-			ends[n] = end
+			ends[n] = int32(end)
 		}
 		if end == len(search) {
 			n++
@@ -135,7 +135,7 @@ func dropParams(search string, m *paramMatcher, prefix []byte, removedBuf []stri
 	var sb [512]byte // a stack buffer for the usual URL; string(b) copies it once
 	b := append(sb[:0], prefix...)
 	for k, start := 0, 1; k < n; k++ {
-		seg := search[start:ends[k]]
+		seg := search[start:int(ends[k])]
 		if hit&(1<<k) != 0 {
 			removed = append(removed, seg)
 		} else {
@@ -146,12 +146,12 @@ func dropParams(search string, m *paramMatcher, prefix []byte, removedBuf []stri
 			}
 			b = append(b, seg...)
 		}
-		start = ends[k] + 1
+		start = int(ends[k]) + 1
 	}
 	return string(b), removed
 }
 
-// dropParamsSlow is dropParams for queries with more than 64 segments.
+// dropParamsSlow is dropParams for queries with more than 32 segments.
 func dropParamsSlow(search string, m *paramMatcher, hits int) (string, []string) {
 	removed := make([]string, 0, hits)
 	var b strings.Builder
