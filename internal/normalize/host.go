@@ -166,6 +166,15 @@ func (r *run) parseHost(raw string, off int) (string, error) {
 		if msg := aceLabelError(in); msg != "" {
 			return "", r.fail(CodeInvalidHost, off, "UTS #46 ToASCII: "+msg+" [domain-to-ASCII]")
 		}
+		if hasPunycodeLabel(a) {
+			// The key must normalize to itself. x/net/idna encodes some
+			// labels (very long ones) into Punycode that it then refuses to
+			// decode; such a host would give a key the default policy
+			// rejects, so it is rejected here instead.
+			if _, err := idnaProfile.ToASCII(a); err != nil {
+				return "", r.fail(CodeInvalidHost, off, "UTS #46 ToASCII gives "+strconv.Quote(a)+", which does not validate again: "+strings.TrimPrefix(err.Error(), "idna: ")+" [domain-to-ASCII]")
+			}
+		}
 		ascii = a
 		if ascii != h {
 			if err := r.apply(idHostIDNA, h, ascii, off); err != nil {

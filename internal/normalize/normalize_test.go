@@ -245,3 +245,20 @@ func TestStrictRejectsOnlyValidationErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestIDNAOutputMustValidateAgain: x/net/idna encodes a very long
+// non-ASCII label into Punycode it then refuses to decode. Such a host is
+// rejected, so that every key normalizes to itself (found by FuzzNormalize;
+// testdata/fuzz/FuzzNormalize/229bdff096b38a5e).
+func TestIDNAOutputMustValidateAgain(t *testing.T) {
+	n := mustNormalizer(t, "lenient", "")
+	in := "http://a" + strings.Repeat("b", 3000) + "ß.example/"
+	_, err := n.Normalize(in)
+	var e *normalize.Error
+	if !errors.As(err, &e) || e.Code != normalize.CodeInvalidHost {
+		t.Fatalf("Normalize(long IDN label) = %v, want invalid-host", err)
+	}
+	if res, err := n.Normalize("http://abß.example/"); err != nil || res.Key != "http://xn--ab-hia.example/" {
+		t.Errorf("Normalize(short IDN label) = %q, %v", res.Key, err)
+	}
+}

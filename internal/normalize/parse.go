@@ -82,11 +82,11 @@ func (u *url) appendHref(dst []byte, fragment bool) []byte {
 // run is the state of one normalization: the input, where the
 // preprocessing moved it, and the step log.
 type run struct {
-	p     *Policy
-	in    string // the input as given
-	s     string // the input after preprocessing; offsets refer to it
-	lead  int    // bytes trimmed from the start of in
-	tabs  bool   // tabs or newlines were removed from in
+	p    *Policy
+	in   string // the input as given
+	s    string // the input after preprocessing; offsets refer to it
+	lead int    // bytes trimmed from the start of in
+	tabs bool   // tabs or newlines were removed from in
 	// The step log: the first steps are kept in stepArr, inside the run
 	// (which lives on Normalize's stack), and all of them move to stepsExt
 	// when there are more. Normalize copies them into the Result.
@@ -98,7 +98,6 @@ type run struct {
 	// and search still equal candPath and candSearch (see policySteps).
 	keyCand, candPath, candSearch string
 }
-
 
 // fail builds a rejection. off is a byte offset in r.s, or -1.
 func (r *run) fail(code Code, off int, msg string) error {
