@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,6 +39,12 @@ func TestCLI(t *testing.T) {
 			if err := json.Unmarshal(mustRead(t, filepath.Join(dir, "args")), &args); err != nil {
 				t.Fatalf("%s/args: %v", dir, err)
 			}
+			// "$TMP" in an argument is a fresh temporary directory, for
+			// database files.
+			tmp := t.TempDir()
+			for i := range args {
+				args[i] = strings.ReplaceAll(args[i], "$TMP", tmp)
+			}
 			var stdin []byte
 			if b, err := os.ReadFile(filepath.Join(dir, "stdin")); err == nil {
 				stdin = b
@@ -45,8 +52,8 @@ func TestCLI(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			code := Run(context.Background(), args, bytes.NewReader(stdin), &stdout, &stderr)
 			got := map[string][]byte{
-				"stdout": scrub(stdout.Bytes()),
-				"stderr": scrub(stderr.Bytes()),
+				"stdout": scrub(stdout.Bytes(), tmp),
+				"stderr": scrub(stderr.Bytes(), tmp),
 				"exit":   []byte(strconv.Itoa(code) + "\n"),
 			}
 			for _, name := range []string{"stdout", "stderr", "exit"} {
@@ -76,8 +83,13 @@ func mustRead(t *testing.T, path string) []byte {
 	return b
 }
 
-// scrub replaces what depends on the toolchain with placeholders.
-func scrub(b []byte) []byte {
+var durationRE = regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|ms|s|m)\b`)
+
+// scrub replaces what depends on the toolchain, the temporary directory
+// and the clock with placeholders.
+func scrub(b []byte, tmp string) []byte {
+	b = []byte(strings.ReplaceAll(string(b), tmp, "$TMP"))
+	b = durationRE.ReplaceAll(b, []byte("DURATION"))
 	pi := normalize.ParserInfo()
 	r := strings.NewReplacer(
 		normalize.EngineFingerprint(), "ENGINE",

@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/provgraph/provgraph/internal/graph"
+
 	"github.com/spf13/cobra"
 )
 
@@ -14,16 +16,20 @@ import (
 // two in step.
 const (
 	exitOK       = 0 // everything succeeded
-	exitRejected = 1 // some inputs were rejected; every result was still printed
+	exitRejected = 1 // input was rejected, in whole or in part
 	exitUsage    = 2 // bad flags, arguments, policy file or base URL
 	exitFailure  = 3 // an I/O or internal error stopped the command
+	exitLocked   = 4 // another process holds the database
 )
 
 const exitStatusHelp = `Exit status:
   0  success
-  1  some inputs were rejected (all results are still printed)
+  1  input rejected: normalize printed every result but some URLs were
+     rejected; ingest found an invalid line (nothing written) or, with
+     --skip-invalid, wrote the valid lines and listed the others
   2  usage error: bad flag, argument, policy file or base URL
-  3  I/O or internal error`
+  3  I/O or internal error
+  4  the database is locked by another process (see --lock-timeout)`
 
 // usageError marks an error as the user's to fix (exit status 2).
 type usageError struct{ err error }
@@ -34,6 +40,12 @@ func (e usageError) Unwrap() error { return e.err }
 func usagef(format string, args ...any) error {
 	return usageError{fmt.Errorf(format, args...)}
 }
+
+// inputError marks an error in the user's input data (exit status 1).
+type inputError struct{ err error }
+
+func (e inputError) Error() string { return e.err.Error() }
+func (e inputError) Unwrap() error { return e.err }
 
 // errRejected reports that a command finished but rejected some inputs.
 var errRejected = errors.New("some inputs were rejected")
@@ -53,11 +65,18 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // one place where errors become exit statuses.
 func exitCode(err error, stderr io.Writer) int {
 	var ue usageError
+	var ie inputError
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.Is(err, errRejected):
 		return exitRejected
+	case errors.As(err, &ie):
+		fmt.Fprintf(stderr, "provgraph: %v\n", err)
+		return exitRejected
+	case errors.Is(err, graph.ErrLocked):
+		fmt.Fprintf(stderr, "provgraph: %v\n", err)
+		return exitLocked
 	case errors.As(err, &ue), isCobraUsage(err):
 		fmt.Fprintf(stderr, "provgraph: %v\nRun 'provgraph --help' for usage.\n", err)
 		return exitUsage
@@ -96,6 +115,7 @@ they are the same resource.
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
 	root.AddCommand(newNormalizeCommand(stdin))
+	root.AddCommand(newIngestCommand(stdin))
 	root.AddCommand(newPolicyCommand())
 	return root
 }

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/synth"
+	"github.com/provgraph/provgraph/internal/vocab"
+)
+
+// TestMain lets the test binary act as the provgraph command, so tests can
+// run it as a real process (to kill it, or to hold a lock from another
+// process) without building anything.
+func TestMain(m *testing.M) {
+	if os.Getenv("PROVGRAPH_AS_MAIN") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// command returns the test binary set up to run "provgraph args...".
+func command(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "PROVGRAPH_AS_MAIN=1")
+	return cmd
+}
+
+func synthFile(t *testing.T, n int) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "cites.jsonl")
+	var b bytes.Buffer
+	if err := synth.New(synth.Options{Seed: 7, Sites: 300}).Write(&b, n); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestIngestSurvivesKill kills a real ingest process mid-run with SIGKILL,
+// checks that the database opens, is consistent and shows the run as
+// unfinished, then runs the same ingest again and checks the result equals
+// an uninterrupted ingest.
+func TestIngestSurvivesKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts several processes; skipped with -short")
+	}
+	input := synthFile(t, 3000)
+	db := filepath.Join(t.TempDir(), "killed.db")
+	cmd := command("ingest", "--db", db, "--batch", "500", input)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Kill once some batches are in: wait for the file to grow past its
+	// initial size, then a little more.
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if fi, err := os.Stat(db); err == nil && fi.Size() > 4<<20 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		t.Fatalf("ingest finished before it could be killed (%v); stderr: %s", err, stderr.String())
+	}
+
+	st, err := graph.Open(db, &graph.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("database after kill -9 does not open: %v", err)
+	}
+	if err := st.Check(context.Background()); err != nil {
+		t.Errorf("database after kill -9 is inconsistent: %v", err)
+	}
+	runs, _ := st.Subjects(graph.IRI(vocab.RDFType), graph.IRI(vocab.IngestRun))
+	if len(runs) != 1 {
+		t.Fatalf("%d ingest runs after kill, want 1", len(runs))
+	}
+	status, _ := st.Objects(runs[0], graph.IRI(vocab.RunStatus))
+	if len(status) != 1 || status[0].Value != "running" {
+		t.Errorf("killed run status = %v, want only \"running\"", status)
+	}
+	killed, _ := st.Count()
+	st.Close()
+
+	out, err := command("ingest", "--db", db, "--batch", "500", input).CombinedOutput()
+	if err != nil {
+		t.Fatalf("second ingest: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "completing an interrupted run") {
+		t.Errorf("second ingest did not say it completed the interrupted run: %s", out)
+	}
+	clean := filepath.Join(t.TempDir(), "clean.db")
+	if out, err := command("ingest", "--db", clean, "--batch", "500", input).CombinedOutput(); err != nil {
+		t.Fatalf("clean ingest: %v\n%s", err, out)
+	}
+	a, b := dumpDB(t, db), dumpDB(t, clean)
+	if a != b {
+		t.Errorf("killed-and-resumed database (%d quads before resuming) differs from an uninterrupted one", killed)
+	}
+}
+
+// dumpDB lists every quad not about an ingest run, sorted.
+func dumpDB(t *testing.T, path string) string {
+	t.Helper()
+	st, err := graph.Open(path, &graph.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs := map[graph.Term]bool{}
+	rs, _ := st.Subjects(graph.IRI(vocab.RDFType), graph.IRI(vocab.IngestRun))
+	for _, r := range rs {
+		runs[r] = true
+	}
+	var lines []string
+	err = st.Match(context.Background(), graph.Quad{}, func(q graph.Quad) error {
+		if !runs[q.S] {
+			lines = append(lines, q.String())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
+}
+
+// TestSecondWriterGetsLockedError: while one process writes, a second
+// writer gets exit status 4 and a clear message within its lock timeout.
+func TestSecondWriterGetsLockedError(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes; skipped with -short")
+	}
+	input := synthFile(t, 3000)
+	db := filepath.Join(t.TempDir(), "busy.db")
+	first := command("ingest", "--db", db, "--batch", "200", input)
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		first.Process.Kill()
+		first.Wait()
+	}()
+	for i := 0; i < 500; i++ {
+		if fi, err := os.Stat(db); err == nil && fi.Size() > 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	start := time.Now()
+	second := command("ingest", "--db", db, "--lock-timeout", "300ms", input)
+	out, err := second.CombinedOutput()
+	elapsed := time.Since(start)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitLocked {
+		t.Fatalf("second writer: %v, want exit status %d\n%s", err, exitLocked, out)
+	}
+	if !strings.Contains(string(out), "locked") {
+		t.Errorf("second writer's message does not say the database is locked: %s", out)
+	}
+	if elapsed > 30*time.Second {
+		t.Errorf("second writer took %v to give up with a 300ms lock timeout", elapsed)
+	}
+	t.Logf("second writer gave up after %v", elapsed.Round(time.Millisecond))
+}

@@ -1,0 +1,103 @@
+package graph_test
+
+import (
+	"context"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/provgraph/provgraph/internal/graph"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/format-v1/prov.db")
+
+// formatV1Data is what testdata/format-v1/prov.db holds: two citations
+// and literals that cayley's typed values would have changed, in a named
+// graph. It must not change with the other tests' data.
+func formatV1Data() []graph.Quad {
+	quads := citations(0, 2)
+	subj, pred, g := graph.IRI(pgid+"citation/0"), graph.IRI(pg+"value"), graph.IRI(pgid+"graph/1")
+	for _, o := range []graph.Term{
+		graph.Literal("2025-01-01T01:00:00+01:00", graph.XSDDateTime),
+		graph.Literal("2025-01-01T00:00:00Z", graph.XSDDateTime),
+		graph.Literal("007", graph.XSDInteger),
+		graph.Literal("7", graph.XSDInteger),
+		graph.String("a \"quoted\"\n\x00 café"),
+		graph.LangString("colour", "en-gb"),
+		graph.IRI("https://example.com/a b"),
+		graph.Blank("b0"),
+	} {
+		quads = append(quads, graph.Quad{S: subj, P: pred, O: o, G: g})
+	}
+	return quads
+}
+
+// TestFormatV1StillOpens opens a store written by the first release of the
+// file format, so that a change which cannot read it any more is noticed.
+// Regenerate it only when the format version changes, and then keep the
+// old file beside the new one.
+func TestFormatV1StillOpens(t *testing.T) {
+	golden := filepath.Join("testdata", "format-v1", "prov.db")
+	if *update {
+		os.Remove(golden)
+		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		s, err := graph.Open(golden, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Add(formatV1Data()); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Work on a copy: a test must not touch testdata, and a writable open
+	// is what users do.
+	path := filepath.Join(t.TempDir(), "prov.db")
+	copyFile(t, golden, path)
+	s := mustOpen(t, path, nil)
+	want := formatV1Data()
+	if got := mustCount(t, s); got != int64(distinct(want)) {
+		t.Errorf("Count() = %d, want %d", got, distinct(want))
+	}
+	var wantS []string
+	for _, q := range want {
+		wantS = append(wantS, q.String())
+	}
+	slices.Sort(wantS)
+	wantS = slices.Compact(wantS)
+	if got := all(t, s, graph.Quad{}); !slices.Equal(got, wantS) {
+		t.Errorf("Match(all) on the v1 file =\n\t%q\nwant\n\t%q", got, wantS)
+	}
+	if n := mustAdd(t, s, want...); n != 0 {
+		t.Errorf("Add(same data) on the v1 file = %d, want 0", n)
+	}
+	if err := s.Check(context.Background()); err != nil {
+		t.Error(err)
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	in, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,166 @@
+package graph_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/provgraph/provgraph/internal/graph"
+)
+
+// A small graph with every position varying: two subjects, two predicates,
+// an object shared by both subjects, quads in the default graph and in two
+// named graphs, and the same triple in two graphs.
+var (
+	mA, mB   = graph.IRI("https://example.com/a"), graph.Blank("b")
+	mP, mQ   = graph.IRI("https://example.com/p"), graph.IRI("https://example.com/q")
+	mX       = graph.IRI("https://example.com/x")
+	mLit     = graph.Literal("007", graph.XSDInteger)
+	mG1, mG2 = graph.IRI("https://example.com/g1"), graph.Blank("g2")
+
+	matchData = []graph.Quad{
+		{S: mA, P: mP, O: mX},                // 0
+		{S: mA, P: mP, O: mLit},              // 1
+		{S: mA, P: mQ, O: mX},                // 2
+		{S: mB, P: mP, O: mX},                // 3
+		{S: mB, P: mQ, O: mLit, G: mG1},      // 4
+		{S: mB, P: mQ, O: mLit, G: mG2},      // 5
+		{S: mA, P: mP, O: mX, G: mG1},        // 6: quad 0 in g1
+		{S: mX, P: mP, O: mA},                // 7
+		{S: mA, P: rdfType, O: mX, G: mG2},   // 8
+		{S: mB, P: rdfType, O: mLit, G: mG2}, // 9
+	}
+)
+
+func TestMatch(t *testing.T) {
+	s := newStore(t)
+	mustAdd(t, s, matchData...)
+	unknown := graph.IRI("https://example.com/unknown")
+	tests := []struct {
+		pattern graph.Quad
+		want    []int // indexes into matchData
+	}{
+		{graph.Quad{}, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}},
+		{graph.Quad{S: mA}, []int{0, 1, 2, 6, 8}},
+		{graph.Quad{S: mB}, []int{3, 4, 5, 9}},
+		{graph.Quad{P: mP}, []int{0, 1, 3, 6, 7}},
+		{graph.Quad{P: mQ}, []int{2, 4, 5}},
+		{graph.Quad{O: mX}, []int{0, 2, 3, 6, 8}},
+		{graph.Quad{O: mLit}, []int{1, 4, 5, 9}},
+		{graph.Quad{O: mA}, []int{7}},
+		{graph.Quad{G: mG1}, []int{4, 6}},
+		{graph.Quad{G: mG2}, []int{5, 8, 9}},
+		{graph.Quad{S: mA, P: mP}, []int{0, 1, 6}},
+		{graph.Quad{S: mA, O: mX}, []int{0, 2, 6, 8}},
+		{graph.Quad{P: mP, O: mX}, []int{0, 3, 6}},
+		{graph.Quad{S: mA, P: mP, O: mX}, []int{0, 6}},
+		{graph.Quad{S: mA, P: mP, O: mX, G: mG1}, []int{6}},
+		{graph.Quad{S: mB, G: mG2}, []int{5, 9}},
+		{graph.Quad{P: rdfType, G: mG2}, []int{8, 9}},
+		{graph.Quad{S: mA, P: mP, O: mX, G: mG2}, nil},
+		{graph.Quad{S: unknown}, nil},
+		{graph.Quad{P: unknown}, nil},
+		{graph.Quad{O: unknown, P: mP}, nil},
+		{graph.Quad{S: mLit}, nil},                                 // a literal is never a subject
+		{graph.Quad{P: mB}, nil},                                   // nor a blank node a predicate
+		{graph.Quad{O: graph.Literal("7", graph.XSDInteger)}, nil}, // "007" is not "7"
+	}
+	for _, tt := range tests {
+		var want []string
+		for _, i := range tt.want {
+			want = append(want, matchData[i].String())
+		}
+		slices.Sort(want)
+		if got := all(t, s, tt.pattern); !slices.Equal(got, want) {
+			t.Errorf("Match(%v) =\n\t%q\nwant\n\t%q", tt.pattern, got, want)
+		}
+	}
+}
+
+func TestHas(t *testing.T) {
+	s := newStore(t)
+	mustAdd(t, s, matchData...)
+	tests := []struct {
+		q    graph.Quad
+		want bool
+	}{
+		{matchData[0], true},
+		{matchData[6], true},
+		{graph.Quad{S: mA, P: mP, O: mX, G: mG2}, false}, // other graph
+		{graph.Quad{S: mB, P: mQ, O: mLit}, false},       // stored only in g1, g2
+		{graph.Quad{S: mX, P: mP, O: mX}, false},
+		{graph.Quad{S: mA, P: mP}, false},          // not a quad
+		{graph.Quad{S: mLit, P: mP, O: mX}, false}, // not a valid quad
+	}
+	for _, tt := range tests {
+		if got, err := s.Has(tt.q); got != tt.want || err != nil {
+			t.Errorf("Has(%v) = %v, %v; want %v", tt.q, got, err, tt.want)
+		}
+	}
+}
+
+func TestObjectsSubjects(t *testing.T) {
+	s := newStore(t)
+	mustAdd(t, s, matchData...)
+	objs, err := s.Objects(mA, mP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// quad 6 repeats quad 0's triple in another graph: one object
+	if want := []graph.Term{mX, mLit}; !slices.Equal(objs, want) {
+		t.Errorf("Objects(a, p) = %v, want %v", objs, want)
+	}
+	subjs, err := s.Subjects(mQ, mLit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []graph.Term{mB}; !slices.Equal(subjs, want) {
+		t.Errorf("Subjects(q, 007) = %v, want %v", subjs, want)
+	}
+	none, err := s.Objects(mX, mQ)
+	if err != nil || none == nil || len(none) != 0 {
+		t.Errorf("Objects(x, q) = %#v, %v; want an empty, non-nil slice", none, err)
+	}
+}
+
+func TestMatchFnError(t *testing.T) {
+	s := newStore(t)
+	mustAdd(t, s, citations(0, 30)...)
+	stop := fmt.Errorf("enough")
+	calls := 0
+	err := s.Match(context.Background(), graph.Quad{}, func(graph.Quad) error {
+		calls++
+		if calls == 3 {
+			return stop
+		}
+		return nil
+	})
+	if err != stop || calls != 3 {
+		t.Errorf("Match with a failing fn = %v after %d calls, want %v after 3", err, calls, stop)
+	}
+}
+
+func TestMatchCanceled(t *testing.T) {
+	s := newStore(t)
+	mustAdd(t, s, citations(0, 30)...)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := s.Match(ctx, graph.Quad{}, func(graph.Quad) error { return nil })
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Match with a canceled context = %v, want context.Canceled", err)
+	}
+	if err := s.Check(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Check with a canceled context = %v, want context.Canceled", err)
+	}
+}
+
+func TestMatchInvalidPattern(t *testing.T) {
+	s := newStore(t)
+	err := s.Match(context.Background(), graph.Quad{O: graph.Term{Kind: graph.KindLiteral, Value: "x", Lang: "EN"}},
+		func(graph.Quad) error { return nil })
+	if !errors.Is(err, graph.ErrInvalidQuad) {
+		t.Errorf("Match(bad language tag) = %v, want ErrInvalidQuad", err)
+	}
+}

@@ -1,0 +1,295 @@
+package ingest
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/normalize"
+	"github.com/provgraph/provgraph/internal/vocab"
+)
+
+// Mapper turns citation records into quads, following ontology/MODEL.md,
+// under one normalization policy. It is not safe for concurrent use.
+type Mapper struct {
+	policy  *normalize.Policy
+	norm    *normalize.Normalizer // no base URL
+	lenient *normalize.Normalizer // for reading hop hosts
+	digest  string
+	pol     graph.Term // the policy node
+	assoc   graph.Term // the association of provgraph with the policy
+	quads   []graph.Quad
+}
+
+// NewMapper returns a Mapper for policy p.
+func NewMapper(p *normalize.Policy) (*Mapper, error) {
+	n, err := normalize.New(p, nil)
+	if err != nil {
+		return nil, err
+	}
+	l, err := normalize.New(normalize.Lenient(), nil)
+	if err != nil {
+		return nil, err
+	}
+	return &Mapper{
+		policy:  p,
+		norm:    n,
+		lenient: l,
+		digest:  p.Digest(),
+		pol:     mint("policy", p.Digest()),
+		assoc:   mint("association", p.Digest()),
+	}, nil
+}
+
+// PolicyNode returns the node of the mapper's policy.
+func (m *Mapper) PolicyNode() graph.Term { return m.pol }
+
+func iri(s string) graph.Term { return graph.IRI(s) }
+
+var (
+	rdfType = iri(vocab.RDFType)
+	xsdInt  = graph.XSDInteger
+	xsdTime = graph.XSDDateTime
+)
+
+func (m *Mapper) add(s graph.Term, p string, o graph.Term) {
+	m.quads = append(m.quads, graph.Quad{S: s, P: iri(p), O: o})
+}
+
+func (m *Mapper) types(s graph.Term, classes ...string) {
+	for _, c := range classes {
+		m.add(s, vocab.RDFType, iri(c))
+	}
+}
+
+func (m *Mapper) str(s graph.Term, p, v string) {
+	if v != "" {
+		m.add(s, p, graph.String(v))
+	}
+}
+
+func (m *Mapper) typed(s graph.Term, p, lexical, datatype string) {
+	if lexical != "" {
+		m.add(s, p, graph.Literal(lexical, datatype))
+	}
+}
+
+// PolicyQuads describes the policy, provgraph as an agent, and their
+// association; every normalization under the policy points at them.
+func (m *Mapper) PolicyQuads() []graph.Quad {
+	m.quads = m.quads[:0]
+	pi := normalize.ParserInfo()
+	m.types(m.pol, vocab.NormalizationPolicy, vocab.ProvPlan, vocab.ProvEntity)
+	m.str(m.pol, vocab.PolicyName, m.policy.Name())
+	m.str(m.pol, vocab.PolicyVersion, m.policy.Version())
+	m.str(m.pol, vocab.PolicyDigest, m.digest)
+	m.str(m.pol, vocab.ParserName, pi.Name)
+	m.str(m.pol, vocab.ParserVersion, pi.Version)
+	m.types(AgentIRI, vocab.ProvSoftwareAgent, vocab.ProvAgent)
+	m.add(AgentIRI, vocab.RDFSLabel, graph.String("provgraph"))
+	m.types(m.assoc, vocab.ProvAssociation, vocab.ProvInfluence)
+	m.add(m.assoc, vocab.ProvAgentProp, AgentIRI)
+	m.add(m.assoc, vocab.ProvHadPlan, m.pol)
+	return append([]graph.Quad(nil), m.quads...)
+}
+
+// Citation is what Quads learned about a record, for the caller's counts.
+type Citation struct {
+	ID       string
+	Node     graph.Term
+	Digest   string
+	Rejected *normalize.Error // the raw URL's rejection, if any
+}
+
+// Quads appends the quads of one record to dst.
+func (m *Mapper) Quads(dst []graph.Quad, r *Record) ([]graph.Quad, Citation, error) {
+	m.quads = dst
+	id := r.ID()
+	cit := mint("citation", id)
+	info := Citation{ID: id, Node: cit, Digest: r.Digest()}
+	raw := *r.RawURL
+
+	m.types(cit, vocab.Citation, vocab.ProvEntity)
+	m.str(cit, vocab.CitationId, id)
+	m.str(cit, vocab.RecordDigest, info.Digest)
+	m.typed(cit, vocab.ObservedAt, r.ObservedAt, xsdTime)
+	m.typed(cit, vocab.Position, string(r.Position), xsdInt)
+	m.str(cit, vocab.Question, r.Question)
+	m.str(cit, vocab.BaseURL, r.BaseURL)
+	if r.Engine != "" || r.AnswerID != "" {
+		ans := mint("answer", r.Engine, r.AnswerID)
+		m.add(cit, vocab.InAnswer, ans)
+		m.types(ans, vocab.Answer, vocab.ProvEntity)
+		m.str(ans, vocab.AnswerId, r.AnswerID)
+		if r.Engine != "" {
+			eng := mint("engine", r.Engine)
+			m.add(ans, vocab.ProvWasAttributedTo, eng)
+			m.types(eng, vocab.AnswerEngine, vocab.ProvSoftwareAgent, vocab.ProvAgent)
+			m.str(eng, vocab.EngineName, r.Engine)
+		}
+	}
+
+	rawNode := mint("raw", raw)
+	m.add(cit, vocab.Cites, rawNode)
+	m.types(rawNode, vocab.RawURL, vocab.ProvEntity)
+	m.add(rawNode, vocab.Text, graph.String(raw))
+
+	// The normalization of this raw text (with this base) under this
+	// policy: the same for every citation of the same raw URL.
+	n := m.norm
+	if r.BaseURL != "" {
+		var err error
+		n, err = normalize.New(m.policy, &normalize.Options{Base: r.BaseURL})
+		if err != nil {
+			return dst, info, err
+		}
+	}
+	res, err := n.Normalize(raw)
+	var nerr *normalize.Error
+	if err != nil && !errors.As(err, &nerr) {
+		return dst, info, err
+	}
+	info.Rejected = nerr
+	if nerr == nil && res.HasFragment {
+		m.add(rawNode, vocab.Fragment, graph.String(res.Fragment))
+	} else if _, frag, ok := strings.Cut(raw, "#"); ok && nerr != nil {
+		m.add(rawNode, vocab.Fragment, graph.String(frag))
+	}
+	nrm := mint("norm", raw, r.BaseURL, m.digest)
+	m.add(cit, vocab.NormalizedAs, nrm)
+	m.types(nrm, vocab.Normalization, vocab.ProvActivity)
+	m.add(nrm, vocab.ProvUsed, rawNode)
+	m.add(nrm, vocab.ProvQualifiedAssociation, m.assoc)
+	m.str(nrm, vocab.Steps, stepsJSON(res.Steps()))
+	if nerr != nil {
+		m.str(nrm, vocab.ErrorCode, string(nerr.Code))
+		m.str(nrm, vocab.ErrorMessage, nerr.Error())
+	} else {
+		key := mint("key", raw, r.BaseURL, m.digest)
+		m.types(key, vocab.ComparisonKey, vocab.ProvEntity)
+		m.add(key, vocab.ProvWasGeneratedBy, nrm)
+		m.add(key, vocab.ProvWasDerivedFrom, rawNode)
+		m.add(key, vocab.Text, graph.String(res.Key))
+		m.str(key, vocab.Compare, string(res.Compare))
+		if res.Parsed != raw {
+			m.str(key, vocab.Parsed, res.Parsed)
+		}
+		if p := res.RemovedParams(); len(p) > 0 {
+			m.str(key, vocab.RemovedParams, jsonText(p))
+		}
+		m.str(key, vocab.HostRule, res.HostRule)
+	}
+
+	if r.Retrieval != nil {
+		m.retrieval(cit, rawNode, raw, r.Retrieval)
+	}
+	rels := r.Relations
+	detected := DetectRelations(raw, res.Parsed)
+	for i, rel := range append(rels[:len(rels):len(rels)], detected...) {
+		evidence := "declared"
+		if i >= len(rels) {
+			evidence = "detected"
+		}
+		m.relation(cit, rawNode, rel, evidence)
+	}
+	return m.quads, info, nil
+}
+
+func (m *Mapper) retrieval(cit, rawNode graph.Term, raw string, rt *Retrieval) {
+	canon, _ := json.Marshal(rt)
+	ret := mint("retrieval", raw, string(canon))
+	m.add(cit, vocab.RetrievedIn, ret)
+	m.types(ret, vocab.Retrieval, vocab.ProvActivity)
+	m.add(ret, vocab.ProvUsed, rawNode)
+	m.typed(ret, vocab.RetrievedAt, rt.RetrievedAt, xsdTime)
+	m.typed(ret, vocab.FinalStatus, string(rt.FinalStatus), xsdInt)
+	m.str(ret, vocab.ContentHash, rt.ContentHash)
+	m.str(ret, vocab.ContentType, rt.ContentType)
+	m.str(ret, vocab.SnapshotRef, rt.SnapshotRef)
+	m.str(ret, vocab.Outcome, rt.Outcome)
+	m.str(ret, vocab.OutcomeError, rt.OutcomeError)
+	declarer := rawNode
+	if rt.FinalURL != "" {
+		m.str(ret, vocab.FinalURL, rt.FinalURL)
+		res := mint("resolved", rt.FinalURL)
+		m.add(ret, vocab.ResolvedTo, res)
+		m.types(res, vocab.ResolvedURL, vocab.ProvEntity)
+		m.add(res, vocab.Text, graph.String(rt.FinalURL))
+		m.add(res, vocab.ProvWasGeneratedBy, ret)
+		declarer = res
+	}
+	for i, h := range rt.Hops {
+		hop := mint("hop", ret.Value, strconv.Itoa(i))
+		m.add(ret, vocab.Hop, hop)
+		m.types(hop, vocab.RedirectHop, vocab.ProvActivity)
+		m.typed(hop, vocab.HopIndex, strconv.Itoa(i), xsdInt)
+		m.str(hop, vocab.From, h.From)
+		m.str(hop, vocab.To, h.To)
+		m.typed(hop, vocab.Status, string(h.Status), xsdInt)
+		m.typed(hop, vocab.At, h.At, xsdTime)
+		m.typed(hop, vocab.CrossesHost, strconv.FormatBool(m.host(h.From) != m.host(h.To)), graph.XSDBoolean)
+	}
+	for _, c := range rt.Canonical {
+		decl := mint("canonical", ret.Value, c.URL, c.Source)
+		m.types(decl, vocab.CanonicalDeclaration, vocab.ProvEntity)
+		m.str(decl, vocab.DeclaredURL, c.URL)
+		m.str(decl, vocab.SignalSource, c.Source)
+		m.add(decl, vocab.DeclaredBy, declarer)
+		m.add(decl, vocab.ProvWasGeneratedBy, ret)
+	}
+}
+
+// host returns the host a browser would contact for u, or u itself when it
+// does not parse, so that two unparsable URLs only match when equal.
+func (m *Mapper) host(u string) string {
+	res, err := m.lenient.Normalize(u)
+	if err != nil {
+		return u
+	}
+	h, _, _ := splitHref(res.Parsed)
+	return h
+}
+
+var relationClass = map[string]struct{ class, prop string }{
+	RelFormatOf:      {vocab.FormatRelation, vocab.FormatOf},
+	RelMirrorOf:      {vocab.MirrorRelation, vocab.MirrorOf},
+	RelSyndicationOf: {vocab.SyndicationRelation, vocab.SyndicationOf},
+	RelArchiveOf:     {vocab.ArchiveRelation, vocab.ArchiveOf},
+}
+
+func (m *Mapper) relation(cit, rawNode graph.Term, rel Relation, evidence string) {
+	rc := relationClass[rel.Type]
+	target := mint("resource", rel.Target)
+	m.types(target, vocab.RelatedResource, vocab.ProvEntity)
+	m.add(target, vocab.Text, graph.String(rel.Target))
+	q := mint("relation", cit.Value, rel.Type, rel.Target, rel.Format, rel.CapturedAt, evidence)
+	m.add(cit, vocab.QualifiedRelation, q)
+	m.types(q, vocab.SourceRelation, rc.class, vocab.ProvInfluence)
+	m.add(q, vocab.Target, target)
+	m.str(q, vocab.Evidence, evidence)
+	m.str(q, vocab.Format, rel.Format)
+	m.typed(q, vocab.CapturedAt, rel.CapturedAt, xsdTime)
+	m.add(rawNode, rc.prop, target)
+}
+
+// stepsJSON encodes a step log as one JSON array literal.
+func stepsJSON(steps []normalize.Step) string {
+	if len(steps) == 0 {
+		return "[]"
+	}
+	return jsonText(steps)
+}
+
+// jsonText encodes v as compact JSON without HTML escaping, so "<" and "&"
+// in URLs stay readable in the literal.
+func jsonText(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(err) // plain data
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}

@@ -1,0 +1,325 @@
+package ingest
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Record is one citation observation, one line of the JSON Lines input.
+// Field names are the input's. Integers keep their lexical form (Integer),
+// so what reaches the graph is what the input said.
+type Record struct {
+	CitationID string     `json:"citation_id,omitempty"`
+	Engine     string     `json:"engine,omitempty"`
+	AnswerID   string     `json:"answer_id,omitempty"`
+	Position   Integer    `json:"position,omitempty"`
+	Question   string     `json:"question,omitempty"`
+	ObservedAt string     `json:"observed_at"`
+	RawURL     *string    `json:"raw_url"`
+	BaseURL    string     `json:"base_url,omitempty"`
+	Retrieval  *Retrieval `json:"retrieval,omitempty"`
+	Relations  []Relation `json:"relations,omitempty"`
+}
+
+// Retrieval is what a fetch of the raw URL observed.
+type Retrieval struct {
+	RetrievedAt  string      `json:"retrieved_at,omitempty"`
+	Hops         []Hop       `json:"hops,omitempty"`
+	FinalURL     string      `json:"final_url,omitempty"`
+	FinalStatus  Integer     `json:"final_status,omitempty"`
+	ContentHash  string      `json:"content_hash,omitempty"`
+	ContentType  string      `json:"content_type,omitempty"`
+	Canonical    []Canonical `json:"canonical,omitempty"`
+	SnapshotRef  string      `json:"snapshot_ref,omitempty"`
+	Outcome      string      `json:"outcome,omitempty"`
+	OutcomeError string      `json:"outcome_error,omitempty"`
+}
+
+// Hop is one redirect: from, to, the status that caused it and when.
+type Hop struct {
+	From   string  `json:"from"`
+	To     string  `json:"to"`
+	Status Integer `json:"status"`
+	At     string  `json:"at,omitempty"`
+}
+
+// Canonical is a canonical declaration as observed.
+type Canonical struct {
+	URL    string `json:"url"`
+	Source string `json:"source"`
+}
+
+// Relation links the cited resource to another one: a format variant, a
+// mirror, a syndicated copy or an archive snapshot.
+type Relation struct {
+	Type       string `json:"type"`
+	Target     string `json:"target"`
+	Format     string `json:"format,omitempty"`
+	CapturedAt string `json:"captured_at,omitempty"`
+}
+
+// Relation types and their meaning, as accepted in the input.
+const (
+	RelFormatOf      = "format_of"
+	RelMirrorOf      = "mirror_of"
+	RelSyndicationOf = "syndication_of"
+	RelArchiveOf     = "archive_of"
+)
+
+var (
+	canonicalSources = []string{"html-link", "http-link-header", "platform"}
+	relationTypes    = []string{RelFormatOf, RelMirrorOf, RelSyndicationOf, RelArchiveOf}
+	formats          = []string{"amp", "print", "mobile", "pdf", "reader"}
+)
+
+// Integer is a JSON integer kept as its text. A quoted number is refused:
+// the schema says number, and a string there is a sign of a broken
+// producer.
+type Integer string
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (n *Integer) UnmarshalJSON(b []byte) error {
+	if len(b) == 0 || b[0] < '0' && b[0] != '-' || b[0] > '9' {
+		what := "string"
+		switch {
+		case len(b) > 0 && b[0] == '{':
+			what = "object"
+		case len(b) > 0 && b[0] == '[':
+			what = "array"
+		case len(b) > 0 && (b[0] == 't' || b[0] == 'f'):
+			what = "bool"
+		case len(b) > 0 && b[0] == 'n':
+			return nil // null: absent
+		}
+		return &json.UnmarshalTypeError{Value: what, Type: reflect.TypeOf(json.Number(""))}
+	}
+	*n = Integer(b)
+	return nil
+}
+
+// RecordError says what is wrong with one input line: the file, the line,
+// the field (a JSON path such as "retrieval.hops[1].status") and why.
+type RecordError struct {
+	File  string
+	Line  int
+	Field string
+	Msg   string
+}
+
+func (e *RecordError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Field, e.Msg)
+}
+
+// ParseRecord decodes and validates one JSON line. Unknown fields are an
+// error, not silently dropped: everything given must be stored.
+func ParseRecord(line []byte, file string, lineNo int) (*Record, error) {
+	fail := func(field, format string, args ...any) error {
+		return &RecordError{File: file, Line: lineNo, Field: field, Msg: fmt.Sprintf(format, args...)}
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	var r Record
+	if err := dec.Decode(&r); err != nil {
+		return nil, fail(jsonErrorField(err), "%s", jsonErrorMessage(err))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fail("", "more than one JSON value on the line")
+	}
+	if r.RawURL == nil {
+		return nil, fail("raw_url", "required field is missing")
+	}
+	if r.ObservedAt == "" {
+		return nil, fail("observed_at", "required field is missing")
+	}
+	if err := checkTime(r.ObservedAt); err != nil {
+		return nil, fail("observed_at", "%v", err)
+	}
+	if r.Position != "" {
+		if err := checkInteger(r.Position, 0, 1<<31); err != nil {
+			return nil, fail("position", "%v", err)
+		}
+	}
+	if r.Retrieval != nil {
+		rt := r.Retrieval
+		if rt.RetrievedAt != "" {
+			if err := checkTime(rt.RetrievedAt); err != nil {
+				return nil, fail("retrieval.retrieved_at", "%v", err)
+			}
+		}
+		if rt.FinalStatus != "" {
+			if err := checkInteger(rt.FinalStatus, 100, 599); err != nil {
+				return nil, fail("retrieval.final_status", "%v", err)
+			}
+		}
+		for i, h := range rt.Hops {
+			f := fmt.Sprintf("retrieval.hops[%d]", i)
+			if h.From == "" {
+				return nil, fail(f+".from", "required field is missing")
+			}
+			if h.To == "" {
+				return nil, fail(f+".to", "required field is missing")
+			}
+			if h.Status == "" {
+				return nil, fail(f+".status", "required field is missing")
+			}
+			if err := checkInteger(h.Status, 100, 599); err != nil {
+				return nil, fail(f+".status", "%v", err)
+			}
+			if h.At != "" {
+				if err := checkTime(h.At); err != nil {
+					return nil, fail(f+".at", "%v", err)
+				}
+			}
+		}
+		for i, c := range rt.Canonical {
+			f := fmt.Sprintf("retrieval.canonical[%d]", i)
+			if c.URL == "" {
+				return nil, fail(f+".url", "required field is missing")
+			}
+			if !contains(canonicalSources, c.Source) {
+				return nil, fail(f+".source", "%q is not one of %s", c.Source, strings.Join(canonicalSources, ", "))
+			}
+		}
+	}
+	for i, rel := range r.Relations {
+		f := fmt.Sprintf("relations[%d]", i)
+		if !contains(relationTypes, rel.Type) {
+			return nil, fail(f+".type", "%q is not one of %s", rel.Type, strings.Join(relationTypes, ", "))
+		}
+		if rel.Target == "" {
+			return nil, fail(f+".target", "required field is missing")
+		}
+		if rel.Format != "" && !contains(formats, rel.Format) {
+			return nil, fail(f+".format", "%q is not one of %s", rel.Format, strings.Join(formats, ", "))
+		}
+		if rel.CapturedAt != "" {
+			if err := checkTime(rel.CapturedAt); err != nil {
+				return nil, fail(f+".captured_at", "%v", err)
+			}
+		}
+	}
+	return &r, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// checkTime accepts an RFC 3339 timestamp whose lexical form is also a valid
+// xsd:dateTime: uppercase "T" and "Z", and an explicit offset so that the
+// instant is unambiguous. The text is stored as given, never reformatted.
+func checkTime(s string) error {
+	if strings.ContainsAny(s, "tz") {
+		if _, err := time.Parse(time.RFC3339Nano, strings.ToUpper(s)); err == nil {
+			return fmt.Errorf("%q: write \"T\" and \"Z\" in uppercase (RFC 3339 as xsd:dateTime)", s)
+		}
+	}
+	if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
+		return fmt.Errorf("%q is not an RFC 3339 timestamp such as 2025-01-01T12:00:00Z", s)
+	}
+	if strings.ContainsAny(s, "tz ") {
+		return fmt.Errorf("%q: write \"T\" and \"Z\" in uppercase (RFC 3339 as xsd:dateTime)", s)
+	}
+	return nil
+}
+
+// checkInteger accepts a JSON number that is a plain integer (no fraction,
+// exponent or sign) within [lo, hi].
+func checkInteger(n Integer, lo, hi int64) error {
+	s := string(n)
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return fmt.Errorf("%s is not a whole number", s)
+		}
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || v < lo || v > hi {
+		return fmt.Errorf("%s is out of range %d..%d", s, lo, hi)
+	}
+	return nil
+}
+
+// jsonErrorField names the field a decoding error concerns, when known.
+func jsonErrorField(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return te.Field
+	}
+	return ""
+}
+
+func jsonErrorMessage(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("a JSON %s cannot be a %s", te.Value, jsonTypeName(te.Type.String()))
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("invalid JSON at byte %d: %v", se.Offset, err)
+	}
+	msg := err.Error()
+	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		return "unknown field " + f + " (the fields are listed in README.md)"
+	}
+	if err == io.EOF {
+		return "empty line"
+	}
+	if err == io.ErrUnexpectedEOF {
+		return "invalid JSON: the line ends inside a JSON value"
+	}
+	return strings.TrimPrefix(msg, "json: ")
+}
+
+func jsonTypeName(t string) string {
+	switch {
+	case t == "string" || t == "*string":
+		return "string"
+	case t == "json.Number":
+		return "number"
+	case strings.HasPrefix(t, "[]"):
+		return "list"
+	default:
+		return "object"
+	}
+}
+
+// Digest returns a deterministic digest of the record's content: SHA-256
+// over its canonical JSON form (fields in a fixed order, no whitespace), as
+// "sha256:" and hex. Two lines that differ only in whitespace or field
+// order have the same digest.
+func (r *Record) Digest() string {
+	b, err := json.Marshal(r)
+	if err != nil {
+		panic(err) // plain data
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// ID returns the citation id: the given citation_id, or a digest of the
+// record without it.
+func (r *Record) ID() string {
+	if r.CitationID != "" {
+		return r.CitationID
+	}
+	d := r.Digest()
+	return "c-" + d[len("sha256:"):len("sha256:")+32]
+}
