@@ -166,11 +166,13 @@ func (r *run) parseHost(raw string, off int) (string, error) {
 		if msg := aceLabelError(in); msg != "" {
 			return "", r.fail(CodeInvalidHost, off, "UTS #46 ToASCII: "+msg+" [domain-to-ASCII]")
 		}
-		if hasPunycodeLabel(a) {
-			// The key must normalize to itself. x/net/idna encodes some
-			// labels (very long ones) into Punycode that it then refuses to
-			// decode; such a host would give a key the default policy
-			// rejects, so it is rejected here instead.
+		if hasLongLabel(a) {
+			// The key must normalize to itself. x/net/idna encodes labels
+			// of any length but refuses to decode one of 1024 code points
+			// or more (punycode.go), so a very long label gives a key the
+			// default policy would reject; such a host is rejected here
+			// instead. Labels of DNS length (63 bytes) always decode, so
+			// only longer ones are checked.
 			if _, err := idnaProfile.ToASCII(a); err != nil {
 				return "", r.fail(CodeInvalidHost, off, "UTS #46 ToASCII gives "+strconv.Quote(a)+", which does not validate again: "+strings.TrimPrefix(err.Error(), "idna: ")+" [domain-to-ASCII]")
 			}
@@ -230,6 +232,19 @@ func asciiLower(s string) string {
 		}
 	}
 	return s
+}
+
+// hasLongLabel reports whether a label of s is longer than 63 bytes, the
+// DNS limit.
+func hasLongLabel(s string) bool {
+	for len(s) > 63 {
+		i := strings.IndexByte(s, '.')
+		if i < 0 || i > 63 {
+			return true
+		}
+		s = s[i+1:]
+	}
+	return false
 }
 
 // hasPunycodeLabel reports whether a label of the lowercase ASCII host s

@@ -143,17 +143,23 @@ func (n *Normalizer) Policy() *Policy { return n.policy }
 func (n *Normalizer) Normalize(raw string) (Result, error) {
 	r := run{p: n.policy, in: raw}
 	res := Result{Raw: raw, Compare: CompareNormalized}
-	u, err := r.parse(n.base)
-	if err != nil {
-		res.setSteps(&r)
-		return res, err
+	var u url
+	if !r.fastParse(raw, &u) {
+		var err error
+		if u, err = r.parseFull(n.base); err != nil {
+			res.setSteps(&r)
+			return res, err
+		}
 	}
 	res.Fragment, res.HasFragment = u.rawFrag, u.hash != ""
 	// Every change the parse makes is logged, so an input that logged no
 	// step is its own href (FuzzEveryParseChangeIsLogged checks this) and
 	// needs no serializing.
 	parseLogged := r.nSteps > 0
-	parsed := u
+	var parsed url
+	if parseLogged {
+		parsed = u
+	}
 	changed := r.policySteps(&u, &res)
 	keepFrag := n.policy.actions[idDropFragment] == Off
 	switch {

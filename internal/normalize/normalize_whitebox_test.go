@@ -78,3 +78,37 @@ func FuzzDropParams(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFastPath checks that fastParse, when it accepts an input, gives
+// exactly what the full parser gives, and that the full parser logs no step
+// for it, under the default and the lenient policy.
+func FuzzFastPath(f *testing.F) {
+	for _, s := range []string{
+		"https://example.com/a/b?c=d#e", "http://a.b/./c", "https://x.test/a/..", "https://x.test/?'", "https://x.test/p#a#b",
+		"https://1.2.3.4/", "https://a.0x1/", "https://xn--a.test/", "https://a.test./p", "https://a..b/p", "https://a.test/p?q#f?g",
+		"https://a.test/p/.x/..y", "https://a.test/a'b", "https://A.test/", "https://a.test:80/", "https://a.test",
+	} {
+		f.Add(s)
+	}
+	policies := []*Policy{Default(), Lenient()}
+	f.Fuzz(func(t *testing.T, in string) {
+		for _, p := range policies {
+			r := run{p: p, in: in}
+			var fast url
+			if !r.fastParse(in, &fast) {
+				continue
+			}
+			full := run{p: p, in: in}
+			u, err := full.parseFull(nil)
+			if err != nil {
+				t.Fatalf("fastParse(%q) accepted what the parser rejects: %v", in, err)
+			}
+			if full.nSteps > 0 {
+				t.Fatalf("fastParse(%q) accepted an input the parser logs steps for: %+v", in, full.stepAt(0))
+			}
+			if fast != u {
+				t.Fatalf("fastParse(%q) = %+v, parser = %+v", in, fast, u)
+			}
+		}
+	})
+}

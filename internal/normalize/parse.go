@@ -181,6 +181,14 @@ func isAlpha(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
 // (§4.4), turning each silent normalization into a logged, policy-controlled
 // step. base is nil when no base URL was given.
 func (r *run) parse(base *url) (u url, err error) {
+	if r.fastParse(r.in, &u) {
+		return u, nil
+	}
+	return r.parseFull(base)
+}
+
+// parseFull is parse without the fast path.
+func (r *run) parseFull(base *url) (u url, err error) {
 	in := r.in
 	s := in
 	if !printableASCII(in) {

@@ -44,8 +44,10 @@ type Policy struct {
 	hosts    []hostRule
 	ports    map[string]string // scheme -> default port as decimal text
 	schemes  map[string]bool
-	digest   string
-	source   string
+	// http and https are accepted: the fast path asks for every URL.
+	http, https bool
+	digest      string
+	source      string
 }
 
 // policyFile is the TOML shape of a policy file. Field comments are the
@@ -199,6 +201,8 @@ func ParsePolicy(data []byte, source string) (*Policy, error) {
 			return nil, bad("scheme %q is not supported: provgraph parses the URL Standard's special schemes %s", s, specialSchemeList())
 		}
 		p.schemes[s] = true
+		p.http = p.http || s == "http"
+		p.https = p.https || s == "https"
 	}
 	for s, port := range f.DefaultPort {
 		if _, ok := specialSchemes[s]; !ok {
@@ -315,6 +319,17 @@ func computeDigest(f policyFile) string {
 	}
 	sum := sha256.Sum256(canon)
 	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// acceptsScheme reports whether the policy accepts a lowercase scheme.
+func (p *Policy) acceptsScheme(s string) bool {
+	switch s {
+	case "https":
+		return p.https
+	case "http":
+		return p.http
+	}
+	return p.schemes[s]
 }
 
 // Name returns the policy's declared name.
