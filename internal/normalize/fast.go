@@ -17,6 +17,7 @@ const (
 	fastQuote             // "'", which the special-query set encodes
 	fastDot               // ".", which may start a dot segment
 	fastHash              // "#"
+	fastPct               // "%", which must start a valid escape
 )
 
 var fastClass = func() (t [256]uint8) {
@@ -39,6 +40,7 @@ var fastClass = func() (t [256]uint8) {
 	}
 	t['\''] = fastQuote
 	t['#'] = fastHash
+	t['%'] = fastPct
 	return t
 }()
 
@@ -116,7 +118,15 @@ func (r *run) fastParse(s string, u *url) bool {
 		u.search, pathEnd = p[q:end], q
 	}
 	u.host, u.path = host, p[:pathEnd]
-	if m&fastDot != 0 && hasDotSegmentASCII(u.path) {
+	if m&fastPct != 0 {
+		// Every "%" must start an escape (else invalid-percent-escape),
+		// and "%2e" segments are dot segments.
+		if firstBadPercent(p) >= 0 || hasDotSegment(u.path) {
+			return false
+		}
+		u.pathPct = strings.IndexByte(u.path, '%') >= 0
+		u.searchPct = strings.IndexByte(u.search, '%') >= 0
+	} else if m&fastDot != 0 && hasDotSegmentASCII(u.path) {
 		return false
 	}
 	return true

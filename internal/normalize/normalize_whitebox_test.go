@@ -87,6 +87,7 @@ func FuzzFastPath(f *testing.F) {
 		"https://example.com/a/b?c=d#e", "http://a.b/./c", "https://x.test/a/..", "https://x.test/?'", "https://x.test/p#a#b",
 		"https://1.2.3.4/", "https://a.0x1/", "https://xn--a.test/", "https://a.test./p", "https://a..b/p", "https://a.test/p?q#f?g",
 		"https://a.test/p/.x/..y", "https://a.test/a'b", "https://A.test/", "https://a.test:80/", "https://a.test",
+		"https://a.test/%7e/%2e/x?q=%41#%zz", "https://a.test/a/%2E%2e/b", "https://a.test/100%", "https://a.test/%2Fx?a=%26",
 	} {
 		f.Add(s)
 	}
