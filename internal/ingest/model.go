@@ -87,6 +87,7 @@ func (m *Mapper) PolicyQuads() []graph.Quad {
 	m.str(m.pol, vocab.PolicyDigest, m.digest)
 	m.str(m.pol, vocab.ParserName, pi.Name)
 	m.str(m.pol, vocab.ParserVersion, pi.Version)
+	m.str(m.pol, vocab.PolicyText, string(m.policy.Text()))
 	m.types(AgentIRI, vocab.ProvSoftwareAgent, vocab.ProvAgent)
 	m.add(AgentIRI, vocab.RDFSLabel, graph.String("provgraph"))
 	m.types(m.assoc, vocab.ProvAssociation, vocab.ProvInfluence)

@@ -48,6 +48,7 @@ type Policy struct {
 	http, https bool
 	digest      string
 	source      string
+	text        []byte // the file as loaded
 }
 
 // policyFile is the TOML shape of a policy file. Field comments are the
@@ -180,7 +181,7 @@ func ParsePolicy(data []byte, source string) (*Policy, error) {
 	if und := md.Undecoded(); len(und) > 0 {
 		return nil, &PolicyError{Source: source, Msg: fmt.Sprintf("unknown key %q", und[0].String())}
 	}
-	p := &Policy{file: f, source: source, ports: map[string]string{}, schemes: map[string]bool{}}
+	p := &Policy{file: f, source: source, ports: map[string]string{}, schemes: map[string]bool{}, text: bytes.Clone(data)}
 	bad := func(format string, args ...any) error {
 		return &PolicyError{Source: source, Msg: fmt.Sprintf(format, args...)}
 	}
@@ -347,6 +348,9 @@ func (p *Policy) Version() string { return p.file.Version + "+" + EngineFingerpr
 // Digest returns "sha256:" and the hex digest of the policy's canonical form
 // and the engine fingerprint.
 func (p *Policy) Digest() string { return p.digest }
+
+// Text returns the policy file exactly as it was loaded.
+func (p *Policy) Text() []byte { return bytes.Clone(p.text) }
 
 // Source returns where the policy was loaded from.
 func (p *Policy) Source() string { return p.source }

@@ -326,6 +326,13 @@ const (
 	// any rule, list, name or version change does.
 	PolicyDigest = NS + "policyDigest"
 
+	// PolicyText is pg:policyText, a datatype property. The policy file
+	// exactly as it was loaded (TOML), so that the dataset carries its own
+	// rules: the tracking parameters with their reasons, the default ports,
+	// the host rules. Queries that must normalize a URL again (a canonical
+	// target, a relation target) use it.
+	PolicyText = NS + "policyText"
+
 	// ParserName is pg:parserName, a datatype property. The name of the URL
 	// parser the policy ran on, such as provgraph-whatwg.
 	ParserName = NS + "parserName"
