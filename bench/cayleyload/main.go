@@ -14,7 +14,8 @@
 // file with quad/nquads and copies it with quad.CopyBatch in batches of
 // --batch quads (default quad.DefaultBatch, 10,000), each one
 // ApplyDeltas call, that is one bbolt transaction, through the "single"
-// quad writer.
+// quad writer. Store options (cayley's graph.Options, such as no_bloom)
+// come, as in cayley, from store.options in a --config file.
 package main
 
 import (
@@ -46,7 +47,14 @@ func main() {
 		Short:        "cayley init/load/dump, with the bbolt backend registered",
 		SilenceUsage: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			// As cayley's own root command does.
+			// As cayley's own root command does, except that a config
+			// file is read only when --config names one.
+			if conf, _ := cmd.Flags().GetString("config"); conf != "" {
+				viper.SetConfigFile(conf)
+				if err := viper.ReadInConfig(); err != nil {
+					return err
+				}
+			}
 			graph.IgnoreDuplicates = viper.GetBool("load.ignore_duplicates")
 			graph.IgnoreMissing = viper.GetBool("load.ignore_missing")
 			quad.DefaultBatch = viper.GetInt("load.batch")
@@ -56,6 +64,7 @@ func main() {
 	root.AddCommand(command.NewInitDatabaseCmd(), command.NewLoadDatabaseCmd(), command.NewDumpDatabaseCmd())
 
 	pf := root.PersistentFlags()
+	pf.StringP("config", "c", "", "configuration file (YAML), e.g. store.options.no_bloom: true")
 	pf.StringP("db", "d", "memstore", "database backend to use: "+strings.Join(graph.QuadStores(), ", "))
 	pf.StringP("dbpath", "a", "", "path or address string for database")
 	pf.Bool("read_only", false, "open database in read-only mode")

@@ -116,6 +116,7 @@ they are the same resource.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
 	root.AddCommand(newNormalizeCommand(stdin))
 	root.AddCommand(newIngestCommand(stdin))
+	root.AddCommand(newGroupsCommand())
 	root.AddCommand(newPolicyCommand())
 	return root
 }

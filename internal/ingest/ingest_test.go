@@ -70,8 +70,8 @@ func TestIngestExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Records != 14 || sum.URLRejected != 2 || len(sum.Invalid) != 0 {
-		t.Errorf("summary = %+v, want 14 records, 2 raw URLs rejected by the policy", sum)
+	if sum.Records != 15 || sum.URLRejected != 2 || len(sum.Invalid) != 0 {
+		t.Errorf("summary = %+v, want 15 records, 2 raw URLs rejected by the policy", sum)
 	}
 	if n := count(t, st); int(n) != sum.QuadsAdded {
 		t.Errorf("Count() = %d, summary says %d quads added", n, sum.QuadsAdded)
