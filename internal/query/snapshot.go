@@ -332,8 +332,8 @@ func (l *loader) citations(snap *Snapshot) error {
 	for assoc, plans := range p[vocab.ProvHadPlan] {
 		policyOf[assoc] = plans[0].Value
 	}
-	keyOf := map[string]string{}                // normalization -> key node
-	declsOf := map[string][]string{}            // retrieval -> declarations
+	keyOf := map[string]string{}     // normalization -> key node
+	declsOf := map[string][]string{} // retrieval -> declarations
 	for s, objs := range p[vocab.ProvWasGeneratedBy] {
 		for _, o := range objs {
 			switch {

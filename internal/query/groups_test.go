@@ -1,0 +1,221 @@
+package query_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/ingest"
+	"github.com/provgraph/provgraph/internal/normalize"
+	"github.com/provgraph/provgraph/internal/query"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+
+// corpusStore ingests testdata/corpus.jsonl under the given policies, in
+// order, into a fresh store.
+func corpusStore(t *testing.T, policies ...string) *graph.Store {
+	t.Helper()
+	st, err := graph.Open(filepath.Join(t.TempDir(), "q.db"), &graph.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	for _, p := range policies {
+		pol, err := normalize.LoadPolicy(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ingest.File(context.Background(), st, "testdata/corpus.jsonl", "corpus.jsonl", ingest.Options{Policy: pol}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st
+}
+
+func groups(t *testing.T, st *graph.Store, policy string) *query.Report {
+	t.Helper()
+	snap, err := query.Load(context.Background(), st, policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return query.Groups(snap, query.GroupOptions{})
+}
+
+// groupOf returns the group holding a citation.
+func groupOf(rep *query.Report, id string) *query.Group {
+	for _, g := range rep.Groups {
+		for _, m := range g.Members {
+			if m.CitationID == id {
+				return g
+			}
+		}
+	}
+	return nil
+}
+
+func together(rep *query.Report, a, b string) bool {
+	ga, gb := groupOf(rep, a), groupOf(rep, b)
+	return ga != nil && ga == gb
+}
+
+func TestGroupRules(t *testing.T) {
+	rep := groups(t, corpusStore(t, "default"), "")
+	for _, tc := range []struct {
+		a, b string
+		same bool
+		why  string
+	}{
+		{"case-upper", "case-lower", false, "path case selects a different resource"},
+		{"lang-none", "lang-fr", false, "lang selects content"},
+		{"enc-slash", "plain-slash", false, "%2F is not a path separator"},
+		{"track-1", "track-2", true, "tracking parameter, host case and fragment only"},
+		{"conflict-1", "conflict-2", true, "same key, whatever the content says"},
+		{"article", "article-amp", false, "an AMP copy is a relation, not a member"},
+		{"article", "article-print", false, "a print variant is a relation"},
+		{"article", "archived", false, "an archive snapshot is a relation"},
+		{"article", "syndicated", false, "a syndicated copy is a separate source"},
+		{"article", "xhost", false, "a cross-host redirect never joins"},
+		{"moved-old", "moved-new", true, "a same-host redirect joins"},
+		{"paywall-0", "paywall-1", false, "a login wall many articles redirect to is not duplicate evidence"},
+		{"soft404-0", "soft404-1", false, "an error page's hash shared by many is not duplicate evidence"},
+		{"soft404-0", "soft404-dup", true, "same key"},
+		{"canon", "canon-target", false, "a canonical declaration never joins"},
+	} {
+		if got := together(rep, tc.a, tc.b); got != tc.same {
+			t.Errorf("%s and %s together = %v, want %v: %s", tc.a, tc.b, got, tc.same, tc.why)
+		}
+	}
+	if g := groupOf(rep, "rejected"); g != nil {
+		t.Errorf("a rejected raw URL is in group %s", g.ID)
+	}
+	if len(rep.Rejected) != 1 || rep.Rejected[0].CitationID != "rejected" || rep.Rejected[0].Code != "userinfo" {
+		t.Errorf("rejected = %+v", rep.Rejected)
+	}
+	verdicts := map[string]string{
+		"track-1":     query.VerdictIdentityConfirmed,
+		"conflict-1":  query.VerdictConflict,
+		"moved-old":   query.VerdictNeedsContentCheck,
+		"lang-fr":     query.VerdictNormalizedCompare,
+		"soft404-0":   query.VerdictNormalizedCompare, // its hash is a common page's: evidence of nothing
+		"paywall-0":   query.VerdictNormalizedCompare,
+		"case-upper":  query.VerdictNormalizedCompare,
+		"article-amp": query.VerdictNormalizedCompare,
+	}
+	for id, want := range verdicts {
+		if g := groupOf(rep, id); g == nil || g.Verdict != want {
+			t.Errorf("verdict of %s's group = %v, want %s", id, g, want)
+		}
+	}
+	rels := map[string]bool{}
+	for _, g := range rep.Groups {
+		for _, r := range g.Relations {
+			rels[r.Type+" from "+g.Members[0].CitationID] = r.Review
+		}
+	}
+	for rel, review := range map[string]bool{
+		"format_of from article-amp":            true, // AMP cache host differs
+		"format_of from article-print":          false,
+		"archive_of from archived":              true,
+		"syndication_of from syndicated":        true,
+		"cross-host-redirect from xhost":        true,
+		"canonical from canon":                  true,
+		"shared-redirect-target from paywall-0": false,
+	} {
+		got, ok := rels[rel]
+		if !ok {
+			t.Errorf("no relation %q (have %v)", rel, rels)
+		} else if got != review {
+			t.Errorf("relation %q review = %v, want %v", rel, got, review)
+		}
+	}
+}
+
+// TestGroupsHostRule: under a policy whose host rule folds path case on
+// files.example.test, /Users/Alice and /users/alice share a key, and the
+// group says a content check is needed.
+func TestGroupsHostRule(t *testing.T) {
+	st := corpusStore(t, "default", "testdata/hostrules.toml")
+	rep := groups(t, st, "test-groups-hostrules@1")
+	if !together(rep, "case-upper", "case-lower") {
+		t.Fatal("host rule did not join /Users/Alice and /users/alice")
+	}
+	if g := groupOf(rep, "case-upper"); g.Verdict != query.VerdictNeedsContentCheck {
+		t.Errorf("verdict = %s, want %s", g.Verdict, query.VerdictNeedsContentCheck)
+	}
+	// The default policy's groups are still there and unchanged.
+	if together(groups(t, st, "provgraph-default"), "case-upper", "case-lower") {
+		t.Error("the default policy's groups changed after a second policy was added")
+	}
+}
+
+func TestGroupsGolden(t *testing.T) {
+	rep := groups(t, corpusStore(t, "default"), "")
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(rep); err != nil {
+		t.Fatal(err)
+	}
+	// The policy version and digest depend on the Go release.
+	got := strings.ReplaceAll(b.String(), rep.Policy.Digest, "DIGEST")
+	got = strings.ReplaceAll(got, rep.Policy.Version, "VERSION")
+	const golden = "testdata/groups.golden.json"
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("groups JSON differs from %s (run with -update and review the diff)", golden)
+	}
+	// Group ids are stable: the same data gives the same ids.
+	again := groups(t, corpusStore(t, "default"), "")
+	var ids, ids2 []string
+	for _, g := range rep.Groups {
+		ids = append(ids, g.ID)
+	}
+	for _, g := range again.Groups {
+		ids2 = append(ids2, g.ID)
+	}
+	if !slices.Equal(ids, ids2) {
+		t.Errorf("group ids differ between two databases with the same data")
+	}
+}
+
+// TestQueriesChangeNothing: the quads are the same before and after
+// loading and grouping.
+func TestQueriesChangeNothing(t *testing.T) {
+	st := corpusStore(t, "default")
+	before := dump(t, st)
+	groups(t, st, "")
+	if after := dump(t, st); after != before {
+		t.Error("running the queries changed the database")
+	}
+}
+
+func dump(t *testing.T, st *graph.Store) string {
+	t.Helper()
+	var lines []string
+	err := st.Match(context.Background(), graph.Quad{}, func(q graph.Quad) error {
+		lines = append(lines, string(graph.AppendNQuad(nil, q)))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "")
+}
