@@ -117,6 +117,7 @@ they are the same resource.
 	root.AddCommand(newNormalizeCommand(stdin))
 	root.AddCommand(newIngestCommand(stdin))
 	root.AddCommand(newGroupsCommand())
+	root.AddCommand(newStatsCommand())
 	root.AddCommand(newPolicyCommand())
 	return root
 }

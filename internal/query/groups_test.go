@@ -219,3 +219,46 @@ func dump(t *testing.T, st *graph.Store) string {
 	slices.Sort(lines)
 	return strings.Join(lines, "")
 }
+
+func TestStatsAndExplain(t *testing.T) {
+	st := corpusStore(t, "default")
+	snap, err := query.Load(context.Background(), st, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := query.Groups(snap, query.GroupOptions{})
+	s := query.ComputeStats(snap, rep)
+	if s.Citations != 31 || s.Rejected != 1 {
+		t.Errorf("citations %d, rejected %d; want 31 and 1", s.Citations, s.Rejected)
+	}
+	keys, err := query.Explain(snap, rep, "keys")
+	if err != nil || len(keys) != s.DistinctKeys {
+		t.Errorf("explain keys lists %d items (%v), the count says %d", len(keys), err, s.DistinctKeys)
+	}
+	groups, _ := query.Explain(snap, rep, "groups")
+	if len(groups) != s.Groups {
+		t.Errorf("explain groups lists %d, the count says %d", len(groups), s.Groups)
+	}
+	n := 0
+	for _, d := range s.Domains {
+		n += d.Citations
+	}
+	if n != s.Citations-s.Rejected-s.Unnormalized {
+		t.Errorf("domains count %d citations, want %d", n, s.Citations-s.Rejected)
+	}
+	ex, _ := query.Explain(snap, rep, "domain:example.test")
+	if len(ex) == 0 {
+		t.Error("explain domain:example.test lists nothing")
+	}
+	if _, err := query.Explain(snap, rep, "verdict"); err == nil {
+		t.Error("explain verdict without a value: want an error")
+	}
+	for _, tc := range []struct{ host, want string }{
+		{"www.bbc.co.uk", "bbc.co.uk"}, {"a.b.example.com", "example.com"}, {"127.0.0.1", "127.0.0.1"},
+		{"[2001:db8::1]", "[2001:db8::1]"}, {"example.com.", "example.com"},
+	} {
+		if got := query.RegistrableDomain(tc.host); got != tc.want {
+			t.Errorf("RegistrableDomain(%q) = %q, want %q", tc.host, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/provgraph/provgraph/internal/query"
+)
+
+type statsOptions struct {
+	dbOptions
+	policy    string
+	format    string
+	explain   string
+	maxShared int
+}
+
+func newStatsCommand() *cobra.Command {
+	var o statsOptions
+	cmd := &cobra.Command{
+		Use:   "stats [flags]",
+		Short: "Count citations, URLs, keys, groups and relations, each explainable",
+		Long: `Stats counts the database without changing it: citations, distinct raw URLs,
+distinct resolved URLs, distinct comparison keys, review groups by verdict,
+relations by type and rejected URLs, and, reported apart from the URL counts,
+ownership by registrable domain (public suffix list).
+
+Every deduplicated count can be explained: --explain lists what is behind it.
+  --explain groups          each group with its key and citations
+  --explain keys            each distinct key with its citations
+  --explain raw-urls        each distinct raw URL with its citations
+  --explain resolved-urls   each distinct resolved URL with its citations
+  --explain rejected        each rejected raw URL
+  --explain domain:D        the groups of registrable domain D
+  --explain verdict:V       the groups with verdict V
+  --explain relation:T      the groups with a relation of type T
+
+` + exitStatusHelp,
+		Example: `  provgraph stats --db example.db
+  provgraph stats --db example.db --explain keys
+  provgraph stats --db example.db --format json`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runStats(cmd, o)
+		},
+	}
+	o.dbOptions.addFlags(cmd)
+	f := cmd.Flags()
+	f.StringVar(&o.policy, "policy", "", "the policy to count under: NAME@VERSION, NAME or a digest (default: the policy of the latest ingest run)")
+	f.StringVar(&o.format, "format", "table", "output format: table or json")
+	f.StringVar(&o.explain, "explain", "", "list what is behind a count (see above)")
+	f.IntVar(&o.maxShared, "max-shared", query.DefaultMaxShared, "as for groups")
+	return cmd
+}
+
+func runStats(cmd *cobra.Command, o statsOptions) error {
+	if o.format != "table" && o.format != "json" {
+		return usagef("--format %q: want table or json", o.format)
+	}
+	snap, err := o.load(cmd, o.policy)
+	if err != nil {
+		return err
+	}
+	rep := query.Groups(snap, query.GroupOptions{MaxShared: o.maxShared})
+	out := cmd.OutOrStdout()
+	if o.explain != "" {
+		lines, err := query.Explain(snap, rep, o.explain)
+		if err != nil {
+			return usageError{err}
+		}
+		if o.format == "json" {
+			return writeJSON(out, lines)
+		}
+		bw := bufio.NewWriter(out)
+		fmt.Fprintf(bw, "# %s under policy %s: %d\n", o.explain, snap.Policy, len(lines))
+		for _, l := range lines {
+			g := ""
+			if l.Group != "" {
+				g = l.Group + "  "
+			}
+			fmt.Fprintf(bw, "%s%s\n    %s\n", g, quoteIfNeeded(l.Item), strings.Join(l.Members, " "))
+		}
+		return bw.Flush()
+	}
+	s := query.ComputeStats(snap, rep)
+	if o.format == "json" {
+		return writeJSON(out, s)
+	}
+	return statsTable(out, s)
+}
+
+func statsTable(w io.Writer, s *query.Stats) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "# policy %s %s\n", s.Policy, s.Policy.Digest)
+	row := func(name string, n int, explain string) {
+		if explain != "" {
+			explain = "  (--explain " + explain + ")"
+		}
+		fmt.Fprintf(bw, "%-28s %8d%s\n", name, n, explain)
+	}
+	row("citations", s.Citations, "")
+	row("distinct raw URLs", s.DistinctRawURLs, "raw-urls")
+	row("distinct resolved URLs", s.DistinctResolvedURLs, "resolved-urls")
+	row("distinct keys", s.DistinctKeys, "keys")
+	row("review groups", s.Groups, "groups")
+	row("  with several members", s.GroupsWithSeveral, "")
+	for _, v := range sortedKeys(s.GroupsByVerdict) {
+		row("  "+v, s.GroupsByVerdict[v], "verdict:"+v)
+	}
+	row("relations between groups", sum(s.RelationsByType), "")
+	for _, t := range sortedKeys(s.RelationsByType) {
+		row("  "+t, s.RelationsByType[t], "relation:"+t)
+	}
+	row("rejected raw URLs", s.Rejected, "rejected")
+	row("not normalized under policy", s.Unnormalized, "")
+	fmt.Fprintf(bw, "\nownership by registrable domain (not a URL count):\n")
+	for _, d := range s.Domains {
+		fmt.Fprintf(bw, "  %-40s %6d citations %6d keys %6d groups\n", d.Domain, d.Citations, d.Keys, d.Groups)
+	}
+	return bw.Flush()
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
