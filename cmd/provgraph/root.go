@@ -118,6 +118,8 @@ they are the same resource.
 	root.AddCommand(newIngestCommand(stdin))
 	root.AddCommand(newGroupsCommand())
 	root.AddCommand(newStatsCommand())
+	root.AddCommand(newRenormalizeCommand())
+	root.AddCommand(newPolicyDiffCommand())
 	root.AddCommand(newPolicyCommand())
 	return root
 }

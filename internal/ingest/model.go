@@ -137,19 +137,8 @@ func (m *Mapper) Quads(dst []graph.Quad, r *Record) ([]graph.Quad, Citation, err
 	m.types(rawNode, vocab.RawURL, vocab.ProvEntity)
 	m.add(rawNode, vocab.Text, graph.String(raw))
 
-	// The normalization of this raw text (with this base) under this
-	// policy: the same for every citation of the same raw URL.
-	n := m.norm
-	if r.BaseURL != "" {
-		var err error
-		n, err = normalize.New(m.policy, &normalize.Options{Base: r.BaseURL})
-		if err != nil {
-			return dst, info, err
-		}
-	}
-	res, err := n.Normalize(raw)
-	var nerr *normalize.Error
-	if err != nil && !errors.As(err, &nerr) {
+	res, nerr, err := m.normalization(cit, rawNode, raw, r.BaseURL)
+	if err != nil {
 		return dst, info, err
 	}
 	info.Rejected = nerr
@@ -157,30 +146,6 @@ func (m *Mapper) Quads(dst []graph.Quad, r *Record) ([]graph.Quad, Citation, err
 		m.add(rawNode, vocab.Fragment, graph.String(res.Fragment))
 	} else if _, frag, ok := strings.Cut(raw, "#"); ok && nerr != nil {
 		m.add(rawNode, vocab.Fragment, graph.String(frag))
-	}
-	nrm := mint("norm", raw, r.BaseURL, m.digest)
-	m.add(cit, vocab.NormalizedAs, nrm)
-	m.types(nrm, vocab.Normalization, vocab.ProvActivity)
-	m.add(nrm, vocab.ProvUsed, rawNode)
-	m.add(nrm, vocab.ProvQualifiedAssociation, m.assoc)
-	m.str(nrm, vocab.Steps, stepsJSON(res.Steps()))
-	if nerr != nil {
-		m.str(nrm, vocab.ErrorCode, string(nerr.Code))
-		m.str(nrm, vocab.ErrorMessage, nerr.Error())
-	} else {
-		key := mint("key", raw, r.BaseURL, m.digest)
-		m.types(key, vocab.ComparisonKey, vocab.ProvEntity)
-		m.add(key, vocab.ProvWasGeneratedBy, nrm)
-		m.add(key, vocab.ProvWasDerivedFrom, rawNode)
-		m.add(key, vocab.Text, graph.String(res.Key))
-		m.str(key, vocab.Compare, string(res.Compare))
-		if res.Parsed != raw {
-			m.str(key, vocab.Parsed, res.Parsed)
-		}
-		if p := res.RemovedParams(); len(p) > 0 {
-			m.str(key, vocab.RemovedParams, jsonText(p))
-		}
-		m.str(key, vocab.HostRule, res.HostRule)
 	}
 
 	if r.Retrieval != nil {
@@ -196,6 +161,59 @@ func (m *Mapper) Quads(dst []graph.Quad, r *Record) ([]graph.Quad, Citation, err
 		m.relation(cit, rawNode, rel, evidence)
 	}
 	return m.quads, info, nil
+}
+
+// normalization adds the normalization of raw (resolved against base)
+// under the mapper's policy, and its key, and links the citation to it.
+// The same raw text and base under the same policy always give the same
+// nodes, whichever citation asks.
+func (m *Mapper) normalization(cit, rawNode graph.Term, raw, base string) (normalize.Result, *normalize.Error, error) {
+	n := m.norm
+	if base != "" {
+		var err error
+		n, err = normalize.New(m.policy, &normalize.Options{Base: base})
+		if err != nil {
+			return normalize.Result{}, nil, err
+		}
+	}
+	res, err := n.Normalize(raw)
+	var nerr *normalize.Error
+	if err != nil && !errors.As(err, &nerr) {
+		return res, nil, err
+	}
+	nrm := mint("norm", raw, base, m.digest)
+	m.add(cit, vocab.NormalizedAs, nrm)
+	m.types(nrm, vocab.Normalization, vocab.ProvActivity)
+	m.add(nrm, vocab.ProvUsed, rawNode)
+	m.add(nrm, vocab.ProvQualifiedAssociation, m.assoc)
+	m.str(nrm, vocab.Steps, stepsJSON(res.Steps()))
+	if nerr != nil {
+		m.str(nrm, vocab.ErrorCode, string(nerr.Code))
+		m.str(nrm, vocab.ErrorMessage, nerr.Error())
+		return res, nerr, nil
+	}
+	key := mint("key", raw, base, m.digest)
+	m.types(key, vocab.ComparisonKey, vocab.ProvEntity)
+	m.add(key, vocab.ProvWasGeneratedBy, nrm)
+	m.add(key, vocab.ProvWasDerivedFrom, rawNode)
+	m.add(key, vocab.Text, graph.String(res.Key))
+	m.str(key, vocab.Compare, string(res.Compare))
+	if res.Parsed != raw {
+		m.str(key, vocab.Parsed, res.Parsed)
+	}
+	if p := res.RemovedParams(); len(p) > 0 {
+		m.str(key, vocab.RemovedParams, jsonText(p))
+	}
+	m.str(key, vocab.HostRule, res.HostRule)
+	return res, nil, nil
+}
+
+// NormalizationQuads appends to dst the quads of one citation's
+// normalization under the mapper's policy: what renormalizing adds.
+func (m *Mapper) NormalizationQuads(dst []graph.Quad, cit, rawNode graph.Term, raw, base string) ([]graph.Quad, *normalize.Error, error) {
+	m.quads = dst
+	_, nerr, err := m.normalization(cit, rawNode, raw, base)
+	return m.quads, nerr, err
 }
 
 func (m *Mapper) retrieval(cit, rawNode graph.Term, raw string, rt *Retrieval) {

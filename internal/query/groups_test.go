@@ -262,3 +262,59 @@ func TestStatsAndExplain(t *testing.T) {
 		}
 	}
 }
+
+// TestRenormalizeAndDiff: renormalizing under a second policy keeps the
+// first policy's normalizations (its groups are unchanged), a second run
+// adds only its own record, and policy-diff names the merge and the rule.
+func TestRenormalizeAndDiff(t *testing.T) {
+	st := corpusStore(t, "default")
+	before := groups(t, st, "provgraph-default")
+	pol, err := normalize.LoadPolicy("testdata/hostrules.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ingest.Renormalize(context.Background(), st, ingest.Options{Policy: pol}); err != nil {
+		t.Fatal(err)
+	}
+	n1, _ := st.Count()
+	again, err := ingest.Renormalize(context.Background(), st, ingest.Options{Policy: pol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runQuads int64
+	st.Match(context.Background(), graph.Quad{S: again.Run}, func(graph.Quad) error { runQuads++; return nil })
+	if n2, _ := st.Count(); n2-n1 != runQuads {
+		t.Errorf("second renormalize added %d quads; only its %d run quads are new", n2-n1, runQuads)
+	}
+	after := groups(t, st, "provgraph-default")
+	if a, b := len(before.Groups), len(after.Groups); a != b {
+		t.Errorf("default policy groups changed from %d to %d after renormalizing", a, b)
+	}
+	a, err := query.Load(context.Background(), st, "provgraph-default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := query.Load(context.Background(), st, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Policy.Name != "test-groups-hostrules" {
+		t.Errorf("default policy choice = %s, want the newest run's, test-groups-hostrules", b.Policy)
+	}
+	d := query.DiffPolicies(a, b, query.GroupOptions{})
+	var merge *query.GroupDiff
+	for i := range d.Changes {
+		if d.Changes[i].Kind == "merge" && slices.Equal(d.Changes[i].Citations, []string{"case-lower", "case-upper"}) {
+			merge = &d.Changes[i]
+		}
+	}
+	if merge == nil {
+		t.Fatalf("no merge of case-upper and case-lower in %+v", d.Changes)
+	}
+	if !slices.Contains(merge.Rules, "host-path-case (only under B)") {
+		t.Errorf("merge rules = %v, want host-path-case named", merge.Rules)
+	}
+	if len(d.Rules) == 0 {
+		t.Error("no policy differences listed")
+	}
+}
