@@ -121,5 +121,6 @@ they are the same resource.
 	root.AddCommand(newRenormalizeCommand())
 	root.AddCommand(newPolicyDiffCommand())
 	root.AddCommand(newPolicyCommand())
+	root.AddCommand(newLineageCommand())
 	return root
 }

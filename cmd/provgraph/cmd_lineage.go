@@ -1,0 +1,618 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/provgraph/provgraph/internal/query"
+)
+
+type lineageOptions struct {
+	dbOptions
+	policy    string
+	url       string
+	format    string
+	scope     string
+	maxShared int
+}
+
+func newLineageCommand() *cobra.Command {
+	var o lineageOptions
+	cmd := &cobra.Command{
+		Use:   "lineage [flags] (CITATION_ID | --url RAW_URL)",
+		Short: "Show everything known about one citation, from observation to review group",
+		Long: `Lineage prints the provenance of one citation, or of every citation whose raw
+URL is exactly RAW_URL (byte for byte: the raw URL is evidence and is not
+normalized to look it up):
+
+  - the observation: engine, answer, position, question, time;
+  - the raw URL and its fragment, and the base URL of a relative one;
+  - its normalization under the policy (name@version and digest), every
+    step as rule, before -> after, the comparison key, or the rejection;
+  - every retrieval: each redirect hop with status and time, the final
+    status, the resolved URL, content hash, snapshot reference and the
+    canonical declarations as observed, with their source;
+  - format, mirror, syndication and archive relations, declared in the
+    input or detected from the URL;
+  - the review group it falls in (as 'provgraph groups' derives it), its
+    verdict and size, and the reasons this citation is in it.
+
+The database is opened read-only and never changed.
+
+The group is computed from the citation's neighbourhood by default (the
+citations sharing its key, redirect targets and sources, content hash
+sharers), which takes milliseconds whatever the size of the database. It can
+miss a same-host redirect into the group that ends at a URL written
+differently from the key it normalizes to; --group-scope database computes
+the group over the whole database, exactly as 'provgraph groups' does, at
+the cost of reading all of it.
+
+Formats:
+  text  an indented report for people (the default)
+  json  a JSON array with one object per citation
+  dot   one Graphviz digraph in PROV style: entities as yellow ellipses,
+        activities as blue rectangles, agents as orange houses; render it
+        with 'dot -Tsvg'
+
+Exit status:
+  0  the lineage was printed
+  1  no citation has that id or raw URL (nothing is printed)
+  2  usage error: bad flag or argument, or no such policy in the database
+  3  I/O or internal error, including a missing database file
+  4  the database is locked by another process (see --lock-timeout)`,
+		Example: `  provgraph lineage --db example.db gpt-17-2
+  provgraph lineage --db example.db --url 'https://www.w3.org/TR/prov-o/?utm_source=chatgpt.com' --format json
+  provgraph lineage --db example.db gem-5-2 --format dot | dot -Tsvg > lineage.svg`,
+		Args: maxArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runLineage(cmd, o, args)
+		},
+	}
+	o.dbOptions.addFlags(cmd)
+	f := cmd.Flags()
+	f.Lookup("db").Usage = "database file (opened read-only, never created)"
+	f.StringVar(&o.policy, "policy", "", "the policy whose normalization and group to show: NAME@VERSION, NAME or a digest (default: the policy of the latest ingest run)")
+	f.StringVar(&o.url, "url", "", "show every citation whose raw URL is exactly this text")
+	f.StringVar(&o.format, "format", "text", "output format: text, json or dot")
+	f.StringVar(&o.scope, "group-scope", query.ScopeNeighbourhood, "where the review group is computed from: neighbourhood (fast) or database (exact, reads everything)")
+	f.IntVar(&o.maxShared, "max-shared", query.DefaultMaxShared, "a redirect target or content hash shared by more groups than this is not duplicate evidence (as for groups)")
+	return cmd
+}
+
+func runLineage(cmd *cobra.Command, o lineageOptions, args []string) error {
+	byURL := cmd.Flags().Changed("url")
+	switch {
+	case byURL && len(args) > 0:
+		return usagef("give a citation id or --url, not both")
+	case !byURL && len(args) == 0:
+		return usagef("%s needs a citation id or --url RAW_URL", cmd.CommandPath())
+	}
+	switch o.format {
+	case "text", "json", "dot":
+	default:
+		return usagef("--format %q: want text, json or dot", o.format)
+	}
+	if o.scope != query.ScopeNeighbourhood && o.scope != query.ScopeDatabase {
+		return usagef("--group-scope %q: want %s or %s", o.scope, query.ScopeNeighbourhood, query.ScopeDatabase)
+	}
+	st, err := o.open(true)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	opts := &query.LineageOptions{Policy: o.policy, MaxShared: o.maxShared, Scope: o.scope}
+	var ls []*query.Lineage
+	if byURL {
+		ls, err = query.LineageOfURL(cmd.Context(), st, o.url, opts)
+	} else {
+		var l *query.Lineage
+		l, err = query.LineageOf(cmd.Context(), st, args[0], opts)
+		ls = []*query.Lineage{l}
+	}
+	switch {
+	case errors.Is(err, query.ErrNoCitation):
+		return inputError{fmt.Errorf("%w in %s", err, o.db)}
+	case errors.Is(err, query.ErrNoPolicy):
+		return usageError{err}
+	case err != nil:
+		return err
+	}
+	if len(ls) > 0 {
+		for _, w := range ls[0].Warnings {
+			fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+		}
+	}
+	out := bufio.NewWriter(cmd.OutOrStdout())
+	switch o.format {
+	case "json":
+		enc := json.NewEncoder(out)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(ls)
+	case "dot":
+		err = writeLineageDOT(out, ls)
+	default:
+		err = writeLineageText(out, ls)
+	}
+	if err != nil {
+		return err
+	}
+	return out.Flush()
+}
+
+// writeLineageText writes the indented report, one block per citation.
+func writeLineageText(w *bufio.Writer, ls []*query.Lineage) error {
+	for i, l := range ls {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		p := reportPrinter{w: w}
+		fmt.Fprintf(w, "citation %s\n", quoteIfNeeded(l.CitationID))
+		p.field(1, "engine", l.Engine)
+		answer := l.AnswerID
+		if l.Position != "" {
+			answer += ", position " + l.Position
+		}
+		p.field(1, "answer", answer)
+		p.field(1, "question", l.Question)
+		p.field(1, "observed at", l.ObservedAt)
+		p.value(1, "raw URL", l.RawURL)
+		frag := "(none)"
+		if l.Fragment != nil {
+			frag = showValue(*l.Fragment)
+		}
+		p.field(1, "fragment", frag)
+		if l.BaseURL != "" {
+			p.value(1, "base URL", l.BaseURL)
+		}
+
+		fmt.Fprintf(w, "\n  normalization under %s (%s)\n", l.Policy, l.Policy.Digest)
+		if n := l.Normalization; n == nil {
+			under := "no policy"
+			if len(l.NormalizedUnder) > 0 {
+				under = strings.Join(l.NormalizedUnder, ", ")
+			}
+			fmt.Fprintf(w, "    none: this citation was normalized under %s\n", under)
+		} else {
+			switch {
+			case len(n.Steps) == 0 && n.Error != nil:
+				p.field(2, "steps", "none")
+			case len(n.Steps) == 0:
+				p.field(2, "steps", "none (the raw URL was already in normal form)")
+			default:
+				fmt.Fprintf(w, "    steps:\n")
+				rw, bw := 0, 0
+				for _, s := range n.Steps {
+					rw = max(rw, len(s.Rule))
+					bw = max(bw, utf8.RuneCountInString(showValue(s.Before)))
+				}
+				for _, s := range n.Steps {
+					b := showValue(s.Before)
+					fmt.Fprintf(w, "      %-*s  %s%s -> %s\n", rw, s.Rule, b, strings.Repeat(" ", bw-utf8.RuneCountInString(b)), showValue(s.After))
+				}
+			}
+			if n.Error != nil {
+				p.field(2, "rejected", n.Error.Code+": "+n.Error.Message)
+			} else {
+				p.value(2, "key", l.Key)
+				p.field(2, "compare", n.Compare)
+				if n.Parsed != "" {
+					p.value(2, "parsed", n.Parsed)
+				}
+				if len(n.RemovedParams) > 0 {
+					p.field(2, "removed", strings.Join(n.RemovedParams, "&"))
+				}
+				p.field(2, "host rule", n.HostRule)
+			}
+		}
+
+		if len(l.Retrievals) == 0 {
+			fmt.Fprintf(w, "\n  retrieval: none recorded\n")
+		}
+		for j, r := range l.Retrievals {
+			at := r.RetrievedAt
+			if at == "" {
+				at = "(time not recorded)"
+			}
+			if len(l.Retrievals) > 1 {
+				fmt.Fprintf(w, "\n  retrieval %d at %s\n", j+1, at)
+			} else {
+				fmt.Fprintf(w, "\n  retrieval at %s\n", at)
+			}
+			if len(r.Hops) == 0 {
+				p.field(2, "hops", "none")
+			} else {
+				fmt.Fprintf(w, "    hops:\n")
+				for _, h := range r.Hops {
+					fmt.Fprintf(w, "      %d. %s %s -> %s", h.Index+1, h.Status, quoteIfNeeded(h.From), quoteIfNeeded(h.To))
+					if h.At != "" {
+						fmt.Fprintf(w, " at %s", h.At)
+					}
+					if h.CrossesHost {
+						fmt.Fprintf(w, " (crosses host)")
+					}
+					fmt.Fprintln(w)
+				}
+			}
+			p.field(2, "final status", r.FinalStatus)
+			if r.FinalURL != "" {
+				p.value(2, "resolved URL", r.FinalURL)
+			}
+			p.field(2, "content hash", r.ContentHash)
+			p.field(2, "content type", r.ContentType)
+			p.field(2, "snapshot", r.SnapshotRef)
+			p.field(2, "outcome", r.Outcome)
+			p.field(2, "outcome error", r.OutcomeError)
+			for _, c := range r.Canonicals {
+				p.field(2, "canonical", quoteIfNeeded(c.URL)+" ("+c.Source+")")
+			}
+		}
+
+		if len(l.Relations) == 0 {
+			fmt.Fprintf(w, "\n  relations: none\n")
+		} else {
+			fmt.Fprintf(w, "\n  relations:\n")
+			for _, r := range l.Relations {
+				attrs := []string{r.Evidence}
+				if r.Format != "" {
+					attrs = append(attrs, "format "+r.Format)
+				}
+				if r.CapturedAt != "" {
+					attrs = append(attrs, "captured "+r.CapturedAt)
+				}
+				fmt.Fprintf(w, "    %s %s (%s)\n", r.Type, quoteIfNeeded(r.Target), strings.Join(attrs, ", "))
+			}
+		}
+
+		if g := l.Group; g == nil {
+			fmt.Fprintf(w, "\n  group: none: %s\n", l.Ungrouped)
+		} else {
+			fmt.Fprintf(w, "\n  group %s (computed from the %s: %s read)\n", g.ID, g.Scope, plural(g.Read, "citation"))
+			p.field(2, "verdict", g.Verdict)
+			p.field(2, "members", fmt.Sprint(g.Members))
+			p.value(2, "key", g.Key)
+			if len(g.Keys) > 0 {
+				p.field(2, "keys", strings.Join(g.Keys, " "))
+			}
+			fmt.Fprintf(w, "    why:\n")
+			for _, r := range g.Reasons {
+				fmt.Fprintf(w, "      %s\n", r)
+			}
+		}
+	}
+	return nil
+}
+
+// reportPrinter prints "label: value" lines with the values aligned.
+type reportPrinter struct{ w io.Writer }
+
+// field prints a line when value is not empty.
+func (p reportPrinter) field(depth int, label, value string) {
+	if value == "" {
+		return
+	}
+	fmt.Fprintf(p.w, "%s%-14s%s\n", strings.Repeat("  ", depth), label+":", value)
+}
+
+// value prints a stored text such as a URL, quoted when it holds spaces or
+// control characters, "(empty)" when empty.
+func (p reportPrinter) value(depth int, label, value string) {
+	p.field(depth, label, showValue(value))
+}
+
+// PROV's usual colours (the W3C PROV-O and PROV-DM diagrams): entities are
+// yellow ellipses, activities blue rectangles, agents orange houses.
+const (
+	dotEntity   = `shape=ellipse, style=filled, fillcolor="#FFFC87", color="#808080"`
+	dotActivity = `shape=box, style=filled, fillcolor="#9FB1FC", color="#0000FF"`
+	dotAgent    = `shape=house, style=filled, fillcolor="#FED37F", color="#000000"`
+	dotDerived  = `shape=note, style="filled,dashed", fillcolor="#EEEEEE", color="#808080"`
+)
+
+// dotGraph collects the nodes and edges of a lineage graph. Nodes are
+// identified by what identifies them in the database (ontology/MODEL.md), so
+// the citations of one raw URL share its raw URL, normalization and key
+// nodes, and named n1, n2, ... in order of appearance.
+type dotGraph struct {
+	ids   map[string]string
+	nodes []string
+	edges []string
+	seen  map[string]bool
+}
+
+// node adds a node once and returns its name.
+func (g *dotGraph) node(identity, style, label, tooltip string) string {
+	if id, ok := g.ids[identity]; ok {
+		return id
+	}
+	id := fmt.Sprintf("n%d", len(g.ids)+1)
+	g.ids[identity] = id
+	g.nodes = append(g.nodes, fmt.Sprintf("  %s [%s, label=%s, tooltip=%s];", id, style, dotQuote(label), dotQuote(tooltip)))
+	return id
+}
+
+// edge adds an edge once; the label is the relation's name.
+func (g *dotGraph) edge(from, to, label string, attrs ...string) {
+	key := from + " " + to + " " + label
+	if g.seen[key] {
+		return
+	}
+	g.seen[key] = true
+	a := append([]string{"label=" + dotQuote(label)}, attrs...)
+	g.edges = append(g.edges, fmt.Sprintf("  %s -> %s [%s];", from, to, strings.Join(a, ", ")))
+}
+
+// writeLineageDOT draws the lineages as one Graphviz digraph in PROV style.
+// Edges point from the later thing to the earlier one, as PROV relations
+// read: the key wasGeneratedBy the normalization, which used the raw URL.
+func writeLineageDOT(w *bufio.Writer, ls []*query.Lineage) error {
+	g := &dotGraph{ids: map[string]string{}, seen: map[string]bool{}}
+	var titles []string
+	for _, l := range ls {
+		titles = append(titles, l.CitationID)
+		pol := l.Policy
+		cit := g.node("citation\x00"+l.CitationID, dotEntity, "citation\n"+dotText(l.CitationID),
+			fmt.Sprintf("citation %s\nobserved at %s\nquestion: %s", l.CitationID, l.ObservedAt, l.Question))
+		if l.Engine != "" || l.AnswerID != "" {
+			ans := g.node("answer\x00"+l.Engine+"\x00"+l.AnswerID, dotEntity, "answer\n"+dotText(l.AnswerID), "answer "+l.AnswerID)
+			g.edge(cit, ans, "inAnswer")
+			if l.Engine != "" {
+				eng := g.node("engine\x00"+l.Engine, dotAgent, dotText(l.Engine)+"\n(answer engine)", "answer engine "+l.Engine)
+				g.edge(ans, eng, "wasAttributedTo")
+			}
+		}
+		rawLabel := "raw URL\n" + dotText(l.RawURL)
+		if l.Fragment != nil {
+			rawLabel += "\nfragment #" + dotText(*l.Fragment)
+		}
+		raw := g.node("raw\x00"+l.RawURL, dotEntity, rawLabel, l.RawURL)
+		g.edge(cit, raw, "cites")
+
+		if n := l.Normalization; n != nil {
+			normID := "norm\x00" + l.RawURL + "\x00" + l.BaseURL + "\x00" + pol.Digest
+			label := "normalization\n" + plural(len(n.Steps), "step")
+			if n.Error != nil {
+				label += "\nrejected: " + n.Error.Code
+			}
+			var tip []string
+			for _, s := range n.Steps {
+				tip = append(tip, fmt.Sprintf("%s: %s -> %s", s.Rule, showValue(s.Before), showValue(s.After)))
+			}
+			if n.Error != nil {
+				tip = append(tip, "rejected: "+n.Error.Message)
+			}
+			if len(tip) == 0 {
+				tip = append(tip, "no step: the raw URL was already in normal form")
+			}
+			if l.BaseURL != "" {
+				tip = append(tip, "base URL "+l.BaseURL)
+			}
+			nrm := g.node(normID, dotActivity, label, strings.Join(tip, "\n"))
+			g.edge(cit, nrm, "normalizedAs")
+			g.edge(nrm, raw, "used")
+			agent := g.node("agent\x00provgraph", dotAgent, "provgraph", "provgraph, the software agent of every normalization")
+			g.edge(nrm, agent, "wasAssociatedWith")
+			declared, _, _ := strings.Cut(pol.Version, "+")
+			plan := g.node("policy\x00"+pol.Digest, dotEntity, "policy (plan)\n"+dotText(pol.Name)+"\nversion "+dotText(declared), pol.String()+"\n"+pol.Digest)
+			g.edge(nrm, plan, "hadPlan")
+			if n.Error == nil {
+				tip := "key " + l.Key + "\ncompare: " + n.Compare
+				if len(n.RemovedParams) > 0 {
+					tip += "\nremoved: " + strings.Join(n.RemovedParams, "&")
+				}
+				if n.HostRule != "" {
+					tip += "\nhost rule: " + n.HostRule
+				}
+				key := g.node("key\x00"+normID, dotEntity, "comparison key\n"+dotText(l.Key), tip)
+				g.edge(key, nrm, "wasGeneratedBy")
+				g.edge(key, raw, "wasDerivedFrom")
+				if gr := l.Group; gr != nil {
+					grp := g.node("group\x00"+gr.ID, dotDerived,
+						fmt.Sprintf("review group %s\n%s\n%s", gr.ID, gr.Verdict, plural(gr.Members, "member")),
+						"derived, not stored: "+strings.Join(gr.Reasons, "\n"))
+					g.edge(key, grp, "inGroup", "style=dashed", `color="#808080"`)
+				}
+			}
+		}
+
+		for _, r := range l.Retrievals {
+			label := "retrieval"
+			if r.RetrievedAt != "" {
+				label += "\n" + r.RetrievedAt
+			}
+			if r.FinalStatus != "" {
+				label += "\nstatus " + r.FinalStatus
+			}
+			if r.ContentHash != "" {
+				label += "\n" + dotText(shorten(r.ContentHash, 24))
+			}
+			tip := []string{"retrieval " + r.RetrievedAt}
+			for _, s := range [][2]string{{"content hash", r.ContentHash}, {"content type", r.ContentType}, {"snapshot", r.SnapshotRef}, {"outcome", r.Outcome}, {"outcome error", r.OutcomeError}} {
+				if s[1] != "" {
+					tip = append(tip, s[0]+": "+s[1])
+				}
+			}
+			ret := g.node("retrieval\x00"+r.Node, dotActivity, label, strings.Join(tip, "\n"))
+			g.edge(cit, ret, "retrievedIn")
+			g.edge(ret, raw, "used")
+			prev := ""
+			for _, h := range r.Hops {
+				label := fmt.Sprintf("redirect %d: %s", h.Index+1, h.Status)
+				if h.CrossesHost {
+					label += " (crosses host)"
+				}
+				label += "\n" + dotText(h.From) + "\n→ " + dotText(h.To)
+				hop := g.node(fmt.Sprintf("hop\x00%s\x00%d", r.Node, h.Index), dotActivity, label,
+					fmt.Sprintf("%s %s -> %s at %s", h.Status, h.From, h.To, h.At))
+				g.edge(ret, hop, "hop")
+				if prev != "" {
+					g.edge(hop, prev, "wasInformedBy")
+				}
+				prev = hop
+			}
+			declarer := raw
+			if r.FinalURL != "" {
+				res := g.node("resolved\x00"+r.FinalURL, dotEntity, "resolved URL\n"+dotText(r.FinalURL), r.FinalURL)
+				g.edge(res, ret, "wasGeneratedBy (resolvedTo)")
+				declarer = res
+			}
+			for _, c := range r.Canonicals {
+				decl := g.node("canonical\x00"+r.Node+"\x00"+c.URL+"\x00"+c.Source, dotEntity,
+					"canonical ("+dotText(c.Source)+")\n"+dotText(c.URL), c.URL+" ("+c.Source+")")
+				g.edge(decl, ret, "wasGeneratedBy")
+				g.edge(decl, declarer, "declaredBy")
+			}
+		}
+
+		for _, r := range l.Relations {
+			res := g.node("resource\x00"+r.Target, dotEntity, "related resource\n"+dotText(r.Target), r.Target)
+			attrs := []string{r.Evidence}
+			if r.Format != "" {
+				attrs = append(attrs, r.Format)
+			}
+			if r.CapturedAt != "" {
+				attrs = append(attrs, "captured "+r.CapturedAt)
+			}
+			g.edge(raw, res, relationEdge(r.Type)+" ("+strings.Join(attrs, ", ")+")")
+		}
+	}
+
+	title := "lineage of " + strings.Join(titles, ", ")
+	if len(ls) > 0 {
+		title += "\npolicy " + ls[0].Policy.String()
+	}
+	fmt.Fprintf(w, "digraph lineage {\n")
+	fmt.Fprintf(w, "  graph [rankdir=BT, fontname=\"Helvetica\", fontsize=11, labelloc=t, label=%s];\n", dotQuote(title))
+	fmt.Fprintf(w, "  node [fontname=\"Helvetica\", fontsize=10];\n")
+	fmt.Fprintf(w, "  edge [fontname=\"Helvetica\", fontsize=9];\n")
+	for _, n := range g.nodes {
+		fmt.Fprintln(w, n)
+	}
+	for _, e := range g.edges {
+		fmt.Fprintln(w, e)
+	}
+	fmt.Fprintln(w, "}")
+	return nil
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// shorten cuts s to n characters with "…"; labels use it for hashes,
+// whose full text is in the tooltip.
+func shorten(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
+// relationEdge names the unqualified edge of a relation type (format_of:
+// formatOf).
+func relationEdge(typ string) string {
+	if before, after, ok := strings.Cut(typ, "_"); ok && after != "" {
+		return before + strings.ToUpper(after[:1]) + after[1:]
+	}
+	return typ
+}
+
+// dotLine and dotLines bound a label: long URLs are wrapped and cut, the
+// full text goes in the tooltip.
+const (
+	dotLine  = 48
+	dotLines = 3
+)
+
+// dotText wraps s into lines of at most dotLine characters, preferring to
+// break after "/", "?" or "&", and cuts it after dotLines lines with "…".
+// Invalid UTF-8 bytes are shown as \xNN and control characters as \uNNNN,
+// so that nothing is silently dropped from the label.
+func dotText(s string) string {
+	s = visible(s)
+	var lines []string
+	for len(lines) < dotLines && s != "" {
+		r := []rune(s)
+		if len(r) <= dotLine {
+			lines = append(lines, s)
+			s = ""
+			break
+		}
+		cut := dotLine
+		for i := dotLine; i > dotLine/2; i-- {
+			if strings.ContainsRune("/?&=.+", r[i-1]) {
+				cut = i
+				break
+			}
+		}
+		lines = append(lines, string(r[:cut]))
+		s = string(r[cut:])
+	}
+	if s != "" {
+		lines[len(lines)-1] += "…"
+	}
+	return strings.Join(lines, "\n")
+}
+
+// visible replaces invalid UTF-8 and control characters with escapes.
+func visible(s string) string {
+	if utf8.ValidString(s) && !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02X`, s[i])
+		case isControl(r):
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r)
+		}
+		i += size
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }
+
+// dotQuote makes a DOT double-quoted string whose text Graphviz shows as
+// s, with "\n" in s starting a new centred line. In DOT strings a backslash
+// starts an escape (\n, \l, \N, ...) and Graphviz replaces entity
+// references such as "&amp;" in labels, so backslashes, quotes and "&" are
+// escaped; other characters outside printable UTF-8 have been made visible
+// by dotText (tooltips get the same treatment here).
+func dotQuote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, line := range strings.Split(s, "\n") {
+		if b.Len() > 1 {
+			b.WriteString(`\n`)
+		}
+		for _, r := range visible(line) {
+			switch r {
+			case '"':
+				b.WriteString(`\"`)
+			case '\\':
+				b.WriteString(`\\`)
+			case '&':
+				b.WriteString("&amp;")
+			default:
+				b.WriteRune(r)
+			}
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}

@@ -1,0 +1,849 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/normalize"
+	"github.com/provgraph/provgraph/internal/vocab"
+)
+
+// Scopes of the review group reported with a lineage.
+const (
+	// ScopeNeighbourhood computes the group from the citations that can
+	// affect it, found by index lookups: those with the citation's key, the
+	// keys its same-host redirects lead to, the citations that may redirect
+	// into one of the group's keys (those whose retrieval ended at a URL
+	// written exactly as the key, and those whose own key differs from it
+	// only by http/https or a trailing slash), and the citations sharing a
+	// content hash with a member. It reads a few dozen nodes per citation
+	// involved, so its cost depends on the size of the group, not of the
+	// database. It misses one thing that Groups over the whole database
+	// sees: any other same-host redirect into the group that ends at a URL
+	// written differently from the key it normalizes to (with a tracking
+	// parameter, an upper-case host, ...), because the database has no
+	// index from a resolved URL's key to the URL. Such a redirect can add
+	// members to the group and turn its verdict into needs-content-check.
+	ScopeNeighbourhood = "neighbourhood"
+	// ScopeDatabase loads a Snapshot of the whole database and runs Groups
+	// on it, exactly as the groups command does. Its cost grows with the
+	// database (seconds for tens of thousands of citations).
+	ScopeDatabase = "database"
+)
+
+// ErrNoCitation is returned by LineageOf and LineageOfURL when no citation
+// has the given id or raw URL.
+var ErrNoCitation = errors.New("no citation")
+
+// LineageOptions configures LineageOf and LineageOfURL. A nil
+// *LineageOptions means the zero value, which means the defaults.
+type LineageOptions struct {
+	// Policy is the policy whose normalization and group are reported, as
+	// for Load: "name@version", "name", a digest, or "" for the policy of the
+	// most recent ingest run.
+	Policy string
+	// MaxShared is as in GroupOptions; zero means DefaultMaxShared.
+	MaxShared int
+	// Scope is ScopeNeighbourhood (also the meaning of "") or
+	// ScopeDatabase.
+	Scope string
+}
+
+// Lineage is everything the database holds about one citation, in the
+// order it happened: the observation, the normalization of its raw URL under
+// one policy, its retrievals with every redirect hop, canonical
+// declarations and content hashes, its relations to other resources, and
+// the review group it falls in with the reasons. Every string is a stored
+// literal, except the group, which is derived as Groups derives it.
+type Lineage struct {
+	CitationID string  `json:"citation_id"`
+	Engine     string  `json:"engine,omitempty"`
+	AnswerID   string  `json:"answer_id,omitempty"`
+	Position   string  `json:"position,omitempty"` // the lexical form stored
+	Question   string  `json:"question,omitempty"`
+	ObservedAt string  `json:"observed_at"`
+	RawURL     string  `json:"raw_url"`
+	Fragment   *string `json:"fragment"` // nil when the raw URL has no "#"
+	BaseURL    string  `json:"base_url,omitempty"`
+	// ResolvedURL is the final URL of the latest retrieval that has one.
+	ResolvedURL string `json:"resolved_url,omitempty"`
+	// Key is the comparison key under Policy; empty when the raw URL was
+	// rejected or never normalized under it.
+	Key string `json:"key,omitempty"`
+	// Policy is the policy the normalization and the group are under.
+	Policy PolicyRef `json:"policy"`
+	// Normalization is nil when the citation was never normalized under
+	// Policy; NormalizedUnder then says which policies it was.
+	Normalization   *LineageNormalization `json:"normalization"`
+	NormalizedUnder []string              `json:"normalized_under"`
+	Retrievals      []*Retrieval          `json:"retrievals"`
+	Relations       []*Relation           `json:"relations"`
+	// ContentHashes are the distinct content hashes of the retrievals.
+	ContentHashes []string `json:"content_hashes"`
+	// Group is nil when the citation is in no group; Ungrouped says why.
+	Group     *LineageGroup `json:"group"`
+	Ungrouped string        `json:"ungrouped,omitempty"`
+	Warnings  []string      `json:"warnings,omitempty"`
+}
+
+// LineageNormalization is the normalization of a raw URL under one policy.
+type LineageNormalization struct {
+	// Steps are every transformation in sequence order.
+	Steps         []normalize.Step `json:"steps"`
+	Compare       string           `json:"compare,omitempty"`
+	Parsed        string           `json:"parsed,omitempty"` // absent when equal to the raw URL
+	HostRule      string           `json:"host_rule,omitempty"`
+	RemovedParams []string         `json:"removed_params"`
+	// Error is the rejection; nil when the policy accepted the raw URL.
+	Error *NormalizationError `json:"error,omitempty"`
+}
+
+// NormalizationError is a rejection by a policy, as stored.
+type NormalizationError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// LineageGroup is the review group a citation falls in.
+type LineageGroup struct {
+	ID      string   `json:"id"`
+	Key     string   `json:"key"`
+	Keys    []string `json:"keys,omitempty"` // every key when a redirect joined several
+	Verdict string   `json:"verdict"`
+	Members int      `json:"members"`
+	// Reasons say why this citation is in the group, as Member.Reasons.
+	Reasons []string `json:"reasons"`
+	// Scope is ScopeNeighbourhood or ScopeDatabase; Read is how many
+	// citations the group was computed from.
+	Scope string `json:"scope"`
+	Read  int    `json:"citations_read"`
+}
+
+// LineageOf returns the lineage of the citation with the given id. It
+// reads the citation's own nodes by index lookups, and the group as opts.Scope
+// says; it never writes. An unknown id is ErrNoCitation.
+func LineageOf(ctx context.Context, st *graph.Store, citationID string, opts *LineageOptions) (*Lineage, error) {
+	r := newReader(ctx, st)
+	nodes, err := r.subjects(vocab.CitationId, graph.String(citationID))
+	if err != nil {
+		return nil, err
+	}
+	if len(nodes) == 0 {
+		return nil, fmt.Errorf("%w with id %q", ErrNoCitation, citationID)
+	}
+	ls, err := r.lineages(nodes, opts)
+	if err != nil {
+		return nil, err
+	}
+	return ls[0], nil
+}
+
+// LineageOfURL returns the lineage of every citation whose raw URL is
+// exactly raw, sorted by citation id. The text is matched byte for byte,
+// without normalization: it is evidence. No such citation is
+// ErrNoCitation.
+func LineageOfURL(ctx context.Context, st *graph.Store, raw string, opts *LineageOptions) ([]*Lineage, error) {
+	r := newReader(ctx, st)
+	same, err := r.subjects(vocab.Text, graph.String(raw))
+	if err != nil {
+		return nil, err
+	}
+	var nodes, other []string
+	for _, n := range same {
+		if err := r.node(n); err != nil {
+			return nil, err
+		}
+		if !r.is(n, vocab.RawURL) {
+			other = append(other, r.kind(n))
+			continue
+		}
+		cits, err := r.subjects(vocab.Cites, graph.IRI(n))
+		if err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, cits...)
+	}
+	if len(nodes) == 0 {
+		hint := ""
+		if len(other) > 0 {
+			slices.Sort(other)
+			hint = fmt.Sprintf(" (the text is stored as %s, but no answer showed it exactly)", strings.Join(slices.Compact(other), " and "))
+		}
+		return nil, fmt.Errorf("%w of raw URL %q%s", ErrNoCitation, raw, hint)
+	}
+	return r.lineages(nodes, opts)
+}
+
+// kind names what a node is, for messages.
+func (r *reader) kind(n string) string {
+	for _, k := range []struct{ class, name string }{
+		{vocab.ComparisonKey, "a comparison key"}, {vocab.ResolvedURL, "a resolved URL"},
+		{vocab.RelatedResource, "a related resource"},
+	} {
+		if r.is(n, k.class) {
+			return k.name
+		}
+	}
+	return "another node's text"
+}
+
+// lineages builds the lineage of each citation node.
+func (r *reader) lineages(nodes []string, opts *LineageOptions) ([]*Lineage, error) {
+	var o LineageOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.MaxShared <= 0 {
+		o.MaxShared = DefaultMaxShared
+	}
+	switch o.Scope {
+	case "":
+		o.Scope = ScopeNeighbourhood
+	case ScopeNeighbourhood, ScopeDatabase:
+	default:
+		return nil, fmt.Errorf("query: unknown group scope %q (want %s or %s)", o.Scope, ScopeNeighbourhood, ScopeDatabase)
+	}
+	pols, err := r.policies()
+	if err != nil {
+		return nil, err
+	}
+	pol, err := choosePolicy(pols, o.Policy)
+	if err != nil {
+		return nil, err
+	}
+	snap := &Snapshot{Policies: pols, Policy: pol}
+	var cits []*Citation
+	for _, n := range nodes {
+		c, err := r.citation(n, pol)
+		if err != nil {
+			return nil, err
+		}
+		cits = append(cits, c)
+	}
+	slices.SortFunc(cits, func(a, b *Citation) int { return strings.Compare(a.ID, b.ID) })
+
+	var rep *Report
+	if o.Scope == ScopeDatabase {
+		full, err := Load(r.ctx, r.st, pol.Digest)
+		if err != nil {
+			return nil, err
+		}
+		snap = full
+	} else {
+		h := newHood(r, snap, o.MaxShared)
+		if err := h.explore(cits); err != nil {
+			return nil, err
+		}
+		snap.Citations = h.citations()
+	}
+	rep = Groups(snap, GroupOptions{MaxShared: o.MaxShared})
+
+	out := make([]*Lineage, 0, len(cits))
+	for _, c := range cits {
+		out = append(out, r.lineage(c, pol, rep, o.Scope, len(snap.Citations)))
+	}
+	return out, nil
+}
+
+// lineage assembles the report of one citation.
+func (r *reader) lineage(c *Citation, pol PolicyRef, rep *Report, scope string, read int) *Lineage {
+	l := &Lineage{
+		CitationID: c.ID, Engine: c.Engine, AnswerID: c.AnswerID, Position: c.Position,
+		Question: c.Question, ObservedAt: c.ObservedAt, RawURL: c.Raw, Fragment: c.Fragment,
+		BaseURL: c.BaseURL, ResolvedURL: resolved(c), Policy: pol,
+		NormalizedUnder: r.under[c.Node], Retrievals: c.Retrievals, Relations: c.Relations,
+		ContentHashes: []string{}, Warnings: rep.Warnings,
+	}
+	if l.NormalizedUnder == nil {
+		l.NormalizedUnder = []string{}
+	}
+	if l.Retrievals == nil {
+		l.Retrievals = []*Retrieval{}
+	}
+	if l.Relations == nil {
+		l.Relations = []*Relation{}
+	}
+	for _, rt := range c.Retrievals {
+		if rt.ContentHash != "" && !slices.Contains(l.ContentHashes, rt.ContentHash) {
+			l.ContentHashes = append(l.ContentHashes, rt.ContentHash)
+		}
+	}
+	switch n := c.Norm; {
+	case n == nil:
+		l.Ungrouped = "never normalized under policy " + pol.String()
+		return l
+	case n.Rejected():
+		l.Normalization = lineageNorm(n)
+		l.Ungrouped = fmt.Sprintf("the policy rejected the raw URL (%s): a rejected URL is never grouped", n.ErrorCode)
+		return l
+	default:
+		l.Normalization = lineageNorm(n)
+		l.Key = n.Key
+	}
+	for _, g := range rep.Groups {
+		for _, m := range g.Members {
+			if m.CitationID != c.ID {
+				continue
+			}
+			l.Group = &LineageGroup{
+				ID: g.ID, Key: g.Key, Keys: g.Keys, Verdict: g.Verdict, Members: len(g.Members),
+				Reasons: m.Reasons, Scope: scope, Read: read,
+			}
+			return l
+		}
+	}
+	l.Ungrouped = "not found among the groups" // cannot happen: every keyed citation is grouped
+	return l
+}
+
+func lineageNorm(n *Normalization) *LineageNormalization {
+	ln := &LineageNormalization{
+		Steps: n.Steps, Compare: n.Compare, Parsed: n.Parsed, HostRule: n.HostRule,
+		RemovedParams: n.RemovedParams,
+	}
+	if ln.Steps == nil {
+		ln.Steps = []normalize.Step{}
+	}
+	if ln.RemovedParams == nil {
+		ln.RemovedParams = []string{}
+	}
+	if n.Rejected() {
+		ln.Error = &NormalizationError{Code: n.ErrorCode, Message: n.ErrorMessage}
+	}
+	return ln
+}
+
+// reader reads single nodes by index lookups and keeps what it read in the
+// predicate -> subject -> objects shape that the loader's helpers take, so
+// a citation read here is built exactly as Load builds it.
+type reader struct {
+	ctx   context.Context
+	st    *graph.Store
+	l     *loader
+	p     map[string]map[string][]graph.Term
+	read  map[string]bool
+	cits  map[string]*Citation // citation node -> citation, under the policy of the first read
+	under map[string][]string  // citation node -> policies it was normalized under
+	pols  map[string]PolicyRef // policy node -> policy
+}
+
+func newReader(ctx context.Context, st *graph.Store) *reader {
+	return &reader{
+		ctx: ctx, st: st, l: &loader{ctx: ctx, st: st},
+		p: map[string]map[string][]graph.Term{}, read: map[string]bool{},
+		cits: map[string]*Citation{}, under: map[string][]string{}, pols: map[string]PolicyRef{},
+	}
+}
+
+// node reads every quad whose subject is n, once.
+func (r *reader) node(n string) error {
+	if n == "" || r.read[n] {
+		return nil
+	}
+	r.read[n] = true
+	err := r.st.Match(r.ctx, graph.Quad{S: graph.IRI(n)}, func(q graph.Quad) error {
+		m := r.p[q.P.Value]
+		if m == nil {
+			m = map[string][]graph.Term{}
+			r.p[q.P.Value] = m
+		}
+		m[n] = append(m[n], q.O)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("query: reading %s: %w", n, err)
+	}
+	return nil
+}
+
+func (r *reader) one(pred, n string) string { return one(r.p[pred], n) }
+
+func (r *reader) all(pred, n string) []string {
+	var out []string
+	for _, t := range r.p[pred][n] {
+		out = append(out, t.Value)
+	}
+	return out
+}
+
+func (r *reader) is(n, class string) bool { return hasType(r.p[vocab.RDFType][n], class) }
+
+// subjects returns the IRI subjects of (?, pred, obj).
+func (r *reader) subjects(pred string, obj graph.Term) ([]string, error) {
+	ts, err := r.st.Subjects(graph.IRI(pred), obj)
+	if err != nil {
+		return nil, fmt.Errorf("query: reading %s: %w", pred, err)
+	}
+	out := make([]string, 0, len(ts))
+	for _, t := range ts {
+		if t.Kind == graph.KindIRI {
+			out = append(out, t.Value)
+		}
+	}
+	return out, nil
+}
+
+// policies lists the policies as Load does, oldest run first, reading only
+// the policy and ingest run nodes.
+func (r *reader) policies() ([]PolicyRef, error) {
+	nodes, err := r.subjects(vocab.RDFType, graph.IRI(vocab.NormalizationPolicy))
+	if err != nil {
+		return nil, err
+	}
+	runs, err := r.subjects(vocab.RDFType, graph.IRI(vocab.IngestRun))
+	if err != nil {
+		return nil, err
+	}
+	last := map[string]time.Time{}
+	for _, run := range runs {
+		if err := r.node(run); err != nil {
+			return nil, err
+		}
+		t, _ := time.Parse(time.RFC3339Nano, r.one(vocab.ProvStartedAtTime, run))
+		for _, u := range r.all(vocab.ProvUsed, run) {
+			if t.After(last[u]) {
+				last[u] = t
+			}
+		}
+	}
+	var out []PolicyRef
+	for _, n := range nodes {
+		if err := r.node(n); err != nil {
+			return nil, err
+		}
+		p := PolicyRef{
+			Name: r.one(vocab.PolicyName, n), Version: r.one(vocab.PolicyVersion, n),
+			Digest: r.one(vocab.PolicyDigest, n), node: n, text: r.one(vocab.PolicyText, n), lastRun: last[n],
+		}
+		r.pols[n] = p
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b PolicyRef) int {
+		if c := a.lastRun.Compare(b.lastRun); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Digest, b.Digest)
+	})
+	return out, nil
+}
+
+// citation reads one citation with its normalization under pol, as Load
+// would hold it.
+func (r *reader) citation(n string, pol PolicyRef) (*Citation, error) {
+	if c := r.cits[n]; c != nil {
+		return c, nil
+	}
+	if err := r.node(n); err != nil {
+		return nil, err
+	}
+	c := &Citation{
+		Node: n, ID: r.one(vocab.CitationId, n),
+		ObservedAt: r.one(vocab.ObservedAt, n), Position: r.one(vocab.Position, n),
+		Question: r.one(vocab.Question, n), BaseURL: r.one(vocab.BaseURL, n),
+	}
+	if ans := r.one(vocab.InAnswer, n); ans != "" {
+		if err := r.node(ans); err != nil {
+			return nil, err
+		}
+		c.AnswerID = r.one(vocab.AnswerId, ans)
+		eng := r.one(vocab.ProvWasAttributedTo, ans)
+		if err := r.node(eng); err != nil {
+			return nil, err
+		}
+		c.Engine = r.one(vocab.EngineName, eng)
+	}
+	c.RawNode = r.one(vocab.Cites, n)
+	if err := r.node(c.RawNode); err != nil {
+		return nil, err
+	}
+	c.Raw = r.one(vocab.Text, c.RawNode)
+	if f, ok := r.p[vocab.Fragment][c.RawNode]; ok && len(f) > 0 {
+		v := f[0].Value
+		c.Fragment = &v
+	}
+	for _, nrm := range r.all(vocab.NormalizedAs, n) {
+		if err := r.node(nrm); err != nil {
+			return nil, err
+		}
+		assoc := r.one(vocab.ProvQualifiedAssociation, nrm)
+		if err := r.node(assoc); err != nil {
+			return nil, err
+		}
+		plan := r.one(vocab.ProvHadPlan, assoc)
+		if p, ok := r.pols[plan]; ok {
+			r.under[n] = append(r.under[n], p.String())
+		}
+		if plan != pol.node {
+			continue
+		}
+		key, err := r.generated(nrm, vocab.ComparisonKey)
+		if err != nil {
+			return nil, err
+		}
+		k := ""
+		if len(key) > 0 {
+			k = key[0]
+		}
+		c.Norm = r.l.normalization(r.p, nrm, k, pol)
+	}
+	slices.Sort(r.under[n])
+	for _, rt := range r.all(vocab.RetrievedIn, n) {
+		if err := r.node(rt); err != nil {
+			return nil, err
+		}
+		for _, h := range r.all(vocab.Hop, rt) {
+			if err := r.node(h); err != nil {
+				return nil, err
+			}
+		}
+		decls, err := r.generated(rt, vocab.CanonicalDeclaration)
+		if err != nil {
+			return nil, err
+		}
+		c.Retrievals = append(c.Retrievals, r.l.retrieval(r.p, r.p[vocab.Text], rt, decls))
+	}
+	for _, rel := range r.all(vocab.QualifiedRelation, n) {
+		if err := r.node(rel); err != nil {
+			return nil, err
+		}
+		if err := r.node(r.one(vocab.Target, rel)); err != nil {
+			return nil, err
+		}
+		c.Relations = append(c.Relations, relation(r.p, r.p[vocab.Text], r.p[vocab.RDFType][rel], rel))
+	}
+	// The same order as Load's.
+	slices.SortFunc(c.Retrievals, func(a, b *Retrieval) int { return strings.Compare(a.RetrievedAt+a.Node, b.RetrievedAt+b.Node) })
+	slices.SortFunc(c.Relations, func(a, b *Relation) int {
+		return strings.Compare(a.Type+"\x00"+a.Target+"\x00"+a.Evidence, b.Type+"\x00"+b.Target+"\x00"+b.Evidence)
+	})
+	r.cits[n] = c
+	return c, nil
+}
+
+// generated returns the nodes of the given class that prov:wasGeneratedBy
+// activity, read.
+func (r *reader) generated(activity, class string) ([]string, error) {
+	nodes, err := r.subjects(vocab.ProvWasGeneratedBy, graph.IRI(activity))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, n := range nodes {
+		if err := r.node(n); err != nil {
+			return nil, err
+		}
+		if r.is(n, class) {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// hood finds the neighbourhood of a group (see ScopeNeighbourhood): the
+// citations that Groups needs to place the given ones exactly as it would
+// over the whole database, except for redirects into the group from URLs
+// written differently from its keys.
+type hood struct {
+	r         *reader
+	snap      *Snapshot
+	keyOf     func(string) string
+	maxShared int
+	cits      map[string]*Citation
+	order     []*Citation                // cits in load order
+	byKey     map[string][]*Citation     // loaded citations by key
+	into      map[string]map[string]bool // redirect target key -> source keys, among the loaded citations
+	members   map[string]bool            // keys whose citations are loaded
+	incoming  map[string]bool            // keys whose exact-text redirect sources are loaded
+	inGroup   map[string]bool            // keys reached through redirect joins
+}
+
+func newHood(r *reader, snap *Snapshot, maxShared int) *hood {
+	h := &hood{
+		r: r, snap: snap, maxShared: maxShared, cits: map[string]*Citation{},
+		byKey: map[string][]*Citation{}, into: map[string]map[string]bool{},
+		members: map[string]bool{}, incoming: map[string]bool{}, inGroup: map[string]bool{},
+	}
+	// The same key function as Groups: exact text when the policy cannot
+	// be rebuilt.
+	norm, err := snap.Normalizer()
+	h.keyOf = func(u string) string {
+		if err != nil {
+			return u
+		}
+		res, err := norm.Normalize(u)
+		if err != nil {
+			return ""
+		}
+		return res.Key
+	}
+	return h
+}
+
+func (h *hood) citations() []*Citation {
+	out := slices.Clone(h.order)
+	slices.SortFunc(out, func(a, b *Citation) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
+
+func keyed(c *Citation) bool { return c.Norm != nil && !c.Norm.Rejected() }
+
+// targets returns the keys c's same-host redirects lead to, as Groups
+// computes them.
+func (h *hood) targets(c *Citation) []string {
+	var out []string
+	if !keyed(c) {
+		return nil
+	}
+	for _, rt := range c.Retrievals {
+		if len(rt.Hops) == 0 || rt.FinalURL == "" || rt.CrossesHost() {
+			continue
+		}
+		if t := h.keyOf(rt.FinalURL); t != "" && t != c.Norm.Key && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// add loads the citation at node n into the neighbourhood.
+func (h *hood) add(n string) error {
+	if h.cits[n] != nil {
+		return nil
+	}
+	c, err := h.r.citation(n, h.snap.Policy)
+	if err != nil {
+		return err
+	}
+	h.cits[n] = c
+	h.order = append(h.order, c)
+	if !keyed(c) {
+		return nil
+	}
+	h.byKey[c.Norm.Key] = append(h.byKey[c.Norm.Key], c)
+	for _, t := range h.targets(c) {
+		if h.into[t] == nil {
+			h.into[t] = map[string]bool{}
+		}
+		h.into[t][c.Norm.Key] = true
+	}
+	return nil
+}
+
+// explore loads the neighbourhood of the given citations.
+func (h *hood) explore(cits []*Citation) error {
+	var queue []string
+	join := func(k string) {
+		if !h.inGroup[k] {
+			h.inGroup[k] = true
+			queue = append(queue, k)
+		}
+	}
+	for _, c := range cits {
+		if err := h.add(c.Node); err != nil {
+			return err
+		}
+		if keyed(c) {
+			join(c.Norm.Key)
+		}
+	}
+	// Every key in a group: its citations, the redirects into it, and the
+	// targets of its citations' redirects that are not shared too widely
+	// (Groups joins a target with its sources only then).
+	for len(queue) > 0 {
+		k := queue[0]
+		queue = queue[1:]
+		if err := h.loadMembers(k); err != nil {
+			return err
+		}
+		if err := h.loadIncoming(k); err != nil {
+			return err
+		}
+		if src := h.into[k]; len(src) <= h.maxShared {
+			for _, s := range sortedKeys(src) {
+				join(s)
+			}
+		}
+		for _, c := range h.byKey[k] {
+			for _, t := range h.targets(c) {
+				if err := h.loadIncoming(t); err != nil {
+					return err
+				}
+				if len(h.into[t]) <= h.maxShared {
+					join(t)
+				}
+			}
+		}
+	}
+	// Content hashes of the group's members: Groups counts the groups that
+	// share each one, and a hash shared too widely is no evidence.
+	var hashes []string
+	for _, c := range h.order {
+		if !keyed(c) || !h.inGroup[c.Norm.Key] {
+			continue
+		}
+		for _, rt := range c.Retrievals {
+			if rt.ContentHash != "" && !slices.Contains(hashes, rt.ContentHash) {
+				hashes = append(hashes, rt.ContentHash)
+			}
+		}
+	}
+	for _, hash := range hashes {
+		rts, err := h.r.subjects(vocab.ContentHash, graph.String(hash))
+		if err != nil {
+			return err
+		}
+		for _, rt := range rts {
+			if err := h.addRetrievedIn(rt); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// addRetrievedIn loads the citations retrieved in retrieval rt.
+func (h *hood) addRetrievedIn(rt string) error {
+	cs, err := h.r.subjects(vocab.RetrievedIn, graph.IRI(rt))
+	if err != nil {
+		return err
+	}
+	for _, n := range cs {
+		if err := h.add(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loadMembers loads the citations whose key under the policy is k.
+func (h *hood) loadMembers(k string) error {
+	if h.members[k] {
+		return nil
+	}
+	h.members[k] = true
+	nodes, err := h.r.subjects(vocab.Text, graph.String(k))
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		if err := h.r.node(n); err != nil {
+			return err
+		}
+		if !h.r.is(n, vocab.ComparisonKey) {
+			continue
+		}
+		for _, nrm := range h.r.all(vocab.ProvWasGeneratedBy, n) {
+			cs, err := h.r.subjects(vocab.NormalizedAs, graph.IRI(nrm))
+			if err != nil {
+				return err
+			}
+			for _, cn := range cs {
+				if err := h.add(cn); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// loadIncoming loads the citations whose same-host redirects may end at
+// key k: those whose retrieval ended at a URL written exactly as k, and
+// those whose key is k with the other of http and https or with a trailing
+// slash added or removed (the usual same-host redirects, which keep the
+// tracking parameters of the request, so that the final URL is not written
+// as its key). It stops once more than maxShared keys redirect to k:
+// Groups then joins none of them to k, whatever the others are.
+func (h *hood) loadIncoming(k string) error {
+	if h.incoming[k] {
+		return nil
+	}
+	h.incoming[k] = true
+	for _, v := range redirectSources(k) {
+		if len(h.into[k]) > h.maxShared {
+			return nil
+		}
+		if err := h.loadMembers(v); err != nil {
+			return err
+		}
+	}
+	nodes, err := h.r.subjects(vocab.Text, graph.String(k))
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		if err := h.r.node(n); err != nil {
+			return err
+		}
+		if !h.r.is(n, vocab.ResolvedURL) {
+			continue
+		}
+		rts, err := h.r.subjects(vocab.ResolvedTo, graph.IRI(n))
+		if err != nil {
+			return err
+		}
+		for _, rt := range rts {
+			if len(h.into[k]) > h.maxShared {
+				return nil
+			}
+			if err := h.addRetrievedIn(rt); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// redirectSources returns the keys from which a same-host redirect to key
+// k is common: the other scheme of http and https (RFC 9110 §4.2.2 makes
+// them distinct origins, and servers redirect from one to the other), and
+// the path with a trailing slash added or removed (a server redirects a
+// directory to its slash form), alone and together.
+func redirectSources(k string) []string {
+	var schemes []string
+	switch {
+	case strings.HasPrefix(k, "https://"):
+		schemes = []string{"https://", "http://"}
+	case strings.HasPrefix(k, "http://"):
+		schemes = []string{"http://", "https://"}
+	default:
+		return nil
+	}
+	rest := k[len(schemes[0]):]
+	path, query := rest, ""
+	if i := strings.IndexByte(rest, '?'); i >= 0 {
+		path, query = rest[:i], rest[i:]
+	}
+	paths := []string{path}
+	if strings.HasSuffix(path, "/") {
+		if strings.Count(path, "/") > 1 { // not the root path of the host
+			paths = append(paths, strings.TrimSuffix(path, "/"))
+		}
+	} else if strings.Contains(path, "/") {
+		paths = append(paths, path+"/")
+	}
+	var out []string
+	for _, s := range schemes {
+		for _, p := range paths {
+			if v := s + p + query; v != k {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
