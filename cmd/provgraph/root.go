@@ -121,6 +121,7 @@ they are the same resource.
 	root.AddCommand(newRenormalizeCommand())
 	root.AddCommand(newPolicyDiffCommand())
 	root.AddCommand(newPolicyCommand())
+	root.AddCommand(newExportCommand())
 	root.AddCommand(newLineageCommand())
 	return root
 }

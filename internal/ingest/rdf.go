@@ -128,6 +128,11 @@ func eachRDF(path, name, format string, h io.Writer, fn func(graph.Quad) error) 
 				return n, wrap(err)
 			}
 			gq := graph.Quad{S: term(q.Subj), P: term(q.Pred), O: term(q.Obj), G: term(q.Ctx)}
+			if b, ok := q.Ctx.(rdf.Blank); ok && b.String() == "defaultGraph" {
+				// knakk/rdf reports a statement without a graph as one in
+				// the blank node graph _:defaultGraph.
+				gq.G = graph.Term{}
+			}
 			if err := fn(gq); err != nil {
 				return n, err
 			}

@@ -1,0 +1,329 @@
+package export
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/normalize"
+	"github.com/provgraph/provgraph/internal/vocab"
+)
+
+// Namespaces of the terms the dataset description uses, besides rdf:,
+// rdfs:, xsd:, prov: and pg:. They are W3C and DCMI recommendations, so a
+// catalogue reads the description without knowing provgraph.
+const (
+	// DCATNS is the W3C Data Catalog Vocabulary, written dcat:.
+	DCATNS = "http://www.w3.org/ns/dcat#"
+	// DCTNS is DCMI Metadata Terms, written dct:.
+	DCTNS = "http://purl.org/dc/terms/"
+	// VoIDNS is the Vocabulary of Interlinked Datasets, written void:.
+	VoIDNS = "http://rdfs.org/ns/void#"
+	// SKOSNS is the Simple Knowledge Organization System, written skos:.
+	SKOSNS = "http://www.w3.org/2004/02/skos/core#"
+	// OWLNS is the Web Ontology Language, written owl:.
+	OWLNS = "http://www.w3.org/2002/07/owl#"
+)
+
+// IDBase is the namespace of instance nodes (ingest.IDBase); an export's
+// nodes are IDBase + "export/" + 32 hex digits, and below.
+const IDBase = "https://w3id.org/provgraph/id/"
+
+// agentIRI is the provgraph agent node that ingest writes.
+const agentIRI = IDBase + "agent/provgraph"
+
+// OntologyIRI is the IRI of the provgraph vocabulary, and the graph the
+// ontology is written in in N-Quads.
+const OntologyIRI = "https://w3id.org/provgraph/ns"
+
+// MaxShared is the default of groups --max-shared (query.DefaultMaxShared),
+// quoted in the codebook.
+const MaxShared = 3
+
+// Verdict is one entry of the codebook of review-group verdicts: the merge
+// rationale that a count of groups rests on (internal/query, Groups).
+type Verdict struct {
+	Name       string // as the groups command prints it
+	Label      string
+	Definition string
+}
+
+// Codebook is the verdict codebook, in the order the groups command's help
+// lists it. The names are internal/query's Verdict constants.
+var Codebook = []Verdict{
+	{"identity-confirmed", "identity confirmed", "Every member of the group has a content hash and they all agree."},
+	{"normalized-compare", "normalized compare", "The members' comparison keys are equal by syntax-level rules (RFC 3986 section 6, WHATWG URL) and tracking-parameter removal only; no content hash confirms or contradicts it."},
+	{"needs-content-check", "needs content check", "Equality relied on a server-defined host rule or on a same-host redirect, and no content hash confirms it: compare the content before counting the members as one source."},
+	{"conflict", "conflict", "The members' content hashes disagree: the same key served different content."},
+}
+
+// codebookRules is the codebook's description: how groups are formed.
+var codebookRules = "Review groups are derived by a query and merge nothing: every member keeps its own raw URL, fragment, resolved URL and key. " +
+	"Citations whose comparison keys are equal under the policy form a group. " +
+	"A same-host redirect chain joins the source's group with the target's, unless more than " + strconv.Itoa(MaxShared) +
+	" groups (groups --max-shared) redirect to that target: a login wall, a home page or a soft-404 page is not duplicate evidence; " +
+	"the same bound applies to a content hash shared between groups. " +
+	"Cross-host redirects, canonical declarations, format variants (AMP, print, ...), mirrors, syndicated copies, archive snapshots and content hashes shared between groups never join groups; they are relations between groups. " +
+	"Raw URLs the policy rejected are never grouped. " +
+	"A verdict says how strong the reason to review the members together is, never that they are the same resource."
+
+// convention is a rule the data follows that a count depends on.
+type convention struct {
+	id, title, description string
+	value                  graph.Term // rdf:value, when the convention has one
+}
+
+func conventions(redirectLimit int) []convention {
+	return []convention{
+		{"url-literals", "URLs are exact xsd:string literals",
+			"Every URL as given (raw URL, redirect hop from and to, final URL, canonical URL, relation target) and every comparison key is an xsd:string literal holding the exact text, never an IRI and never xsd:anyURI: " +
+				"an IRI would have to escape or reject text that is not a valid IRI, and xsd:anyURI invites processors to normalize or refuse the value, while the exact text is the evidence. " +
+				"Instance nodes are minted IRIs (" + IDBase + "KIND/HEX), never made from a URL, so every IRI in the data is valid per RFC 3987 whatever the raw URLs contained.",
+			graph.IRI(graph.XSDString)},
+		{"timestamps", "timestamps keep their observed lexical form",
+			"Every time is an xsd:dateTime literal whose lexical form is the RFC 3339 text exactly as observed, offset included: 2025-01-01T01:00:00+01:00 and 2025-01-01T00:00:00Z stay two literals. " +
+				"Times provgraph records itself (ingest runs, exports) are UTC with up to nine fractional digits.",
+			graph.IRI(graph.XSDDateTime)},
+		{"integers", "statuses, positions and counts are xsd:integer",
+			"HTTP statuses, citation positions, hop indexes and record counts are xsd:integer literals in the lexical form given.",
+			graph.IRI(graph.XSDInteger)},
+		{"redirect-limit", "redirect limit",
+			"The most redirects a retrieval follows before its outcome is too-many-redirects. Retrievals are ingested as recorded; the limit applies to the retrievals provgraph makes and is recorded so that a count of redirect chains can be explained.",
+			graph.Literal(strconv.Itoa(redirectLimit), graph.XSDInteger)},
+	}
+}
+
+// policyInfo is a normalization policy as stored in the database.
+type policyInfo struct {
+	node                                         string
+	name, version, digest, parser, parserVersion string
+	text                                         string
+}
+
+// description collects, before the data is written, what the dataset
+// description says, and makes its quads after.
+type description struct {
+	node, graphName graph.Term
+	opts            Options
+	started         time.Time
+	policies        []policyInfo
+}
+
+func newDescription(ctx context.Context, st *graph.Store, o Options, started time.Time) (*description, error) {
+	startText := started.UTC().Format(time.RFC3339Nano)
+	// The dataset is the same whatever the syntax, so the format is not
+	// part of its name: exports made with the same clock reading in two
+	// formats are isomorphic graphs.
+	node := mintIRI("export", startText)
+	d := &description{node: node, graphName: graph.IRI(node.Value + "/description"), opts: o, started: started}
+	pols, err := st.Subjects(graph.IRI(vocab.RDFType), graph.IRI(vocab.NormalizationPolicy))
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range pols {
+		if p.Kind != graph.KindIRI {
+			continue
+		}
+		info := policyInfo{node: p.Value}
+		err := st.Match(ctx, graph.Quad{S: p}, func(q graph.Quad) error {
+			if q.O.Kind != graph.KindLiteral {
+				return nil
+			}
+			switch q.P.Value {
+			case vocab.PolicyName:
+				info.name = q.O.Value
+			case vocab.PolicyVersion:
+				info.version = q.O.Value
+			case vocab.PolicyDigest:
+				info.digest = q.O.Value
+			case vocab.ParserName:
+				info.parser = q.O.Value
+			case vocab.ParserVersion:
+				info.parserVersion = q.O.Value
+			case vocab.PolicyText:
+				info.text = q.O.Value
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		d.policies = append(d.policies, info)
+	}
+	slices.SortFunc(d.policies, func(a, b policyInfo) int { return strings.Compare(a.digest+a.node, b.digest+b.node) })
+	return d, nil
+}
+
+// mintIRI names a node as ingest does (MODEL.md rule 2): IDBase, the kind,
+// and the first 128 bits of SHA-256 over the length-prefixed kind and
+// fields.
+func mintIRI(kind string, fields ...string) graph.Term {
+	h := sha256.New()
+	var n [8]byte
+	for _, f := range append([]string{kind}, fields...) {
+		binary.BigEndian.PutUint64(n[:], uint64(len(f)))
+		h.Write(n[:])
+		h.Write([]byte(f))
+	}
+	return graph.IRI(IDBase + kind + "/" + hex.EncodeToString(h.Sum(nil)[:16]))
+}
+
+// quads returns the description, every quad in d.graphName.
+func (d *description) quads(data, ontology int64, ended time.Time) []graph.Quad {
+	var out []graph.Quad
+	add := func(s graph.Term, p string, o graph.Term) {
+		out = append(out, graph.Quad{S: s, P: graph.IRI(p), O: o, G: d.graphName})
+	}
+	types := func(s graph.Term, classes ...string) {
+		for _, c := range classes {
+			add(s, vocab.RDFType, graph.IRI(c))
+		}
+	}
+	str := func(s graph.Term, p, v string) {
+		if v != "" {
+			add(s, p, graph.String(v))
+		}
+	}
+	sub := func(path string) graph.Term { return graph.IRI(d.node.Value + "/" + path) }
+	when := func(t time.Time) graph.Term {
+		return graph.Literal(t.UTC().Format(time.RFC3339Nano), graph.XSDDateTime)
+	}
+	integer := func(n int64) graph.Term { return graph.Literal(strconv.FormatInt(n, 10), graph.XSDInteger) }
+
+	ds, act, sw := d.node, sub("activity"), sub("software")
+	types(ds, DCATNS+"Dataset", VoIDNS+"Dataset", vocab.ProvEntity)
+	str(ds, DCTNS+"title", "provgraph export")
+	str(ds, DCTNS+"description", "The provenance graph of URLs cited by AI answer engines, as provgraph stores it: W3C PROV-O with the provgraph vocabulary ("+OntologyIRI+"). "+
+		"This description (every statement whose subject is "+ds.Value+" or starts with "+ds.Value+"/; in N-Quads, the graph "+d.graphName.Value+") describes the export and is not part of the data. "+
+		"void:triples counts the statements read from the database.")
+	add(ds, DCTNS+"issued", when(d.started))
+	add(ds, vocab.ProvGeneratedAtTime, when(d.started))
+	add(ds, vocab.ProvWasGeneratedBy, act)
+	add(ds, VoIDNS+"triples", integer(data))
+	add(ds, VoIDNS+"vocabulary", graph.IRI(vocab.NS))
+	add(ds, VoIDNS+"vocabulary", graph.IRI(vocab.ProvNS))
+	if d.opts.IncludeOntology {
+		str(ds, vocab.RDFSComment, fmt.Sprintf("The output also holds the %d statements of the provgraph vocabulary (%s; in N-Quads, the graph %s).", ontology, OntologyIRI, OntologyIRI))
+	}
+
+	// The export: an activity of this provgraph build.
+	types(act, vocab.ProvActivity)
+	str(act, vocab.RDFSLabel, "provgraph export")
+	add(act, vocab.ProvStartedAtTime, when(d.started))
+	add(act, vocab.ProvEndedAtTime, when(ended))
+	add(act, vocab.ProvWasAssociatedWith, sw)
+	types(sw, vocab.ProvSoftwareAgent, vocab.ProvAgent)
+	str(sw, vocab.RDFSLabel, "provgraph")
+	version := d.opts.Version
+	if version == "" {
+		version = "unknown"
+	}
+	str(sw, OWLNS+"versionInfo", version)
+	add(sw, DCTNS+"isVersionOf", graph.IRI(agentIRI))
+
+	// The policies: the stored node (the data holds its name, version,
+	// digest, parser and text), and what the description repeats of it,
+	// with the tracking parameters read from its text.
+	for _, p := range d.policies {
+		pn := graph.IRI(p.node)
+		add(act, vocab.ProvUsed, pn)
+		pd := sub("policy/" + strings.TrimPrefix(mintIRI("policy", p.digest, p.node).Value, IDBase+"policy/"))
+		add(ds, DCTNS+"conformsTo", pd)
+		types(pd, DCTNS+"Standard", SKOSNS+"ConceptScheme")
+		str(pd, vocab.RDFSLabel, "normalization policy "+p.name+"@"+p.version)
+		str(pd, DCTNS+"title", p.name)
+		str(pd, OWLNS+"versionInfo", p.version)
+		str(pd, DCTNS+"identifier", p.digest)
+		add(pd, DCTNS+"source", pn)
+		if p.parser != "" {
+			pa := sub("parser/" + strings.TrimPrefix(mintIRI("parser", p.parser, p.parserVersion).Value, IDBase+"parser/"))
+			add(pd, DCTNS+"requires", pa)
+			types(pa, DCTNS+"Standard")
+			str(pa, vocab.RDFSLabel, "URL parser "+p.parser+" "+p.parserVersion)
+			str(pa, DCTNS+"title", p.parser)
+			str(pa, OWLNS+"versionInfo", p.parserVersion)
+		}
+		d.trackingParams(pd, p, add, str, types)
+	}
+
+	for _, c := range conventions(d.opts.RedirectLimit) {
+		cn := sub("convention/" + c.id)
+		add(ds, DCTNS+"conformsTo", cn)
+		types(cn, DCTNS+"Standard")
+		str(cn, DCTNS+"identifier", c.id)
+		str(cn, DCTNS+"title", c.title)
+		str(cn, DCTNS+"description", c.description)
+		add(cn, vocab.RDFNS+"value", c.value)
+	}
+
+	cb := sub("codebook")
+	add(ds, DCTNS+"conformsTo", cb)
+	types(cb, DCTNS+"Standard", SKOSNS+"ConceptScheme")
+	str(cb, DCTNS+"title", "verdicts of review groups")
+	str(cb, DCTNS+"description", codebookRules)
+	for _, v := range Codebook {
+		vn := sub("codebook/" + v.Name)
+		add(cb, SKOSNS+"hasTopConcept", vn)
+		types(vn, SKOSNS+"Concept")
+		add(vn, SKOSNS+"inScheme", cb)
+		str(vn, SKOSNS+"notation", v.Name)
+		str(vn, SKOSNS+"prefLabel", v.Label)
+		str(vn, SKOSNS+"definition", v.Definition)
+	}
+	return groupBySubject(out)
+}
+
+// groupBySubject orders quads by subject, subjects in order of first
+// appearance, keeping the order of each subject's quads: one Turtle block
+// or JSON-LD node object per node of the description.
+func groupBySubject(quads []graph.Quad) []graph.Quad {
+	first := map[graph.Term]int{}
+	for i, q := range quads {
+		if _, ok := first[q.S]; !ok {
+			first[q.S] = i
+		}
+	}
+	slices.SortStableFunc(quads, func(a, b graph.Quad) int { return first[a.S] - first[b.S] })
+	return quads
+}
+
+// trackingParams describes the query parameters policy p removes, read
+// from its stored text: the global list, then each host rule's own.
+func (d *description) trackingParams(pd graph.Term, p policyInfo, add func(graph.Term, string, graph.Term), str func(graph.Term, string, string), types func(graph.Term, ...string)) {
+	if p.text == "" {
+		str(pd, vocab.RDFSComment, "The database does not hold this policy's text, so its tracking parameters cannot be listed.")
+		return
+	}
+	pol, err := normalize.ParsePolicy([]byte(p.text), "database:"+p.name)
+	if err != nil {
+		str(pd, vocab.RDFSComment, "This build cannot read the policy's stored text ("+err.Error()+"), so its tracking parameters cannot be listed.")
+		return
+	}
+	n := 0
+	param := func(r normalize.ParamRule, scope string) {
+		n++
+		tp := graph.IRI(pd.Value + "/tracking-parameter/" + strconv.Itoa(n))
+		add(pd, SKOSNS+"hasTopConcept", tp)
+		types(tp, SKOSNS+"Concept")
+		add(tp, SKOSNS+"inScheme", pd)
+		str(tp, SKOSNS+"notation", r.Name)
+		str(tp, SKOSNS+"definition", r.Reason)
+		str(tp, SKOSNS+"scopeNote", scope)
+	}
+	for _, r := range pol.TrackingParams() {
+		param(r, "removed from every URL (a name ending in * matches every name with that prefix)")
+	}
+	for _, h := range pol.HostRules() {
+		for _, r := range h.DropParams {
+			param(r, "removed on hosts "+strings.Join(h.Hosts, ", ")+" only (host rule "+h.Name+")")
+		}
+	}
+	str(pd, DCTNS+"description", fmt.Sprintf("%s removes %d query parameters as tracking-only, each listed with its reason; every other parameter is kept.", p.name, n))
+}
