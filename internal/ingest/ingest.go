@@ -171,15 +171,7 @@ func File(ctx context.Context, st *graph.Store, path, name string, opts Options)
 	sum.Run, sum.Resumed = run, resumed
 	head := mapper.PolicyQuads()
 	if !resumed {
-		head = append(head,
-			graph.Quad{S: run, P: graph.IRI(vocab.RDFType), O: graph.IRI(vocab.IngestRun)},
-			graph.Quad{S: run, P: graph.IRI(vocab.RDFType), O: graph.IRI(vocab.ProvActivity)},
-			graph.Quad{S: run, P: graph.IRI(vocab.ProvStartedAtTime), O: graph.Literal(startText, graph.XSDDateTime)},
-			graph.Quad{S: run, P: graph.IRI(vocab.RunStatus), O: graph.String("running")},
-			graph.Quad{S: run, P: graph.IRI(vocab.InputDigest), O: graph.String(sum.InputDigest)},
-			graph.Quad{S: run, P: graph.IRI(vocab.ProvWasAssociatedWith), O: AgentIRI},
-			graph.Quad{S: run, P: graph.IRI(vocab.ProvUsed), O: mapper.PolicyNode()},
-		)
+		head = append(head, runStarted(run, startText, sum.InputDigest, mapper.PolicyNode())...)
 	}
 	added, err := st.Add(head)
 	sum.QuadsAdded += added
@@ -233,11 +225,7 @@ func File(ctx context.Context, st *graph.Store, path, name string, opts Options)
 	}
 
 	end := now()
-	added, err = st.Add([]graph.Quad{
-		{S: run, P: graph.IRI(vocab.RunStatus), O: graph.String("complete")},
-		{S: run, P: graph.IRI(vocab.ProvEndedAtTime), O: graph.Literal(end.UTC().Format(time.RFC3339Nano), graph.XSDDateTime)},
-		{S: run, P: graph.IRI(vocab.Records), O: graph.Literal(strconv.Itoa(sum.Records), graph.XSDInteger)},
-	})
+	added, err = st.Add(runCompleted(run, end, sum.Records))
 	sum.QuadsAdded += added
 	sum.Elapsed = end.Sub(start)
 	if err != nil {

@@ -8,13 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/knakk/rdf"
 
 	"github.com/provgraph/provgraph/internal/graph"
-	"github.com/provgraph/provgraph/internal/vocab"
 )
 
 // RDF formats that RDFFile reads.
@@ -49,14 +47,7 @@ func RDFFile(ctx context.Context, st *graph.Store, path, name, format string, op
 	startText := start.UTC().Format(time.RFC3339Nano)
 	run := mint("ingest", sum.InputDigest, "rdf:"+format, startText, nonce())
 	sum.Run = run
-	added, err := st.Add([]graph.Quad{
-		{S: run, P: graph.IRI(vocab.RDFType), O: graph.IRI(vocab.IngestRun)},
-		{S: run, P: graph.IRI(vocab.RDFType), O: graph.IRI(vocab.ProvActivity)},
-		{S: run, P: graph.IRI(vocab.ProvStartedAtTime), O: graph.Literal(startText, graph.XSDDateTime)},
-		{S: run, P: graph.IRI(vocab.RunStatus), O: graph.String("running")},
-		{S: run, P: graph.IRI(vocab.InputDigest), O: graph.String(sum.InputDigest)},
-		{S: run, P: graph.IRI(vocab.ProvWasAssociatedWith), O: AgentIRI},
-	})
+	added, err := st.Add(runStarted(run, startText, sum.InputDigest, graph.Term{}))
 	sum.QuadsAdded += added
 	if err != nil {
 		return sum, err
@@ -90,11 +81,7 @@ func RDFFile(ctx context.Context, st *graph.Store, path, name, format string, op
 		return sum, err
 	}
 	end := now()
-	added, err = st.Add([]graph.Quad{
-		{S: run, P: graph.IRI(vocab.RunStatus), O: graph.String("complete")},
-		{S: run, P: graph.IRI(vocab.ProvEndedAtTime), O: graph.Literal(end.UTC().Format(time.RFC3339Nano), graph.XSDDateTime)},
-		{S: run, P: graph.IRI(vocab.Records), O: graph.Literal(strconv.Itoa(n), graph.XSDInteger)},
-	})
+	added, err = st.Add(runCompleted(run, end, n))
 	sum.QuadsAdded += added
 	sum.Elapsed = end.Sub(start)
 	return sum, err

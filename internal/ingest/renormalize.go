@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
@@ -69,15 +68,7 @@ func Renormalize(ctx context.Context, st *graph.Store, opts Options) (Summary, e
 	startText := start.UTC().Format(time.RFC3339Nano)
 	run := mint("ingest", sum.InputDigest, opts.Policy.Digest(), startText, nonce())
 	sum.Run = run
-	head := append(mapper.PolicyQuads(),
-		graph.Quad{S: run, P: graph.IRI(vocab.RDFType), O: graph.IRI(vocab.IngestRun)},
-		graph.Quad{S: run, P: graph.IRI(vocab.RDFType), O: graph.IRI(vocab.ProvActivity)},
-		graph.Quad{S: run, P: graph.IRI(vocab.ProvStartedAtTime), O: graph.Literal(startText, graph.XSDDateTime)},
-		graph.Quad{S: run, P: graph.IRI(vocab.RunStatus), O: graph.String("running")},
-		graph.Quad{S: run, P: graph.IRI(vocab.InputDigest), O: graph.String(sum.InputDigest)},
-		graph.Quad{S: run, P: graph.IRI(vocab.ProvWasAssociatedWith), O: AgentIRI},
-		graph.Quad{S: run, P: graph.IRI(vocab.ProvUsed), O: mapper.PolicyNode()},
-	)
+	head := append(mapper.PolicyQuads(), runStarted(run, startText, sum.InputDigest, mapper.PolicyNode())...)
 	added, err := st.Add(head)
 	sum.QuadsAdded += added
 	if err != nil {
@@ -111,11 +102,7 @@ func Renormalize(ctx context.Context, st *graph.Store, opts Options) (Summary, e
 		}
 	}
 	end := now()
-	added, err = st.Add([]graph.Quad{
-		{S: run, P: graph.IRI(vocab.RunStatus), O: graph.String("complete")},
-		{S: run, P: graph.IRI(vocab.ProvEndedAtTime), O: graph.Literal(end.UTC().Format(time.RFC3339Nano), graph.XSDDateTime)},
-		{S: run, P: graph.IRI(vocab.Records), O: graph.Literal(strconv.Itoa(sum.Records), graph.XSDInteger)},
-	})
+	added, err = st.Add(runCompleted(run, end, sum.Records))
 	sum.QuadsAdded += added
 	sum.Elapsed = end.Sub(start)
 	return sum, err
