@@ -1,14 +1,14 @@
 package graph
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
-	ckv "github.com/cayleygraph/cayley/graph/kv"
-	cproto "github.com/cayleygraph/cayley/graph/proto"
-	"github.com/cayleygraph/quad"
 	"go.etcd.io/bbolt"
 )
 
@@ -16,39 +16,42 @@ import (
 const maxProblems = 20
 
 // Check verifies that the store is consistent, as bbolt's Tx.Check does
-// for pages: the format marker is intact; every stored quad can be read
-// back and converted to a valid Quad in stored form; the quad counter
-// equals the number of quads read; and a lookup by each quad's subject,
-// predicate and object, through the same indexes Match uses, finds each
-// quad exactly once and nothing else. It reads the whole store (every quad
-// once, then one index lookup per distinct subject, predicate and object)
-// and returns an *Error wrapping ErrCorrupt that lists what it found.
+// for pages:
+//
+//   - the format marker and every bucket of the format are there;
+//   - the dictionary holds exactly the ids 1 to next-id minus one, each a
+//     decodable term in stored form, each found under its hash in the
+//     hash bucket, which holds nothing else;
+//   - each index is strictly increasing (no repeats), decodes, and uses
+//     only ids the dictionary has, with terms that can stand where they do
+//     (no literal subject or graph, an IRI predicate);
+//   - every quad of the SPO index has its twins in the POS and OSP
+//     indexes, and all three hold as many quads as the quad counter says.
+//
+// It reads every term and every index entry once and looks up the twins of
+// each quad in sorted batches, in memory bounded by the batch, and returns
+// an *Error wrapping ErrCorrupt that lists what it found.
 func (s *Store) Check(ctx context.Context) error {
-	qs, err := s.reader("check")
-	if err != nil {
-		return err
-	}
-	c := checker{ctx: ctx, qs: qs}
-	err = c.run(s.db)
+	c := checker{ctx: ctx}
+	err := s.view("check", func(tx *bbolt.Tx) error { return c.run(tx) })
 	if errors.Is(err, errTooMany) {
 		err = nil
 	}
 	if err == nil && len(c.problems) > 0 {
 		err = fmt.Errorf("%w:\n\t%s", ErrCorrupt, strings.Join(c.problems, "\n\t"))
 	}
-	if err != nil {
-		return &Error{Op: "check", Path: s.path, Err: err}
+	var e *Error
+	if err != nil && !errors.As(err, &e) {
+		err = &Error{Op: "check", Path: s.path, Err: err}
 	}
-	return nil
+	return err
 }
 
 type checker struct {
 	ctx      context.Context
-	qs       *ckv.QuadStore
 	problems []string
-	// uses counts, per direction (subject, predicate, object), the quads
-	// using each node there.
-	uses [3]map[uint64]int
+	next     uint32
+	kinds    []TermKind // by id, from the dictionary pass
 }
 
 // errTooMany ends the check once maxProblems are listed.
@@ -63,134 +66,252 @@ func (c *checker) problem(format string, args ...any) error {
 	return nil
 }
 
-func (c *checker) run(db *bbolt.DB) error {
-	err := db.View(func(tx *bbolt.Tx) error {
-		needInit, err := inspect(tx)
-		if err == nil && needInit {
-			err = errors.New("format marker missing")
-		}
-		return err
-	})
+func (c *checker) run(tx *bbolt.Tx) error {
+	needInit, err := inspect(tx)
+	if err == nil && needInit {
+		err = errors.New("format marker missing")
+	}
 	if err != nil {
 		return c.problem("%v", err)
 	}
-	n, err := c.readAll()
-	if err != nil {
+	cnt := readCounters(tx)
+	c.next = cnt.nextID
+	if err := c.dictionary(tx); err != nil {
 		return err
 	}
-	counted, err := size(c.ctx, c.qs)
-	if err != nil {
-		return err
-	}
-	if counted != n {
-		if err := c.problem("quad counter says %d, reading every quad found %d", counted, n); err != nil {
-			return err
-		}
-	}
-	for i, d := range []quad.Direction{quad.Subject, quad.Predicate, quad.Object} {
-		for id, want := range c.uses[i] {
-			if err := c.lookup(d, id, want); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// readAll reads and converts every quad, counting node uses.
-func (c *checker) readAll() (int64, error) {
-	for i := range c.uses {
-		c.uses[i] = make(map[uint64]int)
-	}
-	var n int64
-	names := newNamer(c.qs)
-	batch := make([]*cproto.Primitive, 0, scanBatch)
-	flush := func() error {
-		defer func() { batch = batch[:0] }()
-		if err := c.ctx.Err(); err != nil {
-			return err
-		}
-		quads, err := names.quads(c.ctx, batch)
+	for ind := range numIndexes {
+		n, err := c.index(tx, ind)
 		if err != nil {
-			return c.problem("quads %d to %d: %v", batch[0].ID, batch[len(batch)-1].ID, err)
+			return err
 		}
-		for i, q := range quads {
-			if norm, why := normQuad(q); why != "" {
-				err = c.problem("quad %d (%s): %s", batch[i].ID, q, why)
-			} else if norm != q {
-				err = c.problem("quad %d (%s) is not in stored form", batch[i].ID, q)
-			}
-			if err != nil {
+		if n != cnt.quads {
+			if err := c.problem("index %s holds %d quads, the quad counter says %d", indexBuckets[ind], n, cnt.quads); err != nil {
 				return err
 			}
 		}
-		return nil
 	}
-	it := c.qs.QuadsAllIterator().Iterate()
-	defer it.Close()
-	for it.Next(c.ctx) {
-		p, ok := it.Result().(*cproto.Primitive)
-		if !ok {
-			return n, fmt.Errorf("cayley iterator returned %T, want a quad primitive", it.Result())
-		}
-		n++
-		for i, d := range []quad.Direction{quad.Subject, quad.Predicate, quad.Object} {
-			c.uses[i][p.GetDirection(d)]++
-		}
-		batch = append(batch, p)
-		if len(batch) == scanBatch {
-			if err := flush(); err != nil {
-				return n, err
-			}
-		}
-	}
-	if err := it.Err(); err != nil {
-		return n, err
-	}
-	if len(batch) > 0 {
-		return n, flush()
-	}
-	return n, nil
+	return c.twins(tx)
 }
 
-// lookup checks that the index Match uses for direction d alone finds the
-// want quads that have node id there, each once, and no other.
-func (c *checker) lookup(d quad.Direction, id uint64, want int) error {
-	if err := c.ctx.Err(); err != nil {
-		return err
-	}
-	var ids [4]uint64
-	ids[d-quad.Subject] = id
-	it := plan(c.qs, ids).Iterate()
-	defer it.Close()
-	seen := make(map[uint64]bool, want)
-	for it.Next(c.ctx) {
-		p, ok := it.Result().(*cproto.Primitive)
-		if !ok {
-			return fmt.Errorf("cayley iterator returned %T, want a quad primitive", it.Result())
+// dictionary checks the two dictionary buckets and records each term's kind.
+func (c *checker) dictionary(tx *bbolt.Tx) error {
+	terms, ids := tx.Bucket([]byte(termsBucket)), tx.Bucket([]byte(idsBucket))
+	c.kinds = make([]TermKind, c.next)
+	want := uint32(1)
+	var enc []byte
+	cur := terms.Cursor()
+	for k, v := cur.First(); k != nil; k, v = cur.Next() {
+		if want%65536 == 0 {
+			if err := c.ctx.Err(); err != nil {
+				return err
+			}
 		}
-		bad := ""
-		switch {
-		case p.IsNode():
-			bad = fmt.Sprintf("returns node %d", p.ID)
-		case p.GetDirection(d) != id:
-			bad = fmt.Sprintf("returns quad %d, whose %s is %d", p.ID, d, p.GetDirection(d))
-		case seen[p.ID]:
-			bad = fmt.Sprintf("returns quad %d twice", p.ID)
-		}
-		if bad != "" {
-			if err := c.problem("lookup by %s %d %s", d, id, bad); err != nil {
+		if len(k) != 4 {
+			if err := c.problem("terms: key %x is not a 4-byte id", k); err != nil {
 				return err
 			}
 			continue
 		}
-		seen[p.ID] = true
+		id := binary.BigEndian.Uint32(k)
+		if id != want {
+			if err := c.problem("terms: id %d follows id %d (ids must run from 1 without gaps)", id, want-1); err != nil {
+				return err
+			}
+		}
+		want = id + 1
+		if id == 0 || id >= c.next {
+			if err := c.problem("terms: id %d is outside 1..%d (next-id %d)", id, c.next-1, c.next); err != nil {
+				return err
+			}
+			continue
+		}
+		t, err := decodeTerm(v)
+		if err != nil {
+			if err := c.problem("terms: id %d: %v", id, err); err != nil {
+				return err
+			}
+			continue
+		}
+		if n, why := normTerm(t); why != "" || n != t || t.IsZero() {
+			if err := c.problem("terms: id %d (%s) is not a valid term in stored form %s", id, t, why); err != nil {
+				return err
+			}
+			continue
+		}
+		if enc = appendTermCode(enc[:0], t); !bytes.Equal(enc, v) {
+			if err := c.problem("terms: id %d (%s) is not in its one encoding", id, t); err != nil {
+				return err
+			}
+			continue
+		}
+		c.kinds[id] = t.Kind
+		if lookupTerm(ids, terms, v) != id {
+			if err := c.problem("ids: term %d (%s) is not found by its hash", id, t); err != nil {
+				return err
+			}
+		}
 	}
-	if err := it.Err(); err != nil {
-		return err
+	if want != c.next {
+		if err := c.problem("terms: last id is %d, next-id is %d", want-1, c.next); err != nil {
+			return err
+		}
 	}
-	if len(seen) != want {
-		return c.problem("lookup by %s %d finds %d quads, want %d", d, id, len(seen), want)
+	var entries uint64
+	cur = ids.Cursor()
+	for k, v := cur.First(); k != nil; k, v = cur.Next() {
+		if len(k) != 8 || len(v) == 0 || len(v)%4 != 0 {
+			if err := c.problem("ids: entry %x has a %d-byte key and a %d-byte value", k, len(k), len(v)); err != nil {
+				return err
+			}
+		}
+		entries += uint64(len(v) / 4)
+	}
+	// Every term was found under its hash; equal counts mean the hash
+	// bucket holds nothing else.
+	if entries != uint64(c.next-1) {
+		return c.problem("ids: %d entries for %d terms", entries, c.next-1)
 	}
 	return nil
+}
+
+// index checks one index's order, encoding and ids, and counts its quads.
+func (c *checker) index(tx *bbolt.Tx, ind int) (uint64, error) {
+	name := indexBuckets[ind]
+	b := tx.Bucket([]byte(name))
+	var n uint64
+	var prev tuple
+	var buf []tuple
+	cur := b.Cursor()
+	for k, v := cur.First(); k != nil; k, v = cur.Next() {
+		if err := c.ctx.Err(); err != nil {
+			return n, err
+		}
+		var err error
+		if buf, err = decodeChunk(buf[:0], k, v); err != nil {
+			if err := c.problem("index %s: %v", name, err); err != nil {
+				return n, err
+			}
+			continue
+		}
+		for _, t := range buf {
+			if n > 0 && t.cmp(prev) <= 0 {
+				if err := c.problem("index %s: entry %v does not follow %v in order", name, t, prev); err != nil {
+					return n, err
+				}
+			}
+			prev = t
+			n++
+			if why := c.ids(unorder(ind, t)); why != "" {
+				if err := c.problem("index %s: quad %v: %s", name, unorder(ind, t), why); err != nil {
+					return n, err
+				}
+			}
+		}
+	}
+	return n, nil
+}
+
+// ids says what is wrong with a quad's ids, or "".
+func (c *checker) ids(q ids4) string {
+	for i, id := range q {
+		if id == 0 && i == 3 {
+			continue // the default graph
+		}
+		if id == 0 || id >= c.next {
+			return fmt.Sprintf("id %d is not in the dictionary", id)
+		}
+	}
+	switch {
+	case c.kinds[q[0]] == KindLiteral:
+		return "the subject is a literal"
+	case c.kinds[q[1]] != KindIRI:
+		return "the predicate is not an IRI"
+	case q[3] != 0 && c.kinds[q[3]] == KindLiteral:
+		return "the graph is a literal"
+	}
+	return ""
+}
+
+// twinBatch is how many quads of the SPO index twins checks at a time.
+const twinBatch = 1 << 18
+
+// twins checks that every quad of the SPO index is in the POS and OSP
+// indexes. With the counts equal and every index free of repeats, the
+// three then hold the same quads.
+func (c *checker) twins(tx *bbolt.Tx) error {
+	batch := make([]ids4, 0, twinBatch)
+	perm := make([]tuple, 0, twinBatch)
+	flush := func() error {
+		for _, ind := range []int{idxPOS, idxOSP} {
+			perm = perm[:0]
+			for _, q := range batch {
+				perm = append(perm, order(ind, q))
+			}
+			slices.SortFunc(perm, tuple.cmp)
+			f := finder{c: tx.Bucket([]byte(indexBuckets[ind])).Cursor()}
+			for _, t := range perm {
+				ok, err := f.has(t)
+				if err != nil {
+					return err
+				}
+				if !ok {
+					if err := c.problem("index %s lacks quad %v of index spo", indexBuckets[ind], unorder(ind, t)); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		batch = batch[:0]
+		return c.ctx.Err()
+	}
+	var buf []tuple
+	cur := tx.Bucket([]byte(indexBuckets[idxSPO])).Cursor()
+	for k, v := cur.First(); k != nil; k, v = cur.Next() {
+		var err error
+		if buf, err = decodeChunk(buf[:0], k, v); err != nil {
+			continue // reported by index
+		}
+		for _, t := range buf {
+			batch = append(batch, ids4(t))
+			if len(batch) == twinBatch {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return flush()
+}
+
+// finder answers membership for tuples asked in increasing order, decoding
+// each chunk once.
+type finder struct {
+	c           *bbolt.Cursor
+	chunk       []tuple
+	lo, hi      tuple // the current chunk covers lo <= t < hi
+	valid, last bool  // last: no chunk after the current one
+}
+
+func (f *finder) has(t tuple) (bool, error) {
+	if !f.valid || t.cmp(f.lo) < 0 || (!f.last && t.cmp(f.hi) >= 0) {
+		k, v := seekChunk(f.c, t)
+		if k == nil {
+			return false, nil
+		}
+		var err error
+		if f.chunk, err = decodeChunk(f.chunk[:0], k, v); err != nil {
+			return false, err
+		}
+		f.lo, f.valid = keyTuple(k), true
+		if nk, _ := f.c.Next(); nk != nil {
+			f.hi, f.last = keyTuple(nk), false
+		} else {
+			f.last = true
+		}
+		if t.cmp(f.lo) < 0 {
+			return false, nil
+		}
+	}
+	_, ok := slices.BinarySearchFunc(f.chunk, t, tuple.cmp)
+	return ok, nil
 }

@@ -21,20 +21,52 @@ func TestCheckFindsDamage(t *testing.T) {
 		{
 			name: "predicate index emptied",
 			damage: func(tx *bbolt.Tx) error {
-				if err := tx.DeleteBucket([]byte("ps")); err != nil {
+				if err := tx.DeleteBucket([]byte("pos")); err != nil {
 					return err
 				}
-				_, err := tx.CreateBucket([]byte("ps"))
+				_, err := tx.CreateBucket([]byte("pos"))
 				return err
 			},
-			want: "lookup by predicate",
+			want: "index pos holds 0 quads",
+		},
+		{
+			name:   "object index loses a chunk",
+			damage: func(tx *bbolt.Tx) error { return deleteFirst(tx, "osp") },
+			want:   "index osp lacks quad",
 		},
 		{
 			name: "quad counter wrong",
 			damage: func(tx *bbolt.Tx) error {
-				return tx.Bucket([]byte("meta")).Put([]byte("size"), []byte{1, 0, 0, 0, 0, 0, 0, 0})
+				return tx.Bucket([]byte("provgraph")).Put([]byte("quads"), []byte{0, 0, 0, 0, 0, 0, 0, 1})
 			},
-			want: "quad counter says 1",
+			want: "the quad counter says 1",
+		},
+		{
+			name:   "term missing from the dictionary",
+			damage: func(tx *bbolt.Tx) error { return tx.Bucket([]byte("terms")).Delete([]byte{0, 0, 0, 2}) },
+			want:   "id 3 follows id 1",
+		},
+		{
+			name:   "hash entry missing",
+			damage: func(tx *bbolt.Tx) error { return deleteFirst(tx, "ids") },
+			want:   "is not found by its hash",
+		},
+		{
+			name: "garbled chunk",
+			damage: func(tx *bbolt.Tx) error {
+				b := tx.Bucket([]byte("spo"))
+				k, _ := b.Cursor().First()
+				return b.Put(append([]byte(nil), k...), []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+			},
+			want: "undecodable index chunk",
+		},
+		{
+			name: "literal as predicate",
+			damage: func(tx *bbolt.Tx) error {
+				// Term 1 is the first subject (an IRI); make it a literal.
+				return tx.Bucket([]byte("terms")).Put([]byte{0, 0, 0, 1}, []byte("\x03not an IRI"))
+			},
+			want: "is not found by its hash",
 		},
 		{
 			name: "format marker removed",
@@ -70,4 +102,11 @@ func TestCheckFindsDamage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// deleteFirst deletes the first key of a top-level bucket.
+func deleteFirst(tx *bbolt.Tx, bucket string) error {
+	b := tx.Bucket([]byte(bucket))
+	k, _ := b.Cursor().First()
+	return b.Delete(append([]byte(nil), k...))
 }

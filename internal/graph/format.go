@@ -1,125 +1,108 @@
 package graph
 
 import (
-	"encoding/json"
+	"encoding/binary"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/cayleygraph/cayley/graph"
-	ckv "github.com/cayleygraph/cayley/graph/kv"
-	"github.com/cayleygraph/quad"
-	hkv "github.com/hidal-go/hidalgo/kv"
 	"go.etcd.io/bbolt"
 )
 
-// The file format.
-//
-// A store is one bbolt file holding cayley's kv quad store layout (buckets
-// "meta", "log", one bucket per index and the value buckets "v.."/"n.."),
-// plus a bucket "provgraph" that marks the file as provgraph's and records
-// the format version. Format version 1 is cayley's kv layout version 2 with
-// the three indexes in storeIndexes. A later layout gets a new version;
-// Open refuses versions it does not know instead of misreading them.
+// The file format is described in FORMAT.md beside this file. In short:
+// one bbolt file with a meta bucket naming the format and its version, a
+// term dictionary in two buckets, and three indexes of the quads (SPO, POS,
+// OSP) made of delta-encoded chunks. Open refuses a file in any other
+// format, naming what it found.
 const (
-	formatBucket  = "provgraph"
-	formatName    = "provgraph-cayley-kv"
-	formatVersion = 1
+	metaBucket    = "provgraph"
+	formatName    = "provgraph-store"
+	formatVersion = 2
+
+	termsBucket = "terms" // term id (4 bytes) -> encoded term
+	idsBucket   = "ids"   // hash of encoded term (8 bytes) -> term ids (4 bytes each)
+
+	// Keys of the meta bucket.
+	keyFormat  = "format"
+	keyVersion = "version"
+	keyNextID  = "next-id" // uint32, big-endian: the id the next new term gets
+	keyQuads   = "quads"   // uint64, big-endian: quads stored
 )
 
-// Positions of the indexes in storeIndexes, used to pick one for a pattern.
+// v1FormatName is the format of files written by provgraph before the
+// compact store: cayley's kv layout. They cannot be read by this build.
+const v1FormatName = "provgraph-cayley-kv"
+
+// convertHint says how to bring a version 1 file into this format.
+const convertHint = "to convert it, export it with the provgraph build that wrote it " +
+	"(`provgraph export --db OLD.db --format nq -o old.nq`), then ingest the export into a new file " +
+	"(`provgraph ingest --db NEW.db --format nq old.nq`)"
+
+// Index orders. Each index holds every quad once, as a tuple of term ids
+// in its order with the graph last.
 const (
-	idxSP = iota
-	idxOPS
-	idxPS
+	idxSPO = iota
+	idxPOS
+	idxOSP
+	numIndexes
 )
 
-// storeIndexes are the cayley kv indexes of format version 1. The first two
-// are cayley's defaults (subject-predicate for forward traversal,
-// object-predicate-subject for reverse traversal and exact lookups). The
-// third, predicate-subject, is provgraph's: without it a pattern fixing only
-// the predicate ("every pg:observedAt") scans every quad. Each key holds the
-// IDs of the quads sharing it, and cayley rewrites that list on every
-// write, so no index starts with a single low-cardinality direction alone
-// (a key per predicate would be rewritten whole with every batch).
-//
-// The list is fixed here rather than taken from ckv.DefaultQuadIndexes or
-// the CAYLEY_KV_INDEXES variable, so that neither a cayley upgrade nor the
-// environment can change the layout of a file.
-var storeIndexes = []ckv.QuadIndex{
-	idxSP:  {Dirs: []quad.Direction{quad.Subject, quad.Predicate}},
-	idxOPS: {Dirs: []quad.Direction{quad.Object, quad.Predicate, quad.Subject}},
-	idxPS:  {Dirs: []quad.Direction{quad.Predicate, quad.Subject}},
-}
+var indexBuckets = [numIndexes]string{idxSPO: "spo", idxPOS: "pos", idxOSP: "osp"}
 
-// cayley's metadata keys, from graph/kv/indexing.go.
-const (
-	cayleyMetaBucket = "meta"
-	cayleyLogBucket  = "log"
-	cayleyIndexesKey = "indexes"
-	cayleyVersionKey = "version"
-)
+// ids4 is a quad's term ids in subject, predicate, object, graph order.
+type ids4 = [4]uint32
 
-// indexBucket is the name of the bucket cayley keeps ind in.
-func indexBucket(ind ckv.QuadIndex) string {
-	b := make([]byte, len(ind.Dirs))
-	for i, d := range ind.Dirs {
-		b[i] = d.Prefix()
+// order permutes a quad's ids into index ind's order.
+func order(ind int, q ids4) tuple {
+	switch ind {
+	case idxPOS:
+		return tuple{q[1], q[2], q[0], q[3]}
+	case idxOSP:
+		return tuple{q[2], q[0], q[1], q[3]}
 	}
-	return string(b)
+	return tuple(q)
 }
 
-// isInitBucket reports whether name is a bucket that cayley's kv.Init or
-// initStore creates before any quad is written.
-func isInitBucket(name []byte) bool {
-	switch string(name) {
-	case cayleyMetaBucket, cayleyLogBucket:
-		return true
+// unorder is the inverse of order.
+func unorder(ind int, t tuple) ids4 {
+	switch ind {
+	case idxPOS:
+		return ids4{t[2], t[0], t[1], t[3]}
+	case idxOSP:
+		return ids4{t[1], t[2], t[0], t[3]}
 	}
-	// index buckets are made of direction prefixes (s, p, o, c)
-	return len(name) > 0 && len(name) <= 4 && strings.Trim(string(name), "spoc") == ""
+	return ids4(t)
 }
 
-// inspect reads what the file holds. It returns needInit when the file has
-// nothing but what a store's creation writes before its last step (a new
-// bbolt file, or a creation that was interrupted), and an error wrapping
-// ErrNotStore or ErrVersion when the file is something else.
+// allBuckets are the top-level buckets of a store.
+func allBuckets() []string {
+	return append([]string{metaBucket, termsBucket, idsBucket}, indexBuckets[:]...)
+}
+
+// inspect reads what the file holds. It returns needInit when the file is
+// a bbolt file with no bucket at all (new, or created by an Open that
+// stopped before its first commit), and an error wrapping ErrNotStore or
+// ErrVersion when the file is something else.
 func inspect(tx *bbolt.Tx) (needInit bool, err error) {
-	if b := tx.Bucket([]byte(formatBucket)); b != nil {
+	if b := tx.Bucket([]byte(metaBucket)); b != nil {
 		return false, checkMarker(tx, b)
 	}
 	var names []string
-	foreign, used := false, false
-	err = tx.ForEach(func(name []byte, b *bbolt.Bucket) error {
+	err = tx.ForEach(func(name []byte, _ *bbolt.Bucket) error {
 		names = append(names, strconv.Quote(string(name)))
-		switch {
-		case isInitBucket(name):
-			if string(name) == cayleyMetaBucket {
-				break
-			}
-			if k, _ := b.Cursor().First(); k != nil {
-				used = true
-			}
-		case len(name) == 3 && (name[0] == 'v' || name[0] == 'n'):
-			used = true // cayley's value buckets, written with the first quad
-		default:
-			foreign = true
-		}
 		return nil
 	})
 	if err != nil {
 		return false, err
 	}
-	cayley := false
-	if meta := tx.Bucket([]byte(cayleyMetaBucket)); meta != nil {
-		cayley = meta.Get([]byte(cayleyVersionKey)) != nil
-	}
-	switch {
-	case !foreign && !used:
+	if len(names) == 0 {
 		return true, nil
-	case cayley:
-		return false, fmt.Errorf("%w: found a cayley quad store that provgraph did not create (no %q format marker)", ErrNotStore, formatBucket)
+	}
+	if len(names) == len(allBuckets())-1 && tx.Bucket([]byte(termsBucket)) != nil && tx.Bucket([]byte(indexBuckets[idxSPO])) != nil {
+		return false, fmt.Errorf("%w: found the buckets of a provgraph store but its format marker is missing (damaged file?)", ErrNotStore)
+	}
+	if meta := tx.Bucket([]byte("meta")); meta != nil && meta.Get([]byte("version")) != nil {
+		return false, fmt.Errorf("%w: found a cayley quad store that provgraph did not create (no %q format marker)", ErrNotStore, metaBucket)
 	}
 	if len(names) > 6 {
 		names = append(names[:6], "...")
@@ -127,13 +110,18 @@ func inspect(tx *bbolt.Tx) (needInit bool, err error) {
 	return false, fmt.Errorf("%w: found a bbolt database of another program (top-level buckets %s)", ErrNotStore, strings.Join(names, ", "))
 }
 
-// checkMarker checks the format marker and that cayley's layout is the one
-// this format version defines.
+// checkMarker checks the format marker and that every bucket of the format
+// is there.
 func checkMarker(tx *bbolt.Tx, b *bbolt.Bucket) error {
-	if name := string(b.Get([]byte("format"))); name != formatName {
+	name := string(b.Get([]byte(keyFormat)))
+	raw := string(b.Get([]byte(keyVersion)))
+	if name == v1FormatName {
+		return fmt.Errorf("%w: file is in format %s version %s (cayley's kv layout, written by provgraph before the compact store); this build reads %s version %d; %s",
+			ErrVersion, v1FormatName, raw, formatName, formatVersion, convertHint)
+	}
+	if name != formatName {
 		return fmt.Errorf("%w: format marker names %q, want %q", ErrNotStore, name, formatName)
 	}
-	raw := string(b.Get([]byte("version")))
 	v, err := strconv.Atoi(raw)
 	if err != nil {
 		return fmt.Errorf("%w: unreadable format version %q", ErrNotStore, raw)
@@ -141,78 +129,66 @@ func checkMarker(tx *bbolt.Tx, b *bbolt.Bucket) error {
 	if v != formatVersion {
 		return fmt.Errorf("%w: file is %s version %d, this build reads version %d", ErrVersion, formatName, v, formatVersion)
 	}
-	meta := tx.Bucket([]byte(cayleyMetaBucket))
-	if meta == nil {
-		return fmt.Errorf("%w: format marker present but cayley's %q bucket is missing (damaged file?)", ErrNotStore, cayleyMetaBucket)
+	for _, name := range allBuckets() {
+		if tx.Bucket([]byte(name)) == nil {
+			return fmt.Errorf("%w: format marker present but bucket %q is missing (damaged file?)", ErrNotStore, name)
+		}
 	}
-	var got []ckv.QuadIndex
-	if err := json.Unmarshal(meta.Get([]byte(cayleyIndexesKey)), &got); err != nil {
-		return fmt.Errorf("%w: unreadable cayley index list: %v", ErrNotStore, err)
-	}
-	if !slices.EqualFunc(got, storeIndexes, func(a, b ckv.QuadIndex) bool {
-		return a.Unique == b.Unique && slices.Equal(a.Dirs, b.Dirs)
-	}) {
-		return fmt.Errorf("%w: cayley indexes %v, want %v for version %d", ErrVersion, got, storeIndexes, formatVersion)
+	if len(b.Get([]byte(keyNextID))) != 4 || len(b.Get([]byte(keyQuads))) != 8 {
+		return fmt.Errorf("%w: meta bucket lacks the %q or %q counter (damaged file?)", ErrNotStore, keyNextID, keyQuads)
 	}
 	return nil
 }
 
-// initStore turns a file for which inspect reported needInit into an empty
-// store. cayley's kv.Init runs several transactions, so the format marker is
-// written last, in the same transaction as the index list: a crash before it
-// leaves a file that inspect again reports as needInit, and the next Open
-// starts over.
-func initStore(db *bbolt.DB, kvdb hkv.KV) error {
-	// Start over from nothing: every bucket here is one of cayley's
-	// initial buckets and holds no quad (inspect checked).
-	err := db.Update(func(tx *bbolt.Tx) error {
-		var names [][]byte
-		if err := tx.ForEach(func(name []byte, _ *bbolt.Bucket) error {
-			names = append(names, slices.Clone(name))
-			return nil
-		}); err != nil {
-			return err
+// initStore creates the buckets and the marker of an empty store, in one
+// transaction: a crash leaves either a new empty bbolt file, which the next
+// Open initializes, or a complete empty store.
+func initStore(db *bbolt.DB) error {
+	return db.Update(func(tx *bbolt.Tx) error {
+		for _, name := range allBuckets() {
+			if _, err := tx.CreateBucket([]byte(name)); err != nil {
+				return fmt.Errorf("create bucket %q: %w", name, err)
+			}
 		}
-		for _, name := range names {
-			if err := tx.DeleteBucket(name); err != nil {
+		m := tx.Bucket([]byte(metaBucket))
+		var next [4]byte
+		binary.BigEndian.PutUint32(next[:], 1) // 0 means "no term" (the default graph)
+		for k, v := range map[string][]byte{
+			keyFormat:  []byte(formatName),
+			keyVersion: []byte(strconv.Itoa(formatVersion)),
+			keyNextID:  next[:],
+			keyQuads:   make([]byte, 8),
+		} {
+			if err := m.Put([]byte(k), v); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	if err != nil {
+}
+
+// counters are the meta bucket's counters.
+type counters struct {
+	nextID uint32
+	quads  uint64
+}
+
+func readCounters(tx *bbolt.Tx) counters {
+	m := tx.Bucket([]byte(metaBucket))
+	return counters{
+		nextID: binary.BigEndian.Uint32(m.Get([]byte(keyNextID))),
+		quads:  binary.BigEndian.Uint64(m.Get([]byte(keyQuads))),
+	}
+}
+
+func writeCounters(tx *bbolt.Tx, c counters) error {
+	m := tx.Bucket([]byte(metaBucket))
+	next := make([]byte, 4)
+	binary.BigEndian.PutUint32(next, c.nextID)
+	quads := make([]byte, 8)
+	binary.BigEndian.PutUint64(quads, c.quads)
+	if err := m.Put([]byte(keyNextID), next); err != nil {
 		return err
 	}
-	if err := ckv.Init(kvdb, graph.Options{}); err != nil {
-		return fmt.Errorf("cayley init: %w", err)
-	}
-	list, err := json.Marshal(storeIndexes)
-	if err != nil {
-		return err
-	}
-	return db.Update(func(tx *bbolt.Tx) error {
-		meta, err := tx.CreateBucketIfNotExists([]byte(cayleyMetaBucket))
-		if err != nil {
-			return err
-		}
-		if meta.Get([]byte(cayleyVersionKey)) == nil {
-			return fmt.Errorf("cayley init wrote no %q key", cayleyVersionKey)
-		}
-		if err := meta.Put([]byte(cayleyIndexesKey), list); err != nil {
-			return err
-		}
-		for _, ind := range storeIndexes {
-			if _, err := tx.CreateBucketIfNotExists([]byte(indexBucket(ind))); err != nil {
-				return err
-			}
-		}
-		b, err := tx.CreateBucket([]byte(formatBucket))
-		if err != nil {
-			return err
-		}
-		if err := b.Put([]byte("format"), []byte(formatName)); err != nil {
-			return err
-		}
-		return b.Put([]byte("version"), []byte(strconv.Itoa(formatVersion)))
-	})
+	return m.Put([]byte(keyQuads), quads)
 }

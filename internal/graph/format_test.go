@@ -2,22 +2,24 @@ package graph_test
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/provgraph/provgraph/internal/graph"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/format-v1/prov.db")
+var update = flag.Bool("update", false, "rewrite testdata/format-v2/prov.db")
 
-// formatV1Data is what testdata/format-v1/prov.db holds: two citations
+// formatData is what testdata/format-v1/prov.db and format-v2/prov.db hold: two citations
 // and literals that cayley's typed values would have changed, in a named
 // graph. It must not change with the other tests' data.
-func formatV1Data() []graph.Quad {
+func formatData() []graph.Quad {
 	quads := citations(0, 2)
 	subj, pred, g := graph.IRI(pgid+"citation/0"), graph.IRI(pg+"value"), graph.IRI(pgid+"graph/1")
 	for _, o := range []graph.Term{
@@ -35,12 +37,33 @@ func formatV1Data() []graph.Quad {
 	return quads
 }
 
-// TestFormatV1StillOpens opens a store written by the first release of the
-// file format, so that a change which cannot read it any more is noticed.
-// Regenerate it only when the format version changes, and then keep the
-// old file beside the new one.
-func TestFormatV1StillOpens(t *testing.T) {
-	golden := filepath.Join("testdata", "format-v1", "prov.db")
+// TestFormatV1Refused opens a store written by the first file format
+// (cayley's kv layout), which this build cannot read: Open must say so,
+// name the format, and say how to convert the file.
+func TestFormatV1Refused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "prov.db")
+	copyFile(t, filepath.Join("testdata", "format-v1", "prov.db"), path)
+	s, err := graph.Open(path, nil)
+	if err == nil {
+		s.Close()
+		t.Fatal("Open(format v1 file) succeeded")
+	}
+	for _, want := range []string{path, "provgraph-cayley-kv version 1", "provgraph-store version 2", "provgraph export", "provgraph ingest"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Open(format v1 file) = %q, want it to say %q", err, want)
+		}
+	}
+	if !errors.Is(err, graph.ErrVersion) {
+		t.Errorf("Open(format v1 file) = %v, want ErrVersion", err)
+	}
+}
+
+// TestFormatV2StillOpens opens a store written by the current file format,
+// so that a change which cannot read it any more is noticed. Regenerate it
+// only when the format version changes, and then keep the old file beside
+// the new one.
+func TestFormatV2StillOpens(t *testing.T) {
+	golden := filepath.Join("testdata", "format-v2", "prov.db")
 	if *update {
 		os.Remove(golden)
 		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
@@ -50,7 +73,7 @@ func TestFormatV1StillOpens(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Add(formatV1Data()); err != nil {
+		if _, err := s.Add(formatData()); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.Close(); err != nil {
@@ -62,7 +85,7 @@ func TestFormatV1StillOpens(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "prov.db")
 	copyFile(t, golden, path)
 	s := mustOpen(t, path, nil)
-	want := formatV1Data()
+	want := formatData()
 	if got := mustCount(t, s); got != int64(distinct(want)) {
 		t.Errorf("Count() = %d, want %d", got, distinct(want))
 	}
@@ -73,10 +96,10 @@ func TestFormatV1StillOpens(t *testing.T) {
 	slices.Sort(wantS)
 	wantS = slices.Compact(wantS)
 	if got := all(t, s, graph.Quad{}); !slices.Equal(got, wantS) {
-		t.Errorf("Match(all) on the v1 file =\n\t%q\nwant\n\t%q", got, wantS)
+		t.Errorf("Match(all) on the v2 file =\n\t%q\nwant\n\t%q", got, wantS)
 	}
 	if n := mustAdd(t, s, want...); n != 0 {
-		t.Errorf("Add(same data) on the v1 file = %d, want 0", n)
+		t.Errorf("Add(same data) on the v2 file = %d, want 0", n)
 	}
 	if err := s.Check(context.Background()); err != nil {
 		t.Error(err)

@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,19 +8,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cayleygraph/cayley/graph"
-	ckv "github.com/cayleygraph/cayley/graph/kv"
-	hkv "github.com/hidal-go/hidalgo/kv"
-	hbolt "github.com/hidal-go/hidalgo/kv/bbolt"
 	"go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 )
-
-// cayley and hidalgo are wired by direct constructors: bbolt.Open opens the
-// file, hbolt.New wraps the *bbolt.DB as a hidalgo kv.KV, and ckv.Init and
-// ckv.New put cayley's kv quad store on it. No blank import or name lookup
-// in cayley's registry is involved. (Importing those packages still runs
-// their init functions, which fill registries this package never reads.)
 
 // DefaultLockTimeout is how long Open waits for the file lock when
 // Options.LockTimeout is zero: long enough to ride out another command
@@ -57,12 +46,11 @@ type Store struct {
 	path     string
 	readOnly bool
 	db       *bbolt.DB
-	kv       hkv.KV
 
 	// mu is held exclusively by Add (one writer at a time) and Close, and
-	// shared while a read picks up qs.
+	// shared while a read starts its transaction.
 	mu     sync.RWMutex
-	qs     *ckv.QuadStore
+	hot    map[string]uint32 // term ids seen lately, by encoding; Add only
 	closed bool
 }
 
@@ -123,7 +111,7 @@ func Open(path string, opts *Options) (*Store, error) {
 		return fail(err)
 	}
 
-	s := &Store{path: path, readOnly: o.ReadOnly, db: db, kv: hbolt.New(db)}
+	s := &Store{path: path, readOnly: o.ReadOnly, db: db, hot: make(map[string]uint32)}
 	if err := s.setup(); err != nil {
 		db.Close()
 		return fail(err)
@@ -131,8 +119,7 @@ func Open(path string, opts *Options) (*Store, error) {
 	return s, nil
 }
 
-// setup checks the file's format, initializes a new file, and starts
-// cayley's quad store on it.
+// setup checks the file's format and initializes a new file.
 func (s *Store) setup() error {
 	var needInit bool
 	err := s.db.View(func(tx *bbolt.Tx) (err error) {
@@ -146,32 +133,11 @@ func (s *Store) setup() error {
 		if s.readOnly {
 			return fmt.Errorf("%w: found an empty database that was never initialized (open it writable once)", ErrNotStore)
 		}
-		if err := initStore(s.db, s.kv); err != nil {
+		if err := initStore(s.db); err != nil {
 			return fmt.Errorf("initialize: %w", err)
 		}
 	}
-	qs, err := s.newQuadStore()
-	if err != nil {
-		return err
-	}
-	s.qs = qs
 	return nil
-}
-
-// newQuadStore starts cayley's kv quad store on the open file. The Bloom
-// filter that cayley keeps in memory to skip duplicate checks is disabled
-// (no_bloom): it cost about 0.85 GB for 1.6M quads and changed no result.
-func (s *Store) newQuadStore() (*ckv.QuadStore, error) {
-	q, err := ckv.New(s.kv, graph.Options{ckv.OptNoBloom: true})
-	if err != nil {
-		return nil, fmt.Errorf("cayley: %w", err)
-	}
-	qs, ok := q.(*ckv.QuadStore)
-	if !ok {
-		q.Close()
-		return nil, fmt.Errorf("cayley: unexpected quad store type %T", q)
-	}
-	return qs, nil
 }
 
 // Path returns the database file's path as given to Open.
@@ -192,14 +158,22 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// reader returns the quad store for a read.
-func (s *Store) reader(op string) (*ckv.QuadStore, error) {
+// view runs fn in a read transaction.
+func (s *Store) view(op string, fn func(tx *bbolt.Tx) error) error {
 	s.mu.RLock()
-	defer s.mu.RUnlock()
 	if s.closed {
-		return nil, &Error{Op: op, Path: s.path, Err: ErrClosed}
+		s.mu.RUnlock()
+		return &Error{Op: op, Path: s.path, Err: ErrClosed}
 	}
-	return s.qs, nil
+	// bbolt's Close waits for open transactions; s.mu only guards the
+	// start, so that Close cannot run between the check and Begin.
+	tx, err := s.db.Begin(false)
+	s.mu.RUnlock()
+	if err != nil {
+		return &Error{Op: op, Path: s.path, Err: err}
+	}
+	defer tx.Rollback()
+	return fn(tx)
 }
 
 // Add writes quads in one bbolt transaction, so that either all of them are
@@ -217,13 +191,13 @@ func (s *Store) Add(quads []Quad) (added int, err error) {
 	if s.readOnly {
 		return fail(ErrReadOnly)
 	}
-	deltas := make([]graph.Delta, len(quads))
+	norm := make([]Quad, len(quads))
 	for i, q := range quads {
 		n, why := normQuad(q)
 		if why != "" {
 			return fail(&QuadError{Index: i, Quad: q, Reason: why})
 		}
-		deltas[i] = graph.Delta{Action: graph.Add, Quad: toCayley(n)}
+		norm[i] = n
 	}
 
 	s.mu.Lock()
@@ -231,56 +205,98 @@ func (s *Store) Add(quads []Quad) (added int, err error) {
 	if s.closed {
 		return fail(ErrClosed)
 	}
-	if len(deltas) == 0 {
+	if len(norm) == 0 {
 		return 0, nil
 	}
-	ctx := context.Background()
-	before, err := size(ctx, s.qs)
+	var dw *dictWriter
+	err = s.db.Update(func(tx *bbolt.Tx) error {
+		var err error
+		dw, added, err = addTx(tx, norm, s.hot)
+		return err
+	})
 	if err != nil {
 		return fail(err)
 	}
-	// ApplyDeltas runs one transaction and commits it only if every quad
-	// was written. Duplicates are detected by the node IDs of each quad.
-	if err := s.qs.ApplyDeltas(deltas, graph.IgnoreOpts{IgnoreDup: true}); err != nil {
-		// cayley caches node IDs and buffers index entries in memory as it
-		// writes, and keeps them when the transaction is rolled back. Start
-		// a fresh quad store so that nothing from the failed batch leaks
-		// into the next one.
-		if qs, rerr := s.newQuadStore(); rerr == nil {
-			s.qs = qs
-		} else {
-			err = errors.Join(err, rerr)
-		}
-		return fail(err)
-	}
-	after, err := size(ctx, s.qs)
-	if err != nil {
-		return fail(err)
-	}
-	// The file lock and s.mu make this Store the only writer, so the
-	// difference is exactly what this batch added.
-	return int(after - before), nil
+	dw.commit()
+	return added, nil
 }
+
+// addTx adds quads (valid, in stored form) in tx.
+func addTx(tx *bbolt.Tx, quads []Quad, hot map[string]uint32) (*dictWriter, int, error) {
+	cnt := readCounters(tx)
+	mem := &arena{}
+	dw := newDictWriter(tx, cnt.nextID, mem, hot)
+	spo := make([]tuple, len(quads))
+	var enc []byte
+	for i, q := range quads {
+		for j, t := range [4]Term{q.S, q.P, q.O, q.G} {
+			if t.IsZero() {
+				continue // the default graph
+			}
+			enc = appendTermCode(enc[:0], t)
+			id, _, err := dw.id(enc)
+			if err != nil {
+				return nil, 0, err
+			}
+			spo[i][j] = id
+		}
+	}
+	if err := dw.flush(); err != nil {
+		return nil, 0, err
+	}
+
+	// The SPO index says which quads are new; only those go into the
+	// other two.
+	spo = sortTuples(spo)
+	dup := make([]bool, len(spo))
+	w := &indexWriter{mem: mem}
+	w.b = tx.Bucket([]byte(indexBuckets[idxSPO]))
+	w.b.FillPercent = fillPercent
+	if err := w.insert(spo, func(i int) { dup[i] = true }); err != nil {
+		return nil, 0, err
+	}
+	fresh := spo[:0:0]
+	for i, t := range spo {
+		if !dup[i] {
+			fresh = append(fresh, t)
+		}
+	}
+	other := make([]tuple, len(fresh))
+	for _, ind := range []int{idxPOS, idxOSP} {
+		for i, t := range fresh {
+			other[i] = order(ind, ids4(t))
+		}
+		other = sortTuples(other)
+		w.b = tx.Bucket([]byte(indexBuckets[ind]))
+		w.b.FillPercent = fillPercent
+		corrupt := false
+		if err := w.insert(other, func(int) { corrupt = true }); err != nil {
+			return nil, 0, err
+		}
+		if corrupt {
+			return nil, 0, fmt.Errorf("%w: index %s holds a quad that index spo lacks (run check)", ErrCorrupt, indexBuckets[ind])
+		}
+	}
+	cnt.nextID = dw.next
+	cnt.quads += uint64(len(fresh))
+	if err := writeCounters(tx, cnt); err != nil {
+		return nil, 0, err
+	}
+	return dw, len(fresh), nil
+}
+
+// fillPercent is how full bbolt packs a page it splits. Most index chunks
+// and dictionary entries are appended at the end of a key range (new ids
+// are the largest), so pages are packed nearly full instead of bbolt's
+// default half.
+const fillPercent = 0.9
 
 // Count returns the number of quads stored.
 func (s *Store) Count() (int64, error) {
-	qs, err := s.reader("count")
-	if err != nil {
-		return 0, err
-	}
-	n, err := size(context.Background(), qs)
-	if err != nil {
-		return 0, &Error{Op: "count", Path: s.path, Err: err}
-	}
-	return n, nil
-}
-
-// size returns cayley's quad counter, which is kept in the same
-// transaction as the quads it counts.
-func size(ctx context.Context, qs *ckv.QuadStore) (int64, error) {
-	st, err := qs.Stats(ctx, false)
-	if errors.Is(err, ckv.ErrNoBucket) {
-		return 0, nil // no quad was ever written
-	}
-	return st.Quads.Value, err
+	var n int64
+	err := s.view("count", func(tx *bbolt.Tx) error {
+		n = int64(readCounters(tx).quads)
+		return nil
+	})
+	return n, err
 }

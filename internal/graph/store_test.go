@@ -4,6 +4,10 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	cgraph "github.com/cayleygraph/cayley/graph"
+	ckv "github.com/cayleygraph/cayley/graph/kv"
+	"github.com/cayleygraph/quad"
+	hbolt "github.com/hidal-go/hidalgo/kv/bbolt"
 	"io"
 	"io/fs"
 	"os"
@@ -286,12 +290,19 @@ func TestOpenNotStore(t *testing.T) {
 		{
 			name: "cayley store without the provgraph marker",
 			make: func(t *testing.T, path string) {
+				writeCayleyStore(t, path)
+			},
+			wantErr: graph.ErrNotStore, want: "cayley quad store that provgraph did not create",
+		},
+		{
+			name: "provgraph store without its marker",
+			make: func(t *testing.T, path string) {
 				s := mustOpenPlain(t, path)
 				mustAdd(t, s, citation(1)...)
 				s.Close()
 				boltUpdate(t, path, func(tx *bbolt.Tx) error { return tx.DeleteBucket([]byte("provgraph")) })
 			},
-			wantErr: graph.ErrNotStore, want: "cayley quad store that provgraph did not create",
+			wantErr: graph.ErrNotStore, want: "format marker is missing",
 		},
 		{
 			name: "newer format version",
@@ -302,7 +313,7 @@ func TestOpenNotStore(t *testing.T) {
 					return tx.Bucket([]byte("provgraph")).Put([]byte("version"), []byte("99"))
 				})
 			},
-			wantErr: graph.ErrVersion, want: "version 99, this build reads version 1",
+			wantErr: graph.ErrVersion, want: "version 99, this build reads version 2",
 		},
 		{
 			name: "other format name",
@@ -334,21 +345,37 @@ func TestOpenNotStore(t *testing.T) {
 }
 
 // TestOpenInterruptedCreate checks that a file left by a creation that
-// stopped before its last step (here: cayley's buckets, no marker) is
-// initialized again instead of being refused for ever.
+// stopped before its first commit (a bbolt file without any bucket) is
+// initialized instead of being refused for ever.
 func TestOpenInterruptedCreate(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "prov.db")
-	boltUpdate(t, path, func(tx *bbolt.Tx) error {
-		for _, name := range []string{"meta", "log", "sp", "ops"} {
-			if _, err := tx.CreateBucket([]byte(name)); err != nil {
-				return err
-			}
-		}
-		return tx.Bucket([]byte("meta")).Put([]byte("version"), []byte{2, 0, 0, 0, 0, 0, 0, 0})
-	})
+	boltUpdate(t, path, func(tx *bbolt.Tx) error { return nil })
 	s := mustOpen(t, path, nil)
 	if n := mustAdd(t, s, citation(3)...); n != len(citation(3)) {
 		t.Errorf("Add() = %d, want %d", n, len(citation(3)))
+	}
+}
+
+// writeCayleyStore writes a database with cayley's own kv quad store on
+// bbolt, as `cayley load --db bbolt` would.
+func writeCayleyStore(t *testing.T, path string) {
+	t.Helper()
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv := hbolt.New(db)
+	defer kv.Close()
+	if err := ckv.Init(kv, nil); err != nil {
+		t.Fatal(err)
+	}
+	qs, err := ckv.New(kv, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = qs.ApplyDeltas([]cgraph.Delta{{Action: cgraph.Add, Quad: quad.MakeIRI("https://example.com/s", "https://example.com/p", "https://example.com/o", "")}}, cgraph.IgnoreOpts{})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -1,0 +1,352 @@
+package graph
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+
+	"go.etcd.io/bbolt"
+)
+
+// tuple is one index entry: the four term ids of a quad in the index's
+// order (the graph id last in every order, 0 for the default graph).
+type tuple [4]uint32
+
+func (a tuple) cmp(b tuple) int {
+	for i := range a {
+		if a[i] != b[i] {
+			if a[i] < b[i] {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}
+
+// keySize is the size of a chunk key: the chunk's first tuple, big-endian,
+// so that bbolt's byte order is tuple order.
+const keySize = 16
+
+func putKey(k []byte, t tuple) {
+	for i, v := range t {
+		binary.BigEndian.PutUint32(k[4*i:], v)
+	}
+}
+
+func keyTuple(k []byte) tuple {
+	var t tuple
+	for i := range t {
+		t[i] = binary.BigEndian.Uint32(k[4*i:])
+	}
+	return t
+}
+
+// Chunk values. An index is a sorted set of tuples cut into chunks; each
+// chunk is one bbolt key-value pair whose key is its first tuple and whose
+// value holds the tuples after the first, each relative to the one before:
+//
+//	uvarint(da<<1 | hasGraph)   da = a - prev.a
+//	uvarint(b - prev.b) if da == 0, else uvarint(b)
+//	uvarint(c - prev.c) if da == 0 and b == prev.b, else uvarint(c)
+//	uvarint(g)          if hasGraph
+//
+// A subject's quads in the SPO order typically cost 4 to 6 bytes each,
+// against 16 bytes of key plus 16 of bbolt's per-element header for a
+// key per quad.
+const (
+	// chunkMax is the value size above which a chunk is split.
+	chunkMax = 768
+	// chunkTarget is the size of the pieces a split chunk is cut into:
+	// room is left for appends, which is how most chunks grow (new ids
+	// are larger than every stored one).
+	chunkTarget = 512
+)
+
+func appendEntry(dst []byte, prev, t tuple) []byte {
+	da := t[0] - prev[0]
+	hdr := uint64(da) << 1
+	if t[3] != 0 {
+		hdr |= 1
+	}
+	dst = appendUvarint(dst, hdr)
+	if da == 0 {
+		dst = appendUvarint(dst, uint64(t[1]-prev[1]))
+	} else {
+		dst = appendUvarint(dst, uint64(t[1]))
+	}
+	if da == 0 && t[1] == prev[1] {
+		dst = appendUvarint(dst, uint64(t[2]-prev[2]))
+	} else {
+		dst = appendUvarint(dst, uint64(t[2]))
+	}
+	if t[3] != 0 {
+		dst = appendUvarint(dst, uint64(t[3]))
+	}
+	return dst
+}
+
+var errBadChunk = errors.New("undecodable index chunk")
+
+// decodeChunk appends to dst the tuples of the chunk with key k and value v.
+func decodeChunk(dst []tuple, k, v []byte) ([]tuple, error) {
+	if len(k) != keySize {
+		return dst, fmt.Errorf("%w: key of %d bytes", errBadChunk, len(k))
+	}
+	prev := keyTuple(k)
+	dst = append(dst, prev)
+	next := func() (uint32, error) {
+		x, n := uvarint(v)
+		if n <= 0 || x > 0xFFFFFFFF {
+			return 0, fmt.Errorf("%w: bad varint at %x", errBadChunk, k)
+		}
+		v = v[n:]
+		return uint32(x), nil
+	}
+	for len(v) > 0 {
+		x, n := uvarint(v)
+		if n <= 0 || x>>1 > 0xFFFFFFFF {
+			return dst, fmt.Errorf("%w: bad varint at %x", errBadChunk, k)
+		}
+		v = v[n:]
+		da, hasG := uint32(x>>1), x&1 == 1
+		var t tuple
+		t[0] = prev[0] + da
+		b, err := next()
+		if err != nil {
+			return dst, err
+		}
+		if da == 0 {
+			t[1] = prev[1] + b
+		} else {
+			t[1] = b
+		}
+		c, err := next()
+		if err != nil {
+			return dst, err
+		}
+		if da == 0 && t[1] == prev[1] {
+			t[2] = prev[2] + c
+		} else {
+			t[2] = c
+		}
+		if hasG {
+			if t[3], err = next(); err != nil {
+				return dst, err
+			}
+		}
+		dst = append(dst, t)
+		prev = t
+	}
+	return dst, nil
+}
+
+// arena hands out byte slices that stay valid until the transaction ends,
+// as bbolt requires of the keys and values given to Put.
+type arena struct{ buf []byte }
+
+func (a *arena) alloc(n int) []byte {
+	if cap(a.buf)-len(a.buf) < n {
+		a.buf = make([]byte, 0, max(n, 1<<20))
+	}
+	b := a.buf[len(a.buf) : len(a.buf)+n]
+	a.buf = a.buf[:len(a.buf)+n]
+	return b
+}
+
+func (a *arena) copy(b []byte) []byte {
+	out := a.alloc(len(b))
+	copy(out, b)
+	return out
+}
+
+// indexWriter inserts sorted tuples into one index bucket.
+type indexWriter struct {
+	b     *bbolt.Bucket
+	mem   *arena
+	old   []tuple // scratch: a chunk's tuples
+	out   []tuple // scratch: merged tuples
+	enc   []byte  // scratch: a chunk value being encoded
+	piece []byte  // scratch: a piece of a split chunk
+}
+
+// insert adds ts (sorted, without repeats) to the index. dup is called
+// with the position in ts of each tuple that was already stored; those
+// are left as they are.
+func (w *indexWriter) insert(ts []tuple, dup func(i int)) error {
+	c := w.b.Cursor()
+	for i := 0; i < len(ts); {
+		// The chunk for ts[i] is the last one whose first tuple is not
+		// after ts[i]; when ts[i] precedes every chunk, it is the first.
+		k, v := seekChunk(c, ts[i])
+		var old []tuple
+		var oldKey []byte
+		var err error
+		if k != nil {
+			if old, err = decodeChunk(w.old[:0], k, v); err != nil {
+				return err
+			}
+			w.old = old
+			oldKey = k
+		}
+		// The tuples of ts that belong in this chunk are those before the
+		// next chunk's first tuple.
+		j := len(ts)
+		if k != nil {
+			if nk, _ := c.Next(); nk != nil {
+				next := keyTuple(nk)
+				j = i + 1
+				for j < len(ts) && ts[j].cmp(next) < 0 {
+					j++
+				}
+			}
+		}
+		merged, added := w.merge(old, ts[i:j], i, dup)
+		i = j
+		if added == 0 {
+			continue
+		}
+		if oldKey != nil && keyTuple(oldKey) != merged[0] {
+			oldKey = w.mem.copy(oldKey)
+			if err := w.b.Delete(oldKey); err != nil {
+				return err
+			}
+		}
+		if err := w.write(merged); err != nil {
+			return err
+		}
+		c = w.b.Cursor() // writes may invalidate the cursor
+	}
+	return nil
+}
+
+// merge merges old and add (both sorted) into w.out, calling dup for the
+// tuples of add (numbered from base) that old has.
+func (w *indexWriter) merge(old, add []tuple, base int, dup func(int)) ([]tuple, int) {
+	out := w.out[:0]
+	added := 0
+	i, j := 0, 0
+	for i < len(old) || j < len(add) {
+		switch {
+		case j == len(add):
+			out = append(out, old[i:]...)
+			i = len(old)
+		case i == len(old):
+			out = append(out, add[j:]...)
+			added += len(add) - j
+			j = len(add)
+		default:
+			switch c := old[i].cmp(add[j]); {
+			case c < 0:
+				out = append(out, old[i])
+				i++
+			case c > 0:
+				out = append(out, add[j])
+				added++
+				j++
+			default:
+				out = append(out, old[i])
+				if dup != nil {
+					dup(base + j)
+				}
+				i++
+				j++
+			}
+		}
+	}
+	w.out = out
+	return out, added
+}
+
+// write stores ts (sorted) as one chunk, or as several of about
+// chunkTarget bytes when one would exceed chunkMax.
+func (w *indexWriter) write(ts []tuple) error {
+	enc := w.enc[:0]
+	for i := 1; i < len(ts); i++ {
+		enc = appendEntry(enc, ts[i-1], ts[i])
+	}
+	w.enc = enc
+	if len(enc) <= chunkMax {
+		return w.put(ts[0], enc)
+	}
+	// Cut into pieces of about chunkTarget bytes, keeping at least 8
+	// tuples for the last piece. Each piece's first tuple is its key.
+	start := 0
+	piece := w.piece[:0]
+	for i := 1; i < len(ts); i++ {
+		if i == start {
+			continue
+		}
+		piece = appendEntry(piece, ts[i-1], ts[i])
+		if len(piece) >= chunkTarget && len(ts)-i-1 >= 8 {
+			if err := w.put(ts[start], piece); err != nil {
+				return err
+			}
+			start, piece = i+1, piece[:0]
+		}
+	}
+	w.piece = piece
+	return w.put(ts[start], piece)
+}
+
+func (w *indexWriter) put(first tuple, val []byte) error {
+	k := w.mem.alloc(keySize)
+	putKey(k, first)
+	return w.b.Put(k, w.mem.copy(val))
+}
+
+// seekChunk positions c on the chunk that holds t if the index has it:
+// the last chunk whose first tuple is not after t, or the first chunk
+// when t precedes them all. It returns nil for an empty index.
+func seekChunk(c *bbolt.Cursor, t tuple) (k, v []byte) {
+	var key [keySize]byte
+	putKey(key[:], t)
+	k, v = c.Seek(key[:])
+	if k != nil && bytes.Equal(k, key[:]) {
+		return k, v
+	}
+	var pk, pv []byte
+	if k == nil {
+		pk, pv = c.Last()
+	} else {
+		pk, pv = c.Prev()
+	}
+	if pk != nil {
+		return pk, pv
+	}
+	return c.First()
+}
+
+// scanRange calls fn for every tuple t of the index with lo <= t <= hi.
+func scanRange(b *bbolt.Bucket, lo, hi tuple, buf []tuple, fn func(tuple) error) error {
+	c := b.Cursor()
+	for k, v := seekChunk(c, lo); k != nil; k, v = c.Next() {
+		if len(k) == keySize && keyTuple(k).cmp(hi) > 0 {
+			return nil
+		}
+		var err error
+		if buf, err = decodeChunk(buf[:0], k, v); err != nil {
+			return err
+		}
+		for _, t := range buf {
+			if t.cmp(lo) < 0 {
+				continue
+			}
+			if t.cmp(hi) > 0 {
+				return nil
+			}
+			if err := fn(t); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// sortTuples sorts ts and drops repeats.
+func sortTuples(ts []tuple) []tuple {
+	slices.SortFunc(ts, tuple.cmp)
+	return slices.Compact(ts)
+}
