@@ -93,9 +93,35 @@ func (c *checker) run(tx *bbolt.Tx) error {
 	return c.twins(tx)
 }
 
-// dictionary checks the two dictionary buckets and records each term's kind.
+// dictionary checks the term dictionary and its hash index, and records
+// each term's kind.
 func (c *checker) dictionary(tx *bbolt.Tx) error {
 	terms, ids := tx.Bucket([]byte(termsBucket)), tx.Bucket([]byte(idsBucket))
+	runs, err := loadRuns(tx, true)
+	if err != nil {
+		return c.problem("ids: %v", err)
+	}
+	var entries uint64
+	for _, r := range runs {
+		b := ids.Bucket(r.name[:])
+		cur := b.Cursor()
+		for k, v := cur.First(); k != nil; k, v = cur.Next() {
+			if string(k) == bloomKey {
+				continue
+			}
+			if len(k) != 8 || len(v) == 0 || len(v)%4 != 0 {
+				if err := c.problem("ids: run %x: entry %x has a %d-byte key and a %d-byte value", r.name, k, len(k), len(v)); err != nil {
+					return err
+				}
+				continue
+			}
+			entries += uint64(len(v) / 4)
+		}
+	}
+	dict, err := newDictReader(tx, runs, true)
+	if err != nil {
+		return err
+	}
 	c.kinds = make([]TermKind, c.next)
 	want := uint32(1)
 	var enc []byte
@@ -145,7 +171,8 @@ func (c *checker) dictionary(tx *bbolt.Tx) error {
 			continue
 		}
 		c.kinds[id] = t.Kind
-		if lookupTerm(ids, terms, v) != id {
+		// The lookup goes through the runs' filters, so it checks them too.
+		if dict.lookup(v) != id {
 			if err := c.problem("ids: term %d (%s) is not found by its hash", id, t); err != nil {
 				return err
 			}
@@ -156,18 +183,8 @@ func (c *checker) dictionary(tx *bbolt.Tx) error {
 			return err
 		}
 	}
-	var entries uint64
-	cur = ids.Cursor()
-	for k, v := cur.First(); k != nil; k, v = cur.Next() {
-		if len(k) != 8 || len(v) == 0 || len(v)%4 != 0 {
-			if err := c.problem("ids: entry %x has a %d-byte key and a %d-byte value", k, len(k), len(v)); err != nil {
-				return err
-			}
-		}
-		entries += uint64(len(v) / 4)
-	}
 	// Every term was found under its hash; equal counts mean the hash
-	// bucket holds nothing else.
+	// index holds nothing else.
 	if entries != uint64(c.next-1) {
 		return c.problem("ids: %d entries for %d terms", entries, c.next-1)
 	}

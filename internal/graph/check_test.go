@@ -47,9 +47,15 @@ func TestCheckFindsDamage(t *testing.T) {
 			want:   "id 3 follows id 1",
 		},
 		{
-			name:   "hash entry missing",
-			damage: func(tx *bbolt.Tx) error { return deleteFirst(tx, "ids") },
-			want:   "is not found by its hash",
+			name: "hash entry missing",
+			damage: func(tx *bbolt.Tx) error {
+				ids := tx.Bucket([]byte("ids"))
+				run, _ := ids.Cursor().First()
+				b := ids.Bucket(run)
+				k, _ := b.Cursor().First()
+				return b.Delete(append([]byte(nil), k...))
+			},
+			want: "is not found by its hash",
 		},
 		{
 			name: "garbled chunk",

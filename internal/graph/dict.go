@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/cespare/xxhash/v2"
@@ -13,37 +14,181 @@ import (
 )
 
 // The term dictionary gives every distinct term a 32-bit id, so that the
-// indexes hold small fixed-size numbers instead of strings. Two buckets:
-// "terms" maps an id to the term's encoding (termcode.go), and "ids" maps
-// the 64-bit xxhash of an encoding to the ids whose encoding has that hash
-// (one, except on a collision, which costs one more comparison). A term is
-// stored once; the hash bucket costs 12 bytes of key and value per term.
+// indexes hold small fixed-size numbers instead of strings. Ids are given
+// in order of first appearance and never reused; id 0 is no term (the
+// default graph in a quad, a wildcard in a pattern).
 //
-// Ids are given in order of first appearance and never reused. Id 0 is no
-// term: the default graph in a quad, a wildcard in a pattern.
+// The "terms" bucket maps an id to the term's encoding (termcode.go). Ids
+// grow, so it is written in order and bbolt packs its pages full.
+//
+// Finding the id of a term goes through the 64-bit xxhash of its encoding.
+// Hashes are random, so one B-tree keyed by them would take each batch's
+// new terms at random places: every transaction would rewrite most of its
+// pages, and ingest would slow down as the store grows. Instead the hash
+// index is a set of sorted runs, as in a log-structured merge tree: each
+// transaction writes its new terms as a new run (a nested bucket of the
+// "ids" bucket, written in key order), and when fanout runs of one level
+// pile up they are merged into one run of the next level, up to maxLevel.
+// Each run carries a Bloom filter, so a lookup reads only the runs that may
+// hold the hash; a writer keeps the filters in memory (10 bits per term).
+//
+// A run is a bucket named level (1 byte) + sequence number (8 bytes,
+// big-endian), mapping hash (8 bytes) to the ids with that hash (4 bytes
+// each: one, except on a collision), plus the key "bloom" holding its
+// filter.
 
 // ErrFull is returned by Add when the dictionary has given out every id.
 var ErrFull = errors.New("term dictionary is full (4,294,967,295 distinct terms)")
 
-func hashKey(dst *[8]byte, enc []byte) {
-	binary.BigEndian.PutUint64(dst[:], xxhash.Sum64(enc))
+const (
+	// fanout is how many runs of one level are merged into one of the
+	// next.
+	fanout = 4
+	// maxLevel is the level whose runs are never merged: with about
+	// 4,000 new terms per transaction, a run of level 6 holds about 16
+	// million, and merging four of them in one transaction would hold
+	// that many in memory.
+	maxLevel = 6
+	// bloomKey is where a run keeps its filter; hash keys are 8 bytes.
+	bloomKey = "bloom"
+	// bloomBitsPerKey and bloomProbes give a false positive rate of
+	// about 0.8%.
+	bloomBitsPerKey = 10
+	bloomProbes     = 7
+)
+
+func termHash(enc []byte) uint64 { return xxhash.Sum64(enc) }
+
+func hashKey(dst *[8]byte, h uint64) { binary.BigEndian.PutUint64(dst[:], h) }
+
+func idKey(dst *[4]byte, id uint32) { binary.BigEndian.PutUint32(dst[:], id) }
+
+// bloom is a Bloom filter over term hashes, stored as little-endian 64-bit
+// words.
+type bloom []uint64
+
+func newBloom(n int) bloom {
+	return make(bloom, max(1, (n*bloomBitsPerKey+63)/64))
 }
 
-func idKey(dst *[4]byte, id uint32) {
-	binary.BigEndian.PutUint32(dst[:], id)
+func (f bloom) probes(h uint64, fn func(bit uint64) bool) bool {
+	m := uint64(len(f)) * 64
+	h2 := bits.RotateLeft64(h, 32)*0x9E3779B97F4A7C15 | 1
+	for i := range uint64(bloomProbes) {
+		if !fn((h + i*h2) % m) {
+			return false
+		}
+	}
+	return true
 }
 
-// lookupTerm returns the id of the term with encoding enc, or 0.
-func lookupTerm(ids, terms *bbolt.Bucket, enc []byte) uint32 {
-	var h [8]byte
-	hashKey(&h, enc)
-	v := ids.Get(h[:])
-	for ; len(v) >= 4; v = v[4:] {
-		id := binary.BigEndian.Uint32(v)
-		var k [4]byte
-		idKey(&k, id)
-		if bytes.Equal(terms.Get(k[:]), enc) {
-			return id
+func (f bloom) add(h uint64) {
+	f.probes(h, func(b uint64) bool { f[b/64] |= 1 << (b % 64); return true })
+}
+
+func (f bloom) has(h uint64) bool {
+	return f.probes(h, func(b uint64) bool { return f[b/64]&(1<<(b%64)) != 0 })
+}
+
+func (f bloom) bytes() []byte {
+	out := make([]byte, 8*len(f))
+	for i, w := range f {
+		binary.LittleEndian.PutUint64(out[8*i:], w)
+	}
+	return out
+}
+
+func decodeBloom(b []byte) (bloom, error) {
+	if len(b) == 0 || len(b)%8 != 0 {
+		return nil, fmt.Errorf("bloom filter of %d bytes", len(b))
+	}
+	f := make(bloom, len(b)/8)
+	for i := range f {
+		f[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	return f, nil
+}
+
+// run is one sorted run of the hash index.
+type run struct {
+	name   [9]byte
+	filter bloom // nil when not loaded: every lookup reads the run
+}
+
+func (r *run) level() int { return int(r.name[0]) }
+func (r *run) seq() uint64 { return binary.BigEndian.Uint64(r.name[1:]) }
+
+// loadRuns lists the runs of the hash index, newest first, with their
+// filters when withFilters.
+func loadRuns(tx *bbolt.Tx, withFilters bool) ([]*run, error) {
+	ids := tx.Bucket([]byte(idsBucket))
+	var runs []*run
+	c := ids.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if v != nil || len(k) != 9 {
+			return nil, fmt.Errorf("%w: hash index holds key %x, want only runs", ErrCorrupt, k)
+		}
+		r := &run{}
+		copy(r.name[:], k)
+		if withFilters {
+			f, err := decodeBloom(ids.Bucket(k).Get([]byte(bloomKey)))
+			if err != nil {
+				return nil, fmt.Errorf("%w: run %x: %v", ErrCorrupt, k, err)
+			}
+			r.filter = f
+		}
+		runs = append(runs, r)
+	}
+	slices.SortFunc(runs, func(a, b *run) int { return -cmpUint64(a.seq(), b.seq()) })
+	return runs, nil
+}
+
+func cmpUint64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// dictReader finds term ids in one transaction.
+type dictReader struct {
+	ids, terms *bbolt.Bucket
+	runs       []*run
+}
+
+// newDictReader reads the dictionary in tx. runs are the runs of the hash
+// index when the caller has them (with filters), else nil.
+func newDictReader(tx *bbolt.Tx, runs []*run, loaded bool) (*dictReader, error) {
+	r := &dictReader{ids: tx.Bucket([]byte(idsBucket)), terms: tx.Bucket([]byte(termsBucket)), runs: runs}
+	if !loaded {
+		var err error
+		if r.runs, err = loadRuns(tx, false); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// lookup returns the id of the term with encoding enc, or 0.
+func (r *dictReader) lookup(enc []byte) uint32 {
+	h := termHash(enc)
+	var hk [8]byte
+	hashKey(&hk, h)
+	for _, run := range r.runs {
+		if run.filter != nil && !run.filter.has(h) {
+			continue
+		}
+		v := r.ids.Bucket(run.name[:]).Get(hk[:])
+		for ; len(v) >= 4; v = v[4:] {
+			id := binary.BigEndian.Uint32(v)
+			var k [4]byte
+			idKey(&k, id)
+			if bytes.Equal(r.terms.Get(k[:]), enc) {
+				return id
+			}
 		}
 	}
 	return 0
@@ -104,62 +249,69 @@ func (r *termReader) quad(q ids4) (Quad, error) {
 	return out, err
 }
 
+// hotTerms bounds the Store's cache of term ids, which is dropped whole
+// when full: it is there for the terms (predicates, classes, policies,
+// engines, answers) that recur batch after batch.
+const hotTerms = 1 << 17
+
 // dictWriter assigns ids within one write transaction. New terms are
-// written at the end (flush), in id order for the terms bucket and in hash
-// order for the hash bucket, so that bbolt fills pages in order.
+// written at the end (flush): the terms bucket in id order, and one new
+// run of the hash index in hash order.
 type dictWriter struct {
-	ids, terms *bbolt.Bucket
-	mem        *arena
-	hot        map[string]uint32 // committed terms seen lately (the Store's)
-	next       uint32
-	added      map[string]uint32 // new terms of this transaction
-	newTerms   [][]byte          // their encodings, by id - first new id
-	firstNew   uint32
+	dictReader
+	tx       *bbolt.Tx
+	mem      *arena
+	hot      map[string]uint32 // committed terms seen lately (the Store's)
+	next     uint32
+	firstNew uint32
+	added    map[string]uint32 // new terms of this transaction
+	newTerms [][]byte          // their encodings, by id - firstNew
 }
 
-func newDictWriter(tx *bbolt.Tx, next uint32, mem *arena, hot map[string]uint32) *dictWriter {
-	return &dictWriter{
-		hot:      hot,
-		ids:      tx.Bucket([]byte(idsBucket)),
-		terms:    tx.Bucket([]byte(termsBucket)),
-		mem:      mem,
-		next:     next,
-		firstNew: next,
-		added:    make(map[string]uint32),
+// newDictWriter starts assigning ids in tx. runs are the runs of the hash
+// index with their filters; flush returns the runs after the transaction.
+func newDictWriter(tx *bbolt.Tx, runs []*run, next uint32, mem *arena, hot map[string]uint32) (*dictWriter, error) {
+	r, err := newDictReader(tx, runs, true)
+	if err != nil {
+		return nil, err
 	}
+	return &dictWriter{
+		dictReader: *r,
+		tx:         tx,
+		mem:        mem,
+		hot:        hot,
+		next:       next,
+		firstNew:   next,
+		added:      make(map[string]uint32),
+	}, nil
 }
 
 // id returns the id of the term with encoding enc, giving it a new one if
-// it has none. isNew says whether the id was given by this transaction.
-func (w *dictWriter) id(enc []byte) (id uint32, isNew bool, err error) {
+// it has none.
+func (w *dictWriter) id(enc []byte) (uint32, error) {
 	if id, ok := w.hot[string(enc)]; ok {
-		return id, false, nil
+		return id, nil
 	}
 	if id, ok := w.added[string(enc)]; ok {
-		return id, true, nil
+		return id, nil
 	}
-	if id := lookupTerm(w.ids, w.terms, enc); id != 0 {
+	if id := w.lookup(enc); id != 0 {
 		if len(w.hot) >= hotTerms {
 			clear(w.hot)
 		}
 		w.hot[string(enc)] = id
-		return id, false, nil
+		return id, nil
 	}
 	if w.next == math.MaxUint32 {
-		return 0, false, ErrFull
+		return 0, ErrFull
 	}
-	id = w.next
+	id := w.next
 	w.next++
 	e := w.mem.copy(enc)
 	w.added[string(e)] = id
 	w.newTerms = append(w.newTerms, e)
-	return id, true, nil
+	return id, nil
 }
-
-// hotTerms bounds the Store's cache of term ids, which is dropped whole
-// when full: it is there for the few thousand terms (predicates, classes,
-// policies, engines) that recur in every batch.
-const hotTerms = 1 << 17
 
 // commit is called after the transaction committed: the new terms are
 // now safe to cache.
@@ -172,45 +324,177 @@ func (w *dictWriter) commit() {
 	}
 }
 
-// flush writes the new terms.
-func (w *dictWriter) flush() error {
-	type entry struct {
-		h  [8]byte
-		id uint32
+// hashEntry is one key of a run being written.
+type hashEntry struct {
+	h   uint64
+	ids []byte // 4 bytes per id
+}
+
+// flush writes the new terms and returns the runs of the hash index as
+// the transaction leaves them.
+func (w *dictWriter) flush() ([]*run, error) {
+	if len(w.newTerms) == 0 {
+		return w.runs, nil
 	}
-	hashes := make([]entry, len(w.newTerms))
+	w.terms.FillPercent = 1 // ids only grow: every put is an append
+	entries := make([]hashEntry, len(w.newTerms))
 	for i, enc := range w.newTerms {
 		id := w.firstNew + uint32(i)
 		k := w.mem.alloc(4)
 		binary.BigEndian.PutUint32(k, id)
 		if err := w.terms.Put(k, enc); err != nil {
-			return err
+			return nil, err
 		}
-		hashes[i].id = id
-		hashKey(&hashes[i].h, enc)
+		entries[i] = hashEntry{h: termHash(enc), ids: k}
 	}
-	slices.SortFunc(hashes, func(a, b entry) int {
-		if c := bytes.Compare(a.h[:], b.h[:]); c != 0 {
-			return c
-		}
-		return int(a.id) - int(b.id)
-	})
-	for i := 0; i < len(hashes); {
-		j := i + 1
-		for j < len(hashes) && hashes[j].h == hashes[i].h {
-			j++
-		}
-		k := w.mem.copy(hashes[i].h[:])
-		old := w.ids.Get(k)
-		v := w.mem.alloc(len(old) + 4*(j-i))
-		copy(v, old)
-		for n, e := range hashes[i:j] {
-			binary.BigEndian.PutUint32(v[len(old)+4*n:], e.id)
-		}
-		if err := w.ids.Put(k, v); err != nil {
-			return err
-		}
-		i = j
+	slices.SortFunc(entries, func(a, b hashEntry) int { return cmpUint64(a.h, b.h) })
+	entries = joinEqual(entries)
+
+	var seq uint64
+	if len(w.runs) > 0 {
+		seq = w.runs[0].seq() + 1
 	}
-	return nil
+	r, err := w.writeRun(0, seq, entries)
+	if err != nil {
+		return nil, err
+	}
+	runs := append([]*run{r}, w.runs...)
+	return w.compact(runs, seq+1)
+}
+
+// joinEqual joins entries (sorted by hash) that share a hash.
+func joinEqual(entries []hashEntry) []hashEntry {
+	out := entries[:0]
+	for _, e := range entries {
+		if n := len(out); n > 0 && out[n-1].h == e.h {
+			out[n-1].ids = append(slices.Clip(out[n-1].ids), e.ids...)
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// writeRun writes a run from entries sorted by hash.
+func (w *dictWriter) writeRun(level int, seq uint64, entries []hashEntry) (*run, error) {
+	r := &run{filter: newBloom(len(entries))}
+	r.name[0] = byte(level)
+	binary.BigEndian.PutUint64(r.name[1:], seq)
+	b, err := w.ids.CreateBucket(w.mem.copy(r.name[:]))
+	if err != nil {
+		return nil, fmt.Errorf("create run %x: %w", r.name, err)
+	}
+	b.FillPercent = 1 // written in key order, never added to
+	for _, e := range entries {
+		k := w.mem.alloc(8)
+		binary.BigEndian.PutUint64(k, e.h)
+		if err := b.Put(k, e.ids); err != nil {
+			return nil, err
+		}
+		r.filter.add(e.h)
+	}
+	if err := b.Put([]byte(bloomKey), w.mem.copy(r.filter.bytes())); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// compact merges the runs of a level into one run of the next level while
+// some level below maxLevel has fanout runs. seq is the next sequence
+// number.
+func (w *dictWriter) compact(runs []*run, seq uint64) ([]*run, error) {
+	for level := 0; level < maxLevel; level++ {
+		var same []*run
+		for _, r := range runs {
+			if r.level() == level {
+				same = append(same, r)
+			}
+		}
+		if len(same) < fanout {
+			continue
+		}
+		merged, err := w.merge(same, level+1, seq)
+		if err != nil {
+			return nil, err
+		}
+		seq++
+		keep := []*run{merged}
+		for _, r := range runs {
+			if r.level() != level {
+				keep = append(keep, r)
+			}
+		}
+		runs = keep
+	}
+	slices.SortFunc(runs, func(a, b *run) int { return -cmpUint64(a.seq(), b.seq()) })
+	return runs, nil
+}
+
+// merge writes the union of runs as one run and deletes them. It reads
+// the runs side by side in key order, so memory does not grow with their
+// size beyond the copies bbolt needs of what is put.
+func (w *dictWriter) merge(runs []*run, level int, seq uint64) (*run, error) {
+	words := 0
+	for _, r := range runs {
+		words += len(r.filter)
+	}
+	out := &run{filter: make(bloom, max(words, 1))}
+	out.name[0] = byte(level)
+	binary.BigEndian.PutUint64(out.name[1:], seq)
+	b, err := w.ids.CreateBucket(w.mem.copy(out.name[:]))
+	if err != nil {
+		return nil, fmt.Errorf("create run %x: %w", out.name, err)
+	}
+	b.FillPercent = 1
+
+	type head struct {
+		c    *bbolt.Cursor
+		k, v []byte
+	}
+	heads := make([]*head, 0, len(runs))
+	next := func(h *head, k, v []byte) {
+		for k != nil && len(k) != 8 {
+			k, v = h.c.Next() // skip the filter
+		}
+		h.k, h.v = k, v
+	}
+	for _, r := range runs {
+		h := &head{c: w.ids.Bucket(r.name[:]).Cursor()}
+		k, v := h.c.First()
+		next(h, k, v)
+		heads = append(heads, h)
+	}
+	for {
+		var min []byte
+		for _, h := range heads {
+			if h.k != nil && (min == nil || bytes.Compare(h.k, min) < 0) {
+				min = h.k
+			}
+		}
+		if min == nil {
+			break
+		}
+		key := w.mem.copy(min)
+		var val []byte
+		for _, h := range heads {
+			if h.k != nil && bytes.Equal(h.k, key) {
+				val = append(val, h.v...)
+				k, v := h.c.Next()
+				next(h, k, v)
+			}
+		}
+		if err := b.Put(key, w.mem.copy(val)); err != nil {
+			return nil, err
+		}
+		out.filter.add(binary.BigEndian.Uint64(key))
+	}
+	if err := b.Put([]byte(bloomKey), w.mem.copy(out.filter.bytes())); err != nil {
+		return nil, err
+	}
+	for _, r := range runs {
+		if err := w.ids.DeleteBucket(r.name[:]); err != nil {
+			return nil, fmt.Errorf("delete run %x: %w", r.name, err)
+		}
+	}
+	return out, nil
 }

@@ -168,7 +168,7 @@ func scanIDs(tx *bbolt.Tx, pattern ids4, anyGraph bool, fn func(ids4) error) err
 func resolve(tx *bbolt.Tx, pattern Quad) (ids ids4, ok bool, err error) {
 	terms := [4]Term{pattern.S, pattern.P, pattern.O, pattern.G}
 	names := [4]string{"subject", "predicate", "object", "graph"}
-	idb, tb := tx.Bucket([]byte(idsBucket)), tx.Bucket([]byte(termsBucket))
+	var dict *dictReader
 	var enc []byte
 	for i, t := range terms {
 		if t.IsZero() {
@@ -181,8 +181,13 @@ func resolve(tx *bbolt.Tx, pattern Quad) (ids ids4, ok bool, err error) {
 		if (i != 2 && n.Kind == KindLiteral) || (i == 1 && n.Kind != KindIRI) {
 			return ids, false, nil
 		}
+		if dict == nil {
+			if dict, err = newDictReader(tx, nil, false); err != nil {
+				return ids, false, err
+			}
+		}
 		enc = appendTermCode(enc[:0], n)
-		if ids[i] = lookupTerm(idb, tb, enc); ids[i] == 0 {
+		if ids[i] = dict.lookup(enc); ids[i] == 0 {
 			return ids, false, nil
 		}
 	}

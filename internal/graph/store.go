@@ -51,6 +51,8 @@ type Store struct {
 	// shared while a read starts its transaction.
 	mu     sync.RWMutex
 	hot    map[string]uint32 // term ids seen lately, by encoding; Add only
+	runs   []*run            // the hash index's runs with filters, once loaded; Add only
+	loaded bool              // runs is loaded
 	closed bool
 }
 
@@ -209,23 +211,35 @@ func (s *Store) Add(quads []Quad) (added int, err error) {
 		return 0, nil
 	}
 	var dw *dictWriter
+	var runs []*run
 	err = s.db.Update(func(tx *bbolt.Tx) error {
+		if !s.loaded {
+			var err error
+			if s.runs, err = loadRuns(tx, true); err != nil {
+				return err
+			}
+			s.loaded = true
+		}
 		var err error
-		dw, added, err = addTx(tx, norm, s.hot)
+		dw, runs, added, err = addTx(tx, norm, s.runs, s.hot)
 		return err
 	})
 	if err != nil {
 		return fail(err)
 	}
+	s.runs = runs
 	dw.commit()
 	return added, nil
 }
 
 // addTx adds quads (valid, in stored form) in tx.
-func addTx(tx *bbolt.Tx, quads []Quad, hot map[string]uint32) (*dictWriter, int, error) {
+func addTx(tx *bbolt.Tx, quads []Quad, runs []*run, hot map[string]uint32) (*dictWriter, []*run, int, error) {
 	cnt := readCounters(tx)
 	mem := &arena{}
-	dw := newDictWriter(tx, cnt.nextID, mem, hot)
+	dw, err := newDictWriter(tx, runs, cnt.nextID, mem, hot)
+	if err != nil {
+		return nil, nil, 0, err
+	}
 	spo := make([]tuple, len(quads))
 	var enc []byte
 	for i, q := range quads {
@@ -234,15 +248,16 @@ func addTx(tx *bbolt.Tx, quads []Quad, hot map[string]uint32) (*dictWriter, int,
 				continue // the default graph
 			}
 			enc = appendTermCode(enc[:0], t)
-			id, _, err := dw.id(enc)
+			id, err := dw.id(enc)
 			if err != nil {
-				return nil, 0, err
+				return nil, nil, 0, err
 			}
 			spo[i][j] = id
 		}
 	}
-	if err := dw.flush(); err != nil {
-		return nil, 0, err
+	runs, err = dw.flush()
+	if err != nil {
+		return nil, nil, 0, err
 	}
 
 	// The SPO index says which quads are new; only those go into the
@@ -253,7 +268,7 @@ func addTx(tx *bbolt.Tx, quads []Quad, hot map[string]uint32) (*dictWriter, int,
 	w.b = tx.Bucket([]byte(indexBuckets[idxSPO]))
 	w.b.FillPercent = fillPercent
 	if err := w.insert(spo, func(i int) { dup[i] = true }); err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	fresh := spo[:0:0]
 	for i, t := range spo {
@@ -271,18 +286,18 @@ func addTx(tx *bbolt.Tx, quads []Quad, hot map[string]uint32) (*dictWriter, int,
 		w.b.FillPercent = fillPercent
 		corrupt := false
 		if err := w.insert(other, func(int) { corrupt = true }); err != nil {
-			return nil, 0, err
+			return nil, nil, 0, err
 		}
 		if corrupt {
-			return nil, 0, fmt.Errorf("%w: index %s holds a quad that index spo lacks (run check)", ErrCorrupt, indexBuckets[ind])
+			return nil, nil, 0, fmt.Errorf("%w: index %s holds a quad that index spo lacks (run check)", ErrCorrupt, indexBuckets[ind])
 		}
 	}
 	cnt.nextID = dw.next
 	cnt.quads += uint64(len(fresh))
 	if err := writeCounters(tx, cnt); err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
-	return dw, len(fresh), nil
+	return dw, runs, len(fresh), nil
 }
 
 // fillPercent is how full bbolt packs a page it splits. Most index chunks

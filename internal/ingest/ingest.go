@@ -22,7 +22,7 @@ import (
 // DefaultBatchQuads is how many quads go into one transaction: large enough
 // to amortize bbolt's commit, small enough that a crash loses little work
 // and memory stays flat.
-const DefaultBatchQuads = 10000
+const DefaultBatchQuads = 50000
 
 // MaxLineBytes bounds one input line.
 const MaxLineBytes = 16 << 20
