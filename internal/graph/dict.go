@@ -115,7 +115,7 @@ type run struct {
 	filter bloom // nil when not loaded: every lookup reads the run
 }
 
-func (r *run) level() int { return int(r.name[0]) }
+func (r *run) level() int  { return int(r.name[0]) }
 func (r *run) seq() uint64 { return binary.BigEndian.Uint64(r.name[1:]) }
 
 // loadRuns lists the runs of the hash index, newest first, with their
