@@ -24,7 +24,7 @@ import (
 func (s *Store) Match(ctx context.Context, pattern Quad, fn func(Quad) error) error {
 	var fnErr error
 	err := s.view("match", func(tx *bbolt.Tx) error {
-		return scan(ctx, tx, pattern, true, func(q Quad) error {
+		return s.scan(ctx, tx, pattern, true, func(q Quad) error {
 			if fnErr = fn(q); fnErr != nil {
 				return errStop
 			}
@@ -51,7 +51,7 @@ func (s *Store) Has(q Quad) (bool, error) {
 		return false, nil
 	}
 	err := s.view("has", func(tx *bbolt.Tx) error {
-		return scan(context.Background(), tx, q, false, func(Quad) error { return errStop })
+		return s.scan(context.Background(), tx, q, false, func(Quad) error { return errStop })
 	})
 	switch {
 	case err == errStop:
@@ -96,11 +96,11 @@ func (s *Store) collect(pattern Quad, pick func(Quad) Term) ([]Term, error) {
 
 // scan calls fn for every quad matching pattern. With anyGraph a zero G is
 // a wildcard; without it, it is the default graph.
-func scan(ctx context.Context, tx *bbolt.Tx, pattern Quad, anyGraph bool, fn func(Quad) error) error {
+func (s *Store) scan(ctx context.Context, tx *bbolt.Tx, pattern Quad, anyGraph bool, fn func(Quad) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	ids, ok, err := resolve(tx, pattern)
+	ids, ok, err := s.resolve(tx, pattern)
 	if err != nil || !ok {
 		return err
 	}
@@ -165,7 +165,7 @@ func scanIDs(tx *bbolt.Tx, pattern ids4, anyGraph bool, fn func(ids4) error) err
 // resolve looks up the ids of pattern's fixed terms (0 for a wildcard).
 // ok is false when some fixed term is not stored, or cannot occur at its
 // position, so nothing can match.
-func resolve(tx *bbolt.Tx, pattern Quad) (ids ids4, ok bool, err error) {
+func (s *Store) resolve(tx *bbolt.Tx, pattern Quad) (ids ids4, ok bool, err error) {
 	terms := [4]Term{pattern.S, pattern.P, pattern.O, pattern.G}
 	names := [4]string{"subject", "predicate", "object", "graph"}
 	var dict *dictReader
@@ -182,7 +182,7 @@ func resolve(tx *bbolt.Tx, pattern Quad) (ids ids4, ok bool, err error) {
 			return ids, false, nil
 		}
 		if dict == nil {
-			if dict, err = newDictReader(tx, nil, false); err != nil {
+			if dict, err = s.dict(tx); err != nil {
 				return ids, false, err
 			}
 		}

@@ -54,6 +54,38 @@ type Store struct {
 	runs   []*run            // the hash index's runs with filters, once loaded; Add only
 	loaded bool              // runs is loaded
 	closed bool
+
+	// rc caches the list of the hash index's runs for the last committed
+	// transaction seen, so that lookups in read transactions do not list
+	// them again. After an Add it holds the runs with their filters.
+	rmu sync.Mutex
+	rc  struct {
+		txid int
+		runs []*run
+		ok   bool
+	}
+}
+
+// dict returns a dictionary reader for tx.
+func (s *Store) dict(tx *bbolt.Tx) (*dictReader, error) {
+	s.rmu.Lock()
+	rc := s.rc
+	s.rmu.Unlock()
+	if rc.ok && rc.txid == tx.ID() {
+		return newDictReader(tx, rc.runs, true)
+	}
+	runs, err := loadRuns(tx, false)
+	if err != nil {
+		return nil, err
+	}
+	s.setRuns(tx.ID(), runs)
+	return newDictReader(tx, runs, true)
+}
+
+func (s *Store) setRuns(txid int, runs []*run) {
+	s.rmu.Lock()
+	s.rc.txid, s.rc.runs, s.rc.ok = txid, runs, true
+	s.rmu.Unlock()
 }
 
 // Open opens the store in the file at path, creating and initializing the
@@ -212,6 +244,7 @@ func (s *Store) Add(quads []Quad) (added int, err error) {
 	}
 	var dw *dictWriter
 	var runs []*run
+	var txid int
 	err = s.db.Update(func(tx *bbolt.Tx) error {
 		if !s.loaded {
 			var err error
@@ -222,12 +255,14 @@ func (s *Store) Add(quads []Quad) (added int, err error) {
 		}
 		var err error
 		dw, runs, added, err = addTx(tx, norm, s.runs, s.hot)
+		txid = tx.ID()
 		return err
 	})
 	if err != nil {
 		return fail(err)
 	}
 	s.runs = runs
+	s.setRuns(txid, runs)
 	dw.commit()
 	return added, nil
 }
