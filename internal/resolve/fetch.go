@@ -63,6 +63,7 @@ type Fetcher struct {
 	dialer    *net.Dialer
 	lookup    func(ctx context.Context, host string) ([]netip.Addr, error)
 	hosts     *hostLimiter
+	guard     *guard
 	now       func() time.Time
 }
 
@@ -121,6 +122,7 @@ func New(opts *Options) (*Fetcher, error) {
 		f.now = time.Now
 	}
 	g := &guard{allowPrivate: p.AllowPrivate, ports: p.Ports}
+	f.guard = g
 	f.dialer = &net.Dialer{Control: g.control, KeepAlive: 30 * time.Second}
 	f.transport = &http.Transport{
 		Proxy:                  nil, // a proxy would be the address dialled, defeating the guard
