@@ -298,7 +298,8 @@ func (p reportPrinter) field(depth int, label, value string) {
 	if value == "" {
 		return
 	}
-	fmt.Fprintf(p.w, "%s%-14s%s\n", strings.Repeat("  ", depth), label+":", value)
+	// At least one space after the label, however long it is.
+	fmt.Fprintf(p.w, "%s%-13s %s\n", strings.Repeat("  ", depth), label+":", value)
 }
 
 // value prints a stored text such as a URL, quoted when it holds spaces or

@@ -123,5 +123,6 @@ they are the same resource.
 	root.AddCommand(newPolicyCommand())
 	root.AddCommand(newExportCommand())
 	root.AddCommand(newLineageCommand())
+	root.AddCommand(newResolveCommand())
 	return root
 }

@@ -252,9 +252,40 @@ func (m *Mapper) NormalizationQuads(dst []graph.Quad, cit, rawNode graph.Term, r
 }
 
 func (m *Mapper) retrieval(cit, rawNode graph.Term, raw string, rt *Retrieval) {
-	canon, _ := json.Marshal(rt)
-	ret := mint("retrieval", raw, string(canon))
+	ret := retrievalNode(raw, rt)
 	m.add(cit, vocab.RetrievedIn, ret)
+	m.retrievalQuads(ret, rawNode, rt)
+}
+
+// retrievalNode mints the node of a retrieval of raw: from the raw text and
+// the canonical JSON of the record, so a fetch at another time is another
+// node.
+func retrievalNode(raw string, rt *Retrieval) graph.Term {
+	canon, _ := json.Marshal(rt)
+	return mint("retrieval", raw, string(canon))
+}
+
+// RetrievalQuads appends to dst the quads of a retrieval of the raw URL
+// raw (node rawNode) that provgraph made in the resolve run run, linked
+// from each of the citations cits, and returns the retrieval's node. It
+// adds to what is stored; nothing earlier is replaced.
+func (m *Mapper) RetrievalQuads(dst []graph.Quad, cits []graph.Term, rawNode graph.Term, raw string, rt *Retrieval, run graph.Term) ([]graph.Quad, graph.Term) {
+	m.quads = dst
+	ret := retrievalNode(raw, rt)
+	for _, c := range cits {
+		m.add(c, vocab.RetrievedIn, ret)
+	}
+	m.retrievalQuads(ret, rawNode, rt)
+	m.add(ret, vocab.InRun, run)
+	m.add(ret, vocab.ProvWasAssociatedWith, AgentIRI)
+	return m.quads, ret
+}
+
+// SameHost reports whether URLs a and b name the same host, as the
+// pg:crossesHost of a hop between them says.
+func (m *Mapper) SameHost(a, b string) bool { return m.host(a) == m.host(b) }
+
+func (m *Mapper) retrievalQuads(ret, rawNode graph.Term, rt *Retrieval) {
 	m.types(ret, vocab.Retrieval, vocab.ProvActivity)
 	m.add(ret, vocab.ProvUsed, rawNode)
 	m.typed(ret, vocab.RetrievedAt, rt.RetrievedAt, xsdTime)
@@ -283,6 +314,7 @@ func (m *Mapper) retrieval(cit, rawNode graph.Term, raw string, rt *Retrieval) {
 		m.str(hop, vocab.To, h.To)
 		m.typed(hop, vocab.Status, string(h.Status), xsdInt)
 		m.typed(hop, vocab.At, h.At, xsdTime)
+		m.str(hop, vocab.Location, h.Location)
 		m.typed(hop, vocab.CrossesHost, strconv.FormatBool(m.host(h.From) != m.host(h.To)), graph.XSDBoolean)
 	}
 	for _, c := range rt.Canonical {

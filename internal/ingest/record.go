@@ -45,11 +45,14 @@ type Retrieval struct {
 }
 
 // Hop is one redirect: from, to, the status that caused it and when.
+// Location is the Location header exactly as received, when the fetcher
+// recorded it; To is then that reference resolved against From.
 type Hop struct {
-	From   string  `json:"from"`
-	To     string  `json:"to"`
-	Status Integer `json:"status"`
-	At     string  `json:"at,omitempty"`
+	From     string  `json:"from"`
+	To       string  `json:"to"`
+	Status   Integer `json:"status"`
+	At       string  `json:"at,omitempty"`
+	Location string  `json:"location,omitempty"`
 }
 
 // Canonical is a canonical declaration as observed.

@@ -99,6 +99,7 @@ type Hop struct {
 	Status      string `json:"status"`
 	At          string `json:"at,omitempty"`
 	CrossesHost bool   `json:"crosses_host"`
+	Location    string `json:"location,omitempty"` // the Location header as received, when recorded
 }
 
 // Canonical is a canonical declaration as observed.
@@ -316,7 +317,7 @@ func (l *loader) citations(snap *Snapshot) error {
 		vocab.ProvWasGeneratedBy, vocab.Compare, vocab.Parsed, vocab.HostRule, vocab.RemovedParams,
 		vocab.RetrievedIn, vocab.RetrievedAt, vocab.FinalURL, vocab.FinalStatus, vocab.ContentHash, vocab.ContentType,
 		vocab.SnapshotRef, vocab.Outcome, vocab.OutcomeError, vocab.Hop, vocab.HopIndex, vocab.From, vocab.To,
-		vocab.Status, vocab.At, vocab.CrossesHost, vocab.DeclaredURL, vocab.SignalSource,
+		vocab.Status, vocab.At, vocab.CrossesHost, vocab.Location, vocab.DeclaredURL, vocab.SignalSource,
 		vocab.QualifiedRelation, vocab.Target, vocab.Format, vocab.CapturedAt, vocab.Evidence,
 	)
 	if err != nil {
@@ -423,6 +424,7 @@ func (l *loader) retrieval(p map[string]map[string][]graph.Term, text map[string
 			Index: idx, From: one(p[vocab.From], h.Value), To: one(p[vocab.To], h.Value),
 			Status: one(p[vocab.Status], h.Value), At: one(p[vocab.At], h.Value),
 			CrossesHost: one(p[vocab.CrossesHost], h.Value) == "true",
+			Location:    one(p[vocab.Location], h.Value),
 		})
 	}
 	slices.SortFunc(rt.Hops, func(a, b Hop) int { return a.Index - b.Index })

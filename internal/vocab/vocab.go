@@ -53,10 +53,11 @@ const (
 	ComparisonKey = NS + "ComparisonKey"
 
 	// Retrieval is pg:Retrieval, a class, subclass of prov:Activity. One fetch
-	// of a raw URL (prov:used) with its redirect chain, as the input recorded
-	// it; provgraph itself fetches nothing. Identified by the raw text and the
-	// canonical JSON of the retrieval record, so two different fetches of one
-	// URL stay two retrievals.
+	// of a raw URL (prov:used) with its redirect chain: as the input recorded
+	// it, or as provgraph resolve observed it (then pg:inRun names the resolve
+	// run and the retrieval prov:wasAssociatedWith the provgraph agent).
+	// Identified by the raw text and the canonical JSON of the retrieval
+	// record, so two different fetches of one URL stay two retrievals.
 	Retrieval = NS + "Retrieval"
 
 	// RedirectHop is pg:RedirectHop, a class, subclass of prov:Activity. One
@@ -119,12 +120,22 @@ const (
 	IngestRun = NS + "IngestRun"
 
 	// Provgraph is pg:Provgraph, a class, subclass of prov:SoftwareAgent. The
-	// provgraph tool, the agent of every normalization and ingest run. Its one
-	// node is pgid:agent/provgraph
+	// provgraph tool, the agent of every normalization, ingest run, resolve
+	// run and retrieval it made. Its one node is pgid:agent/provgraph
 	// (https://w3id.org/provgraph/id/agent/provgraph). A class rather than an
 	// individual of the vocabulary so that the vocabulary holds no instance
 	// data and every node follows the pgid: naming of MODEL.md.
 	Provgraph = NS + "Provgraph"
+
+	// ResolveRun is pg:ResolveRun, a class, subclass of prov:Activity. One
+	// provgraph resolve run, which fetched cited URLs and recorded each fetch
+	// as a pg:Retrieval (pg:inRun). It prov:wasAssociatedWith the provgraph
+	// agent, has prov:startedAtTime and, once ended, prov:endedAtTime, and
+	// carries the fetch policy it applied (pg:maxRedirects, pg:maxBodyBytes,
+	// pg:timeoutMillis, pg:userAgent, pg:allowedSchemes, pg:allowedPorts,
+	// pg:allowPrivate). Identified by its start time and a random nonce: a run
+	// is an event, not content.
+	ResolveRun = NS + "ResolveRun"
 )
 
 // Object properties: edges between nodes.
@@ -208,6 +219,12 @@ const (
 	// related resource: the resource fixed at one time, hence a specialization
 	// of it.
 	ArchiveOf = NS + "archiveOf"
+
+	// InRun is pg:inRun, an object property, subproperty of
+	// prov:wasInformedBy. The resolve run that made this retrieval. The
+	// retrieval was started by the run, which informed it of the URL to fetch
+	// and of the policy to fetch under.
+	InRun = NS + "inRun"
 )
 
 // Datatype properties: literals on a node.
@@ -372,8 +389,12 @@ const (
 	SnapshotRef = NS + "snapshotRef"
 
 	// Outcome is pg:outcome, a datatype property. How the retrieval ended, as
-	// given. Values: ok, redirect-loop, too-many-redirects, timeout,
-	// dns-error, tls-error. A failed retrieval is still evidence and is kept.
+	// given. Values written by provgraph resolve: ok (a final 2xx response,
+	// its body read), http-error (a final response of 400 or more),
+	// redirect-loop, too-many-redirects, invalid-redirect, timeout, dns-error,
+	// tls-error, connect-refused, connect-error, read-error, blocked-address,
+	// blocked-port, unsupported-scheme, invalid-url, body-too-large; README.md
+	// says what each means. A failed retrieval is still evidence and is kept.
 	Outcome = NS + "outcome"
 
 	// OutcomeError is pg:outcomeError, a datatype property. The error text the
@@ -389,7 +410,9 @@ const (
 	From = NS + "from"
 
 	// To is pg:to, a datatype property. The URL the redirect pointed to, exact
-	// text as given; not resolved against pg:from.
+	// text as given in the input, not resolved against pg:from. In a retrieval
+	// provgraph made, the Location header resolved against pg:from, the URL
+	// requested next; the header's own text is pg:location.
 	To = NS + "to"
 
 	// Status is pg:status, a datatype property. The HTTP status of the
@@ -397,6 +420,11 @@ const (
 	// hops have a pg:status; an ingest run's state is pg:runStatus, because it
 	// is a word, not a number.
 	Status = NS + "status"
+
+	// Location is pg:location, a datatype property. The Location header of the
+	// redirect response exactly as received, when the retrieval recorded it;
+	// pg:to is the same reference resolved against pg:from.
+	Location = NS + "location"
 
 	// At is pg:at, a datatype property, subproperty of prov:startedAtTime.
 	// When this hop happened, in the lexical form given. As with
@@ -443,15 +471,57 @@ const (
 	// it identifies the run.
 	InputDigest = NS + "inputDigest"
 
-	// Records is pg:records, a datatype property. How many input records the
-	// run stored, written when it completes.
+	// Records is pg:records, a datatype property. How many input records an
+	// ingest run stored, or how many retrievals a resolve run recorded,
+	// written when the run ends.
 	Records = NS + "records"
 
 	// RunStatus is pg:runStatus, a datatype property. The run's state. Values:
-	// running (written when the run starts) and complete (added when it
-	// finishes). The graph is append-only, so a finished run has both
-	// literals: a run is complete if and only if it has complete, and one with
-	// only running was interrupted or is still going. Not pg:status, which is
-	// a hop's integer HTTP status.
+	// running (written when the run starts), complete (added when it finishes)
+	// and, for a resolve run, interrupted (added when it was cancelled: the
+	// retrievals finished until then are recorded, the others were never
+	// started or were abandoned). The graph is append-only, so a finished run
+	// has two literals: a run is complete if and only if it has complete, and
+	// one with only running was killed or is still going. Not pg:status, which
+	// is a hop's integer HTTP status.
 	RunStatus = NS + "runStatus"
+
+	// MaxRedirects is pg:maxRedirects, a datatype property. The most redirects
+	// a retrieval of the run followed; a chain that redirected once more ended
+	// with the outcome too-many-redirects, that last redirect recorded as a
+	// hop but not followed.
+	MaxRedirects = NS + "maxRedirects"
+
+	// MaxBodyBytes is pg:maxBodyBytes, a datatype property. The most bytes of
+	// a final response body the run read. A longer body ended with the outcome
+	// body-too-large and no content hash: a hash of a prefix would look like a
+	// content hash and confirm or refute identity wrongly.
+	MaxBodyBytes = NS + "maxBodyBytes"
+
+	// TimeoutMillis is pg:timeoutMillis, a datatype property. How long, in
+	// milliseconds, each request of the run could take, from dialling to the
+	// end of the body; a request that took longer ended its retrieval with the
+	// outcome timeout.
+	TimeoutMillis = NS + "timeoutMillis"
+
+	// UserAgent is pg:userAgent, a datatype property. The User-Agent header
+	// the run sent with every request, exactly.
+	UserAgent = NS + "userAgent"
+
+	// AllowedSchemes is pg:allowedSchemes, a datatype property. The URL
+	// schemes the run fetched, separated by spaces; any other ended its
+	// retrieval with the outcome unsupported-scheme.
+	AllowedSchemes = NS + "allowedSchemes"
+
+	// AllowedPorts is pg:allowedPorts, a datatype property. The TCP ports the
+	// run connected to, separated by spaces, or * when pg:allowPrivate lifted
+	// the restriction; any other ended its retrieval with the outcome
+	// blocked-port.
+	AllowedPorts = NS + "allowedPorts"
+
+	// AllowPrivate is pg:allowPrivate, a datatype property. Whether the run
+	// was allowed to connect to loopback, private, link-local, multicast,
+	// unspecified and other non-public addresses and to any port. False by
+	// default; true only for tests on a local machine.
+	AllowPrivate = NS + "allowPrivate"
 )

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/provgraph/provgraph/internal/ingest"
+	"github.com/provgraph/provgraph/internal/resolve"
+)
+
+type resolveOptions struct {
+	dbOptions
+	maxRedirects   int
+	timeout        time.Duration
+	concurrency    int
+	perHost        int
+	userAgent      string
+	allowPrivate   bool
+	onlyUnresolved bool
+	since          string
+}
+
+// userAgent is the default User-Agent of resolve: the tool, its version and
+// where to read about it.
+func userAgent() string {
+	v, _, _ := strings.Cut(version(), " ")
+	return "provgraph/" + v + " (+https://w3id.org/provgraph)"
+}
+
+func newResolveCommand() *cobra.Command {
+	var o resolveOptions
+	cmd := &cobra.Command{
+		Use:   "resolve [flags]",
+		Short: "Retrieve the cited URLs and record the redirects, canonical signals and content hash observed",
+		Long: fmt.Sprintf(`Resolve fetches the URL of every citation whose raw URL a stored
+normalization accepted (the URL Standard's href, resolved against its base
+URL, without the fragment) and records what it observed as a new retrieval
+activity of the citation: every redirect hop (from, to, status, time,
+whether it crossed hosts), the final URL, status and content type, the
+SHA-256 of the body, and the canonical URLs declared in the Link header
+and in the HTML head. Earlier retrievals are kept, never overwritten.
+
+A retrieval that fails is recorded too, with its outcome: ok, http-error,
+redirect-loop, too-many-redirects, invalid-redirect, timeout, dns-error,
+tls-error, connect-refused, connect-error, read-error, blocked-address,
+blocked-port, unsupported-scheme, invalid-url or body-too-large.
+
+Policy (recorded on the run's node):
+  redirects   at most --max-redirects (default %d); 301, 302, 303, 307 and
+              308 with a Location are followed with GET, by hand
+  timeout     --timeout for each request, dialling to the end of the body
+  body        at most %d bytes are read; a longer body gets no hash
+  schemes     %s
+  ports       %s
+  addresses   public only: loopback, private, link-local, multicast,
+              unspecified and other special-purpose addresses are refused,
+              checked on the address dialled (after DNS, after every
+              redirect); proxy settings of the environment are ignored.
+              --allow-private lifts the address and port checks, for tests
+              on this machine.
+
+Ctrl-C stops the run: retrievals under way are abandoned, finished ones are
+saved, and the run is marked interrupted (exit status 3).
+
+`+exitStatusHelp,
+			resolve.DefaultMaxRedirects, resolve.DefaultMaxBodyBytes,
+			strings.Join(resolve.DefaultSchemes, ", "), strings.Trim(fmt.Sprint(resolve.DefaultPorts), "[]")),
+		Example: `  provgraph resolve --db example.db
+  provgraph resolve --db example.db --only-unresolved --since 2026-11-01T00:00:00Z`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runResolve(cmd, o)
+		},
+	}
+	o.dbOptions.addFlags(cmd)
+	f := cmd.Flags()
+	f.IntVar(&o.maxRedirects, "max-redirects", resolve.DefaultMaxRedirects, "redirects followed at most (policy)")
+	f.DurationVar(&o.timeout, "timeout", resolve.DefaultTimeout, "time allowed for each request, dialling to the end of the body (policy)")
+	f.IntVar(&o.concurrency, "concurrency", ingest.DefaultConcurrency, "retrievals at once")
+	f.IntVar(&o.perHost, "per-host", resolve.DefaultPerHost, "requests to one host at once")
+	f.StringVar(&o.userAgent, "user-agent", userAgent(), "User-Agent header sent with every request (policy)")
+	f.BoolVar(&o.allowPrivate, "allow-private", false, "allow loopback, private and other non-public addresses and any port (for tests; policy)")
+	f.BoolVar(&o.onlyUnresolved, "only-unresolved", false, "skip citations that already have a retrieval")
+	f.StringVar(&o.since, "since", "", "only citations observed at or after this RFC 3339 time")
+	return cmd
+}
+
+func runResolve(cmd *cobra.Command, o resolveOptions) error {
+	var sel ingest.TargetOptions
+	sel.OnlyUnresolved = o.onlyUnresolved
+	if o.since != "" {
+		t, err := time.Parse(time.RFC3339Nano, o.since)
+		if err != nil {
+			return usagef("--since %q: want an RFC 3339 time such as 2026-11-01T00:00:00Z", o.since)
+		}
+		sel.Since = t
+	}
+	switch {
+	case o.maxRedirects < 1:
+		return usagef("--max-redirects %d: want 1 or more", o.maxRedirects)
+	case o.timeout <= 0:
+		return usagef("--timeout %v: want a positive duration", o.timeout)
+	case o.concurrency < 1:
+		return usagef("--concurrency %d: want 1 or more", o.concurrency)
+	case o.perHost < 1:
+		return usagef("--per-host %d: want 1 or more", o.perHost)
+	case strings.TrimSpace(o.userAgent) == "":
+		return usagef("--user-agent is empty: requests must say who makes them")
+	}
+	fetcher, err := resolve.New(&resolve.Options{
+		Policy: ingest.FetchPolicy{
+			MaxRedirects: o.maxRedirects, Timeout: o.timeout, UserAgent: o.userAgent,
+			AllowPrivate: o.allowPrivate,
+		},
+		PerHost: o.perHost,
+	})
+	if err != nil {
+		return usageError{err}
+	}
+	defer fetcher.Close()
+	if _, err := os.Stat(o.db); err != nil {
+		return fmt.Errorf("resolve: %w (ingest citations into it first)", err)
+	}
+	st, err := o.open(false)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	stderr := cmd.ErrOrStderr()
+	targets, counts, err := ingest.ResolveTargets(cmd.Context(), st, sel)
+	if err != nil {
+		return err
+	}
+	skipped := skippedText(counts)
+	if len(targets) == 0 {
+		fmt.Fprintf(stderr, "resolve: nothing to resolve among %d citations%s\n", counts.Citations, skipped)
+		return nil
+	}
+	opts := ingest.ResolveOptions{
+		Policy: fetcher.Policy(), Fetch: fetcher.Fetch, Concurrency: o.concurrency,
+	}
+	var bar *progressbar.ProgressBar
+	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		bar = progressbar.NewOptions(len(targets),
+			progressbar.OptionSetWriter(stderr),
+			progressbar.OptionSetDescription("resolve"),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetItsString("URLs"),
+			progressbar.OptionShowIts(),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionClearOnFinish())
+		opts.Progress = func(done, total int) { bar.Set(done) }
+	}
+	sum, err := ingest.Resolve(cmd.Context(), st, targets, opts)
+	if bar != nil {
+		bar.Finish()
+	}
+	if err != nil && !errors.Is(err, ingest.ErrInterrupted) {
+		return err
+	}
+	failed := 0
+	var reasons []string
+	for _, oc := range resolve.Outcomes[1:] {
+		if n := sum.Outcomes[oc]; n > 0 {
+			failed += n
+			reasons = append(reasons, fmt.Sprintf("%s %d", oc, n))
+		}
+	}
+	why := ""
+	if len(reasons) > 0 {
+		why = " (" + strings.Join(reasons, ", ") + ")"
+	}
+	fmt.Fprintf(stderr, "resolve: %d of %d URLs retrieved for %d citations%s: %d resolved, %d redirected, %d cross-host, %d failed%s; %d quads added, %s\n",
+		sum.Retrievals, sum.Targets, sum.Citations, skipped, sum.Outcomes[resolve.OutcomeOK], sum.Redirected, sum.CrossHost, failed, why,
+		sum.QuadsAdded, sum.Elapsed.Round(time.Millisecond))
+	if err != nil {
+		return fmt.Errorf("%w; the %d retrievals finished are saved and run %s is marked interrupted", err, sum.Retrievals, sum.Run.Value)
+	}
+	return nil
+}
+
+// skippedText says which citations were left out, and why.
+func skippedText(c ingest.TargetCounts) string {
+	var parts []string
+	if c.Rejected > 0 {
+		parts = append(parts, fmt.Sprintf("%d with a raw URL no policy accepted", c.Rejected))
+	}
+	if c.Resolved > 0 {
+		parts = append(parts, fmt.Sprintf("%d resolved already", c.Resolved))
+	}
+	if c.Before > 0 {
+		parts = append(parts, fmt.Sprintf("%d observed before --since", c.Before))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (skipped: " + strings.Join(parts, ", ") + ")"
+}

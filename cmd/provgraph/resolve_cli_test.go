@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/provgraph/provgraph/internal/graph"
+)
+
+// TestResolveCLI runs provgraph resolve against a loopback server: first
+// with the default guard, which refuses it, then with --allow-private.
+// What each run prints and the retrievals lineage then shows are compared
+// with testdata/resolve/ (rewrite with -update), after the server's port,
+// times and durations are replaced by placeholders.
+func TestResolveCLI(t *testing.T) {
+	var port string
+	mux := http.NewServeMux()
+	mux.HandleFunc("/page", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Link", `<https://canonical.example/header>; rel="canonical"`)
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<!doctype html><html><head><link rel="canonical" href="/html"></head><body>page</body></html>`)
+	})
+	mux.HandleFunc("/moved", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "page", http.StatusMovedPermanently)
+	})
+	mux.HandleFunc("/cross", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://localhost:"+port+"/page", http.StatusFound)
+	})
+	mux.HandleFunc("/loop", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/loop", http.StatusTemporaryRedirect)
+	})
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	_, port, _ = net.SplitHostPort(srv.Listener.Addr().String())
+
+	dir := t.TempDir()
+	db := filepath.Join(dir, "r.db")
+	var in bytes.Buffer
+	for i, p := range []string{"/page", "/moved", "/cross", "/loop", "/slow"} {
+		fmt.Fprintf(&in, `{"citation_id": "r%d", "observed_at": "2026-11-02T10:00:00Z", "raw_url": "http://127.0.0.1:%s%s#x"}`+"\n", i+1, port, p)
+	}
+	// Observed earlier, so that --since leaves it out once the guard is off:
+	// whether something answers on port 80 depends on the machine.
+	in.WriteString(`{"citation_id": "r6", "observed_at": "2026-11-01T10:00:00Z", "raw_url": "http://127.0.0.1/admin"}` + "\n")
+	run := func(args ...string) (string, string, int) {
+		var stdout, stderr bytes.Buffer
+		code := Run(context.Background(), args, bytes.NewReader(in.Bytes()), &stdout, &stderr)
+		return stdout.String(), stderr.String(), code
+	}
+	if _, stderr, code := run("ingest", "--db", db, "-"); code != 0 {
+		t.Fatalf("ingest: exit %d: %s", code, stderr)
+	}
+	scrubRE := regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z`)
+	clean := func(s string) string {
+		s = regexp.MustCompile(`\b`+port+`\b`).ReplaceAllString(s, "PORT")
+		s = string(scrub([]byte(s), dir))
+		return scrubRE.ReplaceAllString(s, "TIME")
+	}
+	var got bytes.Buffer
+	for _, args := range [][]string{
+		{"resolve", "--db", db},
+		{"resolve", "--db", db, "--allow-private", "--timeout", "300ms", "--since", "2026-11-02T00:00:00Z"},
+		{"resolve", "--db", db, "--allow-private", "--only-unresolved"},
+		{"resolve", "--db", db, "--since", "yesterday"},
+	} {
+		stdout, stderr, code := run(args...)
+		fmt.Fprintf(&got, "$ provgraph %s\n%s%s[exit %d]\n\n", clean(strings.Join(args, " ")), clean(stdout), clean(stderr), code)
+	}
+	for i := 1; i <= 6; i++ {
+		stdout, stderr, code := run("lineage", "--db", db, "--format", "json", "r"+strconv.Itoa(i))
+		if code != 0 {
+			t.Fatalf("lineage r%d: exit %d: %s", i, code, stderr)
+		}
+		var l []struct {
+			ID         string          `json:"citation_id"`
+			Retrievals json.RawMessage `json:"retrievals"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &l); err != nil || len(l) != 1 {
+			t.Fatalf("lineage r%d: %v: %s", i, err, stdout)
+		}
+		var pretty bytes.Buffer
+		json.Indent(&pretty, l[0].Retrievals, "", "  ")
+		fmt.Fprintf(&got, "# %s retrievals\n%s\n\n", l[0].ID, clean(pretty.String()))
+	}
+	golden := filepath.Join("testdata", "resolve", "runs.txt")
+	if *update {
+		if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := mustRead(t, golden); !bytes.Equal(got.Bytes(), want) {
+		t.Errorf("resolve runs differ from %s\n--- got ---\n%s", golden, got.Bytes())
+	}
+	st, err := graph.Open(db, &graph.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Check(context.Background()); err != nil {
+		t.Error(err)
+	}
+}

@@ -1,0 +1,288 @@
+package resolve
+
+import (
+	"io"
+	"net/url"
+	"strings"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// Canonical signal sources, as ingest.Canonical.Source names them.
+const (
+	SourceHTMLLink   = "html-link"
+	SourceLinkHeader = "http-link-header"
+)
+
+// Link is one link-value of an HTTP Link header (RFC 8288 §3): a target
+// URI reference, exactly as written between < and >, and its parameters.
+type Link struct {
+	Target string
+	Params []LinkParam
+}
+
+// LinkParam is one link-param: a name, lowercased (parameter names are
+// case-insensitive, RFC 8288 §3), and its value with quoted-string escapes
+// undone. A parameter without "=" has HasValue false.
+type LinkParam struct {
+	Name     string
+	Value    string
+	HasValue bool
+}
+
+// Rel returns the link's relation types: the first rel parameter's value
+// split on whitespace and lowercased (RFC 8288 §3.3: a rel after the first
+// is ignored; relation types compare case-insensitively).
+func (l Link) Rel() []string {
+	for _, p := range l.Params {
+		if p.Name == "rel" {
+			return strings.Fields(strings.ToLower(p.Value))
+		}
+	}
+	return nil
+}
+
+// ParseLinkHeader parses the values of the Link header fields of a
+// response (RFC 8288 §3, with the list syntax of RFC 9110 §5.6.1). It is
+// lenient, as a reader of evidence should be: a malformed link-value is
+// skipped up to the next comma outside quotes and angle brackets, and the
+// links around it are kept.
+func ParseLinkHeader(values []string) []Link {
+	var links []Link
+	for _, v := range values {
+		p := linkParser{s: v}
+		for {
+			p.skip(" \t,")
+			if p.i >= len(p.s) {
+				break
+			}
+			if l, ok := p.link(); ok {
+				links = append(links, l)
+			} else {
+				p.skipValue()
+			}
+		}
+	}
+	return links
+}
+
+type linkParser struct {
+	s string
+	i int
+}
+
+func (p *linkParser) skip(set string) {
+	for p.i < len(p.s) && strings.IndexByte(set, p.s[p.i]) >= 0 {
+		p.i++
+	}
+}
+
+// skipValue moves past the rest of a malformed link-value: to the next
+// comma outside a quoted string and outside angle brackets.
+func (p *linkParser) skipValue() {
+	inQuote, inAngle := false, false
+	for ; p.i < len(p.s); p.i++ {
+		c := p.s[p.i]
+		switch {
+		case inQuote && c == '\\':
+			p.i++
+		case c == '"' && !inAngle:
+			inQuote = !inQuote
+		case c == '<' && !inQuote:
+			inAngle = true
+		case c == '>' && !inQuote:
+			inAngle = false
+		case c == ',' && !inQuote && !inAngle:
+			p.i++
+			return
+		}
+	}
+}
+
+// link parses one link-value at p.i. On failure the position is left
+// where the error was found.
+func (p *linkParser) link() (Link, bool) {
+	if p.s[p.i] != '<' {
+		return Link{}, false
+	}
+	end := strings.IndexByte(p.s[p.i+1:], '>')
+	if end < 0 {
+		p.i = len(p.s)
+		return Link{}, false
+	}
+	l := Link{Target: p.s[p.i+1 : p.i+1+end]}
+	p.i += end + 2
+	for {
+		p.skip(" \t")
+		if p.i >= len(p.s) || p.s[p.i] == ',' {
+			return l, true
+		}
+		if p.s[p.i] != ';' {
+			return Link{}, false
+		}
+		p.i++
+		p.skip(" \t")
+		start := p.i
+		for p.i < len(p.s) && isTokenChar(p.s[p.i]) {
+			p.i++
+		}
+		if p.i == start {
+			if p.i >= len(p.s) || p.s[p.i] == ',' || p.s[p.i] == ';' {
+				continue // an empty parameter: ";;" or a trailing ";"
+			}
+			return Link{}, false
+		}
+		param := LinkParam{Name: strings.ToLower(p.s[start:p.i])}
+		p.skip(" \t")
+		if p.i < len(p.s) && p.s[p.i] == '=' {
+			p.i++
+			p.skip(" \t")
+			param.HasValue = true
+			if p.i < len(p.s) && p.s[p.i] == '"' {
+				v, ok := p.quoted()
+				if !ok {
+					return Link{}, false
+				}
+				param.Value = v
+			} else {
+				start := p.i
+				for p.i < len(p.s) && isTokenChar(p.s[p.i]) {
+					p.i++
+				}
+				param.Value = p.s[start:p.i]
+			}
+		}
+		l.Params = append(l.Params, param)
+	}
+}
+
+// quoted reads a quoted-string (RFC 9110 §5.6.4) at p.i.
+func (p *linkParser) quoted() (string, bool) {
+	var b strings.Builder
+	for p.i++; p.i < len(p.s); p.i++ {
+		switch c := p.s[p.i]; c {
+		case '"':
+			p.i++
+			return b.String(), true
+		case '\\':
+			if p.i+1 >= len(p.s) {
+				return "", false
+			}
+			p.i++
+			b.WriteByte(p.s[p.i])
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return "", false
+}
+
+// isTokenChar reports whether c is a tchar (RFC 9110 §5.6.2).
+func isTokenChar(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+}
+
+// LinkCanonicals returns the targets of the links whose relation types
+// include canonical, in order, exactly as written.
+func LinkCanonicals(values []string) []string {
+	var out []string
+	for _, l := range ParseLinkHeader(values) {
+		for _, r := range l.Rel() {
+			if r == "canonical" {
+				out = append(out, l.Target)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// maxHTMLBuf bounds the memory the HTML tokenizer may use for one token.
+const maxHTMLBuf = 1 << 20
+
+// HTMLCanonicals reads an HTML document's head and returns the href of
+// every <link> whose rel includes canonical, in document order, exactly as
+// written (entities decoded), and the href of the first <base> that has
+// one, which relative hrefs are resolved against (HTML §4.2.3).
+//
+// Only the head is read, because a canonical link is only honoured there:
+// reading stops at <body>, at </head>, at the first element that cannot be
+// in a head, and at text outside title, script, style and noscript,
+// which is where an HTML parser starts the body (HTML §13.2.6.4).
+// The tokenizer is golang.org/x/net/html's. Reading also stops at a token
+// longer than 1 MiB.
+func HTMLCanonicals(r io.Reader) (hrefs []string, base string) {
+	z := html.NewTokenizer(r)
+	z.SetMaxBuf(maxHTMLBuf)
+	haveBase := false
+	var raw atom.Atom // the raw-text element we are inside, if any
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			return hrefs, base
+		case html.TextToken:
+			if raw == 0 && strings.Trim(string(z.Text()), " \t\n\f\r") != "" {
+				return hrefs, base
+			}
+		case html.EndTagToken:
+			name, _ := z.TagName()
+			a := atom.Lookup(name)
+			if a == atom.Head || a == atom.Body || a == atom.Html {
+				return hrefs, base
+			}
+			if a == raw {
+				raw = 0
+			}
+		case html.StartTagToken, html.SelfClosingTagToken:
+			tok := z.Token()
+			switch tok.DataAtom {
+			case atom.Html, atom.Head, atom.Meta:
+			case atom.Title, atom.Script, atom.Style, atom.Noscript:
+				raw = tok.DataAtom
+			case atom.Base:
+				if href, ok := attr(tok, "href"); ok && !haveBase {
+					base, haveBase = href, true
+				}
+			case atom.Link:
+				rel, _ := attr(tok, "rel")
+				for _, r := range strings.Fields(strings.ToLower(rel)) {
+					if r == "canonical" {
+						if href, ok := attr(tok, "href"); ok {
+							hrefs = append(hrefs, href)
+						}
+						break
+					}
+				}
+			default:
+				return hrefs, base
+			}
+		}
+	}
+}
+
+func attr(t html.Token, name string) (string, bool) {
+	for _, a := range t.Attr {
+		if a.Namespace == "" && a.Key == name {
+			return a.Val, true
+		}
+	}
+	return "", false
+}
+
+// resolveRef resolves ref against base as a URL parser would, after
+// trimming the leading and trailing ASCII whitespace and C0 controls an
+// HTML attribute or URL parser ignores (URL §4.4 step 1). A reference that
+// does not parse is returned trimmed, as observed.
+func resolveRef(base *url.URL, ref string) string {
+	ref = strings.TrimFunc(ref, func(r rune) bool { return r <= ' ' })
+	u, err := url.Parse(ref)
+	if err != nil || base == nil {
+		return ref
+	}
+	return base.ResolveReference(u).String()
+}

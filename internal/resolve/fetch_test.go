@@ -1,0 +1,421 @@
+package resolve_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/provgraph/provgraph/internal/ingest"
+	"github.com/provgraph/provgraph/internal/resolve"
+)
+
+// testSite is one loopback HTTP server answering for the names a.test and
+// b.test (mapped to it by LookupHost), so that redirects between them
+// cross hosts while staying on the machine.
+type testSite struct {
+	srv  *httptest.Server
+	port string
+}
+
+// url returns http://host:port + path on the test server.
+func (s *testSite) url(host, path string) string {
+	return "http://" + host + ":" + s.port + path
+}
+
+const (
+	smallBody = "<!doctype html><html><head><title>t</title></head><body>hello</body></html>"
+	// canonHTML declares a canonical that disagrees with its Link header.
+	canonHTML = `<!DOCTYPE html><html><head><meta charset="utf-8"><title>Guide</title>
+<link rel="stylesheet" href="/s.css"><link rel="Canonical alternate" href=" /html-canonical?x=1&amp;y=2 ">
+<script>var s = "<link rel=canonical href=/in-script>";</script></head>
+<body><link rel="canonical" href="/in-body"></body></html>`
+	sizeLimit = 1024
+)
+
+func newSite(t testing.TB) *testSite {
+	t.Helper()
+	mux := http.NewServeMux()
+	s := &testSite{}
+	redirect := func(status int, loc string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Location", strings.ReplaceAll(loc, "PORT", s.port))
+			w.WriteHeader(status)
+		}
+	}
+	// A chain through every redirect status, with absolute and relative
+	// Location headers.
+	mux.Handle("/chain/0", redirect(301, "http://a.test:PORT/chain/1"))
+	mux.Handle("/chain/1", redirect(302, "/chain/2"))
+	mux.Handle("/chain/2", redirect(303, "3"))
+	mux.Handle("/chain/3", redirect(307, "./sub/../4?q=1#frag"))
+	mux.Handle("/chain/4", redirect(308, "//a.test:PORT/final"))
+	mux.HandleFunc("/final", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, smallBody)
+	})
+	mux.Handle("/loop/a", redirect(302, "/loop/b"))
+	mux.Handle("/loop/b", redirect(302, "http://a.test:PORT/loop/a#again"))
+	mux.HandleFunc("/long/", func(w http.ResponseWriter, r *http.Request) {
+		var n int
+		fmt.Sscanf(strings.TrimPrefix(r.URL.Path, "/long/"), "%d", &n)
+		w.Header().Set("Location", fmt.Sprintf("/long/%d", n+1))
+		w.WriteHeader(301)
+	})
+	mux.Handle("/cross", redirect(301, "http://b.test:PORT/final"))
+	mux.HandleFunc("/canonical", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Add("Link", `</style.css>; rel=preload; as=style, <https://example.com/link-canonical>; rel="canonical"`)
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, canonHTML)
+	})
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	})
+	mux.HandleFunc("/slow-body", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprint(w, "start")
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	})
+	mux.HandleFunc("/huge", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Write([]byte(strings.Repeat("x", 64*sizeLimit)))
+	})
+	mux.HandleFunc("/exact", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write([]byte(strings.Repeat("y", sizeLimit)))
+	})
+	mux.HandleFunc("/missing", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no such page", http.StatusNotFound)
+	})
+	mux.HandleFunc("/no-location", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(302) })
+	mux.Handle("/to-ftp", redirect(301, "ftp://a.test/file"))
+	mux.Handle("/bad-location", redirect(301, "http://a b.test:PORT/%zz"))
+	mux.HandleFunc("/ua", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprint(w, r.UserAgent())
+	})
+	s.srv = httptest.NewServer(mux)
+	t.Cleanup(s.srv.Close)
+	_, s.port, _ = net.SplitHostPort(s.srv.Listener.Addr().String())
+	return s
+}
+
+// lookup maps a.test and b.test to loopback and fails every other name.
+func lookup(_ context.Context, host string) ([]netip.Addr, error) {
+	switch host {
+	case "a.test", "b.test", "internal.test":
+		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+	}
+	return nil, errors.New("no such host")
+}
+
+func newFetcher(t testing.TB, allowPrivate bool) *resolve.Fetcher {
+	t.Helper()
+	f, err := resolve.New(&resolve.Options{
+		Policy: ingest.FetchPolicy{
+			MaxRedirects: 10, MaxBodyBytes: sizeLimit, Timeout: 300 * time.Millisecond,
+			UserAgent: "provgraph-test/1", AllowPrivate: allowPrivate,
+		},
+		LookupHost: lookup,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Close)
+	return f
+}
+
+func sha(s string) string {
+	return fmt.Sprintf("sha256:%x", sha256Sum([]byte(s)))
+}
+
+func TestFetch(t *testing.T) {
+	s := newSite(t)
+	f := newFetcher(t, true)
+	a := func(p string) string { return s.url("a.test", p) }
+	type hop struct{ from, to, status, location string }
+	tests := []struct {
+		name        string
+		url         string
+		hops        []hop
+		final       string
+		status      string
+		outcome     string
+		errContains string
+		hash        string // "" means none; "any" means some
+		canonical   []ingest.Canonical
+	}{
+		{
+			name: "every redirect status, relative locations",
+			url:  a("/chain/0"),
+			hops: []hop{
+				{a("/chain/0"), a("/chain/1"), "301", s.url("a.test", "/chain/1")},
+				{a("/chain/1"), a("/chain/2"), "302", "/chain/2"},
+				{a("/chain/2"), a("/chain/3"), "303", "3"},
+				{a("/chain/3"), a("/chain/4?q=1#frag"), "307", "./sub/../4?q=1#frag"},
+				{a("/chain/4?q=1"), a("/final"), "308", "//a.test:" + s.port + "/final"},
+			},
+			final: a("/final"), status: "200", outcome: "ok", hash: sha(smallBody),
+		},
+		{
+			name: "redirect loop",
+			url:  a("/loop/a"),
+			hops: []hop{
+				{a("/loop/a"), a("/loop/b"), "302", "/loop/b"},
+				{a("/loop/b"), a("/loop/a#again"), "302", a("/loop/a#again")},
+			},
+			outcome: "redirect-loop", errContains: "requested earlier",
+		},
+		{
+			name:  "cross-host redirect",
+			url:   a("/cross"),
+			hops:  []hop{{a("/cross"), s.url("b.test", "/final"), "301", s.url("b.test", "/final")}},
+			final: s.url("b.test", "/final"), status: "200", outcome: "ok", hash: sha(smallBody),
+		},
+		{
+			name:  "canonicals in the Link header and the HTML head disagree",
+			url:   a("/canonical"),
+			final: a("/canonical"), status: "200", outcome: "ok", hash: sha(canonHTML),
+			canonical: []ingest.Canonical{
+				{URL: "https://example.com/link-canonical", Source: "http-link-header"},
+				{URL: a("/html-canonical?x=1&y=2"), Source: "html-link"},
+			},
+		},
+		{
+			name: "slow server", url: a("/slow"),
+			outcome: "timeout", errContains: "no response within 300ms",
+		},
+		{
+			name: "slow body", url: a("/slow-body"), final: a("/slow-body"), status: "200",
+			outcome: "timeout", errContains: "body not read within 300ms",
+		},
+		{
+			name: "body over the size limit", url: a("/huge"), final: a("/huge"), status: "200",
+			outcome: "body-too-large", errContains: "longer than the policy's 1024 bytes",
+		},
+		{
+			name: "body at the size limit", url: a("/exact"), final: a("/exact"), status: "200",
+			outcome: "ok", hash: sha(strings.Repeat("y", sizeLimit)),
+		},
+		{
+			name: "not found", url: a("/missing"), final: a("/missing"), status: "404",
+			outcome: "http-error", errContains: "404 Not Found", hash: sha("no such page\n"),
+		},
+		{
+			name: "redirect status without Location", url: a("/no-location"), final: a("/no-location"), status: "302",
+			outcome: "invalid-redirect", errContains: "without a Location header", hash: sha(""),
+		},
+		{
+			name:    "Location that is not a URL",
+			url:     a("/bad-location"),
+			hops:    []hop{{a("/bad-location"), "http://a b.test:" + s.port + "/%zz", "301", "http://a b.test:" + s.port + "/%zz"}},
+			outcome: "invalid-redirect", errContains: "not a URL reference",
+		},
+		{
+			name:    "redirect to another scheme",
+			url:     a("/to-ftp"),
+			hops:    []hop{{a("/to-ftp"), "ftp://a.test/file", "301", "ftp://a.test/file"}},
+			outcome: "unsupported-scheme", errContains: `scheme "ftp"`,
+		},
+		{name: "non-HTTP scheme", url: "mailto:someone@example.com", outcome: "unsupported-scheme"},
+		{name: "unknown host", url: s.url("nx.test", "/"), outcome: "dns-error", errContains: "nx.test"},
+		{name: "user agent", url: a("/ua"), final: a("/ua"), status: "200", outcome: "ok", hash: sha("provgraph-test/1")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rt, err := f.Fetch(context.Background(), tc.url)
+			if err != nil {
+				t.Fatalf("Fetch(%q) error %v", tc.url, err)
+			}
+			if rt.Outcome != tc.outcome {
+				t.Errorf("Fetch(%q) outcome %q (%s), want %q", tc.url, rt.Outcome, rt.OutcomeError, tc.outcome)
+			}
+			if !strings.Contains(rt.OutcomeError, tc.errContains) || (tc.outcome == "ok") != (rt.OutcomeError == "") {
+				t.Errorf("Fetch(%q) outcome error %q, want it to contain %q", tc.url, rt.OutcomeError, tc.errContains)
+			}
+			var got []hop
+			for _, h := range rt.Hops {
+				got = append(got, hop{h.From, h.To, string(h.Status), h.Location})
+				if _, err := time.Parse(time.RFC3339Nano, h.At); err != nil {
+					t.Errorf("hop at %q: %v", h.At, err)
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.hops) {
+				t.Errorf("Fetch(%q) hops\n%v\nwant\n%v", tc.url, got, tc.hops)
+			}
+			if rt.FinalURL != tc.final || string(rt.FinalStatus) != tc.status {
+				t.Errorf("Fetch(%q) final %q %q, want %q %q", tc.url, rt.FinalURL, rt.FinalStatus, tc.final, tc.status)
+			}
+			if rt.ContentHash != tc.hash {
+				t.Errorf("Fetch(%q) content hash %q, want %q", tc.url, rt.ContentHash, tc.hash)
+			}
+			if fmt.Sprint(rt.Canonical) != fmt.Sprint(tc.canonical) {
+				t.Errorf("Fetch(%q) canonicals %v, want %v", tc.url, rt.Canonical, tc.canonical)
+			}
+			if _, err := time.Parse(time.RFC3339Nano, rt.RetrievedAt); err != nil {
+				t.Errorf("retrieved_at %q: %v", rt.RetrievedAt, err)
+			}
+		})
+	}
+}
+
+func TestFetchTooManyRedirects(t *testing.T) {
+	s := newSite(t)
+	for _, limit := range []int{1, 3, 10} {
+		f, err := resolve.New(&resolve.Options{
+			Policy:     ingest.FetchPolicy{MaxRedirects: limit, UserAgent: "t", AllowPrivate: true, Timeout: time.Second},
+			LookupHost: lookup,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt, err := f.Fetch(context.Background(), s.url("a.test", "/long/0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rt.Outcome != "too-many-redirects" || len(rt.Hops) != limit+1 || rt.FinalURL != "" {
+			t.Errorf("limit %d: outcome %q, %d hops, final %q; want too-many-redirects, %d hops (the last not followed), no final URL",
+				limit, rt.Outcome, len(rt.Hops), rt.FinalURL, limit+1)
+		}
+		if last := rt.Hops[len(rt.Hops)-1]; !strings.HasSuffix(last.To, fmt.Sprintf("/long/%d", limit+1)) {
+			t.Errorf("limit %d: last hop to %q", limit, last.To)
+		}
+		f.Close()
+	}
+}
+
+// TestGuardRefusesLoopback checks the default guard: a loopback test
+// server is refused by its literal address (the port policy first, then
+// the address at dial time) and through a name that resolves to loopback.
+func TestGuardRefusesLoopback(t *testing.T) {
+	s := newSite(t)
+	f := newFetcher(t, false)
+	tests := []struct{ url, outcome, contains string }{
+		{s.srv.URL + "/final", "blocked-port", "port " + s.port + " is not one the policy allows (80, 443)"},
+		{"http://127.0.0.1/final", "blocked-address", "refusing to connect to 127.0.0.1:80: loopback"},
+		{"http://[::ffff:127.0.0.1]/", "blocked-address", "loopback"},
+		{"http://internal.test/final", "blocked-address", "127.0.0.1:80: loopback"},
+		{"https://internal.test/final", "blocked-address", "127.0.0.1:443: loopback"},
+		{"http://10.1.2.3/", "blocked-address", "private"},
+		{"http://169.254.169.254/latest/meta-data/", "blocked-address", "link-local"},
+		{"http://0.0.0.0/", "blocked-address", "unspecified"},
+	}
+	for _, tc := range tests {
+		rt, err := f.Fetch(context.Background(), tc.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rt.Outcome != tc.outcome || !strings.Contains(rt.OutcomeError, tc.contains) {
+			t.Errorf("Fetch(%q) = %q %q, want %q containing %q", tc.url, rt.Outcome, rt.OutcomeError, tc.outcome, tc.contains)
+		}
+		if rt.FinalURL != "" || rt.ContentHash != "" {
+			t.Errorf("Fetch(%q) reached a response: %+v", tc.url, rt)
+		}
+	}
+}
+
+func TestBlockedReason(t *testing.T) {
+	tests := []struct{ addr, want string }{
+		{"127.0.0.1", "loopback"},
+		{"127.255.0.9", "loopback"},
+		{"::1", "loopback"},
+		{"::ffff:127.0.0.1", "loopback"},
+		{"::ffff:10.0.0.1", "private"},
+		{"10.0.0.1", "private"},
+		{"172.16.0.1", "private"},
+		{"192.168.1.1", "private"},
+		{"fd00::1", "private"},
+		{"169.254.169.254", "link-local"},
+		{"fe80::1", "link-local"},
+		{"224.0.0.1", "multicast"},
+		{"ff02::1", "multicast"},
+		{"ff05::2", "multicast"},
+		{"0.0.0.0", "unspecified"},
+		{"::", "unspecified"},
+		{"0.1.2.3", "this network (RFC 791)"},
+		{"100.64.0.1", "shared address space, carrier-grade NAT (RFC 6598)"},
+		{"192.0.2.1", "documentation, TEST-NET-1 (RFC 5737)"},
+		{"198.18.0.1", "benchmarking (RFC 2544)"},
+		{"255.255.255.255", "reserved and limited broadcast (RFC 1112, RFC 919)"},
+		{"64:ff9b::a00:1", "NAT64 of an address that is private"},
+		{"2002:7f00:1::1", "6to4 of an address that is loopback"},
+		{"2001:db8::1", "documentation (RFC 3849)"},
+		{"::127.0.0.1", "IPv4-compatible IPv6, deprecated (RFC 4291)"},
+		{"93.184.215.14", ""},
+		{"8.8.8.8", ""},
+		{"64:ff9b::808:808", ""},
+		{"2606:4700::1111", ""},
+	}
+	for _, tc := range tests {
+		if got := resolve.BlockedReason(netip.MustParseAddr(tc.addr)); got != tc.want {
+			t.Errorf("BlockedReason(%s) = %q, want %q", tc.addr, got, tc.want)
+		}
+	}
+}
+
+func TestFetchTLSError(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	f := newFetcher(t, true)
+	rt, err := f.Fetch(context.Background(), srv.URL+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rt.Outcome != "tls-error" || !strings.Contains(rt.OutcomeError, "certificate") {
+		t.Errorf("untrusted certificate: outcome %q %q, want tls-error", rt.Outcome, rt.OutcomeError)
+	}
+}
+
+func TestFetchConnectRefused(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	f := newFetcher(t, true)
+	rt, err := f.Fetch(context.Background(), "http://"+addr+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rt.Outcome != "connect-refused" {
+		t.Errorf("closed port: outcome %q %q, want connect-refused", rt.Outcome, rt.OutcomeError)
+	}
+}
+
+func TestFetchCancelled(t *testing.T) {
+	s := newSite(t)
+	f := newFetcher(t, true)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	rt, err := f.Fetch(ctx, s.url("a.test", "/slow"))
+	if !errors.Is(err, context.Canceled) || rt != nil {
+		t.Errorf("cancelled Fetch = %+v, %v; want nil, context.Canceled", rt, err)
+	}
+}
+
+func TestNewRejectsBadPolicy(t *testing.T) {
+	for _, p := range []ingest.FetchPolicy{
+		{},
+		{UserAgent: "x", MaxRedirects: -1},
+		{UserAgent: "x", Schemes: []string{"ftp"}},
+		{UserAgent: "x", Ports: []int{0}},
+	} {
+		if _, err := resolve.New(&resolve.Options{Policy: p}); err == nil {
+			t.Errorf("New(%+v) accepted it", p)
+		}
+	}
+}
