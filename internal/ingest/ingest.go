@@ -179,49 +179,97 @@ func File(ctx context.Context, st *graph.Store, path, name string, opts Options)
 		return sum, err
 	}
 
-	// Pass 2: write the records in batches.
-	buf := make([]graph.Quad, 0, batch+256)
-	flush := func(lineNo int) error {
-		added, err := st.Add(buf)
-		sum.QuadsAdded += added
-		buf = buf[:0]
-		if err != nil {
-			return fmt.Errorf("%s: writing records up to line %d: %w", name, lineNo, err)
-		}
-		if opts.Progress != nil {
-			opts.Progress(Progress{Phase: "write", Lines: lineNo, TotalLines: lines, QuadsAdded: sum.QuadsAdded})
-		}
-		return nil
+	// Pass 2: write the records in batches. One goroutine reads, parses
+	// and maps the records while this one writes the previous batch.
+	type batchOf struct {
+		quads    []graph.Quad
+		lastLine int
+		rejected int
 	}
-	_, err = eachLine(path, name, nil, func(lineNo int, line []byte) error {
-		if invalid[lineNo] {
+	batches := make(chan batchOf, 1)
+	free := make(chan []graph.Quad, 2)
+	free <- make([]graph.Quad, 0, batch+256)
+	free <- make([]graph.Quad, 0, batch+256)
+	pctx, stop := context.WithCancel(ctx)
+	defer stop()
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(batches)
+		var buf []graph.Quad
+		select {
+		case buf = <-free:
+		case <-pctx.Done():
+			readErr <- pctx.Err()
+			return
+		}
+		rejected := 0
+		send := func(lineNo int) error {
+			select {
+			case batches <- batchOf{buf, lineNo, rejected}:
+			case <-pctx.Done():
+				return pctx.Err()
+			}
+			rejected = 0
+			select {
+			case buf = <-free:
+				buf = buf[:0]
+			case <-pctx.Done():
+				return pctx.Err()
+			}
 			return nil
 		}
-		rec, err := ParseRecord(line, name, lineNo)
-		if err != nil {
-			return fmt.Errorf("%s changed while it was being read: %w", name, err)
-		}
-		var info Citation
-		buf, info, err = mapper.Quads(buf, rec)
-		if err != nil {
-			return fmt.Errorf("%s:%d: %w", name, lineNo, err)
-		}
-		if info.Rejected != nil {
-			sum.URLRejected++
-		}
-		if len(buf) >= batch {
-			if err := ctx.Err(); err != nil {
-				return err
+		_, err := eachLine(path, name, nil, func(lineNo int, line []byte) error {
+			if invalid[lineNo] {
+				return nil
 			}
-			return flush(lineNo)
+			rec, err := ParseRecord(line, name, lineNo)
+			if err != nil {
+				return fmt.Errorf("%s changed while it was being read: %w", name, err)
+			}
+			var info Citation
+			buf, info, err = mapper.Quads(buf, rec)
+			if err != nil {
+				return fmt.Errorf("%s:%d: %w", name, lineNo, err)
+			}
+			if info.Rejected != nil {
+				rejected++
+			}
+			if len(buf) >= batch {
+				if err := pctx.Err(); err != nil {
+					return err
+				}
+				return send(lineNo)
+			}
+			return nil
+		})
+		if err == nil && len(buf) > 0 {
+			err = send(lines)
 		}
-		return nil
-	})
-	if err == nil && len(buf) > 0 {
-		err = flush(lines)
+		readErr <- err
+	}()
+	var writeErr error
+	for b := range batches {
+		if writeErr != nil {
+			continue // drain, so that the reader ends
+		}
+		added, err := st.Add(b.quads)
+		sum.QuadsAdded += added
+		sum.URLRejected += b.rejected
+		free <- b.quads
+		if err != nil {
+			writeErr = fmt.Errorf("%s: writing records up to line %d: %w", name, b.lastLine, err)
+			stop()
+			continue
+		}
+		if opts.Progress != nil {
+			opts.Progress(Progress{Phase: "write", Lines: b.lastLine, TotalLines: lines, QuadsAdded: sum.QuadsAdded})
+		}
 	}
-	if err != nil {
-		return sum, err
+	if err := <-readErr; writeErr == nil && err != nil {
+		writeErr = err
+	}
+	if writeErr != nil {
+		return sum, writeErr
 	}
 
 	end := now()
