@@ -20,6 +20,7 @@ const (
 	exitUsage    = 2 // bad flags, arguments, policy file or base URL
 	exitFailure  = 3 // an I/O or internal error stopped the command
 	exitLocked   = 4 // another process holds the database
+	exitCorrupt  = 5 // check found the database inconsistent
 )
 
 const exitStatusHelp = `Exit status:
@@ -29,7 +30,8 @@ const exitStatusHelp = `Exit status:
      --skip-invalid, wrote the valid lines and listed the others
   2  usage error: bad flag, argument, policy file or base URL
   3  I/O or internal error
-  4  the database is locked by another process (see --lock-timeout)`
+  4  the database is locked by another process (see --lock-timeout)
+  5  check found the database inconsistent`
 
 // usageError marks an error as the user's to fix (exit status 2).
 type usageError struct{ err error }
@@ -77,6 +79,9 @@ func exitCode(err error, stderr io.Writer) int {
 	case errors.Is(err, graph.ErrLocked):
 		fmt.Fprintf(stderr, "provgraph: %v\n", err)
 		return exitLocked
+	case errors.Is(err, graph.ErrCorrupt):
+		fmt.Fprintf(stderr, "provgraph: %v\n", err)
+		return exitCorrupt
 	case errors.As(err, &ue), isCobraUsage(err):
 		fmt.Fprintf(stderr, "provgraph: %v\nRun 'provgraph --help' for usage.\n", err)
 		return exitUsage
@@ -124,5 +129,6 @@ they are the same resource.
 	root.AddCommand(newExportCommand())
 	root.AddCommand(newLineageCommand())
 	root.AddCommand(newResolveCommand())
+	root.AddCommand(newCheckCommand())
 	return root
 }

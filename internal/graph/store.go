@@ -350,3 +350,27 @@ func (s *Store) Count() (int64, error) {
 	})
 	return n, err
 }
+
+// Stats describes a store, for `provgraph check` and benchmarks.
+type Stats struct {
+	Format    string // the format name, "provgraph-store"
+	Version   int    // the format version
+	Quads     int64  // quads stored
+	Terms     int64  // distinct terms in the dictionary
+	HashRuns  int    // sorted runs of the dictionary's hash index
+	FileBytes int64  // size of the database file
+}
+
+// Stats returns the store's counters. It reads a few keys, not the data.
+func (s *Store) Stats() (Stats, error) {
+	st := Stats{Format: formatName, Version: formatVersion}
+	err := s.view("stats", func(tx *bbolt.Tx) error {
+		c := readCounters(tx)
+		st.Quads, st.Terms = int64(c.quads), int64(c.nextID)-1
+		runs, err := loadRuns(tx, false)
+		st.HashRuns = len(runs)
+		st.FileBytes = tx.Size()
+		return err
+	})
+	return st, err
+}

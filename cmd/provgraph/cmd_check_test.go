@@ -1,0 +1,76 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.etcd.io/bbolt"
+)
+
+// TestCheckCommand runs provgraph check on a good database, on one whose
+// object index lost a chunk, on a missing file and on a file in the first
+// format.
+func TestCheckCommand(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.db")
+	run := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := Run(context.Background(), args, strings.NewReader(""), &out, &errb)
+		return code, out.String(), errb.String()
+	}
+	if code, _, stderr := run("ingest", "--db", good, "../../testdata/citations.jsonl"); code != 0 {
+		t.Fatalf("ingest: exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr := run("check", "--db", good)
+	if code != exitOK || !strings.Contains(stdout, "provgraph-store version 2") || !strings.Contains(stdout, "consistent") {
+		t.Errorf("check on a good database: exit %d\n%s%s", code, stdout, stderr)
+	}
+
+	damaged := filepath.Join(dir, "damaged.db")
+	data, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(damaged, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bbolt.Open(damaged, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bbolt.Tx) error {
+		b := tx.Bucket([]byte("osp"))
+		k, _ := b.Cursor().Last()
+		return b.Delete(append([]byte(nil), k...))
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = run("check", "--db", damaged)
+	if code != exitCorrupt || !strings.Contains(stderr, "store is inconsistent") || !strings.Contains(stderr, "index osp lacks quad") {
+		t.Errorf("check on a damaged database: exit %d, want %d\n%s", code, exitCorrupt, stderr)
+	}
+
+	code, _, stderr = run("check", "--db", filepath.Join(dir, "none.db"))
+	if code != exitFailure || !strings.Contains(stderr, "does not exist") {
+		t.Errorf("check on a missing file: exit %d\n%s", code, stderr)
+	}
+
+	v1 := filepath.Join(dir, "v1.db")
+	data, err = os.ReadFile("../../internal/graph/testdata/format-v1/prov.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(v1, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = run("check", "--db", v1)
+	if code != exitFailure || !strings.Contains(stderr, "provgraph-cayley-kv version 1") || !strings.Contains(stderr, "provgraph export") {
+		t.Errorf("check on a format 1 file: exit %d\n%s", code, stderr)
+	}
+}
