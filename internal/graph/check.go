@@ -97,32 +97,42 @@ func (c *checker) run(tx *bbolt.Tx) error {
 // each term's kind.
 func (c *checker) dictionary(tx *bbolt.Tx) error {
 	terms, ids := tx.Bucket([]byte(termsBucket)), tx.Bucket([]byte(idsBucket))
+	c.kinds = make([]TermKind, c.next)
 	runs, err := loadRuns(tx, true)
 	if err != nil {
-		return c.problem("ids: %v", err)
+		if err := c.problem("ids: %v", err); err != nil {
+			return err
+		}
+		if runs, err = loadRuns(tx, false); err != nil {
+			return c.problem("ids: %v", err)
+		}
 	}
 	var entries uint64
 	for _, r := range runs {
-		b := ids.Bucket(r.name[:])
-		cur := b.Cursor()
-		for k, v := cur.First(); k != nil; k, v = cur.Next() {
-			if string(k) == bloomKey {
-				continue
+		var prev hashEntry
+		err := eachRunEntry(ids.Bucket(r.name[:]), func(e hashEntry) {
+			if entries > 0 && e.cmp(prev) <= 0 && prev.h != 0 {
+				c.problem("ids: run %x: entry %x/%d does not follow %x/%d", r.name, e.h, e.id, prev.h, prev.id)
 			}
-			if len(k) != 8 || len(v) == 0 || len(v)%4 != 0 {
-				if err := c.problem("ids: run %x: entry %x has a %d-byte key and a %d-byte value", r.name, k, len(k), len(v)); err != nil {
-					return err
-				}
-				continue
+			if r.filter != nil && !r.filter.has(e.h) {
+				c.problem("ids: run %x: hash %x is missing from the run's filter", r.name, e.h)
 			}
-			entries += uint64(len(v) / 4)
+			prev = e
+			entries++
+		})
+		if err != nil {
+			if err := c.problem("ids: run %x: %v", r.name, err); err != nil {
+				return err
+			}
+		}
+		if len(c.problems) >= maxProblems {
+			return errTooMany
 		}
 	}
 	dict, err := newDictReader(tx, runs, true)
 	if err != nil {
 		return err
 	}
-	c.kinds = make([]TermKind, c.next)
 	want := uint32(1)
 	var enc []byte
 	cur := terms.Cursor()
@@ -331,4 +341,13 @@ func (f *finder) has(t tuple) (bool, error) {
 	}
 	_, ok := slices.BinarySearchFunc(f.chunk, t, tuple.cmp)
 	return ok, nil
+}
+
+// eachRunEntry calls fn with every entry of a run of the hash index.
+func eachRunEntry(b *bbolt.Bucket, fn func(hashEntry)) error {
+	var err error
+	for e := range runEntries(b, &err) {
+		fn(e)
+	}
+	return err
 }

@@ -52,10 +52,21 @@ func TestCheckFindsDamage(t *testing.T) {
 				ids := tx.Bucket([]byte("ids"))
 				run, _ := ids.Cursor().First()
 				b := ids.Bucket(run)
-				k, _ := b.Cursor().First()
+				c := b.Cursor()
+				c.First() // the filter
+				k, _ := c.Next()
 				return b.Delete(append([]byte(nil), k...))
 			},
 			want: "is not found by its hash",
+		},
+		{
+			name: "filter missing",
+			damage: func(tx *bbolt.Tx) error {
+				ids := tx.Bucket([]byte("ids"))
+				run, _ := ids.Cursor().First()
+				return ids.Bucket(run).Delete([]byte{0})
+			},
+			want: "bloom filter of 0 bytes",
 		},
 		{
 			name: "garbled chunk",

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"math/bits"
 	"slices"
@@ -33,9 +34,13 @@ import (
 // hold the hash; a writer keeps the filters in memory (10 bits per term).
 //
 // A run is a bucket named level (1 byte) + sequence number (8 bytes,
-// big-endian), mapping hash (8 bytes) to the ids with that hash (4 bytes
-// each: one, except on a collision), plus the key "bloom" holding its
-// filter.
+// big-endian). Its entries (hash, id), sorted by hash then id, are cut into
+// chunks of about runChunk entries; a chunk is stored under the hash of its
+// first entry (8 bytes, big-endian) and holds that entry's id, then for
+// each further entry uvarint(hash - previous hash) and uvarint(id), so a
+// term costs about 10 bytes instead of a bbolt element of its own. Entries
+// with the same hash (a collision) never straddle two chunks. The key
+// "\x00" holds the run's filter.
 
 // ErrFull is returned by Add when the dictionary has given out every id.
 var ErrFull = errors.New("term dictionary is full (4,294,967,295 distinct terms)")
@@ -45,12 +50,16 @@ const (
 	// next.
 	fanout = 4
 	// maxLevel is the level whose runs are never merged: with about
-	// 4,000 new terms per transaction, a run of level 6 holds about 16
-	// million, and merging four of them in one transaction would hold
-	// that many in memory.
-	maxLevel = 6
-	// bloomKey is where a run keeps its filter; hash keys are 8 bytes.
-	bloomKey = "bloom"
+	// 20,000 new terms per transaction, a run of level 5 holds about 20
+	// million. A merge streams its inputs, and its output costs bbolt one
+	// element per chunk until the commit.
+	maxLevel = 5
+	// bloomKey is where a run keeps its filter: one zero byte, which
+	// sorts before every 8-byte chunk key, so that a seek among the
+	// chunks never lands on it.
+	bloomKey = "\x00"
+	// runChunk is how many entries a chunk of a run holds.
+	runChunk = 64
 	// bloomBitsPerKey and bloomProbes give a false positive rate of
 	// about 0.8%.
 	bloomBitsPerKey = 10
@@ -177,21 +186,77 @@ func (r *dictReader) lookup(enc []byte) uint32 {
 	h := termHash(enc)
 	var hk [8]byte
 	hashKey(&hk, h)
+	found := uint32(0)
 	for _, run := range r.runs {
 		if run.filter != nil && !run.filter.has(h) {
 			continue
 		}
-		v := r.ids.Bucket(run.name[:]).Get(hk[:])
-		for ; len(v) >= 4; v = v[4:] {
-			id := binary.BigEndian.Uint32(v)
-			var k [4]byte
-			idKey(&k, id)
-			if bytes.Equal(r.terms.Get(k[:]), enc) {
-				return id
+		c := r.ids.Bucket(run.name[:]).Cursor()
+		k, v := c.Seek(hk[:])
+		switch {
+		case k == nil:
+			k, v = c.Last()
+		case !bytes.Equal(k, hk[:]):
+			k, v = c.Prev()
+		}
+		if len(k) != 8 {
+			continue // before the first chunk: the filter, or nothing
+		}
+		eachEntry(k, v, func(eh uint64, id uint32) bool {
+			if eh > h {
+				return false
 			}
+			if eh == h {
+				var ik [4]byte
+				idKey(&ik, id)
+				if bytes.Equal(r.terms.Get(ik[:]), enc) {
+					found = id
+					return false
+				}
+			}
+			return true
+		})
+		if found != 0 {
+			return found
 		}
 	}
 	return 0
+}
+
+var errBadRunChunk = errors.New("undecodable chunk of the hash index")
+
+// eachEntry calls fn with the entries of the run chunk k, v in order until
+// fn returns false. It returns errBadRunChunk if the chunk does not decode
+// (the entries before the damage have been given to fn).
+func eachEntry(k, v []byte, fn func(h uint64, id uint32) bool) error {
+	if len(k) != 8 {
+		return nil // the filter
+	}
+	h := binary.BigEndian.Uint64(k)
+	first := true
+	for len(v) > 0 {
+		if !first {
+			d, n := uvarint(v)
+			if n <= 0 || h+d < h {
+				return errBadRunChunk
+			}
+			h += d
+			v = v[n:]
+		}
+		first = false
+		id, n := uvarint(v)
+		if n <= 0 || id == 0 || id > math.MaxUint32 {
+			return errBadRunChunk
+		}
+		v = v[n:]
+		if !fn(h, uint32(id)) {
+			return nil
+		}
+	}
+	if first {
+		return errBadRunChunk
+	}
+	return nil
 }
 
 // termReader decodes terms by id within one read transaction, caching
@@ -324,10 +389,17 @@ func (w *dictWriter) commit() {
 	}
 }
 
-// hashEntry is one key of a run being written.
+// hashEntry is one entry of a run.
 type hashEntry struct {
-	h   uint64
-	ids []byte // 4 bytes per id
+	h  uint64
+	id uint32
+}
+
+func (a hashEntry) cmp(b hashEntry) int {
+	if c := cmpUint64(a.h, b.h); c != 0 {
+		return c
+	}
+	return cmpUint64(uint64(a.id), uint64(b.id))
 }
 
 // flush writes the new terms and returns the runs of the hash index as
@@ -345,16 +417,15 @@ func (w *dictWriter) flush() ([]*run, error) {
 		if err := w.terms.Put(k, enc); err != nil {
 			return nil, err
 		}
-		entries[i] = hashEntry{h: termHash(enc), ids: k}
+		entries[i] = hashEntry{h: termHash(enc), id: id}
 	}
-	slices.SortFunc(entries, func(a, b hashEntry) int { return cmpUint64(a.h, b.h) })
-	entries = joinEqual(entries)
+	slices.SortFunc(entries, hashEntry.cmp)
 
 	var seq uint64
 	if len(w.runs) > 0 {
 		seq = w.runs[0].seq() + 1
 	}
-	r, err := w.writeRun(0, seq, entries)
+	r, err := w.writeRun(0, seq, len(entries), slices.Values(entries))
 	if err != nil {
 		return nil, err
 	}
@@ -362,22 +433,9 @@ func (w *dictWriter) flush() ([]*run, error) {
 	return w.compact(runs, seq+1)
 }
 
-// joinEqual joins entries (sorted by hash) that share a hash.
-func joinEqual(entries []hashEntry) []hashEntry {
-	out := entries[:0]
-	for _, e := range entries {
-		if n := len(out); n > 0 && out[n-1].h == e.h {
-			out[n-1].ids = append(slices.Clip(out[n-1].ids), e.ids...)
-			continue
-		}
-		out = append(out, e)
-	}
-	return out
-}
-
-// writeRun writes a run from entries sorted by hash.
-func (w *dictWriter) writeRun(level int, seq uint64, entries []hashEntry) (*run, error) {
-	r := &run{filter: newBloom(len(entries))}
+// writeRun writes a run of n entries given in order by next.
+func (w *dictWriter) writeRun(level int, seq uint64, n int, entries iter.Seq[hashEntry]) (*run, error) {
+	r := &run{filter: newBloom(n)}
 	r.name[0] = byte(level)
 	binary.BigEndian.PutUint64(r.name[1:], seq)
 	b, err := w.ids.CreateBucket(w.mem.copy(r.name[:]))
@@ -385,13 +443,36 @@ func (w *dictWriter) writeRun(level int, seq uint64, entries []hashEntry) (*run,
 		return nil, fmt.Errorf("create run %x: %w", r.name, err)
 	}
 	b.FillPercent = 1 // written in key order, never added to
-	for _, e := range entries {
-		k := w.mem.alloc(8)
-		binary.BigEndian.PutUint64(k, e.h)
-		if err := b.Put(k, e.ids); err != nil {
-			return nil, err
+	var chunk []byte
+	var first, prev uint64
+	count := 0
+	flush := func() error {
+		if count == 0 {
+			return nil
 		}
+		k := w.mem.alloc(8)
+		binary.BigEndian.PutUint64(k, first)
+		count = 0
+		return b.Put(k, w.mem.copy(chunk))
+	}
+	for e := range entries {
+		if count >= runChunk && e.h != prev {
+			if err = flush(); err != nil {
+				return nil, err
+			}
+		}
+		if count == 0 {
+			first, chunk = e.h, chunk[:0]
+		} else {
+			chunk = appendUvarint(chunk, e.h-prev)
+		}
+		chunk = appendUvarint(chunk, uint64(e.id))
+		prev = e.h
+		count++
 		r.filter.add(e.h)
+	}
+	if err := flush(); err != nil {
+		return nil, err
 	}
 	if err := b.Put([]byte(bloomKey), w.mem.copy(r.filter.bytes())); err != nil {
 		return nil, err
@@ -430,66 +511,79 @@ func (w *dictWriter) compact(runs []*run, seq uint64) ([]*run, error) {
 	return runs, nil
 }
 
+// runEntries returns the entries of a run in order; *errp is set if a
+// chunk does not decode.
+func runEntries(b *bbolt.Bucket, errp *error) iter.Seq[hashEntry] {
+	return func(yield func(hashEntry) bool) {
+		c := b.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			stop := false
+			err := eachEntry(k, v, func(h uint64, id uint32) bool {
+				stop = !yield(hashEntry{h, id})
+				return !stop
+			})
+			if err != nil {
+				*errp = fmt.Errorf("%w at %x", err, k)
+				return
+			}
+			if stop {
+				return
+			}
+		}
+	}
+}
+
 // merge writes the union of runs as one run and deletes them. It reads
-// the runs side by side in key order, so memory does not grow with their
-// size beyond the copies bbolt needs of what is put.
+// the runs side by side in order, so memory does not grow with their size.
 func (w *dictWriter) merge(runs []*run, level int, seq uint64) (*run, error) {
 	words := 0
+	var readErr error
+	var nexts []func() (hashEntry, bool)
+	var stops []func()
 	for _, r := range runs {
 		words += len(r.filter)
+		next, stop := iter.Pull(runEntries(w.ids.Bucket(r.name[:]), &readErr))
+		nexts = append(nexts, next)
+		stops = append(stops, stop)
 	}
-	out := &run{filter: make(bloom, max(words, 1))}
-	out.name[0] = byte(level)
-	binary.BigEndian.PutUint64(out.name[1:], seq)
-	b, err := w.ids.CreateBucket(w.mem.copy(out.name[:]))
+	defer func() {
+		for _, stop := range stops {
+			stop()
+		}
+	}()
+	heads := make([]hashEntry, len(nexts))
+	live := make([]bool, len(nexts))
+	for i, next := range nexts {
+		heads[i], live[i] = next()
+	}
+	merged := func(yield func(hashEntry) bool) {
+		for {
+			best := -1
+			for i := range heads {
+				if live[i] && (best < 0 || heads[i].cmp(heads[best]) < 0) {
+					best = i
+				}
+			}
+			if best < 0 {
+				return
+			}
+			if !yield(heads[best]) {
+				return
+			}
+			heads[best], live[best] = nexts[best]()
+		}
+	}
+	// The merged filter is sized from the inputs' (about 10 bits per entry).
+	n := words * 64 / bloomBitsPerKey
+	out, err := w.writeRun(level, seq, n, merged)
+	if err == nil {
+		err = readErr
+	}
 	if err != nil {
-		return nil, fmt.Errorf("create run %x: %w", out.name, err)
-	}
-	b.FillPercent = 1
-
-	type head struct {
-		c    *bbolt.Cursor
-		k, v []byte
-	}
-	heads := make([]*head, 0, len(runs))
-	next := func(h *head, k, v []byte) {
-		for k != nil && len(k) != 8 {
-			k, v = h.c.Next() // skip the filter
-		}
-		h.k, h.v = k, v
-	}
-	for _, r := range runs {
-		h := &head{c: w.ids.Bucket(r.name[:]).Cursor()}
-		k, v := h.c.First()
-		next(h, k, v)
-		heads = append(heads, h)
-	}
-	for {
-		var min []byte
-		for _, h := range heads {
-			if h.k != nil && (min == nil || bytes.Compare(h.k, min) < 0) {
-				min = h.k
-			}
-		}
-		if min == nil {
-			break
-		}
-		key := w.mem.copy(min)
-		var val []byte
-		for _, h := range heads {
-			if h.k != nil && bytes.Equal(h.k, key) {
-				val = append(val, h.v...)
-				k, v := h.c.Next()
-				next(h, k, v)
-			}
-		}
-		if err := b.Put(key, w.mem.copy(val)); err != nil {
-			return nil, err
-		}
-		out.filter.add(binary.BigEndian.Uint64(key))
-	}
-	if err := b.Put([]byte(bloomKey), w.mem.copy(out.filter.bytes())); err != nil {
 		return nil, err
+	}
+	for _, stop := range stops {
+		stop()
 	}
 	for _, r := range runs {
 		if err := w.ids.DeleteBucket(r.name[:]); err != nil {
