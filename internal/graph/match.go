@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -192,4 +193,149 @@ func (s *Store) resolve(tx *bbolt.Tx, pattern Quad) (ids ids4, ok bool, err erro
 		}
 	}
 	return ids, true, nil
+}
+
+// ID is a term's number in the store's dictionary, valid for the life of
+// the file: ids are never reused or changed. The zero ID is no term.
+type ID uint32
+
+// Reader reads the store by term id inside one read transaction, for
+// queries that read most of the graph: comparing and hashing ids is much
+// cheaper than strings, and terms are decoded only when asked for.
+type Reader struct {
+	s     *Store
+	tx    *bbolt.Tx
+	dict  *dictReader
+	names *termReader
+	buf   []tuple
+}
+
+// Read calls fn with a Reader on a consistent snapshot of the store. The
+// Reader must not be used after fn returns, nor by several goroutines.
+func (s *Store) Read(fn func(*Reader) error) error {
+	err := s.view("read", func(tx *bbolt.Tx) error {
+		d, err := s.dict(tx)
+		if err != nil {
+			return err
+		}
+		return fn(&Reader{s: s, tx: tx, dict: d, names: newTermReader(tx)})
+	})
+	var e *Error
+	if err != nil && !errors.As(err, &e) {
+		err = &Error{Op: "read", Path: s.path, Err: err}
+	}
+	return err
+}
+
+// ID returns the id of t, or 0 when t is not stored.
+func (r *Reader) ID(t Term) ID {
+	n, why := normTerm(t)
+	if why != "" || n.IsZero() {
+		return 0
+	}
+	return ID(r.dict.lookup(appendTermCode(nil, n)))
+}
+
+// Term returns the term with id. It is cached: looking up the same id
+// twice is cheap.
+func (r *Reader) Term(id ID) (Term, error) { return r.names.term(uint32(id)) }
+
+// Pairs calls fn with the subject and object of every quad with predicate
+// pred (in any graph), in object order.
+func (r *Reader) Pairs(ctx context.Context, pred ID, fn func(s, o ID)) error {
+	if pred == 0 {
+		return nil
+	}
+	n := 0
+	return scanIDs(r.tx, ids4{1: uint32(pred)}, true, func(q ids4) error {
+		if n++; n%65536 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		fn(ID(q[0]), ID(q[2]))
+		return nil
+	})
+}
+
+// Terms calls fn with each id of ids (sorted, without repeats) and its
+// term, reading the dictionary in order: much faster than Term for many
+// ids.
+func (r *Reader) Terms(ctx context.Context, ids []ID, fn func(ID, Term) error) error {
+	c := r.tx.Bucket([]byte(termsBucket)).Cursor()
+	var key [4]byte
+	var k, v []byte
+	for i, id := range ids {
+		if i%65536 == 65535 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if id == 0 {
+			continue
+		}
+		idKey(&key, uint32(id))
+		// Step forward while the next id is near; seek otherwise.
+		for steps := 0; k != nil && bytes.Compare(k, key[:]) < 0 && steps < 16; steps++ {
+			k, v = c.Next()
+		}
+		if k == nil || !bytes.Equal(k, key[:]) {
+			k, v = c.Seek(key[:])
+		}
+		if k == nil || !bytes.Equal(k, key[:]) {
+			return fmt.Errorf("term %d is missing from the dictionary", id)
+		}
+		t, err := decodeTerm(v)
+		if err != nil {
+			return fmt.Errorf("term %d: %w", id, err)
+		}
+		if err := fn(id, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Subjects calls fn with the subject of every quad with predicate pred and
+// object obj (in any graph), in subject order.
+func (r *Reader) Subjects(ctx context.Context, pred, obj ID, fn func(ID)) error {
+	if pred == 0 || obj == 0 {
+		return nil
+	}
+	return scanIDs(r.tx, ids4{1: uint32(pred), 2: uint32(obj)}, true, func(q ids4) error {
+		fn(ID(q[0]))
+		return nil
+	})
+}
+
+// Objects calls fn with the object of every quad with subject subj and
+// predicate pred (in any graph), in object order.
+func (r *Reader) Objects(ctx context.Context, subj, pred ID, fn func(ID)) error {
+	if subj == 0 || pred == 0 {
+		return nil
+	}
+	return scanIDs(r.tx, ids4{0: uint32(subj), 1: uint32(pred)}, true, func(q ids4) error {
+		fn(ID(q[2]))
+		return nil
+	})
+}
+
+// MaxID returns the largest id in use: every id of the store is between 1
+// and MaxID, so callers can index arrays by id.
+func (r *Reader) MaxID() ID { return ID(readCounters(r.tx).nextID - 1) }
+
+// Quads calls fn with the ids of every quad (in any graph) in subject,
+// predicate, object order: the quads of one subject come together, and
+// subjects in increasing id order.
+func (r *Reader) Quads(ctx context.Context, fn func(s, p, o ID)) error {
+	n := 0
+	return scanIDs(r.tx, ids4{}, true, func(q ids4) error {
+		if n++; n%65536 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		fn(ID(q[0]), ID(q[1]), ID(q[2]))
+		return nil
+	})
 }

@@ -2,9 +2,11 @@ package query
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -324,7 +326,6 @@ func lineageNorm(n *Normalization) *LineageNormalization {
 type reader struct {
 	ctx   context.Context
 	st    *graph.Store
-	l     *loader
 	p     map[string]map[string][]graph.Term
 	read  map[string]bool
 	cits  map[string]*Citation // citation node -> citation, under the policy of the first read
@@ -334,7 +335,7 @@ type reader struct {
 
 func newReader(ctx context.Context, st *graph.Store) *reader {
 	return &reader{
-		ctx: ctx, st: st, l: &loader{ctx: ctx, st: st},
+		ctx: ctx, st: st,
 		p: map[string]map[string][]graph.Term{}, read: map[string]bool{},
 		cits: map[string]*Citation{}, under: map[string][]string{}, pols: map[string]PolicyRef{},
 	}
@@ -489,7 +490,7 @@ func (r *reader) citation(n string, pol PolicyRef) (*Citation, error) {
 		if len(key) > 0 {
 			k = key[0]
 		}
-		c.Norm = r.l.normalization(r.p, nrm, k, pol)
+		c.Norm = strNormalization(r.p, nrm, k, pol)
 	}
 	slices.Sort(r.under[n])
 	for _, rt := range r.all(vocab.RetrievedIn, n) {
@@ -505,7 +506,7 @@ func (r *reader) citation(n string, pol PolicyRef) (*Citation, error) {
 		if err != nil {
 			return nil, err
 		}
-		c.Retrievals = append(c.Retrievals, r.l.retrieval(r.p, r.p[vocab.Text], rt, decls))
+		c.Retrievals = append(c.Retrievals, strRetrieval(r.p, r.p[vocab.Text], rt, decls))
 	}
 	for _, rel := range r.all(vocab.QualifiedRelation, n) {
 		if err := r.node(rel); err != nil {
@@ -514,7 +515,7 @@ func (r *reader) citation(n string, pol PolicyRef) (*Citation, error) {
 		if err := r.node(r.one(vocab.Target, rel)); err != nil {
 			return nil, err
 		}
-		c.Relations = append(c.Relations, relation(r.p, r.p[vocab.Text], r.p[vocab.RDFType][rel], rel))
+		c.Relations = append(c.Relations, strRelation(r.p, r.p[vocab.Text], r.p[vocab.RDFType][rel], rel))
 	}
 	// The same order as Load's.
 	slices.SortFunc(c.Retrievals, func(a, b *Retrieval) int { return strings.Compare(a.RetrievedAt+a.Node, b.RetrievedAt+b.Node) })
@@ -846,4 +847,79 @@ func redirectSources(k string) []string {
 		}
 	}
 	return out
+}
+
+// Lineage reads single nodes into predicate -> subject -> objects maps of
+// strings (reader); these build a snapshot's values from such maps, as the
+// loader does from its id tables for a whole database. The two are checked
+// against each other by TestLineageMatchesGroups.
+
+func one(m map[string][]graph.Term, s string) string {
+	if v := m[s]; len(v) > 0 {
+		return v[0].Value
+	}
+	return ""
+}
+
+func hasType(ts []graph.Term, class string) bool {
+	for _, t := range ts {
+		if t.Value == class {
+			return true
+		}
+	}
+	return false
+}
+
+func strNormalization(p map[string]map[string][]graph.Term, nrm, key string, pol PolicyRef) *Normalization {
+	n := &Normalization{
+		Node: nrm, Policy: pol,
+		ErrorCode: one(p[vocab.ErrorCode], nrm), ErrorMessage: one(p[vocab.ErrorMessage], nrm),
+	}
+	_ = json.Unmarshal([]byte(one(p[vocab.Steps], nrm)), &n.Steps)
+	if key != "" {
+		n.Key = one(p[vocab.Text], key)
+		n.Compare = one(p[vocab.Compare], key)
+		n.Parsed = one(p[vocab.Parsed], key)
+		n.HostRule = one(p[vocab.HostRule], key)
+		_ = json.Unmarshal([]byte(one(p[vocab.RemovedParams], key)), &n.RemovedParams)
+	}
+	return n
+}
+
+func strRetrieval(p map[string]map[string][]graph.Term, text map[string][]graph.Term, r string, decls []string) *Retrieval {
+	rt := &Retrieval{
+		Node: r, RetrievedAt: one(p[vocab.RetrievedAt], r), FinalURL: one(p[vocab.FinalURL], r),
+		FinalStatus: one(p[vocab.FinalStatus], r), ContentHash: one(p[vocab.ContentHash], r),
+		ContentType: one(p[vocab.ContentType], r), SnapshotRef: one(p[vocab.SnapshotRef], r),
+		Outcome: one(p[vocab.Outcome], r), OutcomeError: one(p[vocab.OutcomeError], r),
+		Hops: []Hop{}, Canonicals: []Canonical{},
+	}
+	for _, h := range p[vocab.Hop][r] {
+		idx, _ := strconv.Atoi(one(p[vocab.HopIndex], h.Value))
+		rt.Hops = append(rt.Hops, Hop{
+			Index: idx, From: one(p[vocab.From], h.Value), To: one(p[vocab.To], h.Value),
+			Status: one(p[vocab.Status], h.Value), At: one(p[vocab.At], h.Value),
+			CrossesHost: one(p[vocab.CrossesHost], h.Value) == "true",
+			Location:    one(p[vocab.Location], h.Value),
+		})
+	}
+	slices.SortFunc(rt.Hops, func(a, b Hop) int { return a.Index - b.Index })
+	for _, d := range decls {
+		rt.Canonicals = append(rt.Canonicals, Canonical{URL: one(p[vocab.DeclaredURL], d), Source: one(p[vocab.SignalSource], d)})
+	}
+	slices.SortFunc(rt.Canonicals, func(a, b Canonical) int { return strings.Compare(a.Source+a.URL, b.Source+b.URL) })
+	return rt
+}
+
+func strRelation(p map[string]map[string][]graph.Term, text map[string][]graph.Term, types []graph.Term, rel string) *Relation {
+	r := &Relation{
+		Target: one(text, one(p[vocab.Target], rel)), Format: one(p[vocab.Format], rel),
+		CapturedAt: one(p[vocab.CapturedAt], rel), Evidence: one(p[vocab.Evidence], rel),
+	}
+	for _, t := range types {
+		if name, ok := relationTypes[t.Value]; ok {
+			r.Type = name
+		}
+	}
+	return r
 }

@@ -135,19 +135,22 @@ var ErrNoPolicy = errors.New("no such policy in the database")
 // given as "name@version", "name", a digest, or "" for the policy of the
 // most recent ingest run.
 func Load(ctx context.Context, st *graph.Store, policy string) (*Snapshot, error) {
-	l := loader{ctx: ctx, st: st}
 	snap := &Snapshot{}
-	pols, err := l.policies()
+	err := st.Read(func(r *graph.Reader) error {
+		l := &loader{ctx: ctx, r: r}
+		pols, err := l.policies()
+		if err != nil {
+			return err
+		}
+		snap.Policies = pols
+		chosen, err := choosePolicy(pols, policy)
+		if err != nil {
+			return err
+		}
+		snap.Policy = chosen
+		return l.citations(snap)
+	})
 	if err != nil {
-		return nil, err
-	}
-	snap.Policies = pols
-	chosen, err := choosePolicy(pols, policy)
-	if err != nil {
-		return nil, err
-	}
-	snap.Policy = chosen
-	if err := l.citations(snap); err != nil {
 		return nil, err
 	}
 	return snap, nil
@@ -207,92 +210,307 @@ func (s *Snapshot) EngineChanged() bool {
 	return err == nil && n.Policy().Digest() != s.Policy.Digest
 }
 
-type loader struct {
-	ctx context.Context
-	st  *graph.Store
+// pred numbers the predicates the loader reads.
+type pred int
+
+const (
+	pAnswerId pred = iota
+	pAt
+	pBaseURL
+	pCapturedAt
+	pCitationId
+	pCites
+	pCompare
+	pContentHash
+	pContentType
+	pCrossesHost
+	pDeclaredURL
+	pEngineName
+	pErrorCode
+	pErrorMessage
+	pEvidence
+	pFinalStatus
+	pFinalURL
+	pFormat
+	pFragment
+	pFrom
+	pHop
+	pHopIndex
+	pHostRule
+	pInAnswer
+	pLocation
+	pNormalizedAs
+	pObservedAt
+	pOutcome
+	pOutcomeError
+	pParsed
+	pPosition
+	pProvHadPlan
+	pProvQualifiedAssociation
+	pProvWasAttributedTo
+	pProvWasGeneratedBy
+	pQualifiedRelation
+	pQuestion
+	pRemovedParams
+	pRetrievedAt
+	pRetrievedIn
+	pSignalSource
+	pSnapshotRef
+	pStatus
+	pSteps
+	pTarget
+	pText
+	pTo
+	numPreds
+)
+
+var predIRIs = [numPreds]string{
+	pAnswerId:                 vocab.AnswerId,
+	pAt:                       vocab.At,
+	pBaseURL:                  vocab.BaseURL,
+	pCapturedAt:               vocab.CapturedAt,
+	pCitationId:               vocab.CitationId,
+	pCites:                    vocab.Cites,
+	pCompare:                  vocab.Compare,
+	pContentHash:              vocab.ContentHash,
+	pContentType:              vocab.ContentType,
+	pCrossesHost:              vocab.CrossesHost,
+	pDeclaredURL:              vocab.DeclaredURL,
+	pEngineName:               vocab.EngineName,
+	pErrorCode:                vocab.ErrorCode,
+	pErrorMessage:             vocab.ErrorMessage,
+	pEvidence:                 vocab.Evidence,
+	pFinalStatus:              vocab.FinalStatus,
+	pFinalURL:                 vocab.FinalURL,
+	pFormat:                   vocab.Format,
+	pFragment:                 vocab.Fragment,
+	pFrom:                     vocab.From,
+	pHop:                      vocab.Hop,
+	pHopIndex:                 vocab.HopIndex,
+	pHostRule:                 vocab.HostRule,
+	pInAnswer:                 vocab.InAnswer,
+	pLocation:                 vocab.Location,
+	pNormalizedAs:             vocab.NormalizedAs,
+	pObservedAt:               vocab.ObservedAt,
+	pOutcome:                  vocab.Outcome,
+	pOutcomeError:             vocab.OutcomeError,
+	pParsed:                   vocab.Parsed,
+	pPosition:                 vocab.Position,
+	pProvHadPlan:              vocab.ProvHadPlan,
+	pProvQualifiedAssociation: vocab.ProvQualifiedAssociation,
+	pProvWasAttributedTo:      vocab.ProvWasAttributedTo,
+	pProvWasGeneratedBy:       vocab.ProvWasGeneratedBy,
+	pQualifiedRelation:        vocab.QualifiedRelation,
+	pQuestion:                 vocab.Question,
+	pRemovedParams:            vocab.RemovedParams,
+	pRetrievedAt:              vocab.RetrievedAt,
+	pRetrievedIn:              vocab.RetrievedIn,
+	pSignalSource:             vocab.SignalSource,
+	pSnapshotRef:              vocab.SnapshotRef,
+	pStatus:                   vocab.Status,
+	pSteps:                    vocab.Steps,
+	pTarget:                   vocab.Target,
+	pText:                     vocab.Text,
+	pTo:                       vocab.To,
 }
 
-// prop reads every (subject, object) of one predicate.
-func (l *loader) prop(pred string) (map[string][]graph.Term, error) {
-	m := map[string][]graph.Term{}
-	err := l.st.Match(l.ctx, graph.Quad{P: graph.IRI(pred)}, func(q graph.Quad) error {
-		m[q.S.Value] = append(m[q.S.Value], q.O)
-		return nil
+// loader reads a whole snapshot by term id (graph.Reader). One ordered
+// pass over the SPO index gathers, for every subject, the (predicate,
+// object) pairs of the predicates the snapshot needs, into arrays indexed
+// by id; the citations are assembled from those; and only then are the
+// terms the snapshot shows decoded, in one ordered pass over the
+// dictionary. Nothing is keyed by string and no map is probed per quad,
+// which keeps a million-citation load to seconds.
+type loader struct {
+	ctx   context.Context
+	r     *graph.Reader
+	names []string   // decoded terms by id: IRI or lexical form
+	need  []graph.ID // ids to decode
+	rels  map[graph.ID]string
+
+	// The pairs of subject s are preds[off[s]:off[s+1]] and
+	// objs[off[s]:off[s+1]], in predicate id order.
+	off   []uint32
+	preds []graph.ID
+	objs  []graph.ID
+	pid   [numPreds]graph.ID
+}
+
+// read gathers the pairs of preds from every subject.
+func (l *loader) read(preds ...pred) error {
+	max := l.r.MaxID()
+	wanted := make([]bool, max+1)
+	for _, p := range preds {
+		if id := l.r.ID(graph.IRI(predIRIs[p])); id != 0 {
+			l.pid[p] = id
+			wanted[id] = true
+		}
+	}
+	l.off = make([]uint32, max+2)
+	last := graph.ID(0)
+	err := l.r.Quads(l.ctx, func(s, p, o graph.ID) {
+		if !wanted[p] {
+			return
+		}
+		for ; last < s; last++ {
+			l.off[last+1] = uint32(len(l.preds))
+		}
+		l.preds = append(l.preds, p)
+		l.objs = append(l.objs, o)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("query: reading %s: %w", pred, err)
+		return fmt.Errorf("query: reading the quads: %w", err)
 	}
-	return m, nil
+	for ; last <= max; last++ {
+		l.off[last+1] = uint32(len(l.preds))
+	}
+	return nil
 }
 
-// props reads several predicates.
-func (l *loader) props(preds ...string) (map[string]map[string][]graph.Term, error) {
-	out := map[string]map[string][]graph.Term{}
-	for _, p := range preds {
-		m, err := l.prop(p)
+// get returns the first object of pred for s, or 0.
+func (l *loader) get(pr pred, s graph.ID) graph.ID {
+	if s == 0 || int(s)+1 >= len(l.off) {
+		return 0
+	}
+	p := l.pid[pr]
+	for i := l.off[s]; i < l.off[s+1]; i++ {
+		if l.preds[i] == p {
+			return l.objs[i]
+		}
+	}
+	return 0
+}
+
+// all returns the objects of pred for s.
+func (l *loader) all(pr pred, s graph.ID) []graph.ID {
+	if s == 0 || int(s)+1 >= len(l.off) {
+		return nil
+	}
+	p := l.pid[pr]
+	var out []graph.ID
+	for i := l.off[s]; i < l.off[s+1]; i++ {
+		if l.preds[i] == p {
+			out = append(out, l.objs[i])
+		}
+	}
+	return out
+}
+
+// instances returns the subjects of rdf:type class.
+func (l *loader) instances(class string) ([]graph.ID, error) {
+	var out []graph.ID
+	typ, cls := l.r.ID(graph.IRI(vocab.RDFType)), l.r.ID(graph.IRI(class))
+	if typ == 0 || cls == 0 {
+		return nil, nil
+	}
+	err := l.r.Subjects(l.ctx, typ, cls, func(s graph.ID) { out = append(out, s) })
+	if err != nil {
+		return nil, fmt.Errorf("query: reading instances of %s: %w", class, err)
+	}
+	return out, nil
+}
+
+// want marks ids whose term the snapshot shows; decode reads them.
+func (l *loader) want(ids ...graph.ID) {
+	for _, id := range ids {
+		if id != 0 {
+			l.need = append(l.need, id)
+		}
+	}
+}
+
+func (l *loader) decode() error {
+	slices.Sort(l.need)
+	l.need = slices.Compact(l.need)
+	if l.names == nil {
+		l.names = make([]string, l.r.MaxID()+1)
+	}
+	err := l.r.Terms(l.ctx, l.need, func(id graph.ID, t graph.Term) error {
+		l.names[id] = t.Value
+		return nil
+	})
+	l.need = l.need[:0]
+	return err
+}
+
+// one returns the value of the first object of pred for s, once decoded.
+func (l *loader) one(pr pred, s graph.ID) string { return l.names[l.get(pr, s)] }
+
+func (l *loader) policies() ([]PolicyRef, error) {
+	nodes, err := l.instances(vocab.NormalizationPolicy)
+	if err != nil {
+		return nil, err
+	}
+	runs, err := l.instances(vocab.IngestRun)
+	if err != nil {
+		return nil, err
+	}
+	// Policies and runs are few: read them node by node rather than every
+	// prov:used of the database.
+	type run struct {
+		start string
+		used  []graph.ID
+	}
+	var rs []run
+	used, started := l.r.ID(graph.IRI(vocab.ProvUsed)), l.r.ID(graph.IRI(vocab.ProvStartedAtTime))
+	for _, id := range runs {
+		var r run
+		err := l.r.Objects(l.ctx, id, started, func(o graph.ID) { l.want(o) })
+		if err == nil {
+			err = l.r.Objects(l.ctx, id, used, func(o graph.ID) { r.used = append(r.used, o) })
+		}
 		if err != nil {
 			return nil, err
 		}
-		out[p] = m
+		rs = append(rs, r)
 	}
-	return out, nil
-}
-
-func one(m map[string][]graph.Term, s string) string {
-	if v := m[s]; len(v) > 0 {
-		return v[0].Value
+	props := []string{vocab.PolicyName, vocab.PolicyVersion, vocab.PolicyDigest, vocab.PolicyText}
+	vals := make([]map[string]graph.ID, len(nodes))
+	for i, id := range nodes {
+		vals[i] = map[string]graph.ID{}
+		for _, p := range props {
+			pid := l.r.ID(graph.IRI(p))
+			err := l.r.Objects(l.ctx, id, pid, func(o graph.ID) {
+				if vals[i][p] == 0 {
+					vals[i][p] = o
+				}
+				l.want(o)
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+		l.want(id)
 	}
-	return ""
-}
-
-func (l *loader) subjects(class string) ([]string, error) {
-	ts, err := l.st.Subjects(graph.IRI(vocab.RDFType), graph.IRI(class))
-	if err != nil {
+	startOf := make([]graph.ID, len(runs))
+	for i, id := range runs {
+		err := l.r.Objects(l.ctx, id, started, func(o graph.ID) {
+			if startOf[i] == 0 {
+				startOf[i] = o
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := l.decode(); err != nil {
 		return nil, err
 	}
-	out := make([]string, len(ts))
-	for i, t := range ts {
-		out[i] = t.Value
-	}
-	return out, nil
-}
-
-func (l *loader) policies() ([]PolicyRef, error) {
-	nodes, err := l.subjects(vocab.NormalizationPolicy)
-	if err != nil {
-		return nil, err
-	}
-	p, err := l.props(vocab.PolicyName, vocab.PolicyVersion, vocab.PolicyDigest, vocab.PolicyText)
-	if err != nil {
-		return nil, err
-	}
-	// The most recent run that used each policy orders them.
-	used, err := l.prop(vocab.ProvUsed)
-	if err != nil {
-		return nil, err
-	}
-	started, err := l.prop(vocab.ProvStartedAtTime)
-	if err != nil {
-		return nil, err
-	}
-	runs, err := l.subjects(vocab.IngestRun)
-	if err != nil {
-		return nil, err
-	}
-	last := map[string]time.Time{}
-	for _, run := range runs {
-		t, _ := time.Parse(time.RFC3339Nano, one(started, run))
-		for _, u := range used[run] {
-			if t.After(last[u.Value]) {
-				last[u.Value] = t
+	last := map[graph.ID]time.Time{}
+	for i, r := range rs {
+		t, _ := time.Parse(time.RFC3339Nano, l.names[startOf[i]])
+		for _, u := range r.used {
+			if t.After(last[u]) {
+				last[u] = t
 			}
 		}
 	}
 	var out []PolicyRef
-	for _, n := range nodes {
+	for i, n := range nodes {
+		v := vals[i]
 		out = append(out, PolicyRef{
-			Name: one(p[vocab.PolicyName], n), Version: one(p[vocab.PolicyVersion], n),
-			Digest: one(p[vocab.PolicyDigest], n), node: n, text: one(p[vocab.PolicyText], n), lastRun: last[n],
+			Name: l.names[v[vocab.PolicyName]], Version: l.names[v[vocab.PolicyVersion]],
+			Digest: l.names[v[vocab.PolicyDigest]], node: l.names[n], text: l.names[v[vocab.PolicyText]], lastRun: last[n],
 		})
 	}
 	slices.SortFunc(out, func(a, b PolicyRef) int {
@@ -304,132 +522,204 @@ func (l *loader) policies() ([]PolicyRef, error) {
 	return out, nil
 }
 
+// literal predicates: their objects are decoded whenever their subject is
+// part of the snapshot.
+var (
+	citationLiterals  = []pred{pCitationId, pObservedAt, pPosition, pQuestion, pBaseURL}
+	normLiterals      = []pred{pSteps, pErrorCode, pErrorMessage}
+	keyLiterals       = []pred{pText, pCompare, pParsed, pHostRule, pRemovedParams}
+	retrievalLiterals = []pred{pRetrievedAt, pFinalURL, pFinalStatus, pContentHash, pContentType, pSnapshotRef, pOutcome, pOutcomeError}
+	hopLiterals       = []pred{pHopIndex, pFrom, pTo, pStatus, pAt, pCrossesHost, pLocation}
+	declLiterals      = []pred{pDeclaredURL, pSignalSource}
+	relationLiterals  = []pred{pFormat, pCapturedAt, pEvidence}
+)
+
+// partial is a citation's node ids, gathered before the terms are decoded.
+type partial struct {
+	node, raw, norm, key graph.ID
+	retrievals           []graph.ID
+	relations            []graph.ID
+}
+
 func (l *loader) citations(snap *Snapshot) error {
-	nodes, err := l.subjects(vocab.Citation)
+	nodes, err := l.instances(vocab.Citation)
 	if err != nil {
 		return err
 	}
-	p, err := l.props(
-		vocab.CitationId, vocab.Cites, vocab.ObservedAt, vocab.Position, vocab.Question, vocab.BaseURL,
-		vocab.InAnswer, vocab.AnswerId, vocab.ProvWasAttributedTo, vocab.EngineName,
-		vocab.Text, vocab.Fragment,
-		vocab.NormalizedAs, vocab.ProvQualifiedAssociation, vocab.ProvHadPlan, vocab.Steps, vocab.ErrorCode, vocab.ErrorMessage,
-		vocab.ProvWasGeneratedBy, vocab.Compare, vocab.Parsed, vocab.HostRule, vocab.RemovedParams,
-		vocab.RetrievedIn, vocab.RetrievedAt, vocab.FinalURL, vocab.FinalStatus, vocab.ContentHash, vocab.ContentType,
-		vocab.SnapshotRef, vocab.Outcome, vocab.OutcomeError, vocab.Hop, vocab.HopIndex, vocab.From, vocab.To,
-		vocab.Status, vocab.At, vocab.CrossesHost, vocab.Location, vocab.DeclaredURL, vocab.SignalSource,
-		vocab.QualifiedRelation, vocab.Target, vocab.Format, vocab.CapturedAt, vocab.Evidence,
-	)
+	err = l.read(slices.Concat(citationLiterals, normLiterals, keyLiterals, retrievalLiterals, hopLiterals, declLiterals, relationLiterals,
+		[]pred{pCites, pInAnswer, pAnswerId, pProvWasAttributedTo, pEngineName, pFragment,
+			pNormalizedAs, pProvQualifiedAssociation, pProvHadPlan, pProvWasGeneratedBy,
+			pRetrievedIn, pHop, pQualifiedRelation, pTarget})...)
 	if err != nil {
 		return err
 	}
-	types, err := l.prop(vocab.RDFType)
+	keys, err := l.instances(vocab.ComparisonKey)
 	if err != nil {
 		return err
 	}
-	// Which normalization is under the chosen policy, and which node is
-	// each normalization's key and each retrieval's canonical declarations.
-	policyOf := map[string]string{} // association -> policy node
-	for assoc, plans := range p[vocab.ProvHadPlan] {
-		policyOf[assoc] = plans[0].Value
+	decls, err := l.instances(vocab.CanonicalDeclaration)
+	if err != nil {
+		return err
 	}
-	keyOf := map[string]string{}     // normalization -> key node
-	declsOf := map[string][]string{} // retrieval -> declarations
-	for s, objs := range p[vocab.ProvWasGeneratedBy] {
-		for _, o := range objs {
-			switch {
-			case hasType(types[s], vocab.ComparisonKey):
-				keyOf[o.Value] = s
-			case hasType(types[s], vocab.CanonicalDeclaration):
-				declsOf[o.Value] = append(declsOf[o.Value], s)
-			}
+	l.rels = map[graph.ID]string{}
+	for class, name := range relationTypes {
+		ids, err := l.instances(class)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			l.rels[id] = name
 		}
 	}
-	text := p[vocab.Text]
+	// Which node is each normalization's key and each retrieval's
+	// canonical declarations.
+	keyOf := map[graph.ID]graph.ID{}
+	declsOf := map[graph.ID][]graph.ID{}
+	for _, k := range keys {
+		for _, o := range l.all(pProvWasGeneratedBy, k) {
+			keyOf[o] = k
+		}
+	}
+	for _, d := range decls {
+		for _, o := range l.all(pProvWasGeneratedBy, d) {
+			declsOf[o] = append(declsOf[o], d)
+		}
+	}
+	policy := l.r.ID(graph.IRI(snap.Policy.node))
+	lits := func(preds []pred, s graph.ID) {
+		for _, p := range preds {
+			l.want(l.all(p, s)...)
+		}
+	}
+	parts := make([]partial, 0, len(nodes))
 	for _, n := range nodes {
-		c := &Citation{
-			Node: n, ID: one(p[vocab.CitationId], n),
-			ObservedAt: one(p[vocab.ObservedAt], n), Position: one(p[vocab.Position], n),
-			Question: one(p[vocab.Question], n), BaseURL: one(p[vocab.BaseURL], n),
+		pt := partial{node: n, raw: l.get(pCites, n)}
+		l.want(n, pt.raw, l.get(pFragment, pt.raw), l.get(pText, pt.raw))
+		lits(citationLiterals, n)
+		if ans := l.get(pInAnswer, n); ans != 0 {
+			l.want(l.get(pAnswerId, ans), l.get(pEngineName, l.get(pProvWasAttributedTo, ans)))
 		}
-		if ans := one(p[vocab.InAnswer], n); ans != "" {
-			c.AnswerID = one(p[vocab.AnswerId], ans)
-			c.Engine = one(p[vocab.EngineName], one(p[vocab.ProvWasAttributedTo], ans))
-		}
-		c.RawNode = one(p[vocab.Cites], n)
-		c.Raw = one(text, c.RawNode)
-		if f, ok := p[vocab.Fragment][c.RawNode]; ok && len(f) > 0 {
-			v := f[0].Value
-			c.Fragment = &v
-		}
-		for _, nrm := range p[vocab.NormalizedAs][n] {
-			assoc := one(p[vocab.ProvQualifiedAssociation], nrm.Value)
-			if policyOf[assoc] != snap.Policy.node {
+		for _, nrm := range l.all(pNormalizedAs, n) {
+			if l.get(pProvHadPlan, l.get(pProvQualifiedAssociation, nrm)) != policy {
 				continue
 			}
-			c.Norm = l.normalization(p, nrm.Value, keyOf[nrm.Value], snap.Policy)
+			pt.norm, pt.key = nrm, keyOf[nrm]
+			l.want(nrm)
+			lits(normLiterals, nrm)
+			if pt.key != 0 {
+				lits(keyLiterals, pt.key)
+			}
 		}
-		for _, r := range p[vocab.RetrievedIn][n] {
-			c.Retrievals = append(c.Retrievals, l.retrieval(p, text, r.Value, declsOf[r.Value]))
+		pt.retrievals = l.all(pRetrievedIn, n)
+		for _, rt := range pt.retrievals {
+			l.want(rt)
+			lits(retrievalLiterals, rt)
+			for _, h := range l.all(pHop, rt) {
+				lits(hopLiterals, h)
+			}
+			for _, d := range declsOf[rt] {
+				lits(declLiterals, d)
+			}
 		}
-		for _, rel := range p[vocab.QualifiedRelation][n] {
-			c.Relations = append(c.Relations, relation(p, text, types[rel.Value], rel.Value))
+		pt.relations = l.all(pQualifiedRelation, n)
+		for _, rel := range pt.relations {
+			lits(relationLiterals, rel)
+			l.want(l.get(pText, l.get(pTarget, rel)))
 		}
-		slices.SortFunc(c.Retrievals, func(a, b *Retrieval) int { return strings.Compare(a.RetrievedAt+a.Node, b.RetrievedAt+b.Node) })
-		slices.SortFunc(c.Relations, func(a, b *Relation) int {
-			return strings.Compare(a.Type+"\x00"+a.Target+"\x00"+a.Evidence, b.Type+"\x00"+b.Target+"\x00"+b.Evidence)
-		})
+		parts = append(parts, pt)
+	}
+	if err := l.decode(); err != nil {
+		return err
+	}
+	steps := map[graph.ID][]normalize.Step{} // step logs shared by several normalizations are parsed once
+	snap.Citations = make([]*Citation, 0, len(parts))
+	for _, pt := range parts {
+		n := pt.node
+		c := &Citation{
+			Node: l.names[n], ID: l.one(pCitationId, n),
+			ObservedAt: l.one(pObservedAt, n), Position: l.one(pPosition, n),
+			Question: l.one(pQuestion, n), BaseURL: l.one(pBaseURL, n),
+			RawNode: l.names[pt.raw], Raw: l.one(pText, pt.raw),
+		}
+		if ans := l.get(pInAnswer, n); ans != 0 {
+			c.AnswerID = l.one(pAnswerId, ans)
+			c.Engine = l.one(pEngineName, l.get(pProvWasAttributedTo, ans))
+		}
+		if f := l.get(pFragment, pt.raw); f != 0 {
+			v := l.names[f]
+			c.Fragment = &v
+		}
+		if pt.norm != 0 {
+			c.Norm = l.normalization(pt.norm, pt.key, snap.Policy, steps)
+		}
+		for _, r := range pt.retrievals {
+			c.Retrievals = append(c.Retrievals, l.retrieval(r, declsOf[r]))
+		}
+		for _, rel := range pt.relations {
+			c.Relations = append(c.Relations, &Relation{
+				Type:   l.rels[rel],
+				Target: l.one(pText, l.get(pTarget, rel)), Format: l.one(pFormat, rel),
+				CapturedAt: l.one(pCapturedAt, rel), Evidence: l.one(pEvidence, rel),
+			})
+		}
+		sortCitation(c)
 		snap.Citations = append(snap.Citations, c)
 	}
 	slices.SortFunc(snap.Citations, func(a, b *Citation) int { return strings.Compare(a.ID, b.ID) })
 	return nil
 }
 
-func hasType(ts []graph.Term, class string) bool {
-	for _, t := range ts {
-		if t.Value == class {
-			return true
-		}
-	}
-	return false
+// sortCitation puts a citation's retrievals and relations in the one order
+// every reader gives them.
+func sortCitation(c *Citation) {
+	slices.SortFunc(c.Retrievals, func(a, b *Retrieval) int { return strings.Compare(a.RetrievedAt+a.Node, b.RetrievedAt+b.Node) })
+	slices.SortFunc(c.Relations, func(a, b *Relation) int {
+		return strings.Compare(a.Type+"\x00"+a.Target+"\x00"+a.Evidence, b.Type+"\x00"+b.Target+"\x00"+b.Evidence)
+	})
 }
 
-func (l *loader) normalization(p map[string]map[string][]graph.Term, nrm, key string, pol PolicyRef) *Normalization {
+func (l *loader) normalization(nrm, key graph.ID, pol PolicyRef, steps map[graph.ID][]normalize.Step) *Normalization {
 	n := &Normalization{
-		Node: nrm, Policy: pol,
-		ErrorCode: one(p[vocab.ErrorCode], nrm), ErrorMessage: one(p[vocab.ErrorMessage], nrm),
+		Node: l.names[nrm], Policy: pol,
+		ErrorCode: l.one(pErrorCode, nrm), ErrorMessage: l.one(pErrorMessage, nrm),
 	}
-	_ = json.Unmarshal([]byte(one(p[vocab.Steps], nrm)), &n.Steps)
-	if key != "" {
-		n.Key = one(p[vocab.Text], key)
-		n.Compare = one(p[vocab.Compare], key)
-		n.Parsed = one(p[vocab.Parsed], key)
-		n.HostRule = one(p[vocab.HostRule], key)
-		_ = json.Unmarshal([]byte(one(p[vocab.RemovedParams], key)), &n.RemovedParams)
+	sid := l.get(pSteps, nrm)
+	st, ok := steps[sid]
+	if !ok {
+		_ = json.Unmarshal([]byte(l.names[sid]), &st)
+		steps[sid] = st
+	}
+	n.Steps = st
+	if key != 0 {
+		n.Key = l.one(pText, key)
+		n.Compare = l.one(pCompare, key)
+		n.Parsed = l.one(pParsed, key)
+		n.HostRule = l.one(pHostRule, key)
+		_ = json.Unmarshal([]byte(l.one(pRemovedParams, key)), &n.RemovedParams)
 	}
 	return n
 }
 
-func (l *loader) retrieval(p map[string]map[string][]graph.Term, text map[string][]graph.Term, r string, decls []string) *Retrieval {
+func (l *loader) retrieval(r graph.ID, decls []graph.ID) *Retrieval {
 	rt := &Retrieval{
-		Node: r, RetrievedAt: one(p[vocab.RetrievedAt], r), FinalURL: one(p[vocab.FinalURL], r),
-		FinalStatus: one(p[vocab.FinalStatus], r), ContentHash: one(p[vocab.ContentHash], r),
-		ContentType: one(p[vocab.ContentType], r), SnapshotRef: one(p[vocab.SnapshotRef], r),
-		Outcome: one(p[vocab.Outcome], r), OutcomeError: one(p[vocab.OutcomeError], r),
+		Node: l.names[r], RetrievedAt: l.one(pRetrievedAt, r), FinalURL: l.one(pFinalURL, r),
+		FinalStatus: l.one(pFinalStatus, r), ContentHash: l.one(pContentHash, r),
+		ContentType: l.one(pContentType, r), SnapshotRef: l.one(pSnapshotRef, r),
+		Outcome: l.one(pOutcome, r), OutcomeError: l.one(pOutcomeError, r),
 		Hops: []Hop{}, Canonicals: []Canonical{},
 	}
-	for _, h := range p[vocab.Hop][r] {
-		idx, _ := strconv.Atoi(one(p[vocab.HopIndex], h.Value))
+	for _, h := range l.all(pHop, r) {
+		idx, _ := strconv.Atoi(l.one(pHopIndex, h))
 		rt.Hops = append(rt.Hops, Hop{
-			Index: idx, From: one(p[vocab.From], h.Value), To: one(p[vocab.To], h.Value),
-			Status: one(p[vocab.Status], h.Value), At: one(p[vocab.At], h.Value),
-			CrossesHost: one(p[vocab.CrossesHost], h.Value) == "true",
-			Location:    one(p[vocab.Location], h.Value),
+			Index: idx, From: l.one(pFrom, h), To: l.one(pTo, h),
+			Status: l.one(pStatus, h), At: l.one(pAt, h),
+			CrossesHost: l.one(pCrossesHost, h) == "true",
+			Location:    l.one(pLocation, h),
 		})
 	}
 	slices.SortFunc(rt.Hops, func(a, b Hop) int { return a.Index - b.Index })
 	for _, d := range decls {
-		rt.Canonicals = append(rt.Canonicals, Canonical{URL: one(p[vocab.DeclaredURL], d), Source: one(p[vocab.SignalSource], d)})
+		rt.Canonicals = append(rt.Canonicals, Canonical{URL: l.one(pDeclaredURL, d), Source: l.one(pSignalSource, d)})
 	}
 	slices.SortFunc(rt.Canonicals, func(a, b Canonical) int { return strings.Compare(a.Source+a.URL, b.Source+b.URL) })
 	return rt
@@ -440,17 +730,4 @@ var relationTypes = map[string]string{
 	vocab.MirrorRelation:      "mirror_of",
 	vocab.SyndicationRelation: "syndication_of",
 	vocab.ArchiveRelation:     "archive_of",
-}
-
-func relation(p map[string]map[string][]graph.Term, text map[string][]graph.Term, types []graph.Term, rel string) *Relation {
-	r := &Relation{
-		Target: one(text, one(p[vocab.Target], rel)), Format: one(p[vocab.Format], rel),
-		CapturedAt: one(p[vocab.CapturedAt], rel), Evidence: one(p[vocab.Evidence], rel),
-	}
-	for _, t := range types {
-		if name, ok := relationTypes[t.Value]; ok {
-			r.Type = name
-		}
-	}
-	return r
 }

@@ -1,0 +1,76 @@
+// Command queryprof loads a database's snapshot and computes its review
+// groups (as provgraph groups does) under the CPU profiler, printing the
+// time of each phase, to see where a query spends its time.
+//
+// Usage: queryprof -db FILE [-cpuprofile FILE] [-memprofile FILE]
+//
+// Then: go tool pprof -top queryprof.cpu
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"time"
+
+	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/query"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "queryprof:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	db := flag.String("db", "", "database file")
+	cpu := flag.String("cpuprofile", "", "write a CPU profile to this file")
+	mem := flag.String("memprofile", "", "write a heap profile to this file at the end")
+	flag.Parse()
+	if *db == "" {
+		return fmt.Errorf("-db is required")
+	}
+	st, err := graph.Open(*db, &graph.Options{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if *cpu != "" {
+		f, err := os.Create(*cpu)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	t0 := time.Now()
+	snap, err := query.Load(context.Background(), st, "")
+	if err != nil {
+		return err
+	}
+	t1 := time.Now()
+	rep := query.Groups(snap, query.GroupOptions{MaxShared: query.DefaultMaxShared})
+	t2 := time.Now()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	fmt.Printf("citations %d, groups %d: load %s, groups %s; heap in use %d MB, total allocated %d MB\n",
+		len(snap.Citations), len(rep.Groups), t1.Sub(t0).Round(time.Millisecond), t2.Sub(t1).Round(time.Millisecond),
+		ms.HeapInuse>>20, ms.TotalAlloc>>20)
+	if *mem != "" {
+		f, err := os.Create(*mem)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return pprof.WriteHeapProfile(f)
+	}
+	return nil
+}
