@@ -221,6 +221,13 @@ func (s *Store) view(op string, fn func(tx *bbolt.Tx) error) error {
 // given, including IRIs that are not valid IRIs. Batches of about 10,000
 // quads amortize the transaction's fsync.
 func (s *Store) Add(quads []Quad) (added int, err error) {
+	return s.add(quads, false)
+}
+
+// add is Add. With strict, a quad that is already stored fails the whole
+// batch with a *storedError naming it instead of being skipped; repeats
+// within the batch are still skipped.
+func (s *Store) add(quads []Quad, strict bool) (added int, err error) {
 	fail := func(err error) (int, error) { return 0, &Error{Op: "add", Path: s.path, Err: err} }
 	if s.readOnly {
 		return fail(ErrReadOnly)
@@ -254,7 +261,7 @@ func (s *Store) Add(quads []Quad) (added int, err error) {
 			s.loaded = true
 		}
 		var err error
-		dw, runs, added, err = addTx(tx, norm, s.runs, s.hot)
+		dw, runs, added, err = addTx(tx, norm, s.runs, s.hot, strict)
 		txid = tx.ID()
 		return err
 	})
@@ -267,8 +274,20 @@ func (s *Store) Add(quads []Quad) (added int, err error) {
 	return added, nil
 }
 
-// addTx adds quads (valid, in stored form) in tx.
-func addTx(tx *bbolt.Tx, quads []Quad, runs []*run, hot map[string]uint32) (*dictWriter, []*run, int, error) {
+// storedError is returned by a strict add for a quad that is already
+// stored.
+type storedError struct {
+	Index int  // position of the quad in the batch
+	Quad  Quad // the quad, in stored form
+}
+
+func (e *storedError) Error() string {
+	return fmt.Sprintf("quad %d (%s) is already stored", e.Index, e.Quad)
+}
+
+// addTx adds quads (valid, in stored form) in tx. With strict, a quad that
+// is already stored fails it with a *storedError.
+func addTx(tx *bbolt.Tx, quads []Quad, runs []*run, hot map[string]uint32, strict bool) (*dictWriter, []*run, int, error) {
 	cnt := readCounters(tx)
 	mem := &arena{}
 	dw, err := newDictWriter(tx, runs, cnt.nextID, mem, hot)
@@ -288,6 +307,20 @@ func addTx(tx *bbolt.Tx, quads []Quad, runs []*run, hot map[string]uint32) (*dic
 				return nil, nil, 0, err
 			}
 			spo[i][j] = id
+		}
+		// A quad with a term new in this transaction cannot be stored.
+		if strict && max(spo[i][0], spo[i][1], spo[i][2], spo[i][3]) < cnt.nextID {
+			stored := false
+			err := scanRange(tx.Bucket([]byte(indexBuckets[idxSPO])), spo[i], spo[i], nil, func(tuple) error {
+				stored = true
+				return errStop
+			})
+			if err != nil && err != errStop {
+				return nil, nil, 0, err
+			}
+			if stored {
+				return nil, nil, 0, &storedError{Index: i, Quad: q}
+			}
 		}
 	}
 	runs, err = dw.flush()
