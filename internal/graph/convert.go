@@ -3,25 +3,11 @@ package graph
 import (
 	"fmt"
 	"unicode/utf8"
-
-	"github.com/cayleygraph/quad"
 )
 
-// Conversion between Terms and cayley's quad.Values.
-//
-// Only four value types are ever written: quad.IRI, quad.BNode,
-// quad.TypedString (every literal without a language tag, xsd:string
-// included) and quad.LangString. cayley's native types (quad.Int,
-// quad.Time, quad.Bool, quad.Float) are never used: they would turn "007"
-// into 7 and "2025-01-01T01:00:00+01:00" into the same node as
-// "2025-01-01T00:00:00Z", merging evidence. A quad.TypedString is stored by
-// pquads as its lexical form and datatype IRI and read back as a
-// quad.TypedString; cayley parses it only if asked (TypedString.Native or
-// ParseValue), which this package never does.
-//
-// Node identity in cayley is the SHA-1 of the value's N-Triples-like String
-// form. That form escapes backslash and quote in literals and delimits IRIs
-// and datatypes unambiguously, so two different Terms never share a node.
+// The stored form of terms and quads: what Add accepts, and the one form
+// in which each term is kept, so that two equal terms always get the same
+// dictionary id.
 
 // normTerm checks the term-level rules (not where the term stands) and
 // returns t in the one form the store keeps: a literal without a datatype
@@ -125,45 +111,4 @@ func normQuad(q Quad) (Quad, string) {
 		return q, "graph must be an IRI or a blank node, not a literal"
 	}
 	return q, ""
-}
-
-// toValue converts a valid, normalized Term to the quad.Value stored for
-// it; the zero Term is nil (the default graph, or "any" in a pattern).
-func toValue(t Term) quad.Value {
-	switch t.Kind {
-	case KindIRI:
-		return quad.IRI(t.Value)
-	case KindBlank:
-		return quad.BNode(t.Value)
-	case KindLiteral:
-		if t.Lang != "" {
-			return quad.LangString{Value: quad.String(t.Value), Lang: t.Lang}
-		}
-		return quad.TypedString{Value: quad.String(t.Value), Type: quad.IRI(t.Datatype)}
-	}
-	return nil
-}
-
-// fromValue converts a stored quad.Value back to a Term, exactly.
-func fromValue(v quad.Value) (Term, error) {
-	switch v := v.(type) {
-	case nil:
-		return Term{}, nil
-	case quad.IRI:
-		return Term{Kind: KindIRI, Value: string(v)}, nil
-	case quad.BNode:
-		return Term{Kind: KindBlank, Value: string(v)}, nil
-	case quad.TypedString:
-		return Term{Kind: KindLiteral, Value: string(v.Value), Datatype: string(v.Type)}, nil
-	case quad.LangString:
-		return Term{Kind: KindLiteral, Value: string(v.Value), Datatype: RDFLangStr, Lang: v.Lang}, nil
-	}
-	// quad.String, quad.Int, quad.Time, ... are never written by this
-	// package; finding one means the file was written by something else.
-	return Term{}, fmt.Errorf("stored value %v has cayley type %T, which provgraph never writes", v, v)
-}
-
-// toCayley converts a valid, normalized Quad.
-func toCayley(q Quad) quad.Quad {
-	return quad.Quad{Subject: toValue(q.S), Predicate: toValue(q.P), Object: toValue(q.O), Label: toValue(q.G)}
 }

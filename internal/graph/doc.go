@@ -72,11 +72,11 @@
 //
 // # Caveats
 //
-// The store is append-only: there is no delete, because cayley's deletes are
-// unreliable (cayley issues #737, #945) and evidence must never be
-// rewritten. Literals are stored with their exact lexical form and full
-// datatype IRI; cayley's typed values (quad.Int, quad.Time, ...) would
-// normalize them and merge distinct evidence, so they are never used.
+// The store is append-only: there is no delete, because evidence must never
+// be rewritten. Literals are stored with their exact lexical form and full
+// datatype IRI ("007" and "7" are two terms); cayley's typed values
+// (quad.Int, quad.Time, ...) would normalize them and merge distinct
+// evidence, so the adapter maps them only where that is exact.
 //
 // Only one process can have the file open for writing; read-only opens
 // share it with each other but not with a writer. Open waits up to

@@ -49,11 +49,12 @@ type Store struct {
 
 	// mu is held exclusively by Add (one writer at a time) and Close, and
 	// shared while a read starts its transaction.
-	mu     sync.RWMutex
-	hot    map[string]uint32 // term ids seen lately, by encoding; Add only
-	runs   []*run            // the hash index's runs with filters, once loaded; Add only
-	loaded bool              // runs is loaded
-	closed bool
+	mu      sync.RWMutex
+	hot     map[string]uint32 // term ids seen lately, by encoding; Add only
+	runs    []*run            // the hash index's runs with filters, once loaded; Add only
+	loaded  bool              // runs is loaded
+	commits int               // successful Adds, to release mapped pages now and then
+	closed  bool
 
 	// rc caches the list of the hash index's runs for the last committed
 	// transaction seen, so that lookups in read transactions do not list
@@ -252,6 +253,7 @@ func (s *Store) add(quads []Quad, strict bool) (added int, err error) {
 	var dw *dictWriter
 	var runs []*run
 	var txid int
+	var size int64
 	err = s.db.Update(func(tx *bbolt.Tx) error {
 		if !s.loaded {
 			var err error
@@ -262,7 +264,7 @@ func (s *Store) add(quads []Quad, strict bool) (added int, err error) {
 		}
 		var err error
 		dw, runs, added, err = addTx(tx, norm, s.runs, s.hot, strict)
-		txid = tx.ID()
+		txid, size = tx.ID(), tx.Size()
 		return err
 	})
 	if err != nil {
@@ -271,8 +273,17 @@ func (s *Store) add(quads []Quad, strict bool) (added int, err error) {
 	s.runs = runs
 	s.setRuns(txid, runs)
 	dw.commit()
+	if s.commits++; s.commits%releaseEvery == 0 {
+		releasePages(s.db, size)
+	}
 	return added, nil
 }
+
+// releaseEvery is how many commits pass between releases of the mapped
+// pages of the file (releasePages): often enough to keep a long ingest's
+// resident memory near its working set, rarely enough that re-mapping the
+// pages it needs again costs nothing noticeable.
+const releaseEvery = 8
 
 // storedError is returned by a strict add for a quad that is already
 // stored.

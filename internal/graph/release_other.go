@@ -1,0 +1,8 @@
+//go:build !linux
+
+package graph
+
+import "go.etcd.io/bbolt"
+
+// releasePages does nothing where madvise is not wired up.
+func releasePages(db *bbolt.DB, size int64) {}
