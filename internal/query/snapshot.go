@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
@@ -586,85 +588,106 @@ func (l *loader) citations(snap *Snapshot) error {
 		}
 	}
 	policy := l.r.ID(graph.IRI(snap.Policy.node))
-	lits := func(preds []pred, s graph.ID) {
-		for _, p := range preds {
-			l.want(l.all(p, s)...)
-		}
-	}
-	parts := make([]partial, 0, len(nodes))
-	for _, n := range nodes {
-		pt := partial{node: n, raw: l.get(pCites, n)}
-		l.want(n, pt.raw, l.get(pFragment, pt.raw), l.get(pText, pt.raw))
-		lits(citationLiterals, n)
-		if ans := l.get(pInAnswer, n); ans != 0 {
-			l.want(l.get(pAnswerId, ans), l.get(pEngineName, l.get(pProvWasAttributedTo, ans)))
-		}
-		for _, nrm := range l.all(pNormalizedAs, n) {
-			if l.get(pProvHadPlan, l.get(pProvQualifiedAssociation, nrm)) != policy {
-				continue
-			}
-			pt.norm, pt.key = nrm, keyOf[nrm]
-			l.want(nrm)
-			lits(normLiterals, nrm)
-			if pt.key != 0 {
-				lits(keyLiterals, pt.key)
+	// Gather each citation's node ids, and the ids to decode, on every core.
+	parts := make([]partial, len(nodes))
+	needs := make([][]graph.ID, workers())
+	parallel(len(nodes), func(w, lo, hi int) {
+		need := needs[w]
+		want := func(ids ...graph.ID) {
+			for _, id := range ids {
+				if id != 0 {
+					need = append(need, id)
+				}
 			}
 		}
-		pt.retrievals = l.all(pRetrievedIn, n)
-		for _, rt := range pt.retrievals {
-			l.want(rt)
-			lits(retrievalLiterals, rt)
-			for _, h := range l.all(pHop, rt) {
-				lits(hopLiterals, h)
-			}
-			for _, d := range declsOf[rt] {
-				lits(declLiterals, d)
+		lits := func(preds []pred, s graph.ID) {
+			for _, p := range preds {
+				want(l.all(p, s)...)
 			}
 		}
-		pt.relations = l.all(pQualifiedRelation, n)
-		for _, rel := range pt.relations {
-			lits(relationLiterals, rel)
-			l.want(l.get(pText, l.get(pTarget, rel)))
+		for i := lo; i < hi; i++ {
+			n := nodes[i]
+			pt := partial{node: n, raw: l.get(pCites, n)}
+			want(n, pt.raw, l.get(pFragment, pt.raw), l.get(pText, pt.raw))
+			lits(citationLiterals, n)
+			if ans := l.get(pInAnswer, n); ans != 0 {
+				want(l.get(pAnswerId, ans), l.get(pEngineName, l.get(pProvWasAttributedTo, ans)))
+			}
+			for _, nrm := range l.all(pNormalizedAs, n) {
+				if l.get(pProvHadPlan, l.get(pProvQualifiedAssociation, nrm)) != policy {
+					continue
+				}
+				pt.norm, pt.key = nrm, keyOf[nrm]
+				want(nrm)
+				lits(normLiterals, nrm)
+				if pt.key != 0 {
+					lits(keyLiterals, pt.key)
+				}
+			}
+			pt.retrievals = l.all(pRetrievedIn, n)
+			for _, rt := range pt.retrievals {
+				want(rt)
+				lits(retrievalLiterals, rt)
+				for _, h := range l.all(pHop, rt) {
+					lits(hopLiterals, h)
+				}
+				for _, d := range declsOf[rt] {
+					lits(declLiterals, d)
+				}
+			}
+			pt.relations = l.all(pQualifiedRelation, n)
+			for _, rel := range pt.relations {
+				lits(relationLiterals, rel)
+				want(l.get(pText, l.get(pTarget, rel)))
+			}
+			parts[i] = pt
 		}
-		parts = append(parts, pt)
+		needs[w] = need
+	})
+	for _, need := range needs {
+		l.want(need...)
 	}
 	if err := l.decode(); err != nil {
 		return err
 	}
-	steps := map[graph.ID][]normalize.Step{} // step logs shared by several normalizations are parsed once
-	snap.Citations = make([]*Citation, 0, len(parts))
-	for _, pt := range parts {
-		n := pt.node
-		c := &Citation{
-			Node: l.names[n], ID: l.one(pCitationId, n),
-			ObservedAt: l.one(pObservedAt, n), Position: l.one(pPosition, n),
-			Question: l.one(pQuestion, n), BaseURL: l.one(pBaseURL, n),
-			RawNode: l.names[pt.raw], Raw: l.one(pText, pt.raw),
+	// Build the citations from the decoded terms, on every core.
+	snap.Citations = make([]*Citation, len(parts))
+	parallel(len(parts), func(_, lo, hi int) {
+		steps := map[graph.ID][]normalize.Step{} // step logs shared by several normalizations are parsed once
+		for i := lo; i < hi; i++ {
+			pt := parts[i]
+			n := pt.node
+			c := &Citation{
+				Node: l.names[n], ID: l.one(pCitationId, n),
+				ObservedAt: l.one(pObservedAt, n), Position: l.one(pPosition, n),
+				Question: l.one(pQuestion, n), BaseURL: l.one(pBaseURL, n),
+				RawNode: l.names[pt.raw], Raw: l.one(pText, pt.raw),
+			}
+			if ans := l.get(pInAnswer, n); ans != 0 {
+				c.AnswerID = l.one(pAnswerId, ans)
+				c.Engine = l.one(pEngineName, l.get(pProvWasAttributedTo, ans))
+			}
+			if f := l.get(pFragment, pt.raw); f != 0 {
+				v := l.names[f]
+				c.Fragment = &v
+			}
+			if pt.norm != 0 {
+				c.Norm = l.normalization(pt.norm, pt.key, snap.Policy, steps)
+			}
+			for _, r := range pt.retrievals {
+				c.Retrievals = append(c.Retrievals, l.retrieval(r, declsOf[r]))
+			}
+			for _, rel := range pt.relations {
+				c.Relations = append(c.Relations, &Relation{
+					Type:   l.rels[rel],
+					Target: l.one(pText, l.get(pTarget, rel)), Format: l.one(pFormat, rel),
+					CapturedAt: l.one(pCapturedAt, rel), Evidence: l.one(pEvidence, rel),
+				})
+			}
+			sortCitation(c)
+			snap.Citations[i] = c
 		}
-		if ans := l.get(pInAnswer, n); ans != 0 {
-			c.AnswerID = l.one(pAnswerId, ans)
-			c.Engine = l.one(pEngineName, l.get(pProvWasAttributedTo, ans))
-		}
-		if f := l.get(pFragment, pt.raw); f != 0 {
-			v := l.names[f]
-			c.Fragment = &v
-		}
-		if pt.norm != 0 {
-			c.Norm = l.normalization(pt.norm, pt.key, snap.Policy, steps)
-		}
-		for _, r := range pt.retrievals {
-			c.Retrievals = append(c.Retrievals, l.retrieval(r, declsOf[r]))
-		}
-		for _, rel := range pt.relations {
-			c.Relations = append(c.Relations, &Relation{
-				Type:   l.rels[rel],
-				Target: l.one(pText, l.get(pTarget, rel)), Format: l.one(pFormat, rel),
-				CapturedAt: l.one(pCapturedAt, rel), Evidence: l.one(pEvidence, rel),
-			})
-		}
-		sortCitation(c)
-		snap.Citations = append(snap.Citations, c)
-	}
+	})
 	slices.SortFunc(snap.Citations, func(a, b *Citation) int { return strings.Compare(a.ID, b.ID) })
 	return nil
 }
@@ -730,4 +753,23 @@ var relationTypes = map[string]string{
 	vocab.MirrorRelation:      "mirror_of",
 	vocab.SyndicationRelation: "syndication_of",
 	vocab.ArchiveRelation:     "archive_of",
+}
+
+// workers is how many goroutines parallel uses.
+func workers() int { return max(1, min(runtime.GOMAXPROCS(0), 8)) }
+
+// parallel calls fn(w, lo, hi) on workers() goroutines at once, for
+// consecutive ranges [lo, hi) that cover [0, n), and waits for them.
+func parallel(n int, fn func(w, lo, hi int)) {
+	w := workers()
+	var wg sync.WaitGroup
+	for i := range w {
+		lo, hi := n*i/w, n*(i+1)/w
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(i, lo, hi)
+		}()
+	}
+	wg.Wait()
 }
