@@ -127,7 +127,7 @@ func Groups(snap *Snapshot, opts GroupOptions) *Report {
 	}
 
 	// Citations by key; rejected and unnormalized ones aside.
-	byKey := map[string][]*Citation{}
+	byKey := make(map[string][]*Citation, len(snap.Citations))
 	for _, c := range snap.Citations {
 		switch {
 		case c.Norm == nil:
@@ -208,16 +208,21 @@ func Groups(snap *Snapshot, opts GroupOptions) *Report {
 		}
 		return groupOf[uf.find(key)]
 	}
+	rep.Groups = make([]*Group, 0, len(groupOf))
 	for _, g := range groupOf {
-		slices.Sort(g.Keys)
-		g.Key = g.Keys[0]
-		if len(g.Keys) == 1 {
-			g.Keys = nil
-		}
-		g.ID = groupID(snap.Policy.Digest, g.Key)
-		slices.SortFunc(g.Members, func(a, b *Member) int { return strings.Compare(a.CitationID, b.CitationID) })
 		rep.Groups = append(rep.Groups, g)
 	}
+	parallel(len(rep.Groups), func(_, lo, hi int) {
+		for _, g := range rep.Groups[lo:hi] {
+			slices.Sort(g.Keys)
+			g.Key = g.Keys[0]
+			if len(g.Keys) == 1 {
+				g.Keys = nil
+			}
+			g.ID = groupID(snap.Policy.Digest, g.Key)
+			slices.SortFunc(g.Members, func(a, b *Member) int { return strings.Compare(a.CitationID, b.CitationID) })
+		}
+	})
 	slices.SortFunc(rep.Groups, func(a, b *Group) int { return strings.Compare(a.Key, b.Key) })
 
 	// Content hashes: shared by too many groups, a hash is a common page
@@ -238,42 +243,12 @@ func Groups(snap *Snapshot, opts GroupOptions) *Report {
 	}
 	common := func(h string) bool { return len(hashGroups[h]) > maxShared }
 
-	// Member reasons and verdicts.
-	for _, g := range rep.Groups {
-		hashes := map[string]bool{}
-		allHashed := true
-		serverDefined := false
-		for _, m := range g.Members {
-			c := m.citation
-			m.Reasons = memberReasons(c, g)
-			has := false
-			for _, r := range c.Retrievals {
-				if r.ContentHash == "" {
-					continue
-				}
-				if common(r.ContentHash) {
-					m.Reasons = append(m.Reasons, fmt.Sprintf("content hash %s is shared by %d groups (a common page such as a login or error page): not evidence", r.ContentHash, len(hashGroups[r.ContentHash])))
-					continue
-				}
-				hashes[r.ContentHash], has = true, true
-				m.Reasons = append(m.Reasons, "content hash "+r.ContentHash)
-			}
-			allHashed = allHashed && has
-			if c.Norm.Compare == string(normalize.CompareContent) {
-				serverDefined = true
-			}
+	// Member reasons and verdicts, on every core: each group is its own.
+	parallel(len(rep.Groups), func(_, lo, hi int) {
+		for _, g := range rep.Groups[lo:hi] {
+			verdict(g, common, hashGroups)
 		}
-		switch {
-		case len(hashes) > 1:
-			g.Verdict = VerdictConflict
-		case len(hashes) == 1 && allHashed:
-			g.Verdict = VerdictIdentityConfirmed
-		case serverDefined || g.redirect:
-			g.Verdict = VerdictNeedsContentCheck
-		default:
-			g.Verdict = VerdictNormalizedCompare
-		}
-	}
+	})
 
 	// Relations between groups.
 	seen := map[string]bool{}
@@ -468,4 +443,42 @@ func counts(snap *Snapshot, rep *Report) map[string]int {
 		}
 	}
 	return c
+}
+
+// verdict gives the members of g their reasons and g its verdict. common
+// says whether a content hash is shared by too many groups to count.
+func verdict(g *Group, common func(string) bool, hashGroups map[string]map[*Group]bool) {
+	hashes := map[string]bool{}
+	allHashed := true
+	serverDefined := false
+	for _, m := range g.Members {
+		c := m.citation
+		m.Reasons = memberReasons(c, g)
+		has := false
+		for _, r := range c.Retrievals {
+			if r.ContentHash == "" {
+				continue
+			}
+			if common(r.ContentHash) {
+				m.Reasons = append(m.Reasons, fmt.Sprintf("content hash %s is shared by %d groups (a common page such as a login or error page): not evidence", r.ContentHash, len(hashGroups[r.ContentHash])))
+				continue
+			}
+			hashes[r.ContentHash], has = true, true
+			m.Reasons = append(m.Reasons, "content hash "+r.ContentHash)
+		}
+		allHashed = allHashed && has
+		if c.Norm.Compare == string(normalize.CompareContent) {
+			serverDefined = true
+		}
+	}
+	switch {
+	case len(hashes) > 1:
+		g.Verdict = VerdictConflict
+	case len(hashes) == 1 && allHashed:
+		g.Verdict = VerdictIdentityConfirmed
+	case serverDefined || g.redirect:
+		g.Verdict = VerdictNeedsContentCheck
+	default:
+		g.Verdict = VerdictNormalizedCompare
+	}
 }
