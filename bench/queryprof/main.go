@@ -4,6 +4,11 @@
 //
 // Usage: queryprof -db FILE [-cpuprofile FILE] [-memprofile FILE]
 //
+//	queryprof -db FILE -lineage CITATION_ID [-n N]
+//
+// The second form times provgraph lineage of one citation, in process, N
+// times (after one warm-up), and prints the median and the slowest.
+//
 // Then: go tool pprof -top queryprof.cpu
 package main
 
@@ -14,6 +19,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
@@ -31,6 +37,8 @@ func run() error {
 	db := flag.String("db", "", "database file")
 	cpu := flag.String("cpuprofile", "", "write a CPU profile to this file")
 	mem := flag.String("memprofile", "", "write a heap profile to this file at the end")
+	lineage := flag.String("lineage", "", "time the lineage of this citation id instead")
+	n := flag.Int("n", 101, "lineage: how many times")
 	flag.Parse()
 	if *db == "" {
 		return fmt.Errorf("-db is required")
@@ -50,6 +58,9 @@ func run() error {
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *lineage != "" {
+		return timeLineage(st, *lineage, *n)
 	}
 	t0 := time.Now()
 	snap, err := query.Load(context.Background(), st, "")
@@ -72,5 +83,23 @@ func run() error {
 		defer f.Close()
 		return pprof.WriteHeapProfile(f)
 	}
+	return nil
+}
+
+func timeLineage(st *graph.Store, id string, n int) error {
+	ctx := context.Background()
+	if _, err := query.LineageOf(ctx, st, id, nil); err != nil {
+		return err
+	}
+	times := make([]time.Duration, n)
+	for i := range times {
+		t0 := time.Now()
+		if _, err := query.LineageOf(ctx, st, id, nil); err != nil {
+			return err
+		}
+		times[i] = time.Since(t0)
+	}
+	slices.Sort(times)
+	fmt.Printf("lineage of %s, %d runs: median %s, slowest %s\n", id, n, times[n/2].Round(time.Microsecond), times[n-1].Round(time.Microsecond))
 	return nil
 }

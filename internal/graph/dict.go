@@ -99,6 +99,19 @@ func (f bloom) has(h uint64) bool {
 	return f.probes(h, func(b uint64) bool { return f[b/64]&(1<<(b%64)) != 0 })
 }
 
+// bloomHasBytes is bloom.has on a filter as stored.
+func bloomHasBytes(b []byte, h uint64) bool {
+	m := uint64(len(b)/8) * 64
+	h2 := bits.RotateLeft64(h, 32)*0x9E3779B97F4A7C15 | 1
+	for i := range uint64(bloomProbes) {
+		bit := (h + i*h2) % m
+		if binary.LittleEndian.Uint64(b[bit/64*8:])&(1<<(bit%64)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
 func (f bloom) bytes() []byte {
 	out := make([]byte, 8*len(f))
 	for i, w := range f {
@@ -166,6 +179,11 @@ func cmpUint64(a, b uint64) int {
 type dictReader struct {
 	ids, terms *bbolt.Bucket
 	runs       []*run
+	// fb holds, for runs whose filter is not loaded, the stored filter as
+	// bbolt returns it: valid for the transaction only, and probed in place
+	// so that a reader pays nothing to load filters it will use a few
+	// times.
+	fb [][]byte
 }
 
 // newDictReader reads the dictionary in tx. runs are the runs of the hash
@@ -178,6 +196,16 @@ func newDictReader(tx *bbolt.Tx, runs []*run, loaded bool) (*dictReader, error) 
 			return nil, err
 		}
 	}
+	r.fb = make([][]byte, len(r.runs))
+	for i, run := range r.runs {
+		if run.filter == nil {
+			if b := r.ids.Bucket(run.name[:]); b != nil {
+				if f := b.Get([]byte(bloomKey)); len(f) > 0 && len(f)%8 == 0 {
+					r.fb[i] = f
+				}
+			}
+		}
+	}
 	return r, nil
 }
 
@@ -187,8 +215,8 @@ func (r *dictReader) lookup(enc []byte) uint32 {
 	var hk [8]byte
 	hashKey(&hk, h)
 	found := uint32(0)
-	for _, run := range r.runs {
-		if run.filter != nil && !run.filter.has(h) {
+	for i, run := range r.runs {
+		if run.filter != nil && !run.filter.has(h) || r.fb[i] != nil && !bloomHasBytes(r.fb[i], h) {
 			continue
 		}
 		c := r.ids.Bucket(run.name[:]).Cursor()

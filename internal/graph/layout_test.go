@@ -225,3 +225,35 @@ func TestHashIndexRuns(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestBloomStoredForm checks that probing a filter as stored gives the
+// same answers as the filter in memory, and no false negatives.
+func TestBloomStoredForm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	f := newBloom(1000)
+	var in []uint64
+	for range 1000 {
+		h := rng.Uint64()
+		f.add(h)
+		in = append(in, h)
+	}
+	b := f.bytes()
+	for _, h := range in {
+		if !f.has(h) || !bloomHasBytes(b, h) {
+			t.Fatalf("hash %x added but not found", h)
+		}
+	}
+	positives := 0
+	for range 100000 {
+		h := rng.Uint64()
+		if f.has(h) != bloomHasBytes(b, h) {
+			t.Fatalf("hash %x: in memory %v, stored %v", h, f.has(h), bloomHasBytes(b, h))
+		}
+		if f.has(h) {
+			positives++
+		}
+	}
+	if positives > 2000 {
+		t.Errorf("%d false positives in 100,000, want about 800", positives)
+	}
+}

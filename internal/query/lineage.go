@@ -130,19 +130,40 @@ type LineageGroup struct {
 // reads the citation's own nodes by index lookups, and the group as opts.Scope
 // says; it never writes. An unknown id is ErrNoCitation.
 func LineageOf(ctx context.Context, st *graph.Store, citationID string, opts *LineageOptions) (*Lineage, error) {
-	r := newReader(ctx, st)
-	nodes, err := r.subjects(vocab.CitationId, graph.String(citationID))
+	var out *Lineage
+	err := readWith(ctx, st, func(r *reader) error {
+		nodes, err := r.subjects(vocab.CitationId, graph.String(citationID))
+		if err != nil {
+			return err
+		}
+		if len(nodes) == 0 {
+			return fmt.Errorf("%w with id %q", ErrNoCitation, citationID)
+		}
+		ls, err := r.lineages(nodes, opts)
+		if err != nil {
+			return err
+		}
+		out = ls[0]
+		return nil
+	})
+	return out, err
+}
+
+// readWith runs fn with a reader on one read transaction of st, so that
+// the many small lookups of a lineage share its dictionary lookups and its
+// decoded terms.
+func readWith(ctx context.Context, st *graph.Store, fn func(*reader) error) error {
+	var inner error
+	err := st.Read(func(g *graph.Reader) error {
+		r := newReader(ctx, st)
+		r.g = g
+		inner = fn(r)
+		return nil
+	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if len(nodes) == 0 {
-		return nil, fmt.Errorf("%w with id %q", ErrNoCitation, citationID)
-	}
-	ls, err := r.lineages(nodes, opts)
-	if err != nil {
-		return nil, err
-	}
-	return ls[0], nil
+	return inner
 }
 
 // LineageOfURL returns the lineage of every citation whose raw URL is
@@ -150,7 +171,15 @@ func LineageOf(ctx context.Context, st *graph.Store, citationID string, opts *Li
 // without normalization: it is evidence. No such citation is
 // ErrNoCitation.
 func LineageOfURL(ctx context.Context, st *graph.Store, raw string, opts *LineageOptions) ([]*Lineage, error) {
-	r := newReader(ctx, st)
+	var out []*Lineage
+	err := readWith(ctx, st, func(r *reader) (err error) {
+		out, err = r.lineagesOfURL(raw, opts)
+		return err
+	})
+	return out, err
+}
+
+func (r *reader) lineagesOfURL(raw string, opts *LineageOptions) ([]*Lineage, error) {
 	same, err := r.subjects(vocab.Text, graph.String(raw))
 	if err != nil {
 		return nil, err
@@ -326,6 +355,7 @@ func lineageNorm(n *Normalization) *LineageNormalization {
 type reader struct {
 	ctx   context.Context
 	st    *graph.Store
+	g     *graph.Reader // the read transaction lookups go through
 	p     map[string]map[string][]graph.Term
 	read  map[string]bool
 	cits  map[string]*Citation // citation node -> citation, under the policy of the first read
@@ -347,7 +377,7 @@ func (r *reader) node(n string) error {
 		return nil
 	}
 	r.read[n] = true
-	err := r.st.Match(r.ctx, graph.Quad{S: graph.IRI(n)}, func(q graph.Quad) error {
+	err := r.g.Match(r.ctx, graph.Quad{S: graph.IRI(n)}, func(q graph.Quad) error {
 		m := r.p[q.P.Value]
 		if m == nil {
 			m = map[string][]graph.Term{}
@@ -376,15 +406,17 @@ func (r *reader) is(n, class string) bool { return hasType(r.p[vocab.RDFType][n]
 
 // subjects returns the IRI subjects of (?, pred, obj).
 func (r *reader) subjects(pred string, obj graph.Term) ([]string, error) {
-	ts, err := r.st.Subjects(graph.IRI(pred), obj)
+	var out []string
+	seen := map[string]bool{}
+	err := r.g.Match(r.ctx, graph.Quad{P: graph.IRI(pred), O: obj}, func(q graph.Quad) error {
+		if q.S.Kind == graph.KindIRI && !seen[q.S.Value] {
+			seen[q.S.Value] = true
+			out = append(out, q.S.Value)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("query: reading %s: %w", pred, err)
-	}
-	out := make([]string, 0, len(ts))
-	for _, t := range ts {
-		if t.Kind == graph.KindIRI {
-			out = append(out, t.Value)
-		}
 	}
 	return out, nil
 }
