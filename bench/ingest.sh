@@ -15,13 +15,13 @@
 # fresh store under `/usr/bin/time -v`:
 #
 #   provgraph     provgraph ingest --db FRESH.db citations.jsonl
-#                 (10,000 quads per transaction, fsync per commit)
+#                 (50,000 quads per transaction, fsync per commit)
 #   cayley        cayley load --init --db BACKEND --dbpath FRESH -i citations.nq
 #                 (cayley's defaults: --batch 10000 quads per read, but its
 #                 kv bulk writer commits every 20 batches: 200,000 quads per
 #                 transaction; bloom filters on)
 #   cayley-tx10k  the same with --batch 500, i.e. 10,000 quads per
-#                 transaction, like provgraph
+#                 transaction
 #   cayley-tx10k-nobloom  (with -b) also store.options.no_bloom, as
 #                 provgraph opens cayley's kv store
 #
@@ -239,6 +239,7 @@ report() {
 		bytes=$(col "$v" 5)
 		st=${stored[$v]}
 		case $v in
+		provgraph) tx=50000 ;;
 		cayley) tx=200000 ;;
 		*) tx=10000 ;;
 		esac
