@@ -359,6 +359,7 @@ type dictWriter struct {
 	firstNew uint32
 	added    map[string]uint32 // new terms of this transaction
 	newTerms [][]byte          // their encodings, by id - firstNew
+	merged   bool              // runs were merged: many pages were read
 }
 
 // newDictWriter starts assigning ids in tx. runs are the runs of the hash
@@ -526,6 +527,7 @@ func (w *dictWriter) compact(runs []*run, seq uint64) ([]*run, error) {
 		if err != nil {
 			return nil, err
 		}
+		w.merged = true
 		seq++
 		keep := []*run{merged}
 		for _, r := range runs {

@@ -273,7 +273,9 @@ func (s *Store) add(quads []Quad, strict bool) (added int, err error) {
 	s.runs = runs
 	s.setRuns(txid, runs)
 	dw.commit()
-	if s.commits++; s.commits%releaseEvery == 0 {
+	// A merge of the hash index reads whole runs: release their pages
+	// at once rather than at the next round number of commits.
+	if s.commits++; s.commits%releaseEvery == 0 || dw.merged {
 		releasePages(s.db, size)
 	}
 	return added, nil

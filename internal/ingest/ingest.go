@@ -162,6 +162,7 @@ func File(ctx context.Context, st *graph.Store, path, name string, opts Options)
 		return sum, err
 	}
 	sum.InputDigest = "sha256:" + hex.EncodeToString(h.Sum(nil))
+	seen = nil // pass 2 does not need it: let it go before the writes
 
 	// The run: resume an unfinished run of the same input under the same
 	// policy, or start a new one.

@@ -1,6 +1,8 @@
 package ingest
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -27,7 +29,7 @@ type Mapper struct {
 	// once per run instead of once per citation saves the store a fifth of
 	// its work. It is only an optimization: a repeat would be skipped by
 	// the store anyway, so forgetting (the set is bounded) is harmless.
-	described map[string]struct{}
+	described map[[16]byte]struct{}
 }
 
 // maxDescribed bounds the memory of Mapper.described.
@@ -35,15 +37,32 @@ const maxDescribed = 1 << 20
 
 // first reports whether node is described for the first time, and
 // remembers it.
+// Nodes are remembered by the 128-bit digest their IRI ends with (every
+// node the mapper describes is minted), 16 bytes instead of the whole IRI:
+// a million of them cost about 30 MB.
 func (m *Mapper) first(node graph.Term) bool {
-	if _, ok := m.described[node.Value]; ok {
+	k := nodeKey(node.Value)
+	if _, ok := m.described[k]; ok {
 		return false
 	}
 	if m.described == nil || len(m.described) >= maxDescribed {
-		m.described = make(map[string]struct{}, 1024)
+		m.described = make(map[[16]byte]struct{}, 1024)
 	}
-	m.described[node.Value] = struct{}{}
+	m.described[k] = struct{}{}
 	return true
+}
+
+// nodeKey returns the digest a minted IRI ends with, or a digest of any
+// other IRI.
+func nodeKey(iri string) (k [16]byte) {
+	if len(iri) >= 32 {
+		if _, err := hex.Decode(k[:], []byte(iri[len(iri)-32:])); err == nil {
+			return k
+		}
+	}
+	sum := sha256.Sum256([]byte(iri))
+	copy(k[:], sum[:])
+	return k
 }
 
 // NewMapper returns a Mapper for policy p.
