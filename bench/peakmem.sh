@@ -3,13 +3,13 @@
 # memory (VmHWM: anonymous memory plus the pages of mapped files, such as a
 # bbolt database, that it touched) and its peak anonymous memory (RssAnon,
 # sampled every 200 ms: the heap and stacks, what the process itself
-# holds), in MB. The command's output goes to standard error.
+# holds), in MB, on standard error after the command's own output.
 #
 # Usage: bench/peakmem.sh COMMAND [ARG...]
 set -euo pipefail
 [[ $# -gt 0 ]] || { echo "usage: bench/peakmem.sh COMMAND [ARG...]" >&2; exit 2; }
 start=$(date +%s.%N)
-"$@" >&2 &
+"$@" &
 pid=$!
 hwm=0 anon=0
 while kill -0 "$pid" 2>/dev/null; do
@@ -23,5 +23,5 @@ done
 wait "$pid"
 rc=$?
 end=$(date +%s.%N)
-printf 'wall %.1f s, peak RSS %d MB, peak anonymous %d MB, exit %d\n' "$(echo "$end - $start" | bc)" $((hwm / 1024)) $((anon / 1024)) "$rc"
+printf 'wall %.1f s, peak RSS %d MB, peak anonymous %d MB, exit %d\n' "$(echo "$end - $start" | bc)" $((hwm / 1024)) $((anon / 1024)) "$rc" >&2
 exit "$rc"
