@@ -90,8 +90,8 @@ func steps(s *Snapshot) map[string]map[string]bool {
 	for _, c := range s.Citations {
 		set := map[string]bool{}
 		if c.Norm != nil {
-			for _, st := range c.Norm.Steps {
-				set[string(st.Rule)] = true
+			for _, r := range c.Norm.Rules {
+				set[r] = true
 			}
 			if c.Norm.HostRule != "" {
 				set["host rule "+c.Norm.HostRule] = true

@@ -343,14 +343,8 @@ func memberReasons(c *Citation, g *Group) []string {
 	} else {
 		rs = append(rs, "key "+c.Norm.Key+" (the group joins keys "+strings.Join(g.Keys, ", ")+" by same-host redirects)")
 	}
-	var rules []string
-	for _, s := range c.Norm.Steps {
-		if !slices.Contains(rules, string(s.Rule)) {
-			rules = append(rules, string(s.Rule))
-		}
-	}
-	if len(rules) > 0 {
-		rs = append(rs, "rules applied: "+strings.Join(rules, ", "))
+	if len(c.Norm.Rules) > 0 {
+		rs = append(rs, "rules applied: "+strings.Join(c.Norm.Rules, ", "))
 	}
 	if len(c.Norm.RemovedParams) > 0 {
 		rs = append(rs, "tracking parameters removed: "+strings.Join(c.Norm.RemovedParams, "&"))

@@ -908,6 +908,7 @@ func strNormalization(p map[string]map[string][]graph.Term, nrm, key string, pol
 		ErrorCode: one(p[vocab.ErrorCode], nrm), ErrorMessage: one(p[vocab.ErrorMessage], nrm),
 	}
 	_ = json.Unmarshal([]byte(one(p[vocab.Steps], nrm)), &n.Steps)
+	n.Rules = rulesOf(n.Steps)
 	if key != "" {
 		n.Key = one(p[vocab.Text], key)
 		n.Compare = one(p[vocab.Compare], key)

@@ -53,9 +53,16 @@ type Citation struct {
 
 // Normalization is one normalization of a raw URL.
 type Normalization struct {
-	Node          string
-	Policy        PolicyRef
-	Steps         []normalize.Step
+	Node   string
+	Policy PolicyRef
+	// Steps is the step log. Lineage, which shows it, fills it; Load
+	// leaves it nil, because the queries over a whole database need only
+	// Rules, and parsing a million step logs would cost as much as the
+	// rest of the load.
+	Steps []normalize.Step
+	// Rules are the rules the step log names, each once, in the order of
+	// their first step.
+	Rules         []string
 	ErrorCode     string
 	ErrorMessage  string
 	Key           string
@@ -653,7 +660,7 @@ func (l *loader) citations(snap *Snapshot) error {
 	// Build the citations from the decoded terms, on every core.
 	snap.Citations = make([]*Citation, len(parts))
 	parallel(len(parts), func(_, lo, hi int) {
-		steps := map[graph.ID][]normalize.Step{} // step logs shared by several normalizations are parsed once
+		steps := map[graph.ID][]string{} // step logs shared by several normalizations are read once
 		for i := lo; i < hi; i++ {
 			pt := parts[i]
 			n := pt.node
@@ -701,18 +708,18 @@ func sortCitation(c *Citation) {
 	})
 }
 
-func (l *loader) normalization(nrm, key graph.ID, pol PolicyRef, steps map[graph.ID][]normalize.Step) *Normalization {
+func (l *loader) normalization(nrm, key graph.ID, pol PolicyRef, steps map[graph.ID][]string) *Normalization {
 	n := &Normalization{
 		Node: l.names[nrm], Policy: pol,
 		ErrorCode: l.one(pErrorCode, nrm), ErrorMessage: l.one(pErrorMessage, nrm),
 	}
 	sid := l.get(pSteps, nrm)
-	st, ok := steps[sid]
+	rules, ok := steps[sid]
 	if !ok {
-		_ = json.Unmarshal([]byte(l.names[sid]), &st)
-		steps[sid] = st
+		rules = stepRules(l.names[sid])
+		steps[sid] = rules
 	}
-	n.Steps = st
+	n.Rules = rules
 	if key != 0 {
 		n.Key = l.one(pText, key)
 		n.Compare = l.one(pCompare, key)
@@ -772,4 +779,40 @@ func parallel(n int, fn func(w, lo, hi int)) {
 		}()
 	}
 	wg.Wait()
+}
+
+// stepRules returns the rules a step log (the JSON array of
+// normalize.Step that ingest stores) names, each once, in order, without
+// parsing the rest: it looks for the "rule" members. A quote inside a JSON
+// string is always escaped, so `"rule":"` can only be a member name
+// followed by its value, and a rule name holds no quote or escape.
+func stepRules(log string) []string {
+	const member = `"rule":"`
+	var out []string
+	for {
+		i := strings.Index(log, member)
+		if i < 0 {
+			return out
+		}
+		log = log[i+len(member):]
+		j := strings.IndexByte(log, '"')
+		if j < 0 {
+			return out
+		}
+		if r := log[:j]; !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+		log = log[j+1:]
+	}
+}
+
+// rulesOf returns the rules of a parsed step log, each once, in order.
+func rulesOf(steps []normalize.Step) []string {
+	var out []string
+	for _, st := range steps {
+		if !slices.Contains(out, string(st.Rule)) {
+			out = append(out, string(st.Rule))
+		}
+	}
+	return out
 }
