@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -97,7 +98,7 @@ func runGroups(cmd *cobra.Command, o groupsOptions) error {
 	out := cmd.OutOrStdout()
 	switch o.format {
 	case "json":
-		return writeJSON(out, &full)
+		return writeReportJSON(out, &full)
 	case "csv":
 		return groupsCSV(out, &full)
 	}
@@ -187,4 +188,53 @@ func groupsCSV(w io.Writer, rep *query.Report) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// writeReportJSON writes rep as writeJSON would, one group at a time, so
+// that the output of a million citations is never whole in memory.
+func writeReportJSON(w io.Writer, rep *query.Report) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	var buf bytes.Buffer
+	value := func(v any, indent string) {
+		buf.Reset()
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent(indent, "  ")
+		if err := enc.Encode(v); err != nil {
+			panic(err) // plain data
+		}
+		bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	}
+	bw.WriteString("{\n  \"policy\": ")
+	value(rep.Policy, "  ")
+	bw.WriteString(",\n  \"groups\": ")
+	switch {
+	case rep.Groups == nil:
+		bw.WriteString("null")
+	case len(rep.Groups) == 0:
+		bw.WriteString("[]")
+	default:
+		bw.WriteString("[\n")
+		for i, g := range rep.Groups {
+			bw.WriteString("    ")
+			value(g, "    ")
+			if i < len(rep.Groups)-1 {
+				bw.WriteString(",")
+			}
+			bw.WriteString("\n")
+		}
+		bw.WriteString("  ]")
+	}
+	bw.WriteString(",\n  \"rejected\": ")
+	value(rep.Rejected, "  ")
+	bw.WriteString(",\n  \"unnormalized\": ")
+	value(rep.Missing, "  ")
+	bw.WriteString(",\n  \"counts\": ")
+	value(rep.Counts, "  ")
+	if len(rep.Warnings) > 0 {
+		bw.WriteString(",\n  \"warnings\": ")
+		value(rep.Warnings, "  ")
+	}
+	bw.WriteString("\n}\n")
+	return bw.Flush()
 }
