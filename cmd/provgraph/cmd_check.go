@@ -38,7 +38,6 @@ counters and, when something is wrong, each problem found (up to 20).
 		},
 	}
 	o.dbOptions.addFlags(cmd)
-	cmd.Flags().Lookup("db").Usage = "database file (must exist)"
 	return cmd
 }
 

@@ -23,7 +23,7 @@ type dbOptions struct {
 }
 
 func (o *dbOptions) addFlags(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&o.db, "db", "provgraph.db", "database file (created when missing)")
+	cmd.Flags().StringVar(&o.db, "db", "provgraph.db", "database file (must exist)")
 	cmd.Flags().DurationVar(&o.lockTimeout, "lock-timeout", 5*time.Second, "how long to wait for another process to release the database")
 }
 
@@ -72,6 +72,7 @@ export, keeping every literal exactly.
 		},
 	}
 	o.dbOptions.addFlags(cmd)
+	cmd.Flags().Lookup("db").Usage = "database file (created when missing)"
 	f := cmd.Flags()
 	f.StringVar(&o.policy, "policy", "default", `policy: "default", "lenient" or a TOML policy file`)
 	f.BoolVar(&o.skipInvalid, "skip-invalid", false, "write the valid records and report the invalid lines (exit status 1) instead of stopping")

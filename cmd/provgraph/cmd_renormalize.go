@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -36,6 +37,9 @@ and policy-diff compares two.
 			pol, err := normalize.LoadPolicy(policy)
 			if err != nil {
 				return usageError{err}
+			}
+			if _, err := os.Stat(o.db); err != nil {
+				return fmt.Errorf("renormalize: %w (ingest citations into it first)", err)
 			}
 			st, err := o.open(false)
 			if err != nil {
