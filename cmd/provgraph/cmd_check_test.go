@@ -70,7 +70,25 @@ func TestCheckCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, stderr = run("check", "--db", v1)
-	if code != exitFailure || !strings.Contains(stderr, "provgraph-cayley-kv version 1") || !strings.Contains(stderr, "provgraph export") {
+	if code != exitFailure || !strings.Contains(stderr, "provgraph-cayley-kv version 1") || !strings.Contains(stderr, "provgraph convert") {
 		t.Errorf("check on a format 1 file: exit %d\n%s", code, stderr)
+	}
+
+	// The conversion the message names gives a consistent store with every
+	// quad, and leaves the old file as it was.
+	converted := filepath.Join(dir, "converted.db")
+	if code, _, stderr := run("convert", "--from", v1, "--db", converted); code != exitOK {
+		t.Fatalf("convert: exit %d\n%s", code, stderr)
+	}
+	code, stdout, stderr = run("check", "--db", converted)
+	if code != exitOK || !strings.Contains(stdout, "50 quads") || !strings.Contains(stdout, "consistent") {
+		t.Errorf("check after convert: exit %d\n%s%s", code, stdout, stderr)
+	}
+	after, err := os.ReadFile(v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(after, data) {
+		t.Error("convert changed the old file")
 	}
 }

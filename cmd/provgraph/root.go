@@ -130,5 +130,6 @@ they are the same resource.
 	root.AddCommand(newLineageCommand())
 	root.AddCommand(newResolveCommand())
 	root.AddCommand(newCheckCommand())
+	root.AddCommand(newConvertCommand())
 	return root
 }

@@ -34,9 +34,8 @@ const (
 const v1FormatName = "provgraph-cayley-kv"
 
 // convertHint says how to bring a version 1 file into this format.
-const convertHint = "to convert it, export it with the provgraph build that wrote it " +
-	"(`provgraph export --db OLD.db --format nq -o old.nq`), then ingest the export into a new file " +
-	"(`provgraph ingest --db NEW.db --format nq old.nq`)"
+const convertHint = "to convert it, run `provgraph convert --from OLD.db --db NEW.db`, " +
+	"which copies every quad into a new file in this format and leaves the old one unchanged"
 
 // Index orders. Each index holds every quad once, as a tuple of term ids
 // in its order with the graph last.

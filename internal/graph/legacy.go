@@ -1,0 +1,93 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	cgraph "github.com/cayleygraph/cayley/graph"
+	ckv "github.com/cayleygraph/cayley/graph/kv"
+	"github.com/cayleygraph/quad"
+	hbolt "github.com/hidal-go/hidalgo/kv/bbolt"
+	"go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// ReadV1 calls fn with every quad of a store in format version 1
+// (cayley's kv layout, written by provgraph before the compact store), so
+// that it can be converted: `provgraph convert` adds them to a new store.
+// The file is opened read-only and never changed. A file in another format
+// is an error wrapping ErrNotStore.
+func ReadV1(ctx context.Context, path string, fn func(Quad) error) error {
+	fail := func(err error) error { return &Error{Op: "read format 1", Path: path, Err: err} }
+	if _, err := os.Stat(path); err != nil {
+		return fail(err)
+	}
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true, Timeout: DefaultLockTimeout})
+	switch {
+	case errors.Is(err, berrors.ErrTimeout):
+		return fail(ErrLocked)
+	case err != nil:
+		return fail(fmt.Errorf("%w: %v", ErrNotStore, err))
+	}
+	kv := hbolt.New(db)
+	defer kv.Close()
+	var name, version string
+	db.View(func(tx *bbolt.Tx) error {
+		if b := tx.Bucket([]byte(metaBucket)); b != nil {
+			name, version = string(b.Get([]byte(keyFormat))), string(b.Get([]byte(keyVersion)))
+		}
+		return nil
+	})
+	if name != v1FormatName || version != "1" {
+		return fail(fmt.Errorf("%w: the file is not in format %s version 1 (its marker says %q version %q)", ErrNotStore, v1FormatName, name, version))
+	}
+	qs, err := ckv.New(kv, cgraph.Options{ckv.OptNoBloom: true})
+	if err != nil {
+		return fail(fmt.Errorf("cayley: %w", err))
+	}
+	it := qs.QuadsAllIterator().Iterate()
+	defer it.Close()
+	for n := 0; it.Next(ctx); n++ {
+		q, err := qs.Quad(it.Result())
+		if err != nil {
+			return fail(err)
+		}
+		var out Quad
+		for _, f := range []struct {
+			v quad.Value
+			t *Term
+		}{{q.Subject, &out.S}, {q.Predicate, &out.P}, {q.Object, &out.O}, {q.Label, &out.G}} {
+			if *f.t, err = v1Term(f.v); err != nil {
+				return fail(fmt.Errorf("quad %d: %w", n, err))
+			}
+		}
+		if err := fn(out); err != nil {
+			return err
+		}
+	}
+	if err := it.Err(); err != nil {
+		return fail(err)
+	}
+	return ctx.Err()
+}
+
+// v1Term converts a value as format 1 stored it back to a Term, exactly:
+// format 1 wrote only IRIs, blank nodes, TypedStrings (every literal
+// without a language tag, xsd:string included) and LangStrings.
+func v1Term(v quad.Value) (Term, error) {
+	switch v := v.(type) {
+	case nil:
+		return Term{}, nil
+	case quad.IRI:
+		return Term{Kind: KindIRI, Value: string(v)}, nil
+	case quad.BNode:
+		return Term{Kind: KindBlank, Value: string(v)}, nil
+	case quad.TypedString:
+		return Term{Kind: KindLiteral, Value: string(v.Value), Datatype: string(v.Type)}, nil
+	case quad.LangString:
+		return Term{Kind: KindLiteral, Value: string(v.Value), Datatype: RDFLangStr, Lang: v.Lang}, nil
+	}
+	return Term{}, fmt.Errorf("stored value %v has cayley type %T, which format 1 never wrote", v, v)
+}
