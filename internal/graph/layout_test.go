@@ -257,3 +257,51 @@ func TestBloomStoredForm(t *testing.T) {
 		t.Errorf("%d false positives in 100,000, want about 800", positives)
 	}
 }
+
+// TestReleasePagesKeepsData checks that releasing the mapped pages of the
+// file changes nothing that is read afterwards, in an open read
+// transaction and in new ones.
+func TestReleasePagesKeepsData(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "prov.db"), &Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var qs []Quad
+	for i := range 2000 {
+		qs = append(qs, Quad{S: IRI(fmt.Sprintf("https://example.com/s%d", i)), P: IRI("https://example.com/p"), O: String(fmt.Sprint(i))})
+	}
+	if _, err := s.Add(qs); err != nil {
+		t.Fatal(err)
+	}
+	count := func() int {
+		n := 0
+		if err := s.Match(context.Background(), Quad{P: IRI("https://example.com/p")}, func(Quad) error { n++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	size := func() (n int64) {
+		s.db.View(func(tx *bbolt.Tx) error { n = tx.Size(); return nil })
+		return n
+	}
+	err = s.Read(func(r *Reader) error {
+		releasePages(s.db, r.tx.Size())
+		n := 0
+		err := r.Match(context.Background(), Quad{P: IRI("https://example.com/p")}, func(Quad) error { n++; return nil })
+		if n != len(qs) {
+			t.Errorf("after release, in an open transaction: %d quads, want %d", n, len(qs))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	releasePages(s.db, size())
+	if n := count(); n != len(qs) {
+		t.Errorf("after release: %d quads, want %d", n, len(qs))
+	}
+	if err := s.Check(context.Background()); err != nil {
+		t.Error(err)
+	}
+}

@@ -14,6 +14,10 @@ import (
 // ingest would otherwise end up with the whole file resident: every
 // lookup of a term and every index chunk it touches leaves its page
 // mapped.
+//
+// size must not exceed the mapping: it is the size of a committed
+// transaction (Tx.Size), every page of which bbolt has mapped. A larger
+// size would drop pages of whatever memory follows the mapping.
 func releasePages(db *bbolt.DB, size int64) {
 	info := db.Info()
 	if info == nil || info.Data == 0 || size <= 0 {
