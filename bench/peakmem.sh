@@ -20,8 +20,8 @@ while kill -0 "$pid" 2>/dev/null; do
 	fi
 	sleep 0.2
 done
-wait "$pid"
-rc=$?
+rc=0
+wait "$pid" || rc=$?
 end=$(date +%s.%N)
 printf 'wall %.1f s, peak RSS %d MB, peak anonymous %d MB, exit %d\n' "$(echo "$end - $start" | bc)" $((hwm / 1024)) $((anon / 1024)) "$rc" >&2
 exit "$rc"
