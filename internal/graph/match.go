@@ -220,7 +220,9 @@ type Reader struct {
 }
 
 // Read calls fn with a Reader on a consistent snapshot of the store. The
-// Reader must not be used after fn returns, nor by several goroutines.
+// Reader must not be used after fn returns, nor by several goroutines,
+// except for Terms and QuadsIn, which read with cursors of their own and
+// so let a caller split a pass over the whole store among goroutines.
 func (s *Store) Read(fn func(*Reader) error) error {
 	err := s.view("read", func(tx *bbolt.Tx) error {
 		d, err := s.dict(tx)
@@ -269,7 +271,7 @@ func (r *Reader) Pairs(ctx context.Context, pred ID, fn func(s, o ID)) error {
 
 // Terms calls fn with each id of ids (sorted, without repeats) and its
 // term, reading the dictionary in order: much faster than Term for many
-// ids.
+// ids. Several goroutines may call Terms at once, on disjoint ids.
 func (r *Reader) Terms(ctx context.Context, ids []ID, fn func(ID, Term) error) error {
 	c := r.tx.Bucket([]byte(termsBucket)).Cursor()
 	var key [4]byte
@@ -345,6 +347,30 @@ func (r *Reader) Quads(ctx context.Context, fn func(s, p, o ID)) error {
 			}
 		}
 		fn(ID(q[0]), ID(q[1]), ID(q[2]))
+		return nil
+	})
+}
+
+// QuadsIn is Quads for the subjects with ids in [from, to) only. Several
+// goroutines may call QuadsIn at once: a pass over every quad splits into
+// subject ranges read in parallel.
+func (r *Reader) QuadsIn(ctx context.Context, from, to ID, fn func(s, p, o ID)) error {
+	if from < 1 {
+		from = 1
+	}
+	if to <= from {
+		return nil
+	}
+	lo := tuple{uint32(from), 0, 0, 0}
+	hi := tuple{uint32(to - 1), 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF}
+	n := 0
+	return scanRange(r.tx.Bucket([]byte(indexBuckets[idxSPO])), lo, hi, nil, func(t tuple) error {
+		if n++; n%65536 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		fn(ID(t[0]), ID(t[1]), ID(t[2]))
 		return nil
 	})
 }

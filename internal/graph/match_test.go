@@ -164,3 +164,59 @@ func TestMatchInvalidPattern(t *testing.T) {
 		t.Errorf("Match(bad language tag) = %v, want ErrInvalidQuad", err)
 	}
 }
+
+// TestQuadsIn splits a pass over every quad into subject ranges read on
+// goroutines of their own: the ranges together give exactly what Quads
+// gives, in the same order, and each range only its own subjects.
+func TestQuadsIn(t *testing.T) {
+	s := newStore(t)
+	mustAdd(t, s, citations(0, 300)...)
+	type spo [3]graph.ID
+	err := s.Read(func(r *graph.Reader) error {
+		ctx := context.Background()
+		var want []spo
+		if err := r.Quads(ctx, func(s, p, o graph.ID) { want = append(want, spo{s, p, o}) }); err != nil {
+			return err
+		}
+		if len(want) == 0 {
+			t.Fatal("Quads read nothing")
+		}
+		max := r.MaxID()
+		for _, parts := range []int{1, 2, 3, 7} {
+			got := make([][]spo, parts)
+			errs := make([]error, parts)
+			done := make(chan int)
+			for i := range parts {
+				from, to := 1+max*graph.ID(i)/graph.ID(parts), 1+max*graph.ID(i+1)/graph.ID(parts)
+				go func() {
+					errs[i] = r.QuadsIn(ctx, from, to, func(s, p, o graph.ID) {
+						if s < from || s >= to {
+							t.Errorf("QuadsIn(%d, %d) gave subject %d", from, to, s)
+						}
+						got[i] = append(got[i], spo{s, p, o})
+					})
+					done <- i
+				}()
+			}
+			for range parts {
+				<-done
+			}
+			for _, err := range errs {
+				if err != nil {
+					return err
+				}
+			}
+			if all := slices.Concat(got...); !slices.Equal(all, want) {
+				t.Errorf("%d ranges: %d quads, want the %d of Quads in the same order", parts, len(all), len(want))
+			}
+		}
+		var none int
+		if err := r.QuadsIn(ctx, 5, 5, func(graph.ID, graph.ID, graph.ID) { none++ }); err != nil || none != 0 {
+			t.Errorf("empty range: %d quads, %v", none, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

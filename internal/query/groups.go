@@ -1,11 +1,11 @@
 package query
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/provgraph/provgraph/internal/normalize"
@@ -42,9 +42,21 @@ const (
 // for many unrelated sources.
 const DefaultMaxShared = 3
 
-// GroupOptions configures Groups. The zero value means the defaults.
+// GroupOptions configures Groups. The zero value means the defaults and
+// every group listed.
 type GroupOptions struct {
 	MaxShared int // see DefaultMaxShared
+	// MinSize and Verdict select the groups the report lists: those with at
+	// least MinSize members and, when Verdict is set, that verdict. The
+	// counts always cover every group, and relations may point to groups
+	// not listed.
+	MinSize int
+	Verdict string
+}
+
+// lists reports whether a group is listed under the options.
+func (o GroupOptions) lists(g *Group) bool {
+	return len(g.Members) >= o.MinSize && (o.Verdict == "" || g.Verdict == o.Verdict)
 }
 
 // Report is the result of Groups.
@@ -67,6 +79,8 @@ type Group struct {
 	Members   []*Member        `json:"members"`
 	Relations []*GroupRelation `json:"relations"`
 	redirect  bool
+	listed    bool
+	hashes    []string // the distinct content hashes of the members
 }
 
 // Member is one citation in a group. Every value is the member's own.
@@ -103,6 +117,9 @@ type RejectedURL struct {
 
 // Groups derives the review groups of a snapshot. It reads the snapshot
 // only: no node, literal or edge is created or changed.
+//
+// The work per group (ordering members, verdicts, reasons, relations) runs
+// on every core; reasons are written only for the groups the report lists.
 func Groups(snap *Snapshot, opts GroupOptions) *Report {
 	maxShared := opts.MaxShared
 	if maxShared <= 0 {
@@ -115,6 +132,8 @@ func Groups(snap *Snapshot, opts GroupOptions) *Report {
 	} else if snap.EngineChanged() {
 		rep.Warnings = append(rep.Warnings, "this provgraph's normalization engine differs from the one the keys were made with: targets are normalized with the current one")
 	}
+	// keyOf gives the key of a URL that may not be cited. The normalizer
+	// is safe for concurrent use.
 	keyOf := func(u string) string {
 		if norm == nil {
 			return u
@@ -127,7 +146,7 @@ func Groups(snap *Snapshot, opts GroupOptions) *Report {
 	}
 
 	// Citations by key; rejected and unnormalized ones aside.
-	byKey := make(map[string][]*Citation, len(snap.Citations))
+	byKey := make(map[string][]*Citation, len(snap.Citations)/2)
 	for _, c := range snap.Citations {
 		switch {
 		case c.Norm == nil:
@@ -145,13 +164,7 @@ func Groups(snap *Snapshot, opts GroupOptions) *Report {
 
 	// Same-host redirects join the source's key with the target's, unless
 	// the target is shared by too many keys to mean anything.
-	type redirect struct {
-		c      *Citation
-		r      *Retrieval
-		target string
-	}
 	sources := map[string]map[string]bool{} // target key -> source keys
-	var redirects []redirect
 	for _, c := range snap.Citations {
 		if c.Norm == nil || c.Norm.Rejected() {
 			continue
@@ -168,7 +181,6 @@ func Groups(snap *Snapshot, opts GroupOptions) *Report {
 				sources[t] = map[string]bool{}
 			}
 			sources[t][c.Norm.Key] = true
-			redirects = append(redirects, redirect{c, r, t})
 		}
 	}
 	joined := map[string]bool{} // keys joined by a redirect
@@ -183,8 +195,9 @@ func Groups(snap *Snapshot, opts GroupOptions) *Report {
 		}
 	}
 
-	// Build the groups.
-	groupOf := map[string]*Group{} // root key -> group
+	// Build the groups. The members of all groups are one allocation.
+	groupOf := make(map[string]*Group, len(byKey)) // root key -> group
+	members := make([]Member, 0, len(snap.Citations)-len(rep.Missing)-len(rep.Rejected))
 	for k, cs := range byKey {
 		root := uf.find(k)
 		g := groupOf[root]
@@ -194,26 +207,25 @@ func Groups(snap *Snapshot, opts GroupOptions) *Report {
 		}
 		g.Keys = append(g.Keys, k)
 		for _, c := range cs {
-			g.Members = append(g.Members, &Member{citation: c, CitationID: c.ID, RawURL: c.Raw, Fragment: c.Fragment, Key: k, ResolvedURL: resolved(c)})
+			members = append(members, Member{citation: c, CitationID: c.ID, RawURL: c.Raw, Fragment: c.Fragment, Key: k, ResolvedURL: resolved(c)})
+			g.Members = append(g.Members, &members[len(members)-1])
 		}
 		if joined[k] {
 			g.redirect = true
 		}
 	}
-	group := func(key string) *Group {
-		if _, ok := byKey[key]; !ok {
-			if _, ok := uf.parent[key]; !ok {
-				return nil
-			}
-		}
-		return groupOf[uf.find(key)]
+	// The group of every key, cited or a joined redirect target, fixed
+	// now so that the work below only reads it.
+	groupByKey := make(map[string]*Group, len(uf.parent))
+	for k := range uf.parent {
+		groupByKey[k] = groupOf[uf.find(k)]
 	}
-	rep.Groups = make([]*Group, 0, len(groupOf))
+	all := make([]*Group, 0, len(groupOf))
 	for _, g := range groupOf {
-		rep.Groups = append(rep.Groups, g)
+		all = append(all, g)
 	}
-	parallel(len(rep.Groups), func(_, lo, hi int) {
-		for _, g := range rep.Groups[lo:hi] {
+	parallel(len(all), func(_, lo, hi int) {
+		for _, g := range all[lo:hi] {
 			slices.Sort(g.Keys)
 			g.Key = g.Keys[0]
 			if len(g.Keys) == 1 {
@@ -221,122 +233,141 @@ func Groups(snap *Snapshot, opts GroupOptions) *Report {
 			}
 			g.ID = groupID(snap.Policy.Digest, g.Key)
 			slices.SortFunc(g.Members, func(a, b *Member) int { return strings.Compare(a.CitationID, b.CitationID) })
+			for _, m := range g.Members {
+				for _, r := range m.citation.Retrievals {
+					if r.ContentHash != "" && !slices.Contains(g.hashes, r.ContentHash) {
+						g.hashes = append(g.hashes, r.ContentHash)
+					}
+				}
+			}
 		}
 	})
-	slices.SortFunc(rep.Groups, func(a, b *Group) int { return strings.Compare(a.Key, b.Key) })
+	sortParallel(all, func(a, b *Group) int { return strings.Compare(a.Key, b.Key) })
 
 	// Content hashes: shared by too many groups, a hash is a common page
 	// (an error or login page) and is evidence of nothing.
-	hashGroups := map[string]map[*Group]bool{}
-	for _, g := range rep.Groups {
-		for _, m := range g.Members {
-			for _, r := range m.citation.Retrievals {
-				if r.ContentHash == "" {
-					continue
+	hashGroups := map[string][]*Group{} // in group order
+	for _, g := range all {
+		for _, h := range g.hashes {
+			hashGroups[h] = append(hashGroups[h], g)
+		}
+	}
+	shared := func(h string) int { return len(hashGroups[h]) }
+
+	// Verdicts, the reasons of the listed groups' members, and the
+	// relations each group's members give it, on every core: each group is
+	// its own.
+	parallel(len(all), func(_, lo, hi int) {
+		for _, g := range all[lo:hi] {
+			g.Verdict = verdict(g, shared, maxShared)
+			if g.listed = opts.lists(g); g.listed {
+				for _, m := range g.Members {
+					m.Reasons = memberReasons(m.citation, g, shared, maxShared)
 				}
-				if hashGroups[r.ContentHash] == nil {
-					hashGroups[r.ContentHash] = map[*Group]bool{}
+			}
+			relations(g, keyOf, func(key string) *Group { return groupByKey[key] }, sources, maxShared)
+		}
+	})
+	for h, gs := range hashGroups {
+		if len(gs) < 2 || len(gs) > maxShared {
+			continue
+		}
+		list := slices.Clone(gs)
+		slices.SortFunc(list, func(a, b *Group) int { return strings.Compare(a.ID, b.ID) })
+		for _, a := range list {
+			for _, b := range list {
+				if a != b {
+					addRelation(a, &GroupRelation{Type: RelSameContent, From: a.ID, To: b.ID, Evidence: "the same content hash " + h + " under different keys", Review: true})
 				}
-				hashGroups[r.ContentHash][g] = true
 			}
 		}
 	}
-	common := func(h string) bool { return len(hashGroups[h]) > maxShared }
-
-	// Member reasons and verdicts, on every core: each group is its own.
-	parallel(len(rep.Groups), func(_, lo, hi int) {
-		for _, g := range rep.Groups[lo:hi] {
-			verdict(g, common, hashGroups)
+	parallel(len(all), func(_, lo, hi int) {
+		for _, g := range all[lo:hi] {
+			if g.Relations == nil {
+				g.Relations = []*GroupRelation{}
+			}
+			slices.SortStableFunc(g.Relations, func(a, b *GroupRelation) int {
+				return cmp.Or(strings.Compare(a.Type, b.Type), strings.Compare(a.To, b.To), strings.Compare(a.ToURL, b.ToURL), strings.Compare(a.Evidence, b.Evidence))
+			})
 		}
 	})
 
-	// Relations between groups.
-	seen := map[string]bool{}
-	addRel := func(from *Group, typ, toKey, toURL, evidence string, review bool) {
-		rel := &GroupRelation{Type: typ, From: from.ID, Evidence: evidence, Review: review}
-		if to := group(toKey); to != nil {
-			if to == from {
+	rep.Counts = counts(snap, rep, all)
+	rep.Groups = make([]*Group, 0, len(all))
+	for _, g := range all {
+		if g.listed {
+			rep.Groups = append(rep.Groups, g)
+		}
+	}
+	return rep
+}
+
+// relations adds to g the relations its members' retrievals and declared
+// or detected relations give it. groupOf returns the group of a key, or
+// nil when no citation has it.
+func relations(g *Group, keyOf func(string) string, groupOf func(string) *Group, sources map[string]map[string]bool, maxShared int) {
+	add := func(typ, toKey, toURL, evidence string, review bool) {
+		rel := &GroupRelation{Type: typ, From: g.ID, Evidence: evidence, Review: review}
+		if to := groupOf(toKey); to != nil {
+			if to == g {
 				return
 			}
 			rel.To = to.ID
 		} else {
 			rel.ToURL = toURL
 		}
-		id := rel.Type + "\x00" + rel.To + "\x00" + rel.ToURL + "\x00" + rel.Evidence
-		if seen[from.ID+"\x00"+id] {
-			return
-		}
-		seen[from.ID+"\x00"+id] = true
-		from.Relations = append(from.Relations, rel)
+		addRelation(g, rel)
 	}
-	for _, g := range rep.Groups {
-		for _, m := range g.Members {
-			c := m.citation
-			for _, r := range c.Retrievals {
-				if r.FinalURL != "" && len(r.Hops) > 0 {
-					t := keyOf(r.FinalURL)
-					switch {
-					case r.CrossesHost():
-						addRel(g, RelCrossHostRedirect, t, r.FinalURL, fmt.Sprintf("%s redirects across hosts to %s (%d hops)", c.Raw, r.FinalURL, len(r.Hops)), true)
-					case len(sources[t]) > maxShared:
-						addRel(g, RelSharedRedirect, t, r.FinalURL, fmt.Sprintf("%s redirects to %s, which %d groups redirect to: not duplicate evidence", c.Raw, r.FinalURL, len(sources[t])), false)
-					}
-				}
-				page := r.FinalURL
-				if page == "" {
-					page = c.Raw
-				}
-				for _, cn := range r.Canonicals {
-					t := keyOf(cn.URL)
-					addRel(g, RelCanonical, t, cn.URL, fmt.Sprintf("%s declares canonical %s (%s)", page, cn.URL, cn.Source), host(keyOf(page)) != host(t))
+	for _, m := range g.Members {
+		c := m.citation
+		for _, r := range c.Retrievals {
+			if r.FinalURL != "" && len(r.Hops) > 0 {
+				t := keyOf(r.FinalURL)
+				switch {
+				case r.CrossesHost():
+					add(RelCrossHostRedirect, t, r.FinalURL, fmt.Sprintf("%s redirects across hosts to %s (%d hops)", c.Raw, r.FinalURL, len(r.Hops)), true)
+				case len(sources[t]) > maxShared:
+					add(RelSharedRedirect, t, r.FinalURL, fmt.Sprintf("%s redirects to %s, which %d groups redirect to: not duplicate evidence", c.Raw, r.FinalURL, len(sources[t])), false)
 				}
 			}
-			for _, rel := range c.Relations {
-				t := keyOf(rel.Target)
-				ev := fmt.Sprintf("%s is %s %s (%s", c.Raw, strings.ReplaceAll(rel.Type, "_", " "), rel.Target, rel.Evidence)
-				if rel.Format != "" {
-					ev += ", format " + rel.Format
-				}
-				if rel.CapturedAt != "" {
-					ev += ", captured " + rel.CapturedAt
-				}
-				addRel(g, rel.Type, t, rel.Target, ev+")", host(m.Key) != host(t))
+			page := r.FinalURL
+			if page == "" {
+				page = c.Raw
+			}
+			for _, cn := range r.Canonicals {
+				t := keyOf(cn.URL)
+				add(RelCanonical, t, cn.URL, fmt.Sprintf("%s declares canonical %s (%s)", page, cn.URL, cn.Source), host(keyOf(page)) != host(t))
 			}
 		}
-	}
-	for h, gs := range hashGroups {
-		if len(gs) < 2 || len(gs) > maxShared {
-			continue
-		}
-		list := make([]*Group, 0, len(gs))
-		for g := range gs {
-			list = append(list, g)
-		}
-		slices.SortFunc(list, func(a, b *Group) int { return strings.Compare(a.ID, b.ID) })
-		for _, a := range list {
-			for _, b := range list {
-				if a != b {
-					addRel(a, RelSameContent, b.Key, "", "the same content hash "+h+" under different keys", true)
-				}
+		for _, rel := range c.Relations {
+			t := keyOf(rel.Target)
+			ev := fmt.Sprintf("%s is %s %s (%s", c.Raw, strings.ReplaceAll(rel.Type, "_", " "), rel.Target, rel.Evidence)
+			if rel.Format != "" {
+				ev += ", format " + rel.Format
 			}
+			if rel.CapturedAt != "" {
+				ev += ", captured " + rel.CapturedAt
+			}
+			add(rel.Type, t, rel.Target, ev+")", host(m.Key) != host(t))
 		}
 	}
-	for _, g := range rep.Groups {
-		if g.Relations == nil {
-			g.Relations = []*GroupRelation{}
-		}
-		sort.SliceStable(g.Relations, func(i, j int) bool {
-			a, b := g.Relations[i], g.Relations[j]
-			return a.Type+a.To+a.ToURL+a.Evidence < b.Type+b.To+b.ToURL+b.Evidence
-		})
-	}
-
-	rep.Counts = counts(snap, rep)
-	return rep
 }
 
-// memberReasons says why a citation is in its group.
-func memberReasons(c *Citation, g *Group) []string {
+// addRelation adds rel to g unless g has the same relation already (same
+// type, target and evidence).
+func addRelation(g *Group, rel *GroupRelation) {
+	for _, r := range g.Relations {
+		if r.Type == rel.Type && r.To == rel.To && r.ToURL == rel.ToURL && r.Evidence == rel.Evidence {
+			return
+		}
+	}
+	g.Relations = append(g.Relations, rel)
+}
+
+// memberReasons says why a citation is in its group. shared says how many
+// groups have a content hash.
+func memberReasons(c *Citation, g *Group, shared func(string) int, maxShared int) []string {
 	var rs []string
 	if c.Norm.Key == g.Key && len(g.Keys) == 0 {
 		rs = append(rs, "key "+c.Norm.Key+" under policy "+c.Norm.Policy.String())
@@ -355,6 +386,15 @@ func memberReasons(c *Citation, g *Group) []string {
 	for _, r := range c.Retrievals {
 		if len(r.Hops) > 0 && !r.CrossesHost() && r.FinalURL != "" {
 			rs = append(rs, fmt.Sprintf("same-host redirect to %s (%d hops)", r.FinalURL, len(r.Hops)))
+		}
+	}
+	for _, r := range c.Retrievals {
+		switch {
+		case r.ContentHash == "":
+		case shared(r.ContentHash) > maxShared:
+			rs = append(rs, fmt.Sprintf("content hash %s is shared by %d groups (a common page such as a login or error page): not evidence", r.ContentHash, shared(r.ContentHash)))
+		default:
+			rs = append(rs, "content hash "+r.ContentHash)
 		}
 	}
 	return rs
@@ -420,14 +460,15 @@ func (u *unionFind) union(a, b string) {
 	u.parent[rb] = ra
 }
 
-func counts(snap *Snapshot, rep *Report) map[string]int {
+// counts sums up every group, listed or not.
+func counts(snap *Snapshot, rep *Report, all []*Group) map[string]int {
 	c := map[string]int{
 		"citations":    len(snap.Citations),
 		"rejected":     len(rep.Rejected),
 		"unnormalized": len(rep.Missing),
-		"groups":       len(rep.Groups),
+		"groups":       len(all),
 	}
-	for _, g := range rep.Groups {
+	for _, g := range all {
 		if len(g.Members) > 1 {
 			c["groups_with_several_members"]++
 		}
@@ -439,26 +480,25 @@ func counts(snap *Snapshot, rep *Report) map[string]int {
 	return c
 }
 
-// verdict gives the members of g their reasons and g its verdict. common
-// says whether a content hash is shared by too many groups to count.
-func verdict(g *Group, common func(string) bool, hashGroups map[string]map[*Group]bool) {
-	hashes := map[string]bool{}
+// verdict says how strong the reason is to review g's members together.
+// shared says how many groups have a content hash: one shared by more than
+// maxShared groups is a common page and counts for nothing.
+func verdict(g *Group, shared func(string) int, maxShared int) string {
+	hashes := 0
+	for _, h := range g.hashes {
+		if shared(h) <= maxShared {
+			hashes++
+		}
+	}
 	allHashed := true
 	serverDefined := false
 	for _, m := range g.Members {
 		c := m.citation
-		m.Reasons = memberReasons(c, g)
 		has := false
 		for _, r := range c.Retrievals {
-			if r.ContentHash == "" {
-				continue
+			if r.ContentHash != "" && shared(r.ContentHash) <= maxShared {
+				has = true
 			}
-			if common(r.ContentHash) {
-				m.Reasons = append(m.Reasons, fmt.Sprintf("content hash %s is shared by %d groups (a common page such as a login or error page): not evidence", r.ContentHash, len(hashGroups[r.ContentHash])))
-				continue
-			}
-			hashes[r.ContentHash], has = true, true
-			m.Reasons = append(m.Reasons, "content hash "+r.ContentHash)
 		}
 		allHashed = allHashed && has
 		if c.Norm.Compare == string(normalize.CompareContent) {
@@ -466,13 +506,13 @@ func verdict(g *Group, common func(string) bool, hashGroups map[string]map[*Grou
 		}
 	}
 	switch {
-	case len(hashes) > 1:
-		g.Verdict = VerdictConflict
-	case len(hashes) == 1 && allHashed:
-		g.Verdict = VerdictIdentityConfirmed
+	case hashes > 1:
+		return VerdictConflict
+	case hashes == 1 && allHashed:
+		return VerdictIdentityConfirmed
 	case serverDefined || g.redirect:
-		g.Verdict = VerdictNeedsContentCheck
+		return VerdictNeedsContentCheck
 	default:
-		g.Verdict = VerdictNormalizedCompare
+		return VerdictNormalizedCompare
 	}
 }

@@ -346,7 +346,9 @@ type loader struct {
 	pid   [numPreds]graph.ID
 }
 
-// read gathers the pairs of preds from every subject.
+// read gathers the pairs of preds from every subject. The pass is split
+// into subject ranges read on every core; each range fills its own arrays,
+// which are then laid end to end.
 func (l *loader) read(preds ...pred) error {
 	max := l.r.MaxID()
 	wanted := make([]bool, max+1)
@@ -357,23 +359,47 @@ func (l *loader) read(preds ...pred) error {
 		}
 	}
 	l.off = make([]uint32, max+2)
-	last := graph.ID(0)
-	err := l.r.Quads(l.ctx, func(s, p, o graph.ID) {
-		if !wanted[p] {
-			return
+	nw := workers()
+	type part struct{ preds, objs []graph.ID }
+	parts := make([]part, nw)
+	errs := make([]error, nw)
+	parallel(nw, func(w, _, _ int) {
+		from, to := 1+max*graph.ID(w)/graph.ID(nw), 1+max*graph.ID(w+1)/graph.ID(nw)
+		pt := &parts[w]
+		next := from // the first subject whose start is not yet set
+		errs[w] = l.r.QuadsIn(l.ctx, from, to, func(s, p, o graph.ID) {
+			if !wanted[p] {
+				return
+			}
+			for ; next <= s; next++ {
+				l.off[next] = uint32(len(pt.preds))
+			}
+			pt.preds = append(pt.preds, p)
+			pt.objs = append(pt.objs, o)
+		})
+		for ; next < to; next++ {
+			l.off[next] = uint32(len(pt.preds))
 		}
-		for ; last < s; last++ {
-			l.off[last+1] = uint32(len(l.preds))
-		}
-		l.preds = append(l.preds, p)
-		l.objs = append(l.objs, o)
 	})
-	if err != nil {
+	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("query: reading the quads: %w", err)
 	}
-	for ; last <= max; last++ {
-		l.off[last+1] = uint32(len(l.preds))
+	total := 0
+	for _, pt := range parts {
+		total += len(pt.preds)
 	}
+	l.preds, l.objs = make([]graph.ID, 0, total), make([]graph.ID, 0, total)
+	for w, pt := range parts {
+		from, to := 1+max*graph.ID(w)/graph.ID(nw), 1+max*graph.ID(w+1)/graph.ID(nw)
+		if base := uint32(len(l.preds)); base > 0 {
+			for s := from; s < to; s++ {
+				l.off[s] += base
+			}
+		}
+		l.preds = append(l.preds, pt.preds...)
+		l.objs = append(l.objs, pt.objs...)
+	}
+	l.off[max+1] = uint32(len(l.preds))
 	return nil
 }
 
@@ -449,12 +475,16 @@ func (l *loader) decode() error {
 	if l.names == nil {
 		l.names = make([]string, max+1)
 	}
-	err := l.r.Terms(l.ctx, l.need, func(id graph.ID, t graph.Term) error {
-		l.names[id] = t.Value
-		return nil
+	// Each core decodes its share of the ids, with a cursor of its own.
+	errs := make([]error, workers())
+	parallel(len(l.need), func(w, lo, hi int) {
+		errs[w] = l.r.Terms(l.ctx, l.need[lo:hi], func(id graph.ID, t graph.Term) error {
+			l.names[id] = t.Value
+			return nil
+		})
 	})
 	l.need = l.need[:0]
-	return err
+	return errors.Join(errs...)
 }
 
 // one returns the value of the first object of pred for s, once decoded.
@@ -675,7 +705,11 @@ func (l *loader) citations(snap *Snapshot) error {
 	// Build the citations from the decoded terms, on every core.
 	snap.Citations = make([]*Citation, len(parts))
 	parallel(len(parts), func(_, lo, hi int) {
-		steps := map[graph.ID][]string{} // step logs shared by several normalizations are read once
+		// Citations of the same raw URL share its normalization node: each
+		// is built once per core, and shared (it is only read).
+		norms := map[graph.ID]*Normalization{}
+		steps := map[graph.ID][]string{}  // step logs shared by several normalizations are read once
+		params := map[graph.ID][]string{} // and so are lists of removed parameters
 		for i := lo; i < hi; i++ {
 			pt := parts[i]
 			n := pt.node
@@ -694,7 +728,10 @@ func (l *loader) citations(snap *Snapshot) error {
 				c.Fragment = &v
 			}
 			if pt.norm != 0 {
-				c.Norm = l.normalization(pt.norm, pt.key, snap.Policy, steps)
+				if c.Norm = norms[pt.norm]; c.Norm == nil {
+					c.Norm = l.normalization(pt.norm, pt.key, snap.Policy, steps, params)
+					norms[pt.norm] = c.Norm
+				}
 			}
 			for _, r := range pt.retrievals {
 				c.Retrievals = append(c.Retrievals, l.retrieval(r, declsOf[r]))
@@ -710,7 +747,7 @@ func (l *loader) citations(snap *Snapshot) error {
 			snap.Citations[i] = c
 		}
 	})
-	slices.SortFunc(snap.Citations, func(a, b *Citation) int { return strings.Compare(a.ID, b.ID) })
+	sortParallel(snap.Citations, func(a, b *Citation) int { return strings.Compare(a.ID, b.ID) })
 	return nil
 }
 
@@ -723,7 +760,7 @@ func sortCitation(c *Citation) {
 	})
 }
 
-func (l *loader) normalization(nrm, key graph.ID, pol PolicyRef, steps map[graph.ID][]string) *Normalization {
+func (l *loader) normalization(nrm, key graph.ID, pol PolicyRef, steps, params map[graph.ID][]string) *Normalization {
 	n := &Normalization{
 		Node: l.names[nrm], Policy: pol,
 		ErrorCode: l.one(pErrorCode, nrm), ErrorMessage: l.one(pErrorMessage, nrm),
@@ -740,7 +777,13 @@ func (l *loader) normalization(nrm, key graph.ID, pol PolicyRef, steps map[graph
 		n.Compare = l.one(pCompare, key)
 		n.Parsed = l.one(pParsed, key)
 		n.HostRule = l.one(pHostRule, key)
-		_ = json.Unmarshal([]byte(l.one(pRemovedParams, key)), &n.RemovedParams)
+		pid := l.get(pRemovedParams, key)
+		removed, ok := params[pid]
+		if !ok {
+			_ = json.Unmarshal([]byte(l.names[pid]), &removed)
+			params[pid] = removed
+		}
+		n.RemovedParams = removed
 	}
 	return n
 }
@@ -794,6 +837,40 @@ func parallel(n int, fn func(w, lo, hi int)) {
 		}()
 	}
 	wg.Wait()
+}
+
+// sortParallel sorts s as slices.SortFunc does, splitting the work
+// between cores: the halves are sorted at once, then merged. Elements
+// that compare equal may end in any order, as with slices.SortFunc.
+func sortParallel[T any](s []T, cmp func(a, b T) int) {
+	sortDepth(s, cmp, bits.Len(uint(workers()))-1)
+}
+
+func sortDepth[T any](s []T, cmp func(a, b T) int, depth int) {
+	if depth <= 0 || len(s) < 1<<12 {
+		slices.SortFunc(s, cmp)
+		return
+	}
+	mid := len(s) / 2
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		sortDepth(s[:mid], cmp, depth-1)
+	}()
+	sortDepth(s[mid:], cmp, depth-1)
+	wg.Wait()
+	merged := make([]T, 0, len(s))
+	a, b := s[:mid], s[mid:]
+	for len(a) > 0 && len(b) > 0 {
+		if cmp(b[0], a[0]) < 0 {
+			merged, b = append(merged, b[0]), b[1:]
+		} else {
+			merged, a = append(merged, a[0]), a[1:]
+		}
+	}
+	merged = append(append(merged, a...), b...)
+	copy(s, merged)
 }
 
 // stepRules returns the rules a step log (the JSON array of
