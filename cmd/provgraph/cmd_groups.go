@@ -79,30 +79,21 @@ func runGroups(cmd *cobra.Command, o groupsOptions) error {
 	if o.verdict != "" && !slices.Contains(verdicts, o.verdict) {
 		return usagef("--verdict %q: want one of %s", o.verdict, strings.Join(verdicts, ", "))
 	}
-	snap, err := o.load(cmd, o.policy)
+	st, err := o.open(true)
 	if err != nil {
 		return err
 	}
-	rep := query.Groups(snap, query.GroupOptions{MaxShared: o.maxShared})
-	for _, w := range rep.Warnings {
+	defer st.Close()
+	set, err := query.LoadGroups(cmd.Context(), st, o.policy, query.GroupOptions{MaxShared: o.maxShared, MinSize: o.minSize, Verdict: o.verdict})
+	if err != nil {
+		return usageError{err}
+	}
+	for _, w := range set.Warnings() {
 		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 	}
-	shown := rep.Groups[:0:0]
-	for _, g := range rep.Groups {
-		if len(g.Members) >= o.minSize && (o.verdict == "" || g.Verdict == o.verdict) {
-			shown = append(shown, g)
-		}
-	}
-	full := *rep
-	full.Groups = shown
-	out := cmd.OutOrStdout()
-	switch o.format {
-	case "json":
-		return writeReportJSON(out, &full)
-	case "csv":
-		return groupsCSV(out, &full)
-	}
-	return groupsTable(out, &full)
+	return writeGroups(cmd.OutOrStdout(), o.format, set.Policy(), set.Warnings(), func(encode func([]byte, *query.Group) []byte, write func([]byte) error) (*query.Report, error) {
+		return set.Write(cmd.Context(), encode, write)
+	})
 }
 
 // load opens the database read-only and loads a snapshot under policy.
@@ -126,115 +117,162 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-func groupsTable(w io.Writer, rep *query.Report) error {
-	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "# policy %s %s\n", rep.Policy, rep.Policy.Digest)
-	for _, g := range rep.Groups {
-		fmt.Fprintf(bw, "\n%s  %s  %d members  %s\n", g.ID, g.Verdict, len(g.Members), g.Key)
-		for _, m := range g.Members {
-			fmt.Fprintf(bw, "  %s  %s", m.CitationID, quoteIfNeeded(m.RawURL))
-			if m.Fragment != nil {
-				fmt.Fprintf(bw, "  (fragment %q kept as evidence)", *m.Fragment)
-			}
-			if m.ResolvedURL != "" {
-				fmt.Fprintf(bw, "  resolved %s", m.ResolvedURL)
-			}
-			fmt.Fprintln(bw)
-			for _, r := range m.Reasons {
-				fmt.Fprintf(bw, "      %s\n", r)
+// groupWriter writes the listed groups through encode and write (as
+// query.GroupSet.Write does) and returns the rest of the report.
+type groupWriter func(encode func([]byte, *query.Group) []byte, write func([]byte) error) (*query.Report, error)
+
+// reportGroups writes the groups of a whole report, for writeGroups.
+func reportGroups(rep *query.Report) groupWriter {
+	return func(encode func([]byte, *query.Group) []byte, write func([]byte) error) (*query.Report, error) {
+		var buf []byte
+		for _, g := range rep.Groups {
+			buf = encode(buf[:0], g)
+			if err := write(buf); err != nil {
+				return nil, err
 			}
 		}
-		for _, r := range g.Relations {
-			to := r.To
-			if to == "" {
-				to = r.ToURL + " (not cited)"
+		rest := *rep
+		rest.Groups = nil
+		return &rest, nil
+	}
+}
+
+// writeGroups writes a groups report in format (table, json or csv): the
+// head, the groups as groups writes them, then what follows them (rejected
+// citations and counts), so that the groups of a million citations are
+// never all in memory at once.
+func writeGroups(w io.Writer, format string, pol query.PolicyRef, warnings []string, groups groupWriter) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	write := func(p []byte) error {
+		_, err := bw.Write(p)
+		return err
+	}
+	var rest *query.Report
+	var err error
+	switch format {
+	case "json":
+		// The groups are written as ",\n    {...}"; the first comma is
+		// dropped. This is byte for byte what encoding/json writes for the
+		// whole report with a two-space indent.
+		bw.WriteString("{\n  \"policy\": ")
+		bw.Write(jsonValue(pol, "  "))
+		bw.WriteString(",\n  \"groups\": [")
+		first := true
+		rest, err = groups(func(buf []byte, g *query.Group) []byte {
+			buf = append(buf, ",\n    "...)
+			return append(buf, jsonValue(g, "    ")...)
+		}, func(p []byte) error {
+			if first {
+				p, first = p[1:], false
 			}
-			flag := ""
-			if r.Review {
-				flag = " [review]"
+			return write(p)
+		})
+		if err != nil {
+			return err
+		}
+		if !first {
+			bw.WriteString("\n  ")
+		}
+		bw.WriteString("],\n  \"rejected\": ")
+		bw.Write(jsonValue(rest.Rejected, "  "))
+		bw.WriteString(",\n  \"unnormalized\": ")
+		bw.Write(jsonValue(rest.Missing, "  "))
+		bw.WriteString(",\n  \"counts\": ")
+		bw.Write(jsonValue(rest.Counts, "  "))
+		if len(warnings) > 0 {
+			bw.WriteString(",\n  \"warnings\": ")
+			bw.Write(jsonValue(warnings, "  "))
+		}
+		bw.WriteString("\n}\n")
+	case "csv":
+		bw.WriteString("group_id,verdict,group_key,citation_id,raw_url,fragment,resolved_url,key,reasons\n")
+		if _, err = groups(groupCSV, write); err != nil {
+			return err
+		}
+	default:
+		fmt.Fprintf(bw, "# policy %s %s\n", pol, pol.Digest)
+		if rest, err = groups(groupTable, write); err != nil {
+			return err
+		}
+		if len(rest.Rejected) > 0 {
+			fmt.Fprintf(bw, "\nrejected by the policy (never grouped):\n")
+			for _, r := range rest.Rejected {
+				fmt.Fprintf(bw, "  %s  %s  %s\n", r.CitationID, quoteIfNeeded(r.RawURL), r.Code)
 			}
-			fmt.Fprintf(bw, "  %s -> %s%s\n      %s\n", r.Type, to, flag, r.Evidence)
 		}
-	}
-	if len(rep.Rejected) > 0 {
-		fmt.Fprintf(bw, "\nrejected by the policy (never grouped):\n")
-		for _, r := range rep.Rejected {
-			fmt.Fprintf(bw, "  %s  %s  %s\n", r.CitationID, quoteIfNeeded(r.RawURL), r.Code)
+		keys := make([]string, 0, len(rest.Counts))
+		for k := range rest.Counts {
+			keys = append(keys, k)
 		}
-	}
-	keys := make([]string, 0, len(rep.Counts))
-	for k := range rep.Counts {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	fmt.Fprintln(bw)
-	for _, k := range keys {
-		fmt.Fprintf(bw, "# %s: %d\n", k, rep.Counts[k])
+		slices.Sort(keys)
+		fmt.Fprintln(bw)
+		for _, k := range keys {
+			fmt.Fprintf(bw, "# %s: %d\n", k, rest.Counts[k])
+		}
 	}
 	return bw.Flush()
 }
 
-func groupsCSV(w io.Writer, rep *query.Report) error {
-	cw := csv.NewWriter(w)
-	cw.Write([]string{"group_id", "verdict", "group_key", "citation_id", "raw_url", "fragment", "resolved_url", "key", "reasons"})
-	for _, g := range rep.Groups {
-		for _, m := range g.Members {
-			frag := ""
-			if m.Fragment != nil {
-				frag = *m.Fragment
-			}
-			cw.Write([]string{g.ID, g.Verdict, g.Key, m.CitationID, m.RawURL, frag, m.ResolvedURL, m.Key, strings.Join(m.Reasons, "; ")})
+// jsonValue encodes v as encoding/json does with a two-space indent under
+// prefix, without the final newline.
+func jsonValue(v any, prefix string) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent(prefix, "  ")
+	if err := enc.Encode(v); err != nil {
+		panic(err) // plain data
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// groupTable appends one group in the table format.
+func groupTable(b []byte, g *query.Group) []byte {
+	b = fmt.Appendf(b, "\n%s  %s  %d members  %s\n", g.ID, g.Verdict, len(g.Members), g.Key)
+	for _, m := range g.Members {
+		b = fmt.Appendf(b, "  %s  %s", m.CitationID, quoteIfNeeded(m.RawURL))
+		if m.Fragment != nil {
+			b = fmt.Appendf(b, "  (fragment %q kept as evidence)", *m.Fragment)
 		}
+		if m.ResolvedURL != "" {
+			b = append(append(b, "  resolved "...), m.ResolvedURL...)
+		}
+		b = append(b, '\n')
+		for _, r := range m.Reasons {
+			b = append(append(append(b, "      "...), r...), '\n')
+		}
+	}
+	for _, r := range g.Relations {
+		to := r.To
+		if to == "" {
+			to = r.ToURL + " (not cited)"
+		}
+		flag := ""
+		if r.Review {
+			flag = " [review]"
+		}
+		b = fmt.Appendf(b, "  %s -> %s%s\n      %s\n", r.Type, to, flag, r.Evidence)
+	}
+	return b
+}
+
+// groupCSV appends one row per member of a group.
+func groupCSV(b []byte, g *query.Group) []byte {
+	var buf bytes.Buffer
+	cw := csv.NewWriter(&buf)
+	for _, m := range g.Members {
+		frag := ""
+		if m.Fragment != nil {
+			frag = *m.Fragment
+		}
+		cw.Write([]string{g.ID, g.Verdict, g.Key, m.CitationID, m.RawURL, frag, m.ResolvedURL, m.Key, strings.Join(m.Reasons, "; ")})
 	}
 	cw.Flush()
-	return cw.Error()
+	return append(b, buf.Bytes()...)
 }
 
-// writeReportJSON writes rep as writeJSON would, one group at a time, so
-// that the output of a million citations is never whole in memory.
+// writeReportJSON writes a whole report as writeJSON would, a group at a
+// time.
 func writeReportJSON(w io.Writer, rep *query.Report) error {
-	bw := bufio.NewWriterSize(w, 1<<20)
-	var buf bytes.Buffer
-	value := func(v any, indent string) {
-		buf.Reset()
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent(indent, "  ")
-		if err := enc.Encode(v); err != nil {
-			panic(err) // plain data
-		}
-		bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
-	}
-	bw.WriteString("{\n  \"policy\": ")
-	value(rep.Policy, "  ")
-	bw.WriteString(",\n  \"groups\": ")
-	switch {
-	case rep.Groups == nil:
-		bw.WriteString("null")
-	case len(rep.Groups) == 0:
-		bw.WriteString("[]")
-	default:
-		bw.WriteString("[\n")
-		for i, g := range rep.Groups {
-			bw.WriteString("    ")
-			value(g, "    ")
-			if i < len(rep.Groups)-1 {
-				bw.WriteString(",")
-			}
-			bw.WriteString("\n")
-		}
-		bw.WriteString("  ]")
-	}
-	bw.WriteString(",\n  \"rejected\": ")
-	value(rep.Rejected, "  ")
-	bw.WriteString(",\n  \"unnormalized\": ")
-	value(rep.Missing, "  ")
-	bw.WriteString(",\n  \"counts\": ")
-	value(rep.Counts, "  ")
-	if len(rep.Warnings) > 0 {
-		bw.WriteString(",\n  \"warnings\": ")
-		value(rep.Warnings, "  ")
-	}
-	bw.WriteString("\n}\n")
-	return bw.Flush()
+	return writeGroups(w, "json", rep.Policy, rep.Warnings, reportGroups(rep))
 }

@@ -2,10 +2,10 @@ package query
 
 import (
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/provgraph/provgraph/internal/normalize"
@@ -54,11 +54,6 @@ type GroupOptions struct {
 	Verdict string
 }
 
-// lists reports whether a group is listed under the options.
-func (o GroupOptions) lists(g *Group) bool {
-	return len(g.Members) >= o.MinSize && (o.Verdict == "" || g.Verdict == o.Verdict)
-}
-
 // Report is the result of Groups.
 type Report struct {
 	Policy   PolicyRef      `json:"policy"`
@@ -79,8 +74,6 @@ type Group struct {
 	Members   []*Member        `json:"members"`
 	Relations []*GroupRelation `json:"relations"`
 	redirect  bool
-	listed    bool
-	hashes    []string // the distinct content hashes of the members
 }
 
 // Member is one citation in a group. Every value is the member's own.
@@ -118,203 +111,30 @@ type RejectedURL struct {
 // Groups derives the review groups of a snapshot. It reads the snapshot
 // only: no node, literal or edge is created or changed.
 //
-// The work per group (ordering members, verdicts, reasons, relations) runs
-// on every core; reasons are written only for the groups the report lists.
+// The groups are found on compact facts and each group's members,
+// reasons and relations are worked out on every core, the reasons only
+// for the groups the report lists (grouping.go).
 func Groups(snap *Snapshot, opts GroupOptions) *Report {
-	maxShared := opts.MaxShared
-	if maxShared <= 0 {
-		maxShared = DefaultMaxShared
-	}
-	rep := &Report{Policy: snap.Policy, Groups: []*Group{}, Rejected: []RejectedURL{}, Missing: []string{}, Counts: map[string]int{}}
-	norm, err := snap.Normalizer()
+	rep, err := newGrouping(snapshotFacts(snap), snap, opts).run(context.Background(), nil, nil)
 	if err != nil {
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%v: redirect, canonical and relation targets are matched by exact key text only", err))
-	} else if snap.EngineChanged() {
-		rep.Warnings = append(rep.Warnings, "this provgraph's normalization engine differs from the one the keys were made with: targets are normalized with the current one")
-	}
-	// keyOf gives the key of a URL that may not be cited. The normalizer
-	// is safe for concurrent use.
-	keyOf := func(u string) string {
-		if norm == nil {
-			return u
-		}
-		res, err := norm.Normalize(u)
-		if err != nil {
-			return ""
-		}
-		return res.Key
-	}
-
-	// Citations by key; rejected and unnormalized ones aside.
-	byKey := make(map[string][]*Citation, len(snap.Citations)/2)
-	for _, c := range snap.Citations {
-		switch {
-		case c.Norm == nil:
-			rep.Missing = append(rep.Missing, c.ID)
-		case c.Norm.Rejected():
-			rep.Rejected = append(rep.Rejected, RejectedURL{CitationID: c.ID, RawURL: c.Raw, Code: c.Norm.ErrorCode, Message: c.Norm.ErrorMessage})
-		default:
-			byKey[c.Norm.Key] = append(byKey[c.Norm.Key], c)
-		}
-	}
-	uf := newUnionFind()
-	for k := range byKey {
-		uf.add(k)
-	}
-
-	// Same-host redirects join the source's key with the target's, unless
-	// the target is shared by too many keys to mean anything.
-	sources := map[string]map[string]bool{} // target key -> source keys
-	for _, c := range snap.Citations {
-		if c.Norm == nil || c.Norm.Rejected() {
-			continue
-		}
-		for _, r := range c.Retrievals {
-			if len(r.Hops) == 0 || r.FinalURL == "" || r.CrossesHost() {
-				continue
-			}
-			t := keyOf(r.FinalURL)
-			if t == "" || t == c.Norm.Key {
-				continue
-			}
-			if sources[t] == nil {
-				sources[t] = map[string]bool{}
-			}
-			sources[t][c.Norm.Key] = true
-		}
-	}
-	joined := map[string]bool{} // keys joined by a redirect
-	for t, src := range sources {
-		if len(src) > maxShared {
-			continue
-		}
-		uf.add(t)
-		for s := range src {
-			uf.union(s, t)
-			joined[s], joined[t] = true, true
-		}
-	}
-
-	// Build the groups. The members of all groups are one allocation.
-	groupOf := make(map[string]*Group, len(byKey)) // root key -> group
-	members := make([]Member, 0, len(snap.Citations)-len(rep.Missing)-len(rep.Rejected))
-	for k, cs := range byKey {
-		root := uf.find(k)
-		g := groupOf[root]
-		if g == nil {
-			g = &Group{}
-			groupOf[root] = g
-		}
-		g.Keys = append(g.Keys, k)
-		for _, c := range cs {
-			members = append(members, Member{citation: c, CitationID: c.ID, RawURL: c.Raw, Fragment: c.Fragment, Key: k, ResolvedURL: resolved(c)})
-			g.Members = append(g.Members, &members[len(members)-1])
-		}
-		if joined[k] {
-			g.redirect = true
-		}
-	}
-	// The group of every key, cited or a joined redirect target, fixed
-	// now so that the work below only reads it.
-	groupByKey := make(map[string]*Group, len(uf.parent))
-	for k := range uf.parent {
-		groupByKey[k] = groupOf[uf.find(k)]
-	}
-	all := make([]*Group, 0, len(groupOf))
-	for _, g := range groupOf {
-		all = append(all, g)
-	}
-	parallel(len(all), func(_, lo, hi int) {
-		for _, g := range all[lo:hi] {
-			slices.Sort(g.Keys)
-			g.Key = g.Keys[0]
-			if len(g.Keys) == 1 {
-				g.Keys = nil
-			}
-			g.ID = groupID(snap.Policy.Digest, g.Key)
-			slices.SortFunc(g.Members, func(a, b *Member) int { return strings.Compare(a.CitationID, b.CitationID) })
-			for _, m := range g.Members {
-				for _, r := range m.citation.Retrievals {
-					if r.ContentHash != "" && !slices.Contains(g.hashes, r.ContentHash) {
-						g.hashes = append(g.hashes, r.ContentHash)
-					}
-				}
-			}
-		}
-	})
-	sortParallel(all, func(a, b *Group) int { return strings.Compare(a.Key, b.Key) })
-
-	// Content hashes: shared by too many groups, a hash is a common page
-	// (an error or login page) and is evidence of nothing.
-	hashGroups := map[string][]*Group{} // in group order
-	for _, g := range all {
-		for _, h := range g.hashes {
-			hashGroups[h] = append(hashGroups[h], g)
-		}
-	}
-	shared := func(h string) int { return len(hashGroups[h]) }
-
-	// Verdicts, the reasons of the listed groups' members, and the
-	// relations each group's members give it, on every core: each group is
-	// its own.
-	parallel(len(all), func(_, lo, hi int) {
-		for _, g := range all[lo:hi] {
-			g.Verdict = verdict(g, shared, maxShared)
-			if g.listed = opts.lists(g); g.listed {
-				for _, m := range g.Members {
-					m.Reasons = memberReasons(m.citation, g, shared, maxShared)
-				}
-			}
-			relations(g, keyOf, func(key string) *Group { return groupByKey[key] }, sources, maxShared)
-		}
-	})
-	for h, gs := range hashGroups {
-		if len(gs) < 2 || len(gs) > maxShared {
-			continue
-		}
-		list := slices.Clone(gs)
-		slices.SortFunc(list, func(a, b *Group) int { return strings.Compare(a.ID, b.ID) })
-		for _, a := range list {
-			for _, b := range list {
-				if a != b {
-					addRelation(a, &GroupRelation{Type: RelSameContent, From: a.ID, To: b.ID, Evidence: "the same content hash " + h + " under different keys", Review: true})
-				}
-			}
-		}
-	}
-	parallel(len(all), func(_, lo, hi int) {
-		for _, g := range all[lo:hi] {
-			if g.Relations == nil {
-				g.Relations = []*GroupRelation{}
-			}
-			slices.SortStableFunc(g.Relations, func(a, b *GroupRelation) int {
-				return cmp.Or(strings.Compare(a.Type, b.Type), strings.Compare(a.To, b.To), strings.Compare(a.ToURL, b.ToURL), strings.Compare(a.Evidence, b.Evidence))
-			})
-		}
-	})
-
-	rep.Counts = counts(snap, rep, all)
-	rep.Groups = make([]*Group, 0, len(all))
-	for _, g := range all {
-		if g.listed {
-			rep.Groups = append(rep.Groups, g)
-		}
+		panic(err) // only a canceled context or a failed write end a run
 	}
 	return rep
 }
 
 // relations adds to g the relations its members' retrievals and declared
-// or detected relations give it. groupOf returns the group of a key, or
-// nil when no citation has it.
-func relations(g *Group, keyOf func(string) string, groupOf func(string) *Group, sources map[string]map[string]bool, maxShared int) {
+// or detected relations give it. target returns the id of the group of a
+// key ("" when no group has it) and whether that is g itself; sources
+// says how many keys redirect to a key.
+func relations(g *Group, keyOf func(string) string, target func(string) (string, bool), sources func(string) int, maxShared int) {
 	add := func(typ, toKey, toURL, evidence string, review bool) {
 		rel := &GroupRelation{Type: typ, From: g.ID, Evidence: evidence, Review: review}
-		if to := groupOf(toKey); to != nil {
-			if to == g {
-				return
-			}
-			rel.To = to.ID
-		} else {
+		switch to, self := target(toKey); {
+		case self:
+			return
+		case to != "":
+			rel.To = to
+		default:
 			rel.ToURL = toURL
 		}
 		addRelation(g, rel)
@@ -324,11 +144,11 @@ func relations(g *Group, keyOf func(string) string, groupOf func(string) *Group,
 		for _, r := range c.Retrievals {
 			if r.FinalURL != "" && len(r.Hops) > 0 {
 				t := keyOf(r.FinalURL)
-				switch {
+				switch n := sources(t); {
 				case r.CrossesHost():
 					add(RelCrossHostRedirect, t, r.FinalURL, fmt.Sprintf("%s redirects across hosts to %s (%d hops)", c.Raw, r.FinalURL, len(r.Hops)), true)
-				case len(sources[t]) > maxShared:
-					add(RelSharedRedirect, t, r.FinalURL, fmt.Sprintf("%s redirects to %s, which %d groups redirect to: not duplicate evidence", c.Raw, r.FinalURL, len(sources[t])), false)
+				case n > maxShared:
+					add(RelSharedRedirect, t, r.FinalURL, fmt.Sprintf("%s redirects to %s, which %d groups redirect to: not duplicate evidence", c.Raw, r.FinalURL, n), false)
 				}
 			}
 			page := r.FinalURL
@@ -358,11 +178,16 @@ func relations(g *Group, keyOf func(string) string, groupOf func(string) *Group,
 // type, target and evidence).
 func addRelation(g *Group, rel *GroupRelation) {
 	for _, r := range g.Relations {
-		if r.Type == rel.Type && r.To == rel.To && r.ToURL == rel.ToURL && r.Evidence == rel.Evidence {
+		if cmpRelation(r, rel) == 0 {
 			return
 		}
 	}
 	g.Relations = append(g.Relations, rel)
+}
+
+// cmpRelation orders relations by type, target and evidence.
+func cmpRelation(a, b *GroupRelation) int {
+	return cmp.Or(strings.Compare(a.Type, b.Type), strings.Compare(a.To, b.To), strings.Compare(a.ToURL, b.ToURL), strings.Compare(a.Evidence, b.Evidence))
 }
 
 // memberReasons says why a citation is in its group. shared says how many
@@ -427,92 +252,4 @@ func host(key string) string {
 func groupID(policyDigest, key string) string {
 	sum := sha256.Sum256([]byte(policyDigest + "\x00" + key))
 	return "g-" + hex.EncodeToString(sum[:6])
-}
-
-type unionFind struct{ parent map[string]string }
-
-func newUnionFind() *unionFind { return &unionFind{parent: map[string]string{}} }
-
-func (u *unionFind) add(k string) {
-	if _, ok := u.parent[k]; !ok {
-		u.parent[k] = k
-	}
-}
-
-func (u *unionFind) find(k string) string {
-	for u.parent[k] != k {
-		u.parent[k] = u.parent[u.parent[k]]
-		k = u.parent[k]
-	}
-	return k
-}
-
-// union keeps the smaller key as the root, so the result does not depend
-// on the order of unions.
-func (u *unionFind) union(a, b string) {
-	ra, rb := u.find(a), u.find(b)
-	if ra == rb {
-		return
-	}
-	if rb < ra {
-		ra, rb = rb, ra
-	}
-	u.parent[rb] = ra
-}
-
-// counts sums up every group, listed or not.
-func counts(snap *Snapshot, rep *Report, all []*Group) map[string]int {
-	c := map[string]int{
-		"citations":    len(snap.Citations),
-		"rejected":     len(rep.Rejected),
-		"unnormalized": len(rep.Missing),
-		"groups":       len(all),
-	}
-	for _, g := range all {
-		if len(g.Members) > 1 {
-			c["groups_with_several_members"]++
-		}
-		c["verdict:"+g.Verdict]++
-		for _, r := range g.Relations {
-			c["relation:"+r.Type]++
-		}
-	}
-	return c
-}
-
-// verdict says how strong the reason is to review g's members together.
-// shared says how many groups have a content hash: one shared by more than
-// maxShared groups is a common page and counts for nothing.
-func verdict(g *Group, shared func(string) int, maxShared int) string {
-	hashes := 0
-	for _, h := range g.hashes {
-		if shared(h) <= maxShared {
-			hashes++
-		}
-	}
-	allHashed := true
-	serverDefined := false
-	for _, m := range g.Members {
-		c := m.citation
-		has := false
-		for _, r := range c.Retrievals {
-			if r.ContentHash != "" && shared(r.ContentHash) <= maxShared {
-				has = true
-			}
-		}
-		allHashed = allHashed && has
-		if c.Norm.Compare == string(normalize.CompareContent) {
-			serverDefined = true
-		}
-	}
-	switch {
-	case hashes > 1:
-		return VerdictConflict
-	case hashes == 1 && allHashed:
-		return VerdictIdentityConfirmed
-	case serverDefined || g.redirect:
-		return VerdictNeedsContentCheck
-	default:
-		return VerdictNormalizedCompare
-	}
 }

@@ -409,6 +409,9 @@ func (l *loader) get(pr pred, s graph.ID) graph.ID {
 		return 0
 	}
 	p := l.pid[pr]
+	if p == 0 { // not read: a lean load leaves out what grouping never shows
+		return 0
+	}
 	for i := l.off[s]; i < l.off[s+1]; i++ {
 		if l.preds[i] == p {
 			return l.objs[i]
@@ -423,6 +426,9 @@ func (l *loader) all(pr pred, s graph.ID) []graph.ID {
 		return nil
 	}
 	p := l.pid[pr]
+	if p == 0 {
+		return nil
+	}
 	var out []graph.ID
 	for i := l.off[s]; i < l.off[s+1]; i++ {
 		if l.preds[i] == p {
@@ -577,7 +583,7 @@ func (l *loader) policies() ([]PolicyRef, error) {
 }
 
 // literal predicates: their objects are decoded whenever their subject is
-// part of the snapshot.
+// part of the snapshot. The lean sets are what grouping shows.
 var (
 	citationLiterals  = []pred{pCitationId, pObservedAt, pPosition, pQuestion, pBaseURL}
 	normLiterals      = []pred{pSteps, pErrorCode, pErrorMessage}
@@ -586,6 +592,11 @@ var (
 	hopLiterals       = []pred{pHopIndex, pFrom, pTo, pStatus, pAt, pCrossesHost, pLocation}
 	declLiterals      = []pred{pDeclaredURL, pSignalSource}
 	relationLiterals  = []pred{pFormat, pCapturedAt, pEvidence}
+
+	leanCitationLiterals  = []pred{pCitationId}
+	leanKeyLiterals       = []pred{pText, pCompare, pHostRule, pRemovedParams}
+	leanRetrievalLiterals = []pred{pRetrievedAt, pFinalURL, pContentHash}
+	leanHopLiterals       = []pred{pCrossesHost}
 )
 
 // partial is a citation's node ids, gathered before the terms are decoded.
@@ -595,31 +606,50 @@ type partial struct {
 	relations            []graph.ID
 }
 
-func (l *loader) citations(snap *Snapshot) error {
+// gathered is every citation's node ids, with the terms they show
+// decoded: what building a Citation needs, kept after the read
+// transaction ends.
+type gathered struct {
+	l       *loader
+	policy  PolicyRef
+	parts   []partial
+	declsOf map[graph.ID][]graph.ID
+	lean    bool
+}
+
+// gather reads the node ids of every citation and decodes the terms the
+// citations show. Lean leaves out what only a full snapshot shows (the
+// answer, engine, question, observation time, hop details): grouping does
+// not need them.
+func (l *loader) gather(pol PolicyRef, lean bool) (*gathered, error) {
 	nodes, err := l.instances(vocab.Citation)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	err = l.read(slices.Concat(citationLiterals, normLiterals, keyLiterals, retrievalLiterals, hopLiterals, declLiterals, relationLiterals,
-		[]pred{pCites, pInAnswer, pAnswerId, pProvWasAttributedTo, pEngineName, pFragment,
-			pNormalizedAs, pProvQualifiedAssociation, pProvHadPlan, pProvWasGeneratedBy,
-			pRetrievedIn, pHop, pQualifiedRelation, pTarget})...)
-	if err != nil {
-		return err
+	cl, kl, rl, hl := citationLiterals, keyLiterals, retrievalLiterals, hopLiterals
+	preds := []pred{pCites, pFragment, pNormalizedAs, pProvQualifiedAssociation, pProvHadPlan, pProvWasGeneratedBy,
+		pRetrievedIn, pHop, pQualifiedRelation, pTarget}
+	if lean {
+		cl, kl, rl, hl = leanCitationLiterals, leanKeyLiterals, leanRetrievalLiterals, leanHopLiterals
+	} else {
+		preds = append(preds, pInAnswer, pAnswerId, pProvWasAttributedTo, pEngineName)
+	}
+	if err := l.read(slices.Concat(cl, normLiterals, kl, rl, hl, declLiterals, relationLiterals, preds)...); err != nil {
+		return nil, err
 	}
 	keys, err := l.instances(vocab.ComparisonKey)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	decls, err := l.instances(vocab.CanonicalDeclaration)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	l.rels = map[graph.ID]string{}
 	for class, name := range relationTypes {
 		ids, err := l.instances(class)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, id := range ids {
 			l.rels[id] = name
@@ -628,7 +658,7 @@ func (l *loader) citations(snap *Snapshot) error {
 	// Which node is each normalization's key and each retrieval's
 	// canonical declarations.
 	keyOf := map[graph.ID]graph.ID{}
-	declsOf := map[graph.ID][]graph.ID{}
+	g := &gathered{l: l, policy: pol, declsOf: map[graph.ID][]graph.ID{}, lean: lean}
 	for _, k := range keys {
 		for _, o := range l.all(pProvWasGeneratedBy, k) {
 			keyOf[o] = k
@@ -636,12 +666,12 @@ func (l *loader) citations(snap *Snapshot) error {
 	}
 	for _, d := range decls {
 		for _, o := range l.all(pProvWasGeneratedBy, d) {
-			declsOf[o] = append(declsOf[o], d)
+			g.declsOf[o] = append(g.declsOf[o], d)
 		}
 	}
-	policy := l.r.ID(graph.IRI(snap.Policy.node))
+	policy := l.r.ID(graph.IRI(pol.node))
 	// Gather each citation's node ids, and the ids to decode, on every core.
-	parts := make([]partial, len(nodes))
+	g.parts = make([]partial, len(nodes))
 	needs := make([][]graph.ID, workers())
 	parallel(len(nodes), func(w, lo, hi int) {
 		need := needs[w]
@@ -661,7 +691,7 @@ func (l *loader) citations(snap *Snapshot) error {
 			n := nodes[i]
 			pt := partial{node: n, raw: l.get(pCites, n)}
 			want(n, pt.raw, l.get(pFragment, pt.raw), l.get(pText, pt.raw))
-			lits(citationLiterals, n)
+			lits(cl, n)
 			if ans := l.get(pInAnswer, n); ans != 0 {
 				want(l.get(pAnswerId, ans), l.get(pEngineName, l.get(pProvWasAttributedTo, ans)))
 			}
@@ -673,17 +703,17 @@ func (l *loader) citations(snap *Snapshot) error {
 				want(nrm)
 				lits(normLiterals, nrm)
 				if pt.key != 0 {
-					lits(keyLiterals, pt.key)
+					lits(kl, pt.key)
 				}
 			}
 			pt.retrievals = l.all(pRetrievedIn, n)
 			for _, rt := range pt.retrievals {
 				want(rt)
-				lits(retrievalLiterals, rt)
+				lits(rl, rt)
 				for _, h := range l.all(pHop, rt) {
-					lits(hopLiterals, h)
+					lits(hl, h)
 				}
-				for _, d := range declsOf[rt] {
+				for _, d := range g.declsOf[rt] {
 					lits(declLiterals, d)
 				}
 			}
@@ -692,7 +722,7 @@ func (l *loader) citations(snap *Snapshot) error {
 				lits(relationLiterals, rel)
 				want(l.get(pText, l.get(pTarget, rel)))
 			}
-			parts[i] = pt
+			g.parts[i] = pt
 		}
 		needs[w] = need
 	})
@@ -700,55 +730,78 @@ func (l *loader) citations(snap *Snapshot) error {
 		l.want(need...)
 	}
 	if err := l.decode(); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+func (l *loader) citations(snap *Snapshot) error {
+	g, err := l.gather(snap.Policy, false)
+	if err != nil {
 		return err
 	}
 	// Build the citations from the decoded terms, on every core.
-	snap.Citations = make([]*Citation, len(parts))
-	parallel(len(parts), func(_, lo, hi int) {
-		// Citations of the same raw URL share its normalization node: each
-		// is built once per core, and shared (it is only read).
-		norms := map[graph.ID]*Normalization{}
-		steps := map[graph.ID][]string{}  // step logs shared by several normalizations are read once
-		params := map[graph.ID][]string{} // and so are lists of removed parameters
+	snap.Citations = make([]*Citation, len(g.parts))
+	parallel(len(g.parts), func(_, lo, hi int) {
+		b := g.builder()
 		for i := lo; i < hi; i++ {
-			pt := parts[i]
-			n := pt.node
-			c := &Citation{
-				Node: l.names[n], ID: l.one(pCitationId, n),
-				ObservedAt: l.one(pObservedAt, n), Position: l.one(pPosition, n),
-				Question: l.one(pQuestion, n), BaseURL: l.one(pBaseURL, n),
-				RawNode: l.names[pt.raw], Raw: l.one(pText, pt.raw),
-			}
-			if ans := l.get(pInAnswer, n); ans != 0 {
-				c.AnswerID = l.one(pAnswerId, ans)
-				c.Engine = l.one(pEngineName, l.get(pProvWasAttributedTo, ans))
-			}
-			if f := l.get(pFragment, pt.raw); f != 0 {
-				v := l.names[f]
-				c.Fragment = &v
-			}
-			if pt.norm != 0 {
-				if c.Norm = norms[pt.norm]; c.Norm == nil {
-					c.Norm = l.normalization(pt.norm, pt.key, snap.Policy, steps, params)
-					norms[pt.norm] = c.Norm
-				}
-			}
-			for _, r := range pt.retrievals {
-				c.Retrievals = append(c.Retrievals, l.retrieval(r, declsOf[r]))
-			}
-			for _, rel := range pt.relations {
-				c.Relations = append(c.Relations, &Relation{
-					Type:   l.rels[rel],
-					Target: l.one(pText, l.get(pTarget, rel)), Format: l.one(pFormat, rel),
-					CapturedAt: l.one(pCapturedAt, rel), Evidence: l.one(pEvidence, rel),
-				})
-			}
-			sortCitation(c)
-			snap.Citations[i] = c
+			snap.Citations[i] = b.citation(&g.parts[i])
 		}
 	})
 	sortParallel(snap.Citations, func(a, b *Citation) int { return strings.Compare(a.ID, b.ID) })
 	return nil
+}
+
+// builder builds Citation values from gathered ids. Citations of the same
+// raw URL share its normalization node: a builder makes each once and
+// shares it (it is only read). A builder is for one goroutine.
+type builder struct {
+	g      *gathered
+	norms  map[graph.ID]*Normalization
+	steps  map[graph.ID][]string // step logs shared by several normalizations are read once
+	params map[graph.ID][]string // and so are lists of removed parameters
+}
+
+func (g *gathered) builder() *builder {
+	return &builder{g: g, norms: map[graph.ID]*Normalization{}, steps: map[graph.ID][]string{}, params: map[graph.ID][]string{}}
+}
+
+// citation builds the citation of pt.
+func (b *builder) citation(pt *partial) *Citation {
+	l := b.g.l
+	n := pt.node
+	c := &Citation{
+		Node: l.names[n], ID: l.one(pCitationId, n),
+		ObservedAt: l.one(pObservedAt, n), Position: l.one(pPosition, n),
+		Question: l.one(pQuestion, n), BaseURL: l.one(pBaseURL, n),
+		RawNode: l.names[pt.raw], Raw: l.one(pText, pt.raw),
+	}
+	if ans := l.get(pInAnswer, n); ans != 0 {
+		c.AnswerID = l.one(pAnswerId, ans)
+		c.Engine = l.one(pEngineName, l.get(pProvWasAttributedTo, ans))
+	}
+	if f := l.get(pFragment, pt.raw); f != 0 {
+		v := l.names[f]
+		c.Fragment = &v
+	}
+	if pt.norm != 0 {
+		if c.Norm = b.norms[pt.norm]; c.Norm == nil {
+			c.Norm = l.normalization(pt.norm, pt.key, b.g.policy, b.steps, b.params)
+			b.norms[pt.norm] = c.Norm
+		}
+	}
+	for _, r := range pt.retrievals {
+		c.Retrievals = append(c.Retrievals, l.retrieval(r, b.g.declsOf[r]))
+	}
+	for _, rel := range pt.relations {
+		c.Relations = append(c.Relations, &Relation{
+			Type:   l.rels[rel],
+			Target: l.one(pText, l.get(pTarget, rel)), Format: l.one(pFormat, rel),
+			CapturedAt: l.one(pCapturedAt, rel), Evidence: l.one(pEvidence, rel),
+		})
+	}
+	sortCitation(c)
+	return c
 }
 
 // sortCitation puts a citation's retrievals and relations in the one order

@@ -1,0 +1,683 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/normalize"
+)
+
+// This file is the grouping engine behind Groups and GroupStream. It finds
+// the groups on compact facts (integers, one row per citation), and builds
+// the Citation values of a group's members only when the group is listed
+// or has relations: over a whole database that is the difference between
+// building a million Go values before grouping and building them one group
+// at a time, on every core, while the output is written.
+
+// Citation states in facts.
+const (
+	stateKeyed int8 = iota
+	stateRejected
+	stateUnnormalized
+)
+
+// facts is what grouping reads of every citation. Citations are numbered
+// 0..n-1 in citation id order. Key and hash refs are small integers that
+// are equal exactly when the strings are.
+type facts struct {
+	n       int
+	state   []int8   // per citation
+	key     []int32  // per keyed citation: its key's ref
+	keys    []string // key text by ref
+	content []bool   // per citation: its key needs content to compare (server-defined host rule)
+	// The content hashes of citation i are hashRef[hashOff[i]:hashOff[i+1]];
+	// the destinations of its same-host redirects are
+	// redirURL[redirOff[i]:redirOff[i+1]].
+	hashOff, redirOff []int32
+	hashRef           []int32
+	redirURL          []string
+	hashText          func(ref int32) string
+	// related says whether a citation has anything relations reads
+	// (redirects, canonical declarations, declared relations).
+	related []bool
+	// citation returns citation i. w is the calling worker's number
+	// (0 <= w < workers()), so that sources may keep a cache per worker.
+	citation func(w, i int) *Citation
+}
+
+// relatedCitation reports whether relations reads anything of c.
+func relatedCitation(c *Citation) bool {
+	if len(c.Relations) > 0 {
+		return true
+	}
+	for _, r := range c.Retrievals {
+		if (r.FinalURL != "" && len(r.Hops) > 0) || len(r.Canonicals) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// snapshotFacts derives the facts of a snapshot's citations.
+func snapshotFacts(snap *Snapshot) *facts {
+	n := len(snap.Citations)
+	f := &facts{
+		n: n, state: make([]int8, n), key: make([]int32, n), content: make([]bool, n), related: make([]bool, n),
+		hashOff: make([]int32, n+1), redirOff: make([]int32, n+1),
+		citation: func(_, i int) *Citation { return snap.Citations[i] },
+	}
+	keyRef, hashRef := map[string]int32{}, map[string]int32{}
+	var hashes []string
+	for i, c := range snap.Citations {
+		switch {
+		case c.Norm == nil:
+			f.state[i] = stateUnnormalized
+		case c.Norm.Rejected():
+			f.state[i] = stateRejected
+		default:
+			ref, ok := keyRef[c.Norm.Key]
+			if !ok {
+				ref = int32(len(f.keys))
+				keyRef[c.Norm.Key] = ref
+				f.keys = append(f.keys, c.Norm.Key)
+			}
+			f.key[i] = ref
+			f.content[i] = c.Norm.Compare == string(normalize.CompareContent)
+		}
+		for _, r := range c.Retrievals {
+			if r.ContentHash != "" {
+				ref, ok := hashRef[r.ContentHash]
+				if !ok {
+					ref = int32(len(hashes))
+					hashRef[r.ContentHash] = ref
+					hashes = append(hashes, r.ContentHash)
+				}
+				f.hashRef = append(f.hashRef, ref)
+			}
+			if len(r.Hops) > 0 && r.FinalURL != "" && !r.CrossesHost() {
+				f.redirURL = append(f.redirURL, r.FinalURL)
+			}
+		}
+		f.hashOff[i+1], f.redirOff[i+1] = int32(len(f.hashRef)), int32(len(f.redirURL))
+		f.related[i] = relatedCitation(c)
+	}
+	f.hashText = func(ref int32) string { return hashes[ref] }
+	return f
+}
+
+// facts derives the facts of gathered citations, on every core, without
+// building them; citation builds one on demand.
+func (g *gathered) facts() *facts {
+	l := g.l
+	n := len(g.parts)
+	// Number the citations in citation id order.
+	type byID struct {
+		id   string
+		part int32
+	}
+	ids := make([]byID, n)
+	parallel(n, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			ids[i] = byID{l.one(pCitationId, g.parts[i].node), int32(i)}
+		}
+	})
+	sortParallel(ids, func(a, b byID) int { return strings.Compare(a.id, b.id) })
+	order := make([]int32, n)
+	for i, x := range ids {
+		order[i] = x.part
+	}
+	ids = nil
+	f := &facts{
+		n: n, state: make([]int8, n), key: make([]int32, n), content: make([]bool, n), related: make([]bool, n),
+		hashOff: make([]int32, n+1), redirOff: make([]int32, n+1),
+		hashText: func(ref int32) string { return l.names[ref] },
+	}
+	builders := make([]*builder, workers())
+	for w := range builders {
+		builders[w] = g.builder()
+	}
+	f.citation = func(w, i int) *Citation { return builders[w].citation(&g.parts[order[i]]) }
+	// Key refs are numbered by first appearance in citation id order, so
+	// that they do not depend on term ids.
+	keyText := make([]graph.ID, n)
+	hashes := make([][]int32, n)
+	redirs := make([][]string, n)
+	parallel(n, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			pt := &g.parts[order[i]]
+			switch {
+			case pt.norm == 0:
+				f.state[i] = stateUnnormalized
+			case l.one(pErrorCode, pt.norm) != "":
+				f.state[i] = stateRejected
+			default:
+				keyText[i] = l.get(pText, pt.key)
+				f.content[i] = l.one(pCompare, pt.key) == string(normalize.CompareContent)
+			}
+			rel := len(pt.relations) > 0
+			for _, rt := range pt.retrievals {
+				if h := l.get(pContentHash, rt); l.names[h] != "" {
+					hashes[i] = append(hashes[i], int32(h))
+				}
+				final := l.one(pFinalURL, rt)
+				hops := l.all(pHop, rt)
+				if final != "" && len(hops) > 0 {
+					rel = true
+					cross := false
+					for _, h := range hops {
+						cross = cross || l.one(pCrossesHost, h) == "true"
+					}
+					if !cross {
+						redirs[i] = append(redirs[i], final)
+					}
+				}
+				if len(g.declsOf[rt]) > 0 {
+					rel = true
+				}
+			}
+			f.related[i] = rel
+		}
+	})
+	refOf := map[graph.ID]int32{}
+	for i := range n {
+		if f.state[i] == stateKeyed {
+			ref, ok := refOf[keyText[i]]
+			if !ok {
+				ref = int32(len(f.keys))
+				refOf[keyText[i]] = ref
+				f.keys = append(f.keys, l.names[keyText[i]])
+			}
+			f.key[i] = ref
+		}
+		f.hashRef = append(f.hashRef, hashes[i]...)
+		f.redirURL = append(f.redirURL, redirs[i]...)
+		f.hashOff[i+1], f.redirOff[i+1] = int32(len(f.hashRef)), int32(len(f.redirURL))
+	}
+	return f
+}
+
+// group is a group while it is worked out: members and keys as numbers.
+type group struct {
+	keys     []int32 // key refs, in key text order
+	members  []int32 // citation numbers, in citation id order
+	id       string
+	redirect bool    // some key was joined by a same-host redirect
+	hashes   []int32 // distinct content hash refs of the members
+	related  bool    // some member has something relations reads
+	verdict  string
+	num      int32 // the group's number before the groups were sorted
+}
+
+// grouping is the engine's state once the groups are found.
+type grouping struct {
+	f         *facts
+	opts      GroupOptions
+	maxShared int
+	policy    PolicyRef
+	keyOf     func(string) string
+	warnings  []string
+
+	keys       []string          // key text by ref: f.keys, then uncited redirect targets
+	keyIndex   map[string]int32  // key text -> ref
+	sources    map[int32]int     // redirect target ref -> how many keys redirect to it
+	groupOfKey []int32           // key ref -> group number, or -1
+	groups     []*group          // in key order
+	hashGroups map[int32][]int32 // hash ref -> groups, for hashes of several groups
+	sharedText map[string]int    // hash text -> groups, for hashes of several groups
+}
+
+// newGrouping finds the groups of f.
+func newGrouping(f *facts, snap *Snapshot, opts GroupOptions) *grouping {
+	g := &grouping{f: f, opts: opts, maxShared: opts.MaxShared, policy: snap.Policy}
+	if g.maxShared <= 0 {
+		g.maxShared = DefaultMaxShared
+	}
+	norm, err := snap.Normalizer()
+	if err != nil {
+		g.warnings = append(g.warnings, fmt.Sprintf("%v: redirect, canonical and relation targets are matched by exact key text only", err))
+	} else if snap.EngineChanged() {
+		g.warnings = append(g.warnings, "this provgraph's normalization engine differs from the one the keys were made with: targets are normalized with the current one")
+	}
+	// keyOf gives the key of a URL that may not be cited. The normalizer
+	// is safe for concurrent use.
+	g.keyOf = func(u string) string {
+		if norm == nil {
+			return u
+		}
+		res, err := norm.Normalize(u)
+		if err != nil {
+			return ""
+		}
+		return res.Key
+	}
+	g.keys = slices.Clone(f.keys)
+	g.keyIndex = make(map[string]int32, len(g.keys))
+	for ref, k := range g.keys {
+		g.keyIndex[k] = int32(ref)
+	}
+	cited := len(f.keys)
+
+	// Members of each cited key, in citation order (a counting sort).
+	start := make([]int32, cited+1)
+	for i := range f.n {
+		if f.state[i] == stateKeyed {
+			start[f.key[i]+1]++
+		}
+	}
+	for k := range cited {
+		start[k+1] += start[k]
+	}
+	byKey := make([]int32, start[cited])
+	fill := slices.Clone(start[:cited])
+	for i := range f.n {
+		if f.state[i] == stateKeyed {
+			k := f.key[i]
+			byKey[fill[k]] = int32(i)
+			fill[k]++
+		}
+	}
+
+	// Same-host redirects join the source's key with the target's, unless
+	// the target is shared by too many keys to mean anything. Targets are
+	// normalized on every core.
+	targets := make([]string, len(f.redirURL))
+	parallel(len(f.redirURL), func(_, lo, hi int) {
+		for j := lo; j < hi; j++ {
+			targets[j] = g.keyOf(f.redirURL[j])
+		}
+	})
+	srcs := map[int32][]int32{} // target ref -> source key refs
+	for i := range f.n {
+		if f.state[i] != stateKeyed {
+			continue
+		}
+		for _, t := range targets[f.redirOff[i]:f.redirOff[i+1]] {
+			if t == "" {
+				continue
+			}
+			tref := g.ref(t)
+			if tref == f.key[i] || slices.Contains(srcs[tref], f.key[i]) {
+				continue
+			}
+			srcs[tref] = append(srcs[tref], f.key[i])
+		}
+	}
+	parent := make([]int32, len(g.keys))
+	for k := range parent {
+		parent[k] = int32(k)
+	}
+	find := func(k int32) int32 {
+		for parent[k] != k {
+			parent[k] = parent[parent[k]]
+			k = parent[k]
+		}
+		return k
+	}
+	joined := make([]bool, len(g.keys))
+	inUnion := make([]bool, len(g.keys)) // cited, or a joined target
+	for k := range cited {
+		inUnion[k] = true
+	}
+	g.sources = make(map[int32]int, len(srcs))
+	for t, src := range srcs {
+		g.sources[t] = len(src)
+		if len(src) > g.maxShared {
+			continue
+		}
+		inUnion[t] = true
+		for _, s := range src {
+			a, b := find(s), find(t)
+			if a != b {
+				parent[max(a, b)] = min(a, b)
+			}
+			joined[s], joined[t] = true, true
+		}
+	}
+
+	// The groups: one per root of a cited key.
+	g.groupOfKey = make([]int32, len(g.keys))
+	groupOfRoot := make([]int32, len(g.keys))
+	for k := range groupOfRoot {
+		groupOfRoot[k], g.groupOfKey[k] = -1, -1
+	}
+	for k := range int32(cited) {
+		r := find(k)
+		gi := groupOfRoot[r]
+		if gi < 0 {
+			gi = int32(len(g.groups))
+			groupOfRoot[r] = gi
+			g.groups = append(g.groups, &group{})
+		}
+		gr := g.groups[gi]
+		gr.keys = append(gr.keys, k)
+		gr.members = append(gr.members, byKey[start[k]:start[k+1]]...)
+		gr.redirect = gr.redirect || joined[k]
+	}
+	for k := range g.keys {
+		if inUnion[k] {
+			g.groupOfKey[k] = groupOfRoot[find(int32(k))]
+		}
+	}
+	parallel(len(g.groups), func(_, lo, hi int) {
+		for _, gr := range g.groups[lo:hi] {
+			slices.SortFunc(gr.keys, func(a, b int32) int { return strings.Compare(g.keys[a], g.keys[b]) })
+			gr.id = groupID(g.policy.Digest, g.keys[gr.keys[0]])
+			if len(gr.keys) > 1 {
+				slices.Sort(gr.members)
+			}
+			for _, m := range gr.members {
+				for _, h := range f.hashRef[f.hashOff[m]:f.hashOff[m+1]] {
+					if !slices.Contains(gr.hashes, h) {
+						gr.hashes = append(gr.hashes, h)
+					}
+				}
+				gr.related = gr.related || f.related[m]
+			}
+		}
+	})
+	// Group numbers change with the sort: keep the key -> group map right.
+	for i, gr := range g.groups {
+		gr.num = int32(i)
+	}
+	sortParallel(g.groups, func(a, b *group) int { return strings.Compare(g.keys[a.keys[0]], g.keys[b.keys[0]]) })
+	renumber := make([]int32, len(g.groups))
+	for i, gr := range g.groups {
+		renumber[gr.num] = int32(i)
+	}
+	for k, gi := range g.groupOfKey {
+		if gi >= 0 {
+			g.groupOfKey[k] = renumber[gi]
+		}
+	}
+
+	// Content hashes: shared by too many groups, a hash is a common page
+	// (an error or login page) and is evidence of nothing.
+	count := map[int32]int32{}
+	for _, gr := range g.groups {
+		for _, h := range gr.hashes {
+			count[h]++
+		}
+	}
+	g.hashGroups, g.sharedText = map[int32][]int32{}, map[string]int{}
+	for gi, gr := range g.groups {
+		for _, h := range gr.hashes {
+			if count[h] > 1 {
+				g.hashGroups[h] = append(g.hashGroups[h], int32(gi))
+				g.sharedText[f.hashText(h)] = int(count[h])
+			}
+		}
+	}
+	parallel(len(g.groups), func(_, lo, hi int) {
+		for _, gr := range g.groups[lo:hi] {
+			gr.verdict = g.verdict(gr)
+		}
+	})
+	return g
+}
+
+// ref returns the ref of key text k, numbering it if it is new.
+func (g *grouping) ref(k string) int32 {
+	if r, ok := g.keyIndex[k]; ok {
+		return r
+	}
+	r := int32(len(g.keys))
+	g.keys = append(g.keys, k)
+	g.keyIndex[k] = r
+	return r
+}
+
+// shared says how many groups have content hash h; only called for hashes
+// of some group.
+func (g *grouping) shared(h string) int {
+	if n, ok := g.sharedText[h]; ok {
+		return n
+	}
+	return 1
+}
+
+// verdict says how strong the reason is to review gr's members together.
+// A content hash shared by more than maxShared groups is a common page and
+// counts for nothing.
+func (g *grouping) verdict(gr *group) string {
+	f := g.f
+	common := func(h int32) bool { return len(g.hashGroups[h]) > g.maxShared }
+	hashes := 0
+	for _, h := range gr.hashes {
+		if !common(h) {
+			hashes++
+		}
+	}
+	allHashed, serverDefined := true, false
+	for _, m := range gr.members {
+		has := false
+		for _, h := range f.hashRef[f.hashOff[m]:f.hashOff[m+1]] {
+			has = has || !common(h)
+		}
+		allHashed = allHashed && has
+		serverDefined = serverDefined || f.content[m]
+	}
+	switch {
+	case hashes > 1:
+		return VerdictConflict
+	case hashes == 1 && allHashed:
+		return VerdictIdentityConfirmed
+	case serverDefined || gr.redirect:
+		return VerdictNeedsContentCheck
+	default:
+		return VerdictNormalizedCompare
+	}
+}
+
+// lists reports whether the options list gr.
+func (g *grouping) lists(gr *group) bool {
+	return len(gr.members) >= g.opts.MinSize && (g.opts.Verdict == "" || gr.verdict == g.opts.Verdict)
+}
+
+// build makes the Group of gr: members (with reasons when listed) and
+// relations. w is the calling worker.
+func (g *grouping) build(w int, gr *group, listed bool) *Group {
+	out := &Group{ID: gr.id, Key: g.keys[gr.keys[0]], Verdict: gr.verdict, redirect: gr.redirect}
+	if len(gr.keys) > 1 {
+		out.Keys = make([]string, len(gr.keys))
+		for i, k := range gr.keys {
+			out.Keys[i] = g.keys[k]
+		}
+	}
+	members := make([]Member, len(gr.members))
+	out.Members = make([]*Member, len(gr.members))
+	for i, m := range gr.members {
+		c := g.f.citation(w, int(m))
+		members[i] = Member{citation: c, CitationID: c.ID, RawURL: c.Raw, Fragment: c.Fragment, Key: c.Norm.Key, ResolvedURL: resolved(c)}
+		out.Members[i] = &members[i]
+	}
+	if listed {
+		for _, m := range out.Members {
+			m.Reasons = memberReasons(m.citation, out, g.shared, g.maxShared)
+		}
+	}
+	if gr.related {
+		relations(out, g.keyOf, func(k string) (string, bool) { return g.target(gr, k) }, g.redirectSources, g.maxShared)
+	}
+	for _, h := range gr.hashes {
+		gs := g.hashGroups[h]
+		if len(gs) < 2 || len(gs) > g.maxShared {
+			continue
+		}
+		for _, o := range gs {
+			if other := g.groups[o]; other != gr {
+				addRelation(out, &GroupRelation{Type: RelSameContent, From: gr.id, To: other.id, Evidence: "the same content hash " + g.f.hashText(h) + " under different keys", Review: true})
+			}
+		}
+	}
+	if out.Relations == nil {
+		out.Relations = []*GroupRelation{}
+	}
+	slices.SortFunc(out.Relations, cmpRelation)
+	return out
+}
+
+// target returns the id of the group of key text k, "" when no group has
+// it, and whether that group is from.
+func (g *grouping) target(from *group, k string) (id string, self bool) {
+	ref, ok := g.keyIndex[k]
+	if !ok || g.groupOfKey[ref] < 0 {
+		return "", false
+	}
+	to := g.groups[g.groupOfKey[ref]]
+	return to.id, to == from
+}
+
+// redirectSources says how many keys redirect to key text t.
+func (g *grouping) redirectSources(t string) int {
+	ref, ok := g.keyIndex[t]
+	if !ok {
+		return 0
+	}
+	return g.sources[ref]
+}
+
+// run builds the groups in order, on every core, a batch at a time. With
+// encode nil, the listed groups are collected into the report. Otherwise
+// encode turns each listed group into bytes on the worker that built it
+// (so groups are dropped as soon as they are written), and write gets
+// the bytes of every batch in group order, on the calling goroutine; the
+// report then has no groups.
+func (g *grouping) run(ctx context.Context, encode func(buf []byte, gr *Group) []byte, write func([]byte) error) (*Report, error) {
+	f := g.f
+	rep := &Report{Policy: g.policy, Groups: []*Group{}, Rejected: []RejectedURL{}, Missing: []string{}, Warnings: g.warnings}
+	for i := range f.n {
+		switch f.state[i] {
+		case stateUnnormalized:
+			rep.Missing = append(rep.Missing, f.citation(0, i).ID)
+		case stateRejected:
+			c := f.citation(0, i)
+			rep.Rejected = append(rep.Rejected, RejectedURL{CitationID: c.ID, RawURL: c.Raw, Code: c.Norm.ErrorCode, Message: c.Norm.ErrorMessage})
+		}
+	}
+	counts := map[string]int{
+		"citations":    f.n,
+		"rejected":     len(rep.Rejected),
+		"unnormalized": len(rep.Missing),
+		"groups":       len(g.groups),
+	}
+	const per = 256 // groups per task
+	type task struct {
+		listed []*Group
+		buf    []byte
+		counts map[string]int
+	}
+	tasks := make([]task, workers()*4)
+	for lo := 0; lo < len(g.groups); lo += per * len(tasks) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		n := min(len(tasks), (len(g.groups)-lo+per-1)/per)
+		parallel(n, func(w, tlo, thi int) {
+			for t := tlo; t < thi; t++ {
+				tk := task{counts: map[string]int{}, buf: tasks[t].buf[:0]}
+				for _, gr := range g.groups[min(lo+t*per, len(g.groups)):min(lo+(t+1)*per, len(g.groups))] {
+					listed := g.lists(gr)
+					if len(gr.members) > 1 {
+						tk.counts["groups_with_several_members"]++
+					}
+					tk.counts["verdict:"+gr.verdict]++
+					if !listed && !gr.related && !g.sharesContent(gr) {
+						continue
+					}
+					out := g.build(w, gr, listed)
+					for _, r := range out.Relations {
+						tk.counts["relation:"+r.Type]++
+					}
+					switch {
+					case !listed:
+					case encode != nil:
+						tk.buf = encode(tk.buf, out)
+					default:
+						tk.listed = append(tk.listed, out)
+					}
+				}
+				tasks[t] = tk
+			}
+		})
+		for t := range n {
+			for k, v := range tasks[t].counts {
+				counts[k] += v
+			}
+			rep.Groups = append(rep.Groups, tasks[t].listed...)
+			if encode != nil && len(tasks[t].buf) > 0 {
+				if err := write(tasks[t].buf); err != nil {
+					return nil, err
+				}
+			}
+			tasks[t].listed, tasks[t].counts = nil, nil
+		}
+	}
+	rep.Counts = counts
+	return rep, nil
+}
+
+// sharesContent reports whether gr has a content hash it shares with other
+// groups, but not with so many that it means nothing.
+func (g *grouping) sharesContent(gr *group) bool {
+	for _, h := range gr.hashes {
+		if n := len(g.hashGroups[h]); n >= 2 && n <= g.maxShared {
+			return true
+		}
+	}
+	return false
+}
+
+// GroupSet is the review groups of a database under one policy, found and
+// ready to be written. LoadGroups reads only what grouping needs, and the
+// members of a group are built only while it is written: this is how
+// `provgraph groups` goes through a million citations in seconds.
+type GroupSet struct {
+	g *grouping
+}
+
+// LoadGroups finds the review groups of st under policy (as for Load). It
+// reads; it never writes.
+func LoadGroups(ctx context.Context, st *graph.Store, policy string, opts GroupOptions) (*GroupSet, error) {
+	snap := &Snapshot{}
+	var gathered *gathered
+	err := st.Read(func(r *graph.Reader) error {
+		l := &loader{ctx: ctx, r: r}
+		pols, err := l.policies()
+		if err != nil {
+			return err
+		}
+		snap.Policies = pols
+		if snap.Policy, err = choosePolicy(pols, policy); err != nil {
+			return err
+		}
+		gathered, err = l.gather(snap.Policy, true)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &GroupSet{g: newGrouping(gathered.facts(), snap, opts)}, nil
+}
+
+// Policy is the policy whose keys the groups are made of.
+func (s *GroupSet) Policy() PolicyRef { return s.g.policy }
+
+// Warnings are the report's warnings, known before any group is written.
+func (s *GroupSet) Warnings() []string { return s.g.warnings }
+
+// Write builds the listed groups in order, a batch at a time on every
+// core. encode appends one group's bytes to buf (it runs on several
+// goroutines at once); write gets the bytes of each batch, in order, on the
+// calling goroutine. The report returned has the rejected and unnormalized
+// citations and the counts, and no groups: they were written.
+func (s *GroupSet) Write(ctx context.Context, encode func(buf []byte, g *Group) []byte, write func([]byte) error) (*Report, error) {
+	return s.g.run(ctx, encode, write)
+}
+
+// Report returns the whole report, the listed groups included.
+func (s *GroupSet) Report(ctx context.Context) (*Report, error) {
+	return s.g.run(ctx, nil, nil)
+}
