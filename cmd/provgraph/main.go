@@ -4,13 +4,29 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// PROVGRAPH_CPUPROFILE=FILE writes a CPU profile of the command, for
+	// `go tool pprof`: how to see where a slow command spends its time.
+	if path := os.Getenv("PROVGRAPH_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "provgraph: PROVGRAPH_CPUPROFILE: %v\n", err)
+			os.Exit(exitUsage)
+		}
+		defer f.Close()
+	}
 	code := Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
+	pprof.StopCPUProfile()
 	os.Exit(code)
 }

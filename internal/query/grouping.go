@@ -121,7 +121,8 @@ func (g *gathered) facts() *facts {
 	ids := make([]byID, n)
 	parallel(n, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			ids[i] = byID{l.one(pCitationId, g.parts[i].node), int32(i)}
+			g.parts[i].id = l.one(pCitationId, g.parts[i].node)
+			ids[i] = byID{g.parts[i].id, int32(i)}
 		}
 	})
 	sortParallel(ids, func(a, b byID) int { return strings.Compare(a.id, b.id) })
@@ -361,9 +362,24 @@ func newGrouping(f *facts, snap *Snapshot, opts GroupOptions) *grouping {
 			g.groupOfKey[k] = groupOfRoot[find(int32(k))]
 		}
 	}
+	// Every key's rank in key text order, sorted once on every core.
+	type keyText struct {
+		text string
+		ref  int32
+	}
+	byText := make([]keyText, len(g.keys))
+	for ref, k := range g.keys {
+		byText[ref] = keyText{k, int32(ref)}
+	}
+	sortParallel(byText, func(a, b keyText) int { return strings.Compare(a.text, b.text) })
+	rank := make([]int32, len(g.keys))
+	for i, k := range byText {
+		rank[k.ref] = int32(i)
+	}
+	byText = nil
 	parallel(len(g.groups), func(_, lo, hi int) {
 		for _, gr := range g.groups[lo:hi] {
-			slices.SortFunc(gr.keys, func(a, b int32) int { return strings.Compare(g.keys[a], g.keys[b]) })
+			slices.SortFunc(gr.keys, func(a, b int32) int { return int(rank[a] - rank[b]) })
 			gr.id = groupID(g.policy.Digest, g.keys[gr.keys[0]])
 			if len(gr.keys) > 1 {
 				slices.Sort(gr.members)
@@ -378,11 +394,21 @@ func newGrouping(f *facts, snap *Snapshot, opts GroupOptions) *grouping {
 			}
 		}
 	})
-	// Group numbers change with the sort: keep the key -> group map right.
+	// Groups in the order of their smallest keys: each key is the smallest
+	// of at most one group, so placing each group at its key's rank sorts
+	// them. Group numbers change: keep the key -> group map right.
+	sorted := make([]*group, 0, len(g.groups))
+	byRank := make([]*group, len(g.keys))
 	for i, gr := range g.groups {
 		gr.num = int32(i)
+		byRank[rank[gr.keys[0]]] = gr
 	}
-	sortParallel(g.groups, func(a, b *group) int { return strings.Compare(g.keys[a.keys[0]], g.keys[b.keys[0]]) })
+	for _, gr := range byRank {
+		if gr != nil {
+			sorted = append(sorted, gr)
+		}
+	}
+	g.groups = sorted
 	renumber := make([]int32, len(g.groups))
 	for i, gr := range g.groups {
 		renumber[gr.num] = int32(i)
@@ -494,8 +520,9 @@ func (g *grouping) build(w int, gr *group, listed bool) *Group {
 		out.Members[i] = &members[i]
 	}
 	if listed {
+		r := &reasoner{g: out, shared: g.shared, maxShared: g.maxShared}
 		for _, m := range out.Members {
-			m.Reasons = memberReasons(m.citation, out, g.shared, g.maxShared)
+			m.Reasons = r.reasons(m.citation)
 		}
 	}
 	if gr.related {

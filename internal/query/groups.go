@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/provgraph/provgraph/internal/normalize"
@@ -190,36 +191,62 @@ func cmpRelation(a, b *GroupRelation) int {
 	return cmp.Or(strings.Compare(a.Type, b.Type), strings.Compare(a.To, b.To), strings.Compare(a.ToURL, b.ToURL), strings.Compare(a.Evidence, b.Evidence))
 }
 
-// memberReasons says why a citation is in its group. shared says how many
-// groups have a content hash.
-func memberReasons(c *Citation, g *Group, shared func(string) int, maxShared int) []string {
-	var rs []string
-	if c.Norm.Key == g.Key && len(g.Keys) == 0 {
-		rs = append(rs, "key "+c.Norm.Key+" under policy "+c.Norm.Policy.String())
-	} else {
-		rs = append(rs, "key "+c.Norm.Key+" (the group joins keys "+strings.Join(g.Keys, ", ")+" by same-host redirects)")
+// reasoner says why citations are in group g. The lines that depend only
+// on a member's key or normalization are made once per group: members of a
+// group mostly share them.
+type reasoner struct {
+	g         *Group
+	shared    func(hash string) int // how many groups have a content hash
+	maxShared int
+	keys      []string // key, then its line, for each key seen
+	norms     []*Normalization
+	lines     [][]string // lines of norms[i]
+}
+
+// reasons says why c is in the group.
+func (r *reasoner) reasons(c *Citation) []string {
+	n := c.Norm
+	rs := make([]string, 0, 4)
+	i := 0
+	for i < len(r.keys) && r.keys[i] != n.Key {
+		i += 2
 	}
-	if len(c.Norm.Rules) > 0 {
-		rs = append(rs, "rules applied: "+strings.Join(c.Norm.Rules, ", "))
+	if i == len(r.keys) {
+		line := "key " + n.Key + " under policy " + n.Policy.String()
+		if n.Key != r.g.Key || len(r.g.Keys) > 0 {
+			line = "key " + n.Key + " (the group joins keys " + strings.Join(r.g.Keys, ", ") + " by same-host redirects)"
+		}
+		r.keys = append(r.keys, n.Key, line)
 	}
-	if len(c.Norm.RemovedParams) > 0 {
-		rs = append(rs, "tracking parameters removed: "+strings.Join(c.Norm.RemovedParams, "&"))
+	rs = append(rs, r.keys[i+1])
+	j := slices.Index(r.norms, n)
+	if j < 0 {
+		var lines []string
+		if len(n.Rules) > 0 {
+			lines = append(lines, "rules applied: "+strings.Join(n.Rules, ", "))
+		}
+		if len(n.RemovedParams) > 0 {
+			lines = append(lines, "tracking parameters removed: "+strings.Join(n.RemovedParams, "&"))
+		}
+		if n.Compare == string(normalize.CompareContent) {
+			lines = append(lines, "host rule "+n.HostRule+" is server-defined: identity needs a content hash or signature")
+		}
+		j = len(r.norms)
+		r.norms, r.lines = append(r.norms, n), append(r.lines, lines)
 	}
-	if c.Norm.Compare == string(normalize.CompareContent) {
-		rs = append(rs, "host rule "+c.Norm.HostRule+" is server-defined: identity needs a content hash or signature")
-	}
-	for _, r := range c.Retrievals {
-		if len(r.Hops) > 0 && !r.CrossesHost() && r.FinalURL != "" {
-			rs = append(rs, fmt.Sprintf("same-host redirect to %s (%d hops)", r.FinalURL, len(r.Hops)))
+	rs = append(rs, r.lines[j]...)
+	for _, rt := range c.Retrievals {
+		if len(rt.Hops) > 0 && !rt.CrossesHost() && rt.FinalURL != "" {
+			rs = append(rs, fmt.Sprintf("same-host redirect to %s (%d hops)", rt.FinalURL, len(rt.Hops)))
 		}
 	}
-	for _, r := range c.Retrievals {
-		switch {
-		case r.ContentHash == "":
-		case shared(r.ContentHash) > maxShared:
-			rs = append(rs, fmt.Sprintf("content hash %s is shared by %d groups (a common page such as a login or error page): not evidence", r.ContentHash, shared(r.ContentHash)))
+	for _, rt := range c.Retrievals {
+		switch h := rt.ContentHash; {
+		case h == "":
+		case r.shared(h) > r.maxShared:
+			rs = append(rs, fmt.Sprintf("content hash %s is shared by %d groups (a common page such as a login or error page): not evidence", h, r.shared(h)))
 		default:
-			rs = append(rs, "content hash "+r.ContentHash)
+			rs = append(rs, "content hash "+h)
 		}
 	}
 	return rs

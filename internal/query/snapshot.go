@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
@@ -601,6 +602,7 @@ var (
 
 // partial is a citation's node ids, gathered before the terms are decoded.
 type partial struct {
+	id                   string // the citation id, once read
 	node, raw, norm, key graph.ID
 	retrievals           []graph.ID
 	relations            []graph.ID
@@ -611,6 +613,7 @@ type partial struct {
 // transaction ends.
 type gathered struct {
 	l       *loader
+	norms   []atomic.Pointer[Normalization] // by normalization id, made once and shared
 	policy  PolicyRef
 	parts   []partial
 	declsOf map[graph.ID][]graph.ID
@@ -657,8 +660,8 @@ func (l *loader) gather(pol PolicyRef, lean bool) (*gathered, error) {
 	}
 	// Which node is each normalization's key and each retrieval's
 	// canonical declarations.
-	keyOf := map[graph.ID]graph.ID{}
-	g := &gathered{l: l, policy: pol, declsOf: map[graph.ID][]graph.ID{}, lean: lean}
+	keyOf := make([]graph.ID, l.r.MaxID()+1) // normalization -> its key
+	g := &gathered{l: l, policy: pol, declsOf: map[graph.ID][]graph.ID{}, lean: lean, norms: make([]atomic.Pointer[Normalization], l.r.MaxID()+1)}
 	for _, k := range keys {
 		for _, o := range l.all(pProvWasGeneratedBy, k) {
 			keyOf[o] = k
@@ -690,7 +693,10 @@ func (l *loader) gather(pol PolicyRef, lean bool) (*gathered, error) {
 		for i := lo; i < hi; i++ {
 			n := nodes[i]
 			pt := partial{node: n, raw: l.get(pCites, n)}
-			want(n, pt.raw, l.get(pFragment, pt.raw), l.get(pText, pt.raw))
+			if !lean { // grouping never shows the IRIs of citations, raw URLs and normalizations
+				want(n, pt.raw)
+			}
+			want(l.get(pFragment, pt.raw), l.get(pText, pt.raw))
 			lits(cl, n)
 			if ans := l.get(pInAnswer, n); ans != 0 {
 				want(l.get(pAnswerId, ans), l.get(pEngineName, l.get(pProvWasAttributedTo, ans)))
@@ -700,7 +706,9 @@ func (l *loader) gather(pol PolicyRef, lean bool) (*gathered, error) {
 					continue
 				}
 				pt.norm, pt.key = nrm, keyOf[nrm]
-				want(nrm)
+				if !lean {
+					want(nrm)
+				}
 				lits(normLiterals, nrm)
 				if pt.key != 0 {
 					lits(kl, pt.key)
@@ -753,28 +761,34 @@ func (l *loader) citations(snap *Snapshot) error {
 }
 
 // builder builds Citation values from gathered ids. Citations of the same
-// raw URL share its normalization node: a builder makes each once and
-// shares it (it is only read). A builder is for one goroutine.
+// raw URL share its normalization node, which is made once and shared (it
+// is only read). A builder is for one goroutine.
 type builder struct {
 	g      *gathered
-	norms  map[graph.ID]*Normalization
 	steps  map[graph.ID][]string // step logs shared by several normalizations are read once
 	params map[graph.ID][]string // and so are lists of removed parameters
 }
 
 func (g *gathered) builder() *builder {
-	return &builder{g: g, norms: map[graph.ID]*Normalization{}, steps: map[graph.ID][]string{}, params: map[graph.ID][]string{}}
+	return &builder{g: g, steps: map[graph.ID][]string{}, params: map[graph.ID][]string{}}
 }
 
 // citation builds the citation of pt.
 func (b *builder) citation(pt *partial) *Citation {
 	l := b.g.l
 	n := pt.node
+	id := pt.id
+	if id == "" {
+		id = l.one(pCitationId, n)
+	}
 	c := &Citation{
-		Node: l.names[n], ID: l.one(pCitationId, n),
+		ID:         id,
 		ObservedAt: l.one(pObservedAt, n), Position: l.one(pPosition, n),
 		Question: l.one(pQuestion, n), BaseURL: l.one(pBaseURL, n),
-		RawNode: l.names[pt.raw], Raw: l.one(pText, pt.raw),
+		Raw: l.one(pText, pt.raw),
+	}
+	if !b.g.lean {
+		c.Node, c.RawNode = l.names[n], l.names[pt.raw]
 	}
 	if ans := l.get(pInAnswer, n); ans != 0 {
 		c.AnswerID = l.one(pAnswerId, ans)
@@ -785,9 +799,12 @@ func (b *builder) citation(pt *partial) *Citation {
 		c.Fragment = &v
 	}
 	if pt.norm != 0 {
-		if c.Norm = b.norms[pt.norm]; c.Norm == nil {
+		if c.Norm = b.g.norms[pt.norm].Load(); c.Norm == nil {
+			// Two goroutines may make the same one: one of them is kept.
 			c.Norm = l.normalization(pt.norm, pt.key, b.g.policy, b.steps, b.params)
-			b.norms[pt.norm] = c.Norm
+			if !b.g.norms[pt.norm].CompareAndSwap(nil, c.Norm) {
+				c.Norm = b.g.norms[pt.norm].Load()
+			}
 		}
 	}
 	for _, r := range pt.retrievals {
@@ -815,7 +832,7 @@ func sortCitation(c *Citation) {
 
 func (l *loader) normalization(nrm, key graph.ID, pol PolicyRef, steps, params map[graph.ID][]string) *Normalization {
 	n := &Normalization{
-		Node: l.names[nrm], Policy: pol,
+		Node: l.names[nrm], Policy: pol, // "" in a lean load
 		ErrorCode: l.one(pErrorCode, nrm), ErrorMessage: l.one(pErrorMessage, nrm),
 	}
 	sid := l.get(pSteps, nrm)
