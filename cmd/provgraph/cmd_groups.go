@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -228,11 +229,13 @@ func jsonValue(v any, prefix string) []byte {
 
 // groupTable appends one group in the table format.
 func groupTable(b []byte, g *query.Group) []byte {
-	b = fmt.Appendf(b, "\n%s  %s  %d members  %s\n", g.ID, g.Verdict, len(g.Members), g.Key)
+	b = append(append(append(append(b, '\n'), g.ID...), "  "...), g.Verdict...)
+	b = strconv.AppendInt(append(b, "  "...), int64(len(g.Members)), 10)
+	b = append(append(append(b, " members  "...), g.Key...), '\n')
 	for _, m := range g.Members {
-		b = fmt.Appendf(b, "  %s  %s", m.CitationID, quoteIfNeeded(m.RawURL))
+		b = append(append(append(append(b, "  "...), m.CitationID...), "  "...), quoteIfNeeded(m.RawURL)...)
 		if m.Fragment != nil {
-			b = fmt.Appendf(b, "  (fragment %q kept as evidence)", *m.Fragment)
+			b = append(strconv.AppendQuote(append(b, "  (fragment "...), *m.Fragment), " kept as evidence)"...)
 		}
 		if m.ResolvedURL != "" {
 			b = append(append(b, "  resolved "...), m.ResolvedURL...)
@@ -247,11 +250,11 @@ func groupTable(b []byte, g *query.Group) []byte {
 		if to == "" {
 			to = r.ToURL + " (not cited)"
 		}
-		flag := ""
+		b = append(append(append(append(b, "  "...), r.Type...), " -> "...), to...)
 		if r.Review {
-			flag = " [review]"
+			b = append(b, " [review]"...)
 		}
-		b = fmt.Appendf(b, "  %s -> %s%s\n      %s\n", r.Type, to, flag, r.Evidence)
+		b = append(append(append(b, "\n      "...), r.Evidence...), '\n')
 	}
 	return b
 }

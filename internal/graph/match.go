@@ -331,6 +331,9 @@ func (r *Reader) Objects(ctx context.Context, subj, pred ID, fn func(ID)) error 
 	})
 }
 
+// Count returns how many quads the store holds.
+func (r *Reader) Count() int64 { return int64(readCounters(r.tx).quads) }
+
 // MaxID returns the largest id in use: every id of the store is between 1
 // and MaxID, so callers can index arrays by id.
 func (r *Reader) MaxID() ID { return ID(readCounters(r.tx).nextID - 1) }

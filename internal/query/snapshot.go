@@ -367,6 +367,10 @@ func (l *loader) read(preds ...pred) error {
 	parallel(nw, func(w, _, _ int) {
 		from, to := 1+max*graph.ID(w)/graph.ID(nw), 1+max*graph.ID(w+1)/graph.ID(nw)
 		pt := &parts[w]
+		// Room for half of this range's quads: grouping reads about that
+		// share, so the arrays rarely grow (and copy) on the way.
+		guess := l.r.Count() / int64(nw) / 2
+		pt.preds, pt.objs = make([]graph.ID, 0, guess), make([]graph.ID, 0, guess)
 		next := from // the first subject whose start is not yet set
 		errs[w] = l.r.QuadsIn(l.ctx, from, to, func(s, p, o graph.ID) {
 			if !wanted[p] {
@@ -437,6 +441,20 @@ func (l *loader) all(pr pred, s graph.ID) []graph.ID {
 		}
 	}
 	return out
+}
+
+// appendAll appends the objects of pred for s to dst.
+func (l *loader) appendAll(dst []graph.ID, pr pred, s graph.ID) []graph.ID {
+	if s == 0 || int(s)+1 >= len(l.off) || l.pid[pr] == 0 {
+		return dst
+	}
+	p := l.pid[pr]
+	for i := l.off[s]; i < l.off[s+1]; i++ {
+		if l.preds[i] == p {
+			dst = append(dst, l.objs[i])
+		}
+	}
+	return dst
 }
 
 // instances returns the subjects of rdf:type class.
@@ -687,7 +705,7 @@ func (l *loader) gather(pol PolicyRef, lean bool) (*gathered, error) {
 		}
 		lits := func(preds []pred, s graph.ID) {
 			for _, p := range preds {
-				want(l.all(p, s)...)
+				need = l.appendAll(need, p, s)
 			}
 		}
 		for i := lo; i < hi; i++ {
