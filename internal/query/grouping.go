@@ -43,9 +43,9 @@ type facts struct {
 	// related says whether a citation has anything relations reads
 	// (redirects, canonical declarations, declared relations).
 	related []bool
-	// citation returns citation i. w is the calling worker's number
+	// fill sets *c to citation i. w is the calling worker's number
 	// (0 <= w < workers()), so that sources may keep a cache per worker.
-	citation func(w, i int) *Citation
+	fill func(w, i int, c *Citation)
 }
 
 // relatedCitation reports whether relations reads anything of c.
@@ -67,7 +67,7 @@ func snapshotFacts(snap *Snapshot) *facts {
 	f := &facts{
 		n: n, state: make([]int8, n), key: make([]int32, n), content: make([]bool, n), related: make([]bool, n),
 		hashOff: make([]int32, n+1), redirOff: make([]int32, n+1),
-		citation: func(_, i int) *Citation { return snap.Citations[i] },
+		fill: func(_, i int, c *Citation) { *c = *snap.Citations[i] },
 	}
 	keyRef, hashRef := map[string]int32{}, map[string]int32{}
 	var hashes []string
@@ -140,7 +140,7 @@ func (g *gathered) facts() *facts {
 	for w := range builders {
 		builders[w] = g.builder()
 	}
-	f.citation = func(w, i int) *Citation { return builders[w].citation(&g.parts[order[i]]) }
+	f.fill = func(w, i int, c *Citation) { builders[w].fill(c, &g.parts[order[i]]) }
 	// Key refs are numbered by first appearance in citation id order, so
 	// that they do not depend on term ids.
 	keyText := make([]graph.ID, n)
@@ -502,8 +502,8 @@ func (g *grouping) lists(gr *group) bool {
 	return len(gr.members) >= g.opts.MinSize && (g.opts.Verdict == "" || gr.verdict == g.opts.Verdict)
 }
 
-// build makes the Group of gr: members (with reasons when listed) and
-// relations. w is the calling worker.
+// build makes the Group of gr: members (with reasons) and relations when
+// listed, and only the relations otherwise. w is the calling worker.
 func (g *grouping) build(w int, gr *group, listed bool) *Group {
 	out := &Group{ID: gr.id, Key: g.keys[gr.keys[0]], Verdict: gr.verdict, redirect: gr.redirect}
 	if len(gr.keys) > 1 {
@@ -512,10 +512,24 @@ func (g *grouping) build(w int, gr *group, listed bool) *Group {
 			out.Keys[i] = g.keys[k]
 		}
 	}
-	members := make([]Member, len(gr.members))
-	out.Members = make([]*Member, len(gr.members))
-	for i, m := range gr.members {
-		c := g.f.citation(w, int(m))
+	// A group that is not listed is built for its relations only (they
+	// are counted): of its members, those that have any.
+	nums := gr.members
+	if !listed {
+		nums = nil
+		for _, m := range gr.members {
+			if g.f.related[m] {
+				nums = append(nums, m)
+			}
+		}
+	}
+	// One allocation each for the group's citations and members.
+	cits := make([]Citation, len(nums))
+	members := make([]Member, len(nums))
+	out.Members = make([]*Member, len(nums))
+	for i, m := range nums {
+		c := &cits[i]
+		g.f.fill(w, int(m), c)
 		members[i] = Member{citation: c, CitationID: c.ID, RawURL: c.Raw, Fragment: c.Fragment, Key: c.Norm.Key, ResolvedURL: resolved(c)}
 		out.Members[i] = &members[i]
 	}
@@ -578,9 +592,12 @@ func (g *grouping) run(ctx context.Context, encode func(buf []byte, gr *Group) [
 	for i := range f.n {
 		switch f.state[i] {
 		case stateUnnormalized:
-			rep.Missing = append(rep.Missing, f.citation(0, i).ID)
+			var c Citation
+			f.fill(0, i, &c)
+			rep.Missing = append(rep.Missing, c.ID)
 		case stateRejected:
-			c := f.citation(0, i)
+			var c Citation
+			f.fill(0, i, &c)
 			rep.Rejected = append(rep.Rejected, RejectedURL{CitationID: c.ID, RawURL: c.Raw, Code: c.Norm.ErrorCode, Message: c.Norm.ErrorMessage})
 		}
 	}

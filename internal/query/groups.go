@@ -201,12 +201,18 @@ type reasoner struct {
 	keys      []string // key, then its line, for each key seen
 	norms     []*Normalization
 	lines     [][]string // lines of norms[i]
+	pool      []string   // room for the next members' reasons
 }
 
 // reasons says why c is in the group.
 func (r *reasoner) reasons(c *Citation) []string {
 	n := c.Norm
-	rs := make([]string, 0, 4)
+	const room = 6 // a member rarely has more reasons: more still fit, in a slice of their own
+	if len(r.pool) < room {
+		r.pool = make([]string, room*32)
+	}
+	rs := r.pool[:0:room]
+	r.pool = r.pool[room:]
 	i := 0
 	for i < len(r.keys) && r.keys[i] != n.Key {
 		i += 2

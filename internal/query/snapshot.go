@@ -793,13 +793,20 @@ func (g *gathered) builder() *builder {
 
 // citation builds the citation of pt.
 func (b *builder) citation(pt *partial) *Citation {
+	c := new(Citation)
+	b.fill(c, pt)
+	return c
+}
+
+// fill sets c to the citation of pt.
+func (b *builder) fill(c *Citation, pt *partial) {
 	l := b.g.l
 	n := pt.node
 	id := pt.id
 	if id == "" {
 		id = l.one(pCitationId, n)
 	}
-	c := &Citation{
+	*c = Citation{
 		ID:         id,
 		ObservedAt: l.one(pObservedAt, n), Position: l.one(pPosition, n),
 		Question: l.one(pQuestion, n), BaseURL: l.one(pBaseURL, n),
@@ -836,7 +843,6 @@ func (b *builder) citation(pt *partial) *Citation {
 		})
 	}
 	sortCitation(c)
-	return c
 }
 
 // sortCitation puts a citation's retrievals and relations in the one order
