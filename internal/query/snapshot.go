@@ -622,6 +622,7 @@ var (
 type partial struct {
 	id                   string // the citation id, once read
 	node, raw, norm, key graph.ID
+	rawText, fragment    graph.ID // the raw URL's literals
 	retrievals           []graph.ID
 	relations            []graph.ID
 }
@@ -714,7 +715,8 @@ func (l *loader) gather(pol PolicyRef, lean bool) (*gathered, error) {
 			if !lean { // grouping never shows the IRIs of citations, raw URLs and normalizations
 				want(n, pt.raw)
 			}
-			want(l.get(pFragment, pt.raw), l.get(pText, pt.raw))
+			pt.rawText, pt.fragment = l.get(pText, pt.raw), l.get(pFragment, pt.raw)
+			want(pt.rawText, pt.fragment)
 			lits(cl, n)
 			if ans := l.get(pInAnswer, n); ans != 0 {
 				want(l.get(pAnswerId, ans), l.get(pEngineName, l.get(pProvWasAttributedTo, ans)))
@@ -810,7 +812,7 @@ func (b *builder) fill(c *Citation, pt *partial) {
 		ID:         id,
 		ObservedAt: l.one(pObservedAt, n), Position: l.one(pPosition, n),
 		Question: l.one(pQuestion, n), BaseURL: l.one(pBaseURL, n),
-		Raw: l.one(pText, pt.raw),
+		Raw: l.names[pt.rawText],
 	}
 	if !b.g.lean {
 		c.Node, c.RawNode = l.names[n], l.names[pt.raw]
@@ -819,8 +821,8 @@ func (b *builder) fill(c *Citation, pt *partial) {
 		c.AnswerID = l.one(pAnswerId, ans)
 		c.Engine = l.one(pEngineName, l.get(pProvWasAttributedTo, ans))
 	}
-	if f := l.get(pFragment, pt.raw); f != 0 {
-		v := l.names[f]
+	if pt.fragment != 0 {
+		v := l.names[pt.fragment]
 		c.Fragment = &v
 	}
 	if pt.norm != 0 {
