@@ -505,7 +505,7 @@ func (g *grouping) lists(gr *group) bool {
 // build makes the Group of gr: members (with reasons) and relations when
 // listed, and only the relations otherwise. w is the calling worker.
 func (g *grouping) build(w int, gr *group, listed bool) *Group {
-	out := &Group{ID: gr.id, Key: g.keys[gr.keys[0]], Verdict: gr.verdict, redirect: gr.redirect}
+	out := &Group{ID: gr.id, Key: g.keys[gr.keys[0]], Verdict: gr.verdict}
 	if len(gr.keys) > 1 {
 		out.Keys = make([]string, len(gr.keys))
 		for i, k := range gr.keys {

@@ -74,7 +74,6 @@ type Group struct {
 	Verdict   string           `json:"verdict"`
 	Members   []*Member        `json:"members"`
 	Relations []*GroupRelation `json:"relations"`
-	redirect  bool
 }
 
 // Member is one citation in a group. Every value is the member's own.

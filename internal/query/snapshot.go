@@ -828,7 +828,7 @@ func (b *builder) fill(c *Citation, pt *partial) {
 	if pt.norm != 0 {
 		if c.Norm = b.g.norms[pt.norm].Load(); c.Norm == nil {
 			// Two goroutines may make the same one: one of them is kept.
-			c.Norm = l.normalization(pt.norm, pt.key, b.g.policy, b.steps, b.params)
+			c.Norm = l.normalization(pt.norm, pt.key, b.g.policy, b.steps, b.params, b.g.lean)
 			if !b.g.norms[pt.norm].CompareAndSwap(nil, c.Norm) {
 				c.Norm = b.g.norms[pt.norm].Load()
 			}
@@ -856,10 +856,12 @@ func sortCitation(c *Citation) {
 	})
 }
 
-func (l *loader) normalization(nrm, key graph.ID, pol PolicyRef, steps, params map[graph.ID][]string) *Normalization {
+func (l *loader) normalization(nrm, key graph.ID, pol PolicyRef, steps, params map[graph.ID][]string, lean bool) *Normalization {
 	n := &Normalization{
-		Node: l.names[nrm], Policy: pol, // "" in a lean load
-		ErrorCode: l.one(pErrorCode, nrm), ErrorMessage: l.one(pErrorMessage, nrm),
+		Policy: pol, ErrorCode: l.one(pErrorCode, nrm), ErrorMessage: l.one(pErrorMessage, nrm),
+	}
+	if !lean { // a lean load does not decode node IRIs
+		n.Node = l.names[nrm]
 	}
 	sid := l.get(pSteps, nrm)
 	rules, ok := steps[sid]
