@@ -160,8 +160,7 @@ func writeGroups(w io.Writer, format string, pol query.PolicyRef, warnings []str
 		bw.WriteString(",\n  \"groups\": [")
 		first := true
 		rest, err = groups(func(buf []byte, g *query.Group) []byte {
-			buf = append(buf, ",\n    "...)
-			return append(buf, jsonValue(g, "    ")...)
+			return appendGroupJSON(append(buf, ",\n    "...), g, "    ")
 		}, func(p []byte) error {
 			if first {
 				p, first = p[1:], false
