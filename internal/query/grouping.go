@@ -715,7 +715,7 @@ func (s *GroupSet) Warnings() []string { return s.g.warnings }
 // Write builds the listed groups in order, a batch at a time on every
 // core. encode appends one group's bytes to buf (it runs on several
 // goroutines at once); write gets the bytes of each batch, in order, on the
-// calling goroutine. The report returned has the rejected and unnormalized
+// calling goroutine, and must not keep them (the buffer is reused). The report returned has the rejected and unnormalized
 // citations and the counts, and no groups: they were written.
 func (s *GroupSet) Write(ctx context.Context, encode func(buf []byte, g *Group) []byte, write func([]byte) error) (*Report, error) {
 	return s.g.run(ctx, encode, write)
