@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -290,7 +291,9 @@ func newGrouping(f *facts, snap *Snapshot, opts GroupOptions) *grouping {
 			targets[j] = g.keyOf(f.redirURL[j])
 		}
 	})
-	srcs := map[int32][]int32{} // target ref -> source key refs
+	// (target, source) pairs, without repeats: a login page may be the
+	// target of a hundred thousand keys.
+	var pairs [][2]int32
 	for i := range f.n {
 		if f.state[i] != stateKeyed {
 			continue
@@ -299,12 +302,16 @@ func newGrouping(f *facts, snap *Snapshot, opts GroupOptions) *grouping {
 			if t == "" {
 				continue
 			}
-			tref := g.ref(t)
-			if tref == f.key[i] || slices.Contains(srcs[tref], f.key[i]) {
-				continue
+			if tref := g.ref(t); tref != f.key[i] {
+				pairs = append(pairs, [2]int32{tref, f.key[i]})
 			}
-			srcs[tref] = append(srcs[tref], f.key[i])
 		}
+	}
+	slices.SortFunc(pairs, func(a, b [2]int32) int { return cmp.Or(int(a[0]-b[0]), int(a[1]-b[1])) })
+	pairs = slices.Compact(pairs)
+	srcs := map[int32][]int32{} // target ref -> source key refs
+	for _, p := range pairs {
+		srcs[p[0]] = append(srcs[p[0]], p[1])
 	}
 	parent := make([]int32, len(g.keys))
 	for k := range parent {
@@ -385,13 +392,11 @@ func newGrouping(f *facts, snap *Snapshot, opts GroupOptions) *grouping {
 				slices.Sort(gr.members)
 			}
 			for _, m := range gr.members {
-				for _, h := range f.hashRef[f.hashOff[m]:f.hashOff[m+1]] {
-					if !slices.Contains(gr.hashes, h) {
-						gr.hashes = append(gr.hashes, h)
-					}
-				}
+				gr.hashes = append(gr.hashes, f.hashRef[f.hashOff[m]:f.hashOff[m+1]]...)
 				gr.related = gr.related || f.related[m]
 			}
+			slices.Sort(gr.hashes)
+			gr.hashes = slices.Compact(gr.hashes)
 		}
 	})
 	// Groups in the order of their smallest keys: each key is the smallest
@@ -549,14 +554,16 @@ func (g *grouping) build(w int, gr *group, listed bool) *Group {
 		}
 		for _, o := range gs {
 			if other := g.groups[o]; other != gr {
-				addRelation(out, &GroupRelation{Type: RelSameContent, From: gr.id, To: other.id, Evidence: "the same content hash " + g.f.hashText(h) + " under different keys", Review: true})
+				out.Relations = append(out.Relations, &GroupRelation{Type: RelSameContent, From: gr.id, To: other.id, Evidence: "the same content hash " + g.f.hashText(h) + " under different keys", Review: true})
 			}
 		}
 	}
 	if out.Relations == nil {
 		out.Relations = []*GroupRelation{}
 	}
+	// The same relation (type, target, evidence) is listed once.
 	slices.SortFunc(out.Relations, cmpRelation)
+	out.Relations = slices.CompactFunc(out.Relations, func(a, b *GroupRelation) bool { return cmpRelation(a, b) == 0 })
 	return out
 }
 

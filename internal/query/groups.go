@@ -123,7 +123,7 @@ func Groups(snap *Snapshot, opts GroupOptions) *Report {
 }
 
 // relations adds to g the relations its members' retrievals and declared
-// or detected relations give it. target returns the id of the group of a
+// or detected relations give it, repeats included. target returns the id of the group of a
 // key ("" when no group has it) and whether that is g itself; sources
 // says how many keys redirect to a key.
 func relations(g *Group, keyOf func(string) string, target func(string) (string, bool), sources func(string) int, maxShared int) {
@@ -137,7 +137,7 @@ func relations(g *Group, keyOf func(string) string, target func(string) (string,
 		default:
 			rel.ToURL = toURL
 		}
-		addRelation(g, rel)
+		g.Relations = append(g.Relations, rel) // repeats are dropped by the caller
 	}
 	for _, m := range g.Members {
 		c := m.citation
@@ -174,17 +174,6 @@ func relations(g *Group, keyOf func(string) string, target func(string) (string,
 	}
 }
 
-// addRelation adds rel to g unless g has the same relation already (same
-// type, target and evidence).
-func addRelation(g *Group, rel *GroupRelation) {
-	for _, r := range g.Relations {
-		if cmpRelation(r, rel) == 0 {
-			return
-		}
-	}
-	g.Relations = append(g.Relations, rel)
-}
-
 // cmpRelation orders relations by type, target and evidence.
 func cmpRelation(a, b *GroupRelation) int {
 	return cmp.Or(strings.Compare(a.Type, b.Type), strings.Compare(a.To, b.To), strings.Compare(a.ToURL, b.ToURL), strings.Compare(a.Evidence, b.Evidence))
@@ -199,8 +188,9 @@ type reasoner struct {
 	maxShared int
 	keys      []string // key, then its line, for each key seen
 	norms     []*Normalization
-	lines     [][]string // lines of norms[i]
-	pool      []string   // room for the next members' reasons
+	lines     [][]string             // lines of norms[i]
+	index     map[*Normalization]int // position in norms, once there are many
+	pool      []string               // room for the next members' reasons
 }
 
 // reasons says why c is in the group.
@@ -224,7 +214,14 @@ func (r *reasoner) reasons(c *Citation) []string {
 		r.keys = append(r.keys, n.Key, line)
 	}
 	rs = append(rs, r.keys[i+1])
-	j := slices.Index(r.norms, n)
+	j := -1
+	if r.index != nil {
+		if k, ok := r.index[n]; ok {
+			j = k
+		}
+	} else {
+		j = slices.Index(r.norms, n)
+	}
 	if j < 0 {
 		var lines []string
 		if len(n.Rules) > 0 {
@@ -238,6 +235,15 @@ func (r *reasoner) reasons(c *Citation) []string {
 		}
 		j = len(r.norms)
 		r.norms, r.lines = append(r.norms, n), append(r.lines, lines)
+		switch {
+		case r.index != nil:
+			r.index[n] = j
+		case len(r.norms) > 16: // a big group: look normalizations up by map from now on
+			r.index = make(map[*Normalization]int, 2*len(r.norms))
+			for k, m := range r.norms {
+				r.index[m] = k
+			}
+		}
 	}
 	rs = append(rs, r.lines[j]...)
 	for _, rt := range c.Retrievals {
