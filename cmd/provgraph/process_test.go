@@ -183,3 +183,29 @@ func TestSecondWriterGetsLockedError(t *testing.T) {
 	}
 	t.Logf("second writer gave up after %v", elapsed.Round(time.Millisecond))
 }
+
+// TestCPUProfileEnv: PROVGRAPH_CPUPROFILE=FILE writes a CPU profile of the
+// command (pprof's gzip format), and a file that cannot be created is a
+// usage error that runs nothing.
+func TestCPUProfileEnv(t *testing.T) {
+	prof := filepath.Join(t.TempDir(), "cpu.prof")
+	cmd := command("policy", "show", "default")
+	cmd.Env = append(cmd.Env, "PROVGRAPH_CPUPROFILE="+prof)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("policy show: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(prof)
+	if err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Fatalf("profile %s: %d bytes, %v; want a gzip-compressed pprof profile", prof, len(b), err)
+	}
+	cmd = command("policy", "show", "default")
+	cmd.Env = append(cmd.Env, "PROVGRAPH_CPUPROFILE="+filepath.Join(t.TempDir(), "missing", "cpu.prof"))
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != exitUsage || !bytes.Contains(out, []byte("PROVGRAPH_CPUPROFILE")) {
+		t.Errorf("unwritable profile: %v, output %q; want exit %d naming PROVGRAPH_CPUPROFILE", err, out, exitUsage)
+	}
+	if bytes.Contains(out, []byte("provgraph-default")) {
+		t.Errorf("the command ran although its profile could not be written: %q", out)
+	}
+}

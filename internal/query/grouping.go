@@ -696,14 +696,10 @@ func LoadGroups(ctx context.Context, st *graph.Store, policy string, opts GroupO
 	var gathered *gathered
 	err := st.Read(func(r *graph.Reader) error {
 		l := &loader{ctx: ctx, r: r}
-		pols, err := l.policies()
-		if err != nil {
+		if err := l.choose(snap, policy); err != nil {
 			return err
 		}
-		snap.Policies = pols
-		if snap.Policy, err = choosePolicy(pols, policy); err != nil {
-			return err
-		}
+		var err error
 		gathered, err = l.gather(snap.Policy, true)
 		return err
 	})

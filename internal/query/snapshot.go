@@ -149,22 +149,27 @@ func Load(ctx context.Context, st *graph.Store, policy string) (*Snapshot, error
 	snap := &Snapshot{}
 	err := st.Read(func(r *graph.Reader) error {
 		l := &loader{ctx: ctx, r: r}
-		pols, err := l.policies()
-		if err != nil {
+		if err := l.choose(snap, policy); err != nil {
 			return err
 		}
-		snap.Policies = pols
-		chosen, err := choosePolicy(pols, policy)
-		if err != nil {
-			return err
-		}
-		snap.Policy = chosen
 		return l.citations(snap)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return snap, nil
+}
+
+// choose reads the policies into snap and picks the one wanted (as Load
+// takes it).
+func (l *loader) choose(snap *Snapshot, want string) error {
+	pols, err := l.policies()
+	if err != nil {
+		return err
+	}
+	snap.Policies = pols
+	snap.Policy, err = choosePolicy(pols, want)
+	return err
 }
 
 func choosePolicy(pols []PolicyRef, want string) (PolicyRef, error) {
