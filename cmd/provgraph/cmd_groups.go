@@ -85,6 +85,7 @@ func runGroups(cmd *cobra.Command, o groupsOptions) error {
 		return err
 	}
 	defer st.Close()
+	tuneGCForQueries()
 	set, err := query.LoadGroups(cmd.Context(), st, o.policy, query.GroupOptions{MaxShared: o.maxShared, MinSize: o.minSize, Verdict: o.verdict})
 	if err != nil {
 		return usageError{err}
@@ -104,6 +105,7 @@ func (o *dbOptions) load(cmd *cobra.Command, policy string) (*query.Snapshot, er
 		return nil, err
 	}
 	defer st.Close()
+	tuneGCForQueries()
 	snap, err := query.Load(cmd.Context(), st, policy)
 	if err != nil {
 		return nil, usageError{err}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/normalize"
@@ -142,12 +143,16 @@ func (g *gathered) facts() *facts {
 		builders[w] = g.builder()
 	}
 	f.fill = func(w, i int, c *Citation) { builders[w].fill(c, &g.parts[order[i]]) }
-	// Key refs are numbered by first appearance in citation id order, so
-	// that they do not depend on term ids.
+	// Each core reads its share of the citations (in order) into arrays of
+	// its own, laid end to end after.
 	keyText := make([]graph.ID, n)
-	hashes := make([][]int32, n)
-	redirs := make([][]string, n)
-	parallel(n, func(_, lo, hi int) {
+	nw := workers()
+	hashes, hashOff := make([][]int32, nw), make([][]int32, nw)
+	redirs, redirOff := make([][]string, nw), make([][]int32, nw)
+	parallel(n, func(w, lo, hi int) {
+		var hs []int32
+		var rs []string
+		ho, ro := make([]int32, hi-lo), make([]int32, hi-lo)
 		for i := lo; i < hi; i++ {
 			pt := &g.parts[order[i]]
 			switch {
@@ -162,7 +167,7 @@ func (g *gathered) facts() *facts {
 			rel := len(pt.relations) > 0
 			for _, rt := range pt.retrievals {
 				if h := l.get(pContentHash, rt); l.names[h] != "" {
-					hashes[i] = append(hashes[i], int32(h))
+					hs = append(hs, int32(h))
 				}
 				final := l.one(pFinalURL, rt)
 				hops := l.all(pHop, rt)
@@ -173,7 +178,7 @@ func (g *gathered) facts() *facts {
 						cross = cross || l.one(pCrossesHost, h) == "true"
 					}
 					if !cross {
-						redirs[i] = append(redirs[i], final)
+						rs = append(rs, final)
 					}
 				}
 				if len(g.declsOf[rt]) > 0 {
@@ -181,22 +186,35 @@ func (g *gathered) facts() *facts {
 				}
 			}
 			f.related[i] = rel
+			ho[i-lo], ro[i-lo] = int32(len(hs)), int32(len(rs))
 		}
+		hashes[w], hashOff[w], redirs[w], redirOff[w] = hs, ho, rs, ro
 	})
-	refOf := map[graph.ID]int32{}
+	for w := range nw {
+		lo := n * w / nw
+		hb, rb := int32(len(f.hashRef)), int32(len(f.redirURL))
+		for j, o := range hashOff[w] {
+			f.hashOff[lo+j+1] = hb + o
+		}
+		for j, o := range redirOff[w] {
+			f.redirOff[lo+j+1] = rb + o
+		}
+		f.hashRef = append(f.hashRef, hashes[w]...)
+		f.redirURL = append(f.redirURL, redirs[w]...)
+	}
+	// Key refs are numbered by first appearance in citation id order, so
+	// that they do not depend on term ids.
+	refOf := make([]int32, len(l.names)) // key text id -> ref + 1 (names is indexed by every id)
 	for i := range n {
 		if f.state[i] == stateKeyed {
-			ref, ok := refOf[keyText[i]]
-			if !ok {
+			ref := refOf[keyText[i]] - 1
+			if ref < 0 {
 				ref = int32(len(f.keys))
-				refOf[keyText[i]] = ref
+				refOf[keyText[i]] = ref + 1
 				f.keys = append(f.keys, l.names[keyText[i]])
 			}
 			f.key[i] = ref
 		}
-		f.hashRef = append(f.hashRef, hashes[i]...)
-		f.redirURL = append(f.redirURL, redirs[i]...)
-		f.hashOff[i+1], f.redirOff[i+1] = int32(len(f.hashRef)), int32(len(f.redirURL))
 	}
 	return f
 }
@@ -256,10 +274,16 @@ func newGrouping(f *facts, snap *Snapshot, opts GroupOptions) *grouping {
 		return res.Key
 	}
 	g.keys = slices.Clone(f.keys)
-	g.keyIndex = make(map[string]int32, len(g.keys))
-	for ref, k := range g.keys {
-		g.keyIndex[k] = int32(ref)
-	}
+	// The index of key texts is made while the members are bucketed.
+	var indexed sync.WaitGroup
+	indexed.Add(1)
+	go func() {
+		defer indexed.Done()
+		g.keyIndex = make(map[string]int32, len(g.keys))
+		for ref, k := range g.keys {
+			g.keyIndex[k] = int32(ref)
+		}
+	}()
 	cited := len(f.keys)
 
 	// Members of each cited key, in citation order (a counting sort).
@@ -291,6 +315,7 @@ func newGrouping(f *facts, snap *Snapshot, opts GroupOptions) *grouping {
 			targets[j] = g.keyOf(f.redirURL[j])
 		}
 	})
+	indexed.Wait()
 	// (target, source) pairs, without repeats: a login page may be the
 	// target of a hundred thousand keys.
 	var pairs [][2]int32
@@ -426,7 +451,11 @@ func newGrouping(f *facts, snap *Snapshot, opts GroupOptions) *grouping {
 
 	// Content hashes: shared by too many groups, a hash is a common page
 	// (an error or login page) and is evidence of nothing.
-	count := map[int32]int32{}
+	maxHash := int32(-1)
+	for _, h := range f.hashRef {
+		maxHash = max(maxHash, h)
+	}
+	count := make([]int32, maxHash+1) // by hash ref
 	for _, gr := range g.groups {
 		for _, h := range gr.hashes {
 			count[h]++

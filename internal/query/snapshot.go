@@ -963,16 +963,35 @@ func sortDepth[T any](s []T, cmp func(a, b T) int, depth int) {
 	}()
 	sortDepth(s[mid:], cmp, depth-1)
 	wg.Wait()
-	merged := make([]T, 0, len(s))
+	// Merge from both ends at once: one goroutine takes the smallest
+	// half of the elements from the fronts, the other the largest from the
+	// backs. Each makes the part of the one stable merge it owns, so
+	// together they make all of it.
+	merged := make([]T, len(s))
 	a, b := s[:mid], s[mid:]
-	for len(a) > 0 && len(b) > 0 {
-		if cmp(b[0], a[0]) < 0 {
-			merged, b = append(merged, b[0]), b[1:]
+	half := len(s) / 2
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		i, j := 0, 0
+		for k := range half {
+			if j < len(b) && (i == len(a) || cmp(b[j], a[i]) < 0) {
+				merged[k], j = b[j], j+1
+			} else {
+				merged[k], i = a[i], i+1
+			}
+		}
+	}()
+	i, j := len(a)-1, len(b)-1
+	for k := len(s) - 1; k >= half; k-- {
+		// On a tie, b's element comes last, as in the forward merge.
+		if i < 0 || j >= 0 && cmp(b[j], a[i]) >= 0 {
+			merged[k], j = b[j], j-1
 		} else {
-			merged, a = append(merged, a[0]), a[1:]
+			merged[k], i = a[i], i-1
 		}
 	}
-	merged = append(append(merged, a...), b...)
+	wg.Wait()
 	copy(s, merged)
 }
 

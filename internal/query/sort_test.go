@@ -27,3 +27,30 @@ func TestSortParallel(t *testing.T) {
 		}
 	}
 }
+
+// TestSortParallelPermutation sorts values that compare equal but differ,
+// and checks that every value comes out exactly once: the halves are
+// merged from both ends at once, which must split the one merge exactly.
+func TestSortParallelPermutation(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(3, 4))
+	type kv struct{ k, v int }
+	for _, n := range []int{4096, 4097, 10_001, 65_536} {
+		for _, span := range []int{1, 2, 50, 1 << 30} {
+			s := make([]kv, n)
+			for i := range s {
+				s[i] = kv{rnd.IntN(span), i}
+			}
+			sortParallel(s, func(a, b kv) int { return cmp.Compare(a.k, b.k) })
+			if !slices.IsSortedFunc(s, func(a, b kv) int { return cmp.Compare(a.k, b.k) }) {
+				t.Fatalf("n=%d span=%d: not sorted", n, span)
+			}
+			seen := make([]bool, n)
+			for _, x := range s {
+				if seen[x.v] {
+					t.Fatalf("n=%d span=%d: value %d twice", n, span, x.v)
+				}
+				seen[x.v] = true
+			}
+		}
+	}
+}

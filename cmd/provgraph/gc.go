@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+)
+
+// queryGCPercent is the garbage collector's target for commands that read
+// a whole database (groups, stats, policy-diff). Such a command holds
+// hundreds of megabytes of terms and arrays for its whole run and allocates
+// its output on top: at Go's default of 100 the collector marks that
+// long-lived heap again and again. Measured on a million citations
+// (`provgraph groups`, 2 cores): at 200, 13.3-14.1 s of user CPU instead of
+// 16.0-17.2 s and the same peak resident memory, since the database's
+// mapped pages and the loaded arrays, not garbage, make most of it.
+const queryGCPercent = 200
+
+// tuneGCForQueries sets the collector for a command that reads a whole
+// database, unless GOGC or GOMEMLIMIT say otherwise. A soft limit of half
+// the memory the process may use (the machine's, or its cgroup's when
+// lower) keeps the larger target from growing the heap where memory is
+// short: near the limit the collector works harder instead. The other half
+// is left to the page cache, which holds the database file.
+func tuneGCForQueries() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(queryGCPercent)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		if m := memoryLimit(); m > 0 {
+			debug.SetMemoryLimit(m / 2)
+		}
+	}
+}
+
+// memoryLimit returns the memory the process may use in bytes: the
+// machine's total, or its cgroup's limit when lower; 0 when unknown.
+func memoryLimit() int64 {
+	total := memTotal("/proc/meminfo")
+	if c := cgroupLimit("/sys/fs/cgroup/memory.max"); c > 0 && (total == 0 || c < total) {
+		return c
+	}
+	return total
+}
+
+// memTotal reads MemTotal from a /proc/meminfo file, in bytes.
+func memTotal(path string) int64 {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 2 && fields[0] == "MemTotal:" {
+			kb, err := strconv.ParseInt(fields[1], 10, 64)
+			if err != nil || kb <= 0 {
+				return 0
+			}
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+// cgroupLimit reads a cgroup v2 memory.max file: a number of bytes, or
+// "max" for no limit (0).
+func cgroupLimit(path string) int64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return n
+}
