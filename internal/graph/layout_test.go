@@ -50,6 +50,9 @@ func TestTermCodeRoundTrip(t *testing.T) {
 		if err != nil || got != n {
 			t.Errorf("decode(encode(%s)) = %s, %v", n, got, err)
 		}
+		if v, err := appendTermValue([]byte("x"), enc); err != nil || string(v) != "x"+n.Value {
+			t.Errorf("appendTermValue(encode(%s)) = %q, %v; want %q", n, v, err, "x"+n.Value)
+		}
 		if other, dup := seen[string(enc)]; dup {
 			t.Errorf("%s and %s share the encoding %x", n, other, enc)
 		}
@@ -72,6 +75,29 @@ func FuzzTermCode(f *testing.F) {
 		got, err := decodeTerm(enc)
 		if err != nil || got != n {
 			t.Fatalf("decode(encode(%#v)) = %#v, %v", n, got, err)
+		}
+		if v, err := appendTermValue(nil, enc); err != nil || string(v) != n.Value {
+			t.Fatalf("appendTermValue(encode(%#v)) = %q, %v", n, v, err)
+		}
+	})
+}
+
+// FuzzTermValue checks that appendTermValue accepts exactly what
+// decodeTerm accepts, and gives its value.
+func FuzzTermValue(f *testing.F) {
+	f.Add([]byte{tagIRI, 'x'})
+	f.Add([]byte{tagLang, 2, 'e', 'n', 'h', 'i'})
+	f.Add([]byte{tagTyped, 1, 'd', 'v'})
+	f.Add([]byte{tagMinted, 1, 'r', 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15})
+	f.Add([]byte{tagNS + 1, 0xff})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want, werr := decodeTerm(b)
+		got, gerr := appendTermValue(nil, b)
+		if (werr == nil) != (gerr == nil) {
+			t.Fatalf("%x: decodeTerm error %v, appendTermValue error %v", b, werr, gerr)
+		}
+		if werr == nil && string(got) != want.Value {
+			t.Fatalf("%x: appendTermValue = %q, decodeTerm value %q", b, got, want.Value)
 		}
 	})
 }

@@ -307,6 +307,46 @@ func (r *Reader) Terms(ctx context.Context, ids []ID, fn func(ID, Term) error) e
 	return nil
 }
 
+// Values is Terms for callers that need only each term's value (Term.Value:
+// the IRI, the blank node label or the lexical form): fn gets it as bytes
+// that are valid only during the call, so that a caller decoding millions
+// of terms can copy them where it likes instead of allocating a string
+// each.
+func (r *Reader) Values(ctx context.Context, ids []ID, fn func(ID, []byte) error) error {
+	c := r.tx.Bucket([]byte(termsBucket)).Cursor()
+	var key [4]byte
+	var k, v, buf []byte
+	for i, id := range ids {
+		if i%65536 == 65535 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if id == 0 {
+			continue
+		}
+		idKey(&key, uint32(id))
+		// Step forward while the next id is near; seek otherwise.
+		for steps := 0; k != nil && bytes.Compare(k, key[:]) < 0 && steps < 16; steps++ {
+			k, v = c.Next()
+		}
+		if k == nil || !bytes.Equal(k, key[:]) {
+			k, v = c.Seek(key[:])
+		}
+		if k == nil || !bytes.Equal(k, key[:]) {
+			return fmt.Errorf("term %d is missing from the dictionary", id)
+		}
+		var err error
+		if buf, err = appendTermValue(buf[:0], v); err != nil {
+			return fmt.Errorf("term %d: %w", id, err)
+		}
+		if err := fn(id, buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Subjects calls fn with the subject of every quad with predicate pred and
 // object obj (in any graph), in subject order.
 func (r *Reader) Subjects(ctx context.Context, pred, obj ID, fn func(ID)) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 
@@ -213,6 +214,46 @@ func TestQuadsIn(t *testing.T) {
 		var none int
 		if err := r.QuadsIn(ctx, 5, 5, func(graph.ID, graph.ID, graph.ID) { none++ }); err != nil || none != 0 {
 			t.Errorf("empty range: %d quads, %v", none, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestValues checks that Values gives, for every id, the value Terms
+// gives, on a store with every kind of term.
+func TestValues(t *testing.T) {
+	s := newStore(t)
+	mustAdd(t, s, citations(0, 50)...)
+	mustAdd(t, s,
+		graph.Quad{S: graph.IRI("https://example.org/s"), P: graph.IRI("https://example.org/p"), O: graph.LangString("colour", "en-gb")},
+		graph.Quad{S: graph.Blank("b1"), P: graph.IRI("https://example.org/p"), O: graph.Literal("1.50", "http://www.w3.org/2001/XMLSchema#decimal")},
+		graph.Quad{S: graph.IRI("https://w3id.org/provgraph/id/raw/0123456789abcdef0123456789abcdef"), P: graph.IRI("https://example.org/p"), O: graph.Literal("007", graph.XSDInteger)},
+	)
+	err := s.Read(func(r *graph.Reader) error {
+		ctx := context.Background()
+		var ids []graph.ID
+		for id := graph.ID(1); id <= r.MaxID(); id++ {
+			ids = append(ids, id)
+		}
+		want := map[graph.ID]string{}
+		if err := r.Terms(ctx, ids, func(id graph.ID, t graph.Term) error {
+			want[id] = t.Value
+			return nil
+		}); err != nil {
+			return err
+		}
+		got := map[graph.ID]string{}
+		if err := r.Values(ctx, ids, func(id graph.ID, v []byte) error {
+			got[id] = string(v)
+			return nil
+		}); err != nil {
+			return err
+		}
+		if len(want) != len(ids) || !maps.Equal(got, want) {
+			t.Errorf("Values gave %d values, Terms %d of %d ids; they differ: %v", len(got), len(want), len(ids), !maps.Equal(got, want))
 		}
 		return nil
 	})

@@ -175,6 +175,50 @@ func decodeTerm(b []byte) (Term, error) {
 	return t, nil
 }
 
+// appendTermValue appends the value of the term encoded in b (what
+// decodeTerm puts in Term.Value: the IRI, the blank node label or the
+// lexical form) to dst, without allocating a Term. It accepts exactly the
+// encodings decodeTerm accepts.
+func appendTermValue(dst, b []byte) ([]byte, error) {
+	if len(b) == 0 {
+		return dst, fmt.Errorf("%w: empty", errBadTerm)
+	}
+	start := len(dst)
+	tag, rest := b[0], b[1:]
+	switch tag {
+	case tagIRI, tagBlank, tagString, tagInteger, tagDateTime, tagBoolean:
+		dst = append(dst, rest...)
+	case tagLang:
+		if len(rest) < 1 || len(rest) < 1+int(rest[0]) || rest[0] == 0 {
+			return dst[:start], fmt.Errorf("%w: truncated language tag", errBadTerm)
+		}
+		dst = append(dst, rest[1+int(rest[0]):]...)
+	case tagTyped:
+		n, k := uvarint(rest)
+		if k <= 0 || uint64(len(rest)-k) < n {
+			return dst[:start], fmt.Errorf("%w: truncated datatype", errBadTerm)
+		}
+		dst = append(dst, rest[k+int(n):]...)
+	case tagMinted:
+		if len(rest) < 1 || len(rest) != 1+int(rest[0])+16 || rest[0] == 0 {
+			return dst[:start], fmt.Errorf("%w: minted IRI of %d bytes", errBadTerm, len(b))
+		}
+		n := int(rest[0])
+		dst = append(append(append(dst, mintedPrefix...), rest[1:1+n]...), '/')
+		dst = hex.AppendEncode(dst, rest[1+n:])
+	default:
+		i := int(tag) - tagNS
+		if i < 0 || i >= len(namespaces) {
+			return dst[:start], fmt.Errorf("%w: unknown tag %d", errBadTerm, tag)
+		}
+		dst = append(append(dst, namespaces[i]...), rest...)
+	}
+	if !utf8.Valid(dst[start:]) {
+		return dst[:start], fmt.Errorf("%w: text is not UTF-8", errBadTerm)
+	}
+	return dst, nil
+}
+
 func appendUvarint(dst []byte, v uint64) []byte {
 	for v >= 0x80 {
 		dst = append(dst, byte(v)|0x80)

@@ -904,7 +904,7 @@ func hasType(ts []graph.Term, class string) bool {
 
 func strNormalization(p map[string]map[string][]graph.Term, nrm, key string, pol PolicyRef) *Normalization {
 	n := &Normalization{
-		Node: nrm, Policy: pol,
+		Node: nrm, Policy: &pol,
 		ErrorCode: one(p[vocab.ErrorCode], nrm), ErrorMessage: one(p[vocab.ErrorMessage], nrm),
 	}
 	_ = json.Unmarshal([]byte(one(p[vocab.Steps], nrm)), &n.Steps)

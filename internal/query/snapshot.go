@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/normalize"
@@ -55,8 +56,9 @@ type Citation struct {
 
 // Normalization is one normalization of a raw URL.
 type Normalization struct {
-	Node   string
-	Policy PolicyRef
+	Node string
+	// Policy is the policy it is under, shared by all its normalizations.
+	Policy *PolicyRef
 	// Steps is the step log. Lineage, which shows it, fills it; Load
 	// leaves it nil, because the queries over a whole database need only
 	// Rules, and parsing a million step logs would cost as much as the
@@ -505,17 +507,35 @@ func (l *loader) decode() error {
 	if l.names == nil {
 		l.names = make([]string, max+1)
 	}
-	// Each core decodes its share of the ids, with a cursor of its own.
+	// Each core decodes its share of the ids, with a cursor of its own,
+	// into large blocks of bytes that the strings point into: millions of
+	// small strings would each be an allocation, and an object for the
+	// garbage collector to mark on every cycle.
 	errs := make([]error, workers())
 	parallel(len(l.need), func(w, lo, hi int) {
-		errs[w] = l.r.Terms(l.ctx, l.need[lo:hi], func(id graph.ID, t graph.Term) error {
-			l.names[id] = t.Value
+		var block []byte
+		errs[w] = l.r.Values(l.ctx, l.need[lo:hi], func(id graph.ID, v []byte) error {
+			if len(v) == 0 {
+				l.names[id] = ""
+				return nil
+			}
+			if len(v) > cap(block)-len(block) {
+				block = make([]byte, 0, decodeBlock+len(v))
+			}
+			start := len(block)
+			block = append(block, v...)
+			// The block's bytes are never written again once a string
+			// points to them.
+			l.names[id] = unsafe.String(&block[start], len(v))
 			return nil
 		})
 	})
 	l.need = l.need[:0]
 	return errors.Join(errs...)
 }
+
+// decodeBlock is the size of the blocks decoded terms are copied into.
+const decodeBlock = 1 << 20
 
 // one returns the value of the first object of pred for s, once decoded.
 func (l *loader) one(pr pred, s graph.ID) string { return l.names[l.get(pr, s)] }
@@ -833,7 +853,7 @@ func (b *builder) fill(c *Citation, pt *partial) {
 	if pt.norm != 0 {
 		if c.Norm = b.g.norms[pt.norm].Load(); c.Norm == nil {
 			// Two goroutines may make the same one: one of them is kept.
-			c.Norm = l.normalization(pt.norm, pt.key, b.g.policy, b.steps, b.params, b.g.lean)
+			c.Norm = l.normalization(pt.norm, pt.key, &b.g.policy, b.steps, b.params, b.g.lean)
 			if !b.g.norms[pt.norm].CompareAndSwap(nil, c.Norm) {
 				c.Norm = b.g.norms[pt.norm].Load()
 			}
@@ -861,7 +881,7 @@ func sortCitation(c *Citation) {
 	})
 }
 
-func (l *loader) normalization(nrm, key graph.ID, pol PolicyRef, steps, params map[graph.ID][]string, lean bool) *Normalization {
+func (l *loader) normalization(nrm, key graph.ID, pol *PolicyRef, steps, params map[graph.ID][]string, lean bool) *Normalization {
 	n := &Normalization{
 		Policy: pol, ErrorCode: l.one(pErrorCode, nrm), ErrorMessage: l.one(pErrorMessage, nrm),
 	}
