@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/provgraph/provgraph/internal/graph"
@@ -127,7 +126,7 @@ func (g *gathered) facts() *facts {
 			ids[i] = byID{g.parts[i].id, int32(i)}
 		}
 	})
-	sortParallel(ids, func(a, b byID) int { return strings.Compare(a.id, b.id) })
+	sortByText(ids, func(x byID) string { return x.id })
 	order := make([]int32, n)
 	for i, x := range ids {
 		order[i] = x.part
@@ -403,7 +402,7 @@ func newGrouping(f *facts, snap *Snapshot, opts GroupOptions) *grouping {
 	for ref, k := range g.keys {
 		byText[ref] = keyText{k, int32(ref)}
 	}
-	sortParallel(byText, func(a, b keyText) int { return strings.Compare(a.text, b.text) })
+	sortByText(byText, func(k keyText) string { return k.text })
 	rank := make([]int32, len(g.keys))
 	for i, k := range byText {
 		rank[k.ref] = int32(i)

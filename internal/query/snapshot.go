@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -801,7 +802,7 @@ func (l *loader) citations(snap *Snapshot) error {
 			snap.Citations[i] = b.citation(&g.parts[i])
 		}
 	})
-	sortParallel(snap.Citations, func(a, b *Citation) int { return strings.Compare(a.ID, b.ID) })
+	sortByText(snap.Citations, func(c *Citation) string { return c.ID })
 	return nil
 }
 
@@ -1013,6 +1014,53 @@ func sortDepth[T any](s []T, cmp func(a, b T) int, depth int) {
 	}
 	wg.Wait()
 	copy(s, merged)
+}
+
+// sortByText sorts s by text(s[i]) in byte order, as sortParallel with
+// strings.Compare of the texts would, but faster for millions of texts:
+// it sorts their first 16 bytes as two integers, which needs no visit to
+// the texts themselves, and compares whole texts only where those tie.
+// Elements whose texts are equal may end in any order.
+func sortByText[T any](s []T, text func(T) string) {
+	type entry struct {
+		hi, lo uint64
+		i      int32
+	}
+	es := make([]entry, len(s))
+	parallel(len(s), func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			t := text(s[i])
+			es[i] = entry{prefixWord(t, 0), prefixWord(t, 8), int32(i)}
+		}
+	})
+	sortParallel(es, func(a, b entry) int {
+		if c := cmp.Compare(a.hi, b.hi); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.lo, b.lo); c != 0 {
+			return c
+		}
+		return strings.Compare(text(s[a.i]), text(s[b.i]))
+	})
+	sorted := make([]T, len(s))
+	for j, e := range es {
+		sorted[j] = s[e.i]
+	}
+	copy(s, sorted)
+}
+
+// prefixWord returns bytes [from, from+8) of t as a big-endian integer,
+// zeros past its end: integers compare as those bytes do, and a text that
+// ends early compares no greater than any text it is a prefix of.
+func prefixWord(t string, from int) uint64 {
+	var w uint64
+	for k := range 8 {
+		w <<= 8
+		if from+k < len(t) {
+			w |= uint64(t[from+k])
+		}
+	}
+	return w
 }
 
 // stepRules returns the rules a step log (the JSON array of

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -51,6 +52,30 @@ func TestSortParallelPermutation(t *testing.T) {
 				}
 				seen[x.v] = true
 			}
+		}
+	}
+}
+
+// TestSortByText compares sortByText with a sort by strings.Compare on
+// texts that tie in their first 16 bytes, end early, hold zero bytes and
+// bytes above 0x7f.
+func TestSortByText(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(5, 6))
+	alphabet := []string{"", "\x00", "a", "b", "\xff", "https://example.", "https://example.org/", "x"}
+	for _, n := range []int{0, 1, 100, 5000, 20_000} {
+		s := make([]string, n)
+		for i := range s {
+			var b strings.Builder
+			for range rnd.IntN(5) {
+				b.WriteString(alphabet[rnd.IntN(len(alphabet))])
+			}
+			s[i] = b.String()
+		}
+		want := slices.Clone(s)
+		slices.Sort(want)
+		sortByText(s, func(x string) string { return x })
+		if !slices.Equal(s, want) {
+			t.Errorf("n=%d: not sorted like slices.Sort", n)
 		}
 	}
 }
