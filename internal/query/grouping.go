@@ -151,6 +151,7 @@ func (g *gathered) facts() *facts {
 	parallel(n, func(w, lo, hi int) {
 		var hs []int32
 		var rs []string
+		var hops []graph.ID // scratch
 		ho, ro := make([]int32, hi-lo), make([]int32, hi-lo)
 		for i := lo; i < hi; i++ {
 			pt := &g.parts[order[i]]
@@ -169,7 +170,7 @@ func (g *gathered) facts() *facts {
 					hs = append(hs, int32(h))
 				}
 				final := l.one(pFinalURL, rt)
-				hops := l.all(pHop, rt)
+				hops = l.appendAll(hops[:0], pHop, rt)
 				if final != "" && len(hops) > 0 {
 					rel = true
 					cross := false
@@ -723,7 +724,7 @@ func LoadGroups(ctx context.Context, st *graph.Store, policy string, opts GroupO
 	snap := &Snapshot{}
 	var gathered *gathered
 	err := st.Read(func(r *graph.Reader) error {
-		l := &loader{ctx: ctx, r: r}
+		l := newLoader(ctx, r)
 		if err := l.choose(snap, policy); err != nil {
 			return err
 		}
