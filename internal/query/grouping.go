@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/normalize"
@@ -643,58 +644,111 @@ func (g *grouping) run(ctx context.Context, encode func(buf []byte, gr *Group) [
 		"unnormalized": len(rep.Missing),
 		"groups":       len(g.groups),
 	}
+	// The groups are cut into tasks of a few hundred, which the workers
+	// take in order as they become free (a big group does not hold up the
+	// others); this goroutine merges and writes the results in task order
+	// while the workers go on. At most window tasks are taken and not yet
+	// written, which bounds the memory the output takes.
 	const per = 256 // groups per task
-	type task struct {
-		listed []*Group
-		buf    []byte
-		counts map[string]int
+	type result struct {
+		listed    []*Group
+		buf       []byte
+		several   int
+		verdicts  map[string]int
+		relations map[string]int
 	}
-	tasks := make([]task, workers()*4)
-	for lo := 0; lo < len(g.groups); lo += per * len(tasks) {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		n := min(len(tasks), (len(g.groups)-lo+per-1)/per)
-		parallel(n, func(w, tlo, thi int) {
-			for t := tlo; t < thi; t++ {
-				tk := task{counts: map[string]int{}, buf: tasks[t].buf[:0]}
-				for _, gr := range g.groups[min(lo+t*per, len(g.groups)):min(lo+(t+1)*per, len(g.groups))] {
+	nw := workers()
+	ntasks := (len(g.groups) + per - 1) / per
+	window := 4 * nw
+	slots := make([]chan result, window) // task t's result is sent on slots[t%window]
+	tokens := make(chan struct{}, window)
+	for i := range window {
+		slots[i] = make(chan result, 1)
+		tokens <- struct{}{}
+	}
+	done := make(chan struct{})
+	free := make(chan []byte, window) // written buffers, for reuse
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := range nw {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-tokens:
+				case <-done:
+					return
+				}
+				t := int(next.Add(1) - 1)
+				if t >= ntasks {
+					return
+				}
+				res := result{verdicts: map[string]int{}, relations: map[string]int{}}
+				if encode != nil {
+					select {
+					case res.buf = <-free:
+					default:
+					}
+				}
+				for _, gr := range g.groups[t*per : min((t+1)*per, len(g.groups))] {
 					listed := g.lists(gr)
 					if len(gr.members) > 1 {
-						tk.counts["groups_with_several_members"]++
+						res.several++
 					}
-					tk.counts["verdict:"+gr.verdict]++
+					res.verdicts[gr.verdict]++
 					if !listed && !gr.related && !g.sharesContent(gr) {
 						continue
 					}
 					out := g.build(w, gr, listed)
 					for _, r := range out.Relations {
-						tk.counts["relation:"+r.Type]++
+						res.relations[r.Type]++
 					}
 					switch {
 					case !listed:
 					case encode != nil:
-						tk.buf = encode(tk.buf, out)
+						res.buf = encode(res.buf, out)
 					default:
-						tk.listed = append(tk.listed, out)
+						res.listed = append(res.listed, out)
 					}
 				}
-				tasks[t] = tk
+				slots[t%window] <- res
 			}
-		})
-		for t := range n {
-			for k, v := range tasks[t].counts {
-				counts[k] += v
-			}
-			rep.Groups = append(rep.Groups, tasks[t].listed...)
-			if encode != nil && len(tasks[t].buf) > 0 {
-				if err := write(tasks[t].buf); err != nil {
-					return nil, err
-				}
-			}
-			tasks[t].listed, tasks[t].counts = nil, nil
-		}
+		}()
 	}
+	stop := func() {
+		close(done)
+		wg.Wait()
+	}
+	for t := range ntasks {
+		if err := ctx.Err(); err != nil {
+			stop()
+			return nil, err
+		}
+		res := <-slots[t%window]
+		if res.several > 0 {
+			counts["groups_with_several_members"] += res.several
+		}
+		for v, n := range res.verdicts {
+			counts["verdict:"+v] += n
+		}
+		for r, n := range res.relations {
+			counts["relation:"+r] += n
+		}
+		rep.Groups = append(rep.Groups, res.listed...)
+		if encode != nil && len(res.buf) > 0 {
+			if err := write(res.buf); err != nil {
+				stop()
+				return nil, err
+			}
+			select {
+			case free <- res.buf[:0]:
+			default:
+			}
+		}
+		tokens <- struct{}{}
+	}
+	stop()
 	rep.Counts = counts
 	return rep, nil
 }
