@@ -649,7 +649,7 @@ func (g *grouping) run(ctx context.Context, encode func(buf []byte, gr *Group) [
 	// others); this goroutine merges and writes the results in task order
 	// while the workers go on. At most window tasks are taken and not yet
 	// written, which bounds the memory the output takes.
-	const per = 256 // groups per task
+	per := groupsPerTask
 	type result struct {
 		listed    []*Group
 		buf       []byte
@@ -752,6 +752,11 @@ func (g *grouping) run(ctx context.Context, encode func(buf []byte, gr *Group) [
 	rep.Counts = counts
 	return rep, nil
 }
+
+// groupsPerTask is how many groups a task of run holds: enough that a
+// task is worth handing out, few enough that the cores stay busy to the
+// end. Tests lower it to make many tasks of a small database.
+var groupsPerTask = 256
 
 // sharesContent reports whether gr has a content hash it shares with other
 // groups, but not with so many that it means nothing.

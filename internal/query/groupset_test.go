@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -111,5 +112,68 @@ func TestLoadGroupsMatchesGroups(t *testing.T) {
 				t.Errorf("%s %+v: Write's report differs from the report without its groups", name, opts)
 			}
 		}
+	}
+}
+
+// TestWriteInTasks writes the groups as tasks of one group each (many more
+// tasks than the workers may have taken and not yet written): they come
+// out in order; a write that fails, or a context cancelled, stops Write
+// with that error.
+func TestWriteInTasks(t *testing.T) {
+	defer query.SetGroupsPerTask(1)()
+	ctx := context.Background()
+	st := synthStore(t, 3000)
+	snap, err := query.Load(ctx, st, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := query.Groups(snap, query.GroupOptions{MinSize: 1})
+	if len(want.Groups) < 100 {
+		t.Fatalf("only %d groups", len(want.Groups))
+	}
+	set, err := query.LoadGroups(ctx, st, "", query.GroupOptions{MinSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	encode := func(buf []byte, g *query.Group) []byte { return append(append(buf, g.ID...), '\n') }
+	var whole bytes.Buffer
+	for _, g := range want.Groups {
+		whole.WriteString(g.ID + "\n")
+	}
+	var got bytes.Buffer
+	writes := 0
+	if _, err := set.Write(ctx, encode, func(p []byte) error {
+		writes++
+		got.Write(p)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != whole.String() || writes != len(want.Groups) {
+		t.Errorf("%d writes of %d bytes; want %d writes, the groups in order (%d bytes)", writes, got.Len(), len(want.Groups), whole.Len())
+	}
+
+	boom := errors.New("disk full")
+	writes = 0
+	_, err = set.Write(ctx, encode, func([]byte) error {
+		if writes++; writes == 5 {
+			return boom
+		}
+		return nil
+	})
+	if !errors.Is(err, boom) || writes != 5 {
+		t.Errorf("failing write: Write = %v after %d writes, want %v after 5", err, writes, boom)
+	}
+
+	cctx, cancel := context.WithCancel(ctx)
+	writes = 0
+	_, err = set.Write(cctx, encode, func([]byte) error {
+		if writes++; writes == 3 {
+			cancel()
+		}
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) || writes != 3 {
+		t.Errorf("cancelled: Write = %v after %d writes, want %v after 3", err, writes, context.Canceled)
 	}
 }
