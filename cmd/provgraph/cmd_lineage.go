@@ -107,6 +107,9 @@ func runLineage(cmd *cobra.Command, o lineageOptions, args []string) error {
 		return err
 	}
 	defer st.Close()
+	if o.scope == query.ScopeDatabase {
+		tuneGCForQueries() // the whole database is loaded
+	}
 	opts := &query.LineageOptions{Policy: o.policy, MaxShared: o.maxShared, Scope: o.scope}
 	var ls []*query.Lineage
 	if byURL {

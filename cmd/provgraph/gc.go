@@ -9,7 +9,8 @@ import (
 )
 
 // queryGCPercent is the garbage collector's target for commands that read
-// a whole database (groups, stats, policy-diff). Such a command holds
+// a whole database (groups, stats, policy-diff, lineage
+// --group-scope database). Such a command holds
 // hundreds of megabytes of terms and arrays for its whole run and allocates
 // its output on top: at Go's default of 100 the collector marks that
 // long-lived heap again and again. Measured on a million citations
