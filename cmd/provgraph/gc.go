@@ -9,14 +9,14 @@ import (
 )
 
 // queryGCPercent is the garbage collector's target for commands that read
-// a whole database (groups, stats, policy-diff, lineage
-// --group-scope database). Such a command holds
-// hundreds of megabytes of terms and arrays for its whole run and allocates
-// its output on top: at Go's default of 100 the collector marks that
-// long-lived heap again and again. Measured on a million citations
-// (`provgraph groups`, 2 cores): at 200, 13.3-14.1 s of user CPU instead of
-// 16.0-17.2 s and the same peak resident memory, since the database's
-// mapped pages and the loaded arrays, not garbage, make most of it.
+// a whole database (groups, stats, policy-diff, lineage --group-scope
+// database). Such a command holds hundreds of megabytes of terms and
+// arrays for its whole run and allocates its output on top: at Go's
+// default of 100 the collector marks that long-lived heap again and again.
+// Measured on a million citations (`provgraph groups`, 2 cores): at 200,
+// 13.3-14.1 s of user CPU instead of 16.0-17.2 s and the same peak
+// resident memory, since the database's mapped pages and the loaded
+// arrays, not garbage, make most of it.
 const queryGCPercent = 200
 
 // tuneGCForQueries sets the collector for a command that reads a whole
