@@ -273,6 +273,34 @@ func (r *Reader) Pairs(ctx context.Context, pred ID, fn func(s, o ID)) error {
 // term, reading the dictionary in order: much faster than Term for many
 // ids. Several goroutines may call Terms at once, on disjoint ids.
 func (r *Reader) Terms(ctx context.Context, ids []ID, fn func(ID, Term) error) error {
+	return r.termCodes(ctx, ids, func(id ID, enc []byte) error {
+		t, err := decodeTerm(enc)
+		if err != nil {
+			return fmt.Errorf("term %d: %w", id, err)
+		}
+		return fn(id, t)
+	})
+}
+
+// Values is Terms for callers that need only each term's value (Term.Value:
+// the IRI, the blank node label or the lexical form): fn gets it as bytes
+// that are valid only during the call, so that a caller decoding millions
+// of terms can copy them where it likes instead of allocating a string
+// each.
+func (r *Reader) Values(ctx context.Context, ids []ID, fn func(ID, []byte) error) error {
+	var buf []byte
+	return r.termCodes(ctx, ids, func(id ID, enc []byte) error {
+		var err error
+		if buf, err = appendTermValue(buf[:0], enc); err != nil {
+			return fmt.Errorf("term %d: %w", id, err)
+		}
+		return fn(id, buf)
+	})
+}
+
+// termCodes calls fn with each id of ids (sorted, without repeats) and
+// the stored encoding of its term, walking the dictionary in order.
+func (r *Reader) termCodes(ctx context.Context, ids []ID, fn func(ID, []byte) error) error {
 	c := r.tx.Bucket([]byte(termsBucket)).Cursor()
 	var key [4]byte
 	var k, v []byte
@@ -296,51 +324,7 @@ func (r *Reader) Terms(ctx context.Context, ids []ID, fn func(ID, Term) error) e
 		if k == nil || !bytes.Equal(k, key[:]) {
 			return fmt.Errorf("term %d is missing from the dictionary", id)
 		}
-		t, err := decodeTerm(v)
-		if err != nil {
-			return fmt.Errorf("term %d: %w", id, err)
-		}
-		if err := fn(id, t); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Values is Terms for callers that need only each term's value (Term.Value:
-// the IRI, the blank node label or the lexical form): fn gets it as bytes
-// that are valid only during the call, so that a caller decoding millions
-// of terms can copy them where it likes instead of allocating a string
-// each.
-func (r *Reader) Values(ctx context.Context, ids []ID, fn func(ID, []byte) error) error {
-	c := r.tx.Bucket([]byte(termsBucket)).Cursor()
-	var key [4]byte
-	var k, v, buf []byte
-	for i, id := range ids {
-		if i%65536 == 65535 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		if id == 0 {
-			continue
-		}
-		idKey(&key, uint32(id))
-		// Step forward while the next id is near; seek otherwise.
-		for steps := 0; k != nil && bytes.Compare(k, key[:]) < 0 && steps < 16; steps++ {
-			k, v = c.Next()
-		}
-		if k == nil || !bytes.Equal(k, key[:]) {
-			k, v = c.Seek(key[:])
-		}
-		if k == nil || !bytes.Equal(k, key[:]) {
-			return fmt.Errorf("term %d is missing from the dictionary", id)
-		}
-		var err error
-		if buf, err = appendTermValue(buf[:0], v); err != nil {
-			return fmt.Errorf("term %d: %w", id, err)
-		}
-		if err := fn(id, buf); err != nil {
+		if err := fn(id, v); err != nil {
 			return err
 		}
 	}
