@@ -138,6 +138,7 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 			bar.Set(p.Lines)
 		}
 	}
+	tuneGCForWrites()
 	var sum ingest.Summary
 	if o.format == "jsonl" {
 		sum, err = ingest.File(cmd.Context(), st, path, name, opts)

@@ -46,6 +46,7 @@ and policy-diff compares two.
 				return err
 			}
 			defer st.Close()
+			tuneGCForWrites()
 			sum, err := ingest.Renormalize(cmd.Context(), st, ingest.Options{Policy: pol})
 			if err != nil {
 				return err

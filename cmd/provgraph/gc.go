@@ -36,6 +36,23 @@ func tuneGCForQueries() {
 	}
 }
 
+// writeGCPercent is the garbage collector's target for commands that write
+// in bulk (ingest, renormalize). What such a command keeps between batches
+// is small (caches of term ids, the hash index's filters, the next batch)
+// and the garbage of parsing and of each transaction is large: at Go's
+// default of 100 the heap grows to twice what is kept. Measured on a
+// million citations, two ingests side by side: at 50, 283 MB of peak
+// anonymous memory instead of 409 MB, for 310 s instead of 302 s.
+const writeGCPercent = 50
+
+// tuneGCForWrites sets the collector for a command that writes in bulk,
+// unless GOGC says otherwise.
+func tuneGCForWrites() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(writeGCPercent)
+	}
+}
+
 // memoryLimit returns the memory the process may use in bytes: the
 // machine's total, or its cgroup's limit when lower; 0 when unknown.
 func memoryLimit() int64 {

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"testing"
 )
 
@@ -45,6 +46,32 @@ func TestCgroupLimit(t *testing.T) {
 		}
 		if got := cgroupLimit(p); got != tc.want {
 			t.Errorf("%q: cgroupLimit = %d, want %d", tc.text, got, tc.want)
+		}
+	}
+}
+
+// TestTuneGC checks the targets the two kinds of command set, and that
+// GOGC in the environment wins.
+func TestTuneGC(t *testing.T) {
+	restore := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(restore)
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	for _, tc := range []struct {
+		name string
+		gogc string
+		tune func()
+		want int
+	}{
+		{"queries", "", tuneGCForQueries, queryGCPercent},
+		{"writes", "", tuneGCForWrites, writeGCPercent},
+		{"queries, GOGC set", "100", tuneGCForQueries, 100},
+		{"writes, GOGC set", "100", tuneGCForWrites, 100},
+	} {
+		t.Setenv("GOGC", tc.gogc)
+		debug.SetGCPercent(100)
+		tc.tune()
+		if got := debug.SetGCPercent(100); got != tc.want {
+			t.Errorf("%s: GC percent %d, want %d", tc.name, got, tc.want)
 		}
 	}
 }
