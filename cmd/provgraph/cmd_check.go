@@ -52,8 +52,8 @@ func runCheck(cmd *cobra.Command, o checkOptions) error {
 		return err
 	}
 	out := cmd.OutOrStdout()
-	fmt.Fprintf(out, "%s: %s version %d, %d quads, %d terms, %d hash-index runs, %d bytes\n",
-		o.db, stats.Format, stats.Version, stats.Quads, stats.Terms, stats.HashRuns, stats.FileBytes)
+	fmt.Fprintf(out, "%s: %s version %d, %d quads, %d terms, %d hash-index runs, %d quad-index runs, %d bytes\n",
+		o.db, stats.Format, stats.Version, stats.Quads, stats.Terms, stats.HashRuns, stats.QuadRuns, stats.FileBytes)
 	start := time.Now()
 	if err := st.Check(cmd.Context()); err != nil {
 		return err

@@ -12,8 +12,8 @@ import (
 )
 
 // TestCheckCommand runs provgraph check on a good database, on one whose
-// object index lost a chunk, on a missing file and on a file in the first
-// format.
+// object index lost a chunk, on a missing file and on files in the earlier
+// formats (1 and 2), which convert then copies.
 func TestCheckCommand(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.db")
@@ -26,7 +26,7 @@ func TestCheckCommand(t *testing.T) {
 		t.Fatalf("ingest: exit %d: %s", code, stderr)
 	}
 	code, stdout, stderr := run("check", "--db", good)
-	if code != exitOK || !strings.Contains(stdout, "provgraph-store version 2") || !strings.Contains(stdout, "consistent") {
+	if code != exitOK || !strings.Contains(stdout, "provgraph-store version 3") || !strings.Contains(stdout, "consistent") {
 		t.Errorf("check on a good database: exit %d\n%s%s", code, stdout, stderr)
 	}
 
@@ -43,7 +43,9 @@ func TestCheckCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = db.Update(func(tx *bbolt.Tx) error {
-		b := tx.Bucket([]byte("osp"))
+		osp := tx.Bucket([]byte("osp"))
+		run, _ := osp.Cursor().Last()
+		b := osp.Bucket(run)
 		k, _ := b.Cursor().Last()
 		return b.Delete(append([]byte(nil), k...))
 	})
@@ -61,34 +63,39 @@ func TestCheckCommand(t *testing.T) {
 		t.Errorf("check on a missing file: exit %d\n%s", code, stderr)
 	}
 
-	v1 := filepath.Join(dir, "v1.db")
-	data, err = os.ReadFile("../../internal/graph/testdata/format-v1/prov.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(v1, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	code, _, stderr = run("check", "--db", v1)
-	if code != exitFailure || !strings.Contains(stderr, "provgraph-cayley-kv version 1") || !strings.Contains(stderr, "provgraph convert") {
-		t.Errorf("check on a format 1 file: exit %d\n%s", code, stderr)
-	}
+	for _, v := range []struct{ version, marker string }{
+		{"1", "provgraph-cayley-kv version 1"},
+		{"2", "provgraph-store version 2"},
+	} {
+		old := filepath.Join(dir, "v"+v.version+".db")
+		data, err = os.ReadFile("../../internal/graph/testdata/format-v" + v.version + "/prov.db")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(old, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr = run("check", "--db", old)
+		if code != exitFailure || !strings.Contains(stderr, v.marker) || !strings.Contains(stderr, "provgraph convert") {
+			t.Errorf("check on a format %s file: exit %d\n%s", v.version, code, stderr)
+		}
 
-	// The conversion the message names gives a consistent store with every
-	// quad, and leaves the old file as it was.
-	converted := filepath.Join(dir, "converted.db")
-	if code, _, stderr := run("convert", "--from", v1, "--db", converted); code != exitOK {
-		t.Fatalf("convert: exit %d\n%s", code, stderr)
-	}
-	code, stdout, stderr = run("check", "--db", converted)
-	if code != exitOK || !strings.Contains(stdout, "50 quads") || !strings.Contains(stdout, "consistent") {
-		t.Errorf("check after convert: exit %d\n%s%s", code, stdout, stderr)
-	}
-	after, err := os.ReadFile(v1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(after, data) {
-		t.Error("convert changed the old file")
+		// The conversion the message names gives a consistent store with
+		// every quad, and leaves the old file as it was.
+		converted := filepath.Join(dir, "converted"+v.version+".db")
+		if code, _, stderr := run("convert", "--from", old, "--db", converted); code != exitOK {
+			t.Fatalf("convert format %s: exit %d\n%s", v.version, code, stderr)
+		}
+		code, stdout, stderr = run("check", "--db", converted)
+		if code != exitOK || !strings.Contains(stdout, "version 3, 50 quads") || !strings.Contains(stdout, "consistent") {
+			t.Errorf("check after convert of format %s: exit %d\n%s%s", v.version, code, stdout, stderr)
+		}
+		after, err := os.ReadFile(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(after, data) {
+			t.Errorf("convert changed the format %s file", v.version)
+		}
 	}
 }

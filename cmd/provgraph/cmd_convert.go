@@ -24,8 +24,9 @@ func newConvertCommand() *cobra.Command {
 		Use:   "convert --from OLD.db --db NEW.db",
 		Short: "Copy a database written by an earlier provgraph into the current format",
 		Long: `Convert reads every quad of a database in an earlier file format (format 1,
-cayley's key-value layout, written by provgraph before its compact store) and
-writes them, unchanged, into a new file in the current format. The old file is
+cayley's key-value layout, written by provgraph before its compact store;
+format 2, whose POS and OSP indexes were B-trees) and writes them, unchanged,
+into a new file in the current format. The old file is
 opened read-only and left as it is; the new file must not exist yet, so that
 a conversion never mixes with other data. Literals are copied exactly: the
 new file exports the same statements as the old one did.
@@ -70,7 +71,7 @@ func runConvert(cmd *cobra.Command, o convertOptions) error {
 		batch = batch[:0]
 		return err
 	}
-	err = graph.ReadV1(cmd.Context(), o.from, func(q graph.Quad) error {
+	err = graph.ReadEarlier(cmd.Context(), o.from, func(q graph.Quad) error {
 		read++
 		if batch = append(batch, q); len(batch) == cap(batch) {
 			return flush()

@@ -383,10 +383,33 @@ func (c *CayleyStore) QuadIteratorSize(ctx context.Context, d quad.Direction, r 
 	var size refs.Size
 	err = c.s.view("cayley quad iterator size", func(tx *bbolt.Tx) error {
 		var err error
-		size, err = rangeSize(tx.Bucket([]byte(indexBuckets[rg.ind])), rg.lo, rg.hi)
+		size, err = indexRangeSize(tx, rg.ind, rg.lo, rg.hi)
 		return err
 	})
 	return size, err
+}
+
+// indexRangeSize is rangeSize for index ind: over the runs of POS and OSP
+// (the sum is exact only if every part is).
+func indexRangeSize(tx *bbolt.Tx, ind int, lo, hi tuple) (refs.Size, error) {
+	b := tx.Bucket([]byte(indexBuckets[ind]))
+	if ind == idxSPO {
+		return rangeSize(b, lo, hi)
+	}
+	runs, err := listQuadRuns(b)
+	if err != nil {
+		return refs.Size{}, err
+	}
+	sum := refs.Size{Exact: true}
+	for _, r := range runs {
+		n, err := rangeSize(b.Bucket(r.name[:]), lo, hi)
+		if err != nil {
+			return refs.Size{}, err
+		}
+		sum.Value += n.Value
+		sum.Exact = sum.Exact && n.Exact
+	}
+	return sum, nil
 }
 
 // rangeSize counts the tuples of b in [lo, hi]. Past sizeProbe of them

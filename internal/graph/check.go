@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -52,6 +53,7 @@ type checker struct {
 	problems []string
 	next     uint32
 	kinds    []TermKind // by id, from the dictionary pass
+	fps      [numIndexes]fingerprint
 }
 
 // errTooMany ends the check once maxProblems are listed.
@@ -201,10 +203,71 @@ func (c *checker) dictionary(tx *bbolt.Tx) error {
 	return nil
 }
 
-// index checks one index's order, encoding and ids, and counts its quads.
+// index checks one index's order, encoding and ids, counts its quads and
+// takes their fingerprint.
 func (c *checker) index(tx *bbolt.Tx, ind int) (uint64, error) {
 	name := indexBuckets[ind]
 	b := tx.Bucket([]byte(name))
+	fp := &c.fps[ind]
+	if ind == idxSPO {
+		return c.chunks(name, b, ind, fp)
+	}
+	// POS and OSP: runs, each checked on its own, then read merged to
+	// see that no tuple is in two of them.
+	var runs []quadRun
+	cur := b.Cursor()
+	for k, v := cur.First(); k != nil; k, v = cur.Next() {
+		rb := b.Bucket(k)
+		if v != nil || len(k) != 9 || rb == nil {
+			if err := c.problem("index %s: key %x is not a run", name, k); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		r := quadRun{}
+		copy(r.name[:], k)
+		label := fmt.Sprintf("%s run %x", name, k)
+		n, err := c.chunks(label, rb, ind, fp)
+		if err != nil {
+			return 0, err
+		}
+		cnt := rb.Get([]byte(runCountKey))
+		switch {
+		case len(cnt) != 8:
+			err = c.problem("index %s: no tuple count", label)
+		case binary.BigEndian.Uint64(cnt) != n:
+			err = c.problem("index %s: holds %d tuples, its count says %d", label, n, binary.BigEndian.Uint64(cnt))
+		}
+		if err != nil {
+			return 0, err
+		}
+		r.n = n
+		runs = append(runs, r)
+	}
+	var n uint64
+	var prev tuple
+	m := newRunMerge(b, runs, nil)
+	m.seek(tuple{})
+	for t, ok := m.next(); ok; t, ok = m.next() {
+		if n%65536 == 0 {
+			if err := c.ctx.Err(); err != nil {
+				return n, err
+			}
+		}
+		if n > 0 && t.cmp(prev) <= 0 {
+			if err := c.problem("index %s: quad %v is in two runs", name, unorder(ind, t)); err != nil {
+				return n, err
+			}
+		}
+		prev = t
+		n++
+	}
+	return n, nil
+}
+
+// chunks checks the chunks of an index or run (order, encoding, ids),
+// adds their quads to fp and counts them.
+func (c *checker) chunks(name string, b *bbolt.Bucket, ind int, fp *fingerprint) (uint64, error) {
 	var n uint64
 	var prev tuple
 	var buf []tuple
@@ -212,6 +275,9 @@ func (c *checker) index(tx *bbolt.Tx, ind int) (uint64, error) {
 	for k, v := cur.First(); k != nil; k, v = cur.Next() {
 		if err := c.ctx.Err(); err != nil {
 			return n, err
+		}
+		if ind != idxSPO && string(k) == runCountKey {
+			continue
 		}
 		var err error
 		if buf, err = decodeChunk(buf[:0], k, v); err != nil {
@@ -228,14 +294,37 @@ func (c *checker) index(tx *bbolt.Tx, ind int) (uint64, error) {
 			}
 			prev = t
 			n++
-			if why := c.ids(unorder(ind, t)); why != "" {
-				if err := c.problem("index %s: quad %v: %s", name, unorder(ind, t), why); err != nil {
+			q := unorder(ind, t)
+			fp.add(q)
+			if why := c.ids(q); why != "" {
+				if err := c.problem("index %s: quad %v: %s", name, q, why); err != nil {
 					return n, err
 				}
 			}
 		}
 	}
 	return n, nil
+}
+
+// fingerprint sums a hash of each quad of an index, in two ways: two
+// indexes with equal counts and no repeats hold the same quads when their
+// fingerprints agree, but for a chance of about 2^-64 per difference.
+type fingerprint struct{ sum, xor uint64 }
+
+func (f *fingerprint) add(q ids4) {
+	h := mix64(uint64(q[0])<<32|uint64(q[1])) ^ mix64(uint64(q[2])<<32|uint64(q[3])^0x9E3779B97F4A7C15)
+	h = mix64(h)
+	f.sum += h
+	f.xor ^= mix64(h ^ 0xD6E8FEB86659FD93)
+}
+
+// mix64 is the finalizer of SplitMix64.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xBF58476D1CE4E5B9
+	x ^= x >> 27
+	x *= 0x94D049BB133111EB
+	return x ^ x>>31
 }
 
 // ids says what is wrong with a quad's ids, or "".
@@ -259,53 +348,82 @@ func (c *checker) ids(q ids4) string {
 	return ""
 }
 
-// twinBatch is how many quads of the SPO index twins checks at a time.
+// twinBatch is how many quads twins looks up at a time.
 const twinBatch = 1 << 18
 
-// twins checks that every quad of the SPO index is in the POS and OSP
-// indexes. With the counts equal and every index free of repeats, the
-// three then hold the same quads.
+// twins checks that the POS and OSP indexes hold the quads of the SPO
+// index: with equal counts and no repeats in any index, equal
+// fingerprints say so. Only when they differ are the quads looked up one
+// by one, in both directions, to name the ones missing.
 func (c *checker) twins(tx *bbolt.Tx) error {
-	batch := make([]ids4, 0, twinBatch)
-	perm := make([]tuple, 0, twinBatch)
-	flush := func() error {
-		for _, ind := range []int{idxPOS, idxOSP} {
-			perm = perm[:0]
-			for _, q := range batch {
-				perm = append(perm, order(ind, q))
+	for _, ind := range []int{idxPOS, idxOSP} {
+		if c.fps[ind] == c.fps[idxSPO] {
+			continue
+		}
+		before := len(c.problems)
+		for _, dir := range [][2]int{{idxSPO, ind}, {ind, idxSPO}} {
+			// A chunk that does not decode ends the lookups; the index
+			// pass has reported it.
+			if err := c.lacks(tx, dir[0], dir[1]); err != nil && !errors.Is(err, errBadChunk) {
+				return err
 			}
-			slices.SortFunc(perm, tuple.cmp)
-			f := finder{c: tx.Bucket([]byte(indexBuckets[ind])).Cursor()}
-			for _, t := range perm {
+		}
+		if len(c.problems) == before {
+			if err := c.problem("index %s and index spo hold different quads (their fingerprints differ)", indexBuckets[ind]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// lacks reports the quads of index from that index in lacks.
+func (c *checker) lacks(tx *bbolt.Tx, from, in int) error {
+	b := tx.Bucket([]byte(indexBuckets[in]))
+	var finders []*finder
+	if in == idxSPO {
+		finders = append(finders, &finder{c: b.Cursor()})
+	} else {
+		cur := b.Cursor()
+		for k, v := cur.First(); k != nil; k, v = cur.Next() {
+			if rb := b.Bucket(k); v == nil && rb != nil {
+				finders = append(finders, &finder{c: rb.Cursor()})
+			}
+		}
+	}
+	batch := make([]tuple, 0, twinBatch)
+	flush := func() error {
+		slices.SortFunc(batch, tuple.cmp)
+		for _, t := range batch {
+			found := false
+			for _, f := range finders {
 				ok, err := f.has(t)
 				if err != nil {
 					return err
 				}
-				if !ok {
-					if err := c.problem("index %s lacks quad %v of index spo", indexBuckets[ind], unorder(ind, t)); err != nil {
-						return err
-					}
+				if ok {
+					found = true
+					break
+				}
+			}
+			if !found {
+				if err := c.problem("index %s lacks quad %v of index %s", indexBuckets[in], unorder(in, t), indexBuckets[from]); err != nil {
+					return err
 				}
 			}
 		}
 		batch = batch[:0]
 		return c.ctx.Err()
 	}
-	var buf []tuple
-	cur := tx.Bucket([]byte(indexBuckets[idxSPO])).Cursor()
-	for k, v := cur.First(); k != nil; k, v = cur.Next() {
-		var err error
-		if buf, err = decodeChunk(buf[:0], k, v); err != nil {
-			continue // reported by index
+	err := scanIndex(tx, from, tuple{}, tuple{math.MaxUint32, math.MaxUint32, math.MaxUint32, math.MaxUint32}, func(t tuple) error {
+		batch = append(batch, order(in, unorder(from, t)))
+		if len(batch) == twinBatch {
+			return flush()
 		}
-		for _, t := range buf {
-			batch = append(batch, ids4(t))
-			if len(batch) == twinBatch {
-				if err := flush(); err != nil {
-					return err
-				}
-			}
-		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	return flush()
 }
@@ -346,7 +464,7 @@ func (f *finder) has(t tuple) (bool, error) {
 // eachRunEntry calls fn with every entry of a run of the hash index.
 func eachRunEntry(b *bbolt.Bucket, fn func(hashEntry)) error {
 	var err error
-	for e := range runEntries(b, &err) {
+	for e := range runEntries(b, nil, &err) {
 		fn(e)
 	}
 	return err

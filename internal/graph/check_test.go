@@ -30,9 +30,47 @@ func TestCheckFindsDamage(t *testing.T) {
 			want: "index pos holds 0 quads",
 		},
 		{
-			name:   "object index loses a chunk",
-			damage: func(tx *bbolt.Tx) error { return deleteFirst(tx, "osp") },
-			want:   "index osp lacks quad",
+			name: "object index loses a chunk",
+			damage: func(tx *bbolt.Tx) error {
+				run := firstRun(tx, "osp")
+				c := run.Cursor()
+				c.First() // the count
+				k, _ := c.Next()
+				return run.Delete(append([]byte(nil), k...))
+			},
+			want: "index osp lacks quad",
+		},
+		{
+			name: "run count wrong",
+			damage: func(tx *bbolt.Tx) error {
+				return firstRun(tx, "pos").Put([]byte{0}, []byte{0, 0, 0, 0, 0, 0, 0, 1})
+			},
+			want: "its count says 1",
+		},
+		{
+			name: "quad in two runs",
+			damage: func(tx *bbolt.Tx) error {
+				b := tx.Bucket([]byte("osp"))
+				c := b.Cursor()
+				first, _ := c.First()
+				second, _ := c.Next()
+				rc := b.Bucket(first).Cursor()
+				rc.First() // the count
+				k, v := rc.Next()
+				return b.Bucket(second).Put(append([]byte(nil), k...), append([]byte(nil), v...))
+			},
+			want: "is in two runs",
+		},
+		{
+			name: "garbled run chunk",
+			damage: func(tx *bbolt.Tx) error {
+				run := firstRun(tx, "pos")
+				c := run.Cursor()
+				c.First() // the count
+				k, _ := c.Next()
+				return run.Put(append([]byte(nil), k...), []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+			},
+			want: "undecodable index chunk",
 		},
 		{
 			name: "quad counter wrong",
@@ -98,7 +136,9 @@ func TestCheckFindsDamage(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "prov.db")
 			s := mustOpenPlain(t, path)
 			defer s.Close()
-			mustAdd(t, s, citations(0, 5)...)
+			// Two transactions: POS and OSP get two runs each.
+			mustAdd(t, s, citations(0, 3)...)
+			mustAdd(t, s, citations(3, 5)...)
 			if err := s.Check(context.Background()); err != nil {
 				t.Fatalf("Check() before damage = %v", err)
 			}
@@ -126,4 +166,11 @@ func deleteFirst(tx *bbolt.Tx, bucket string) error {
 	b := tx.Bucket([]byte(bucket))
 	k, _ := b.Cursor().First()
 	return b.Delete(append([]byte(nil), k...))
+}
+
+// firstRun returns the oldest run of index bucket.
+func firstRun(tx *bbolt.Tx, bucket string) *bbolt.Bucket {
+	b := tx.Bucket([]byte(bucket))
+	k, _ := b.Cursor().First()
+	return b.Bucket(k)
 }

@@ -184,6 +184,7 @@ type dictReader struct {
 	// so that a reader pays nothing to load filters it will use a few
 	// times.
 	fb [][]byte
+	pg *pager // counts random reads for a writer; nil otherwise
 }
 
 // newDictReader reads the dictionary in tx. runs are the runs of the hash
@@ -219,6 +220,7 @@ func (r *dictReader) lookup(enc []byte) uint32 {
 		if run.filter != nil && !run.filter.has(h) || r.fb[i] != nil && !bloomHasBytes(r.fb[i], h) {
 			continue
 		}
+		r.pg.read()
 		c := r.ids.Bucket(run.name[:]).Cursor()
 		k, v := c.Seek(hk[:])
 		switch {
@@ -359,16 +361,17 @@ type dictWriter struct {
 	firstNew uint32
 	added    map[string]uint32 // new terms of this transaction
 	newTerms [][]byte          // their encodings, by id - firstNew
-	merged   bool              // runs were merged: many pages were read
+	budget   *mergeBudget      // the transaction's
 }
 
 // newDictWriter starts assigning ids in tx. runs are the runs of the hash
 // index with their filters; flush returns the runs after the transaction.
-func newDictWriter(tx *bbolt.Tx, runs []*run, next uint32, mem *arena, hot map[string]uint32) (*dictWriter, error) {
+func newDictWriter(tx *bbolt.Tx, runs []*run, next uint32, mem *arena, hot map[string]uint32, pg *pager, budget *mergeBudget) (*dictWriter, error) {
 	r, err := newDictReader(tx, runs, true)
 	if err != nil {
 		return nil, err
 	}
+	r.pg = pg
 	return &dictWriter{
 		dictReader: *r,
 		tx:         tx,
@@ -377,6 +380,7 @@ func newDictWriter(tx *bbolt.Tx, runs []*run, next uint32, mem *arena, hot map[s
 		next:       next,
 		firstNew:   next,
 		added:      make(map[string]uint32),
+		budget:     budget,
 	}, nil
 }
 
@@ -520,14 +524,17 @@ func (w *dictWriter) compact(runs []*run, seq uint64) ([]*run, error) {
 				same = append(same, r)
 			}
 		}
-		if len(same) < fanout {
+		entries := 0
+		for _, r := range same {
+			entries += len(r.filter) * 64 / bloomBitsPerKey
+		}
+		if len(same) < fanout || !w.budget.take(uint64(entries)) {
 			continue
 		}
 		merged, err := w.merge(same, level+1, seq)
 		if err != nil {
 			return nil, err
 		}
-		w.merged = true
 		seq++
 		keep := []*run{merged}
 		for _, r := range runs {
@@ -542,11 +549,12 @@ func (w *dictWriter) compact(runs []*run, seq uint64) ([]*run, error) {
 }
 
 // runEntries returns the entries of a run in order; *errp is set if a
-// chunk does not decode.
-func runEntries(b *bbolt.Bucket, errp *error) iter.Seq[hashEntry] {
+// chunk does not decode. Each chunk read is counted by pg.
+func runEntries(b *bbolt.Bucket, pg *pager, errp *error) iter.Seq[hashEntry] {
 	return func(yield func(hashEntry) bool) {
 		c := b.Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
+			pg.read()
 			stop := false
 			err := eachEntry(k, v, func(h uint64, id uint32) bool {
 				stop = !yield(hashEntry{h, id})
@@ -572,7 +580,7 @@ func (w *dictWriter) merge(runs []*run, level int, seq uint64) (*run, error) {
 	var stops []func()
 	for _, r := range runs {
 		words += len(r.filter)
-		next, stop := iter.Pull(runEntries(w.ids.Bucket(r.name[:]), &readErr))
+		next, stop := iter.Pull(runEntries(w.ids.Bucket(r.name[:]), w.pg, &readErr))
 		nexts = append(nexts, next)
 		stops = append(stops, stop)
 	}
@@ -619,6 +627,7 @@ func (w *dictWriter) merge(runs []*run, level int, seq uint64) (*run, error) {
 		if err := w.ids.DeleteBucket(r.name[:]); err != nil {
 			return nil, fmt.Errorf("delete run %x: %w", r.name, err)
 		}
+		w.pg.check(w.pg.size) // bbolt reads every page of a bucket it deletes
 	}
 	return out, nil
 }

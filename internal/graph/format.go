@@ -12,12 +12,12 @@ import (
 // The file format is described in FORMAT.md beside this file. In short:
 // one bbolt file with a meta bucket naming the format and its version, a
 // term dictionary in two buckets, and three indexes of the quads (SPO, POS,
-// OSP) made of delta-encoded chunks. Open refuses a file in any other
+// OSP) made of delta-encoded chunks, POS and OSP as sorted runs. Open refuses a file in any other
 // format, naming what it found.
 const (
 	metaBucket    = "provgraph"
 	formatName    = "provgraph-store"
-	formatVersion = 2
+	formatVersion = 3
 
 	termsBucket = "terms" // term id (4 bytes) -> encoded term
 	idsBucket   = "ids"   // hash of encoded term (8 bytes) -> term ids (4 bytes each)
@@ -33,7 +33,8 @@ const (
 // compact store: cayley's kv layout. They cannot be read by this build.
 const v1FormatName = "provgraph-cayley-kv"
 
-// convertHint says how to bring a version 1 file into this format.
+// convertHint says how to bring a file of an earlier version into this
+// format.
 const convertHint = "to convert it, run `provgraph convert --from OLD.db --db NEW.db`, " +
 	"which copies every quad into a new file in this format and leaves the old one unchanged"
 
@@ -124,6 +125,10 @@ func checkMarker(tx *bbolt.Tx, b *bbolt.Bucket) error {
 	v, err := strconv.Atoi(raw)
 	if err != nil {
 		return fmt.Errorf("%w: unreadable format version %q", ErrNotStore, raw)
+	}
+	if v == 2 {
+		return fmt.Errorf("%w: file is in format %s version 2 (POS and OSP as B-trees, written by provgraph before they became sorted runs); this build reads version %d; %s",
+			ErrVersion, formatName, formatVersion, convertHint)
 	}
 	if v != formatVersion {
 		return fmt.Errorf("%w: file is %s version %d, this build reads version %d", ErrVersion, formatName, v, formatVersion)

@@ -14,9 +14,9 @@ import (
 	"github.com/provgraph/provgraph/internal/graph"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/format-v2/prov.db")
+var update = flag.Bool("update", false, "rewrite testdata/format-v3/prov.db")
 
-// formatData is what testdata/format-v1/prov.db and format-v2/prov.db hold: two citations
+// formatData is what the files testdata/format-v*/prov.db hold: two citations
 // and literals that cayley's typed values would have changed, in a named
 // graph. It must not change with the other tests' data.
 func formatData() []graph.Quad {
@@ -48,7 +48,7 @@ func TestFormatV1Refused(t *testing.T) {
 		s.Close()
 		t.Fatal("Open(format v1 file) succeeded")
 	}
-	for _, want := range []string{path, "provgraph-cayley-kv version 1", "provgraph-store version 2", "provgraph convert --from"} {
+	for _, want := range []string{path, "provgraph-cayley-kv version 1", "provgraph-store version 3", "provgraph convert --from"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Open(format v1 file) = %q, want it to say %q", err, want)
 		}
@@ -86,12 +86,63 @@ func TestReadV1(t *testing.T) {
 	}
 }
 
-// TestFormatV2StillOpens opens a store written by the current file format,
+// TestFormatV2Refused opens a store written by format version 2, whose
+// POS and OSP indexes were B-trees: Open must refuse it, name the version
+// and say how to convert it.
+func TestFormatV2Refused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "prov.db")
+	copyFile(t, filepath.Join("testdata", "format-v2", "prov.db"), path)
+	s, err := graph.Open(path, nil)
+	if err == nil {
+		s.Close()
+		t.Fatal("Open(format v2 file) succeeded")
+	}
+	for _, want := range []string{path, "provgraph-store version 2", "this build reads version 3", "provgraph convert --from"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Open(format v2 file) = %q, want it to say %q", err, want)
+		}
+	}
+	if !errors.Is(err, graph.ErrVersion) {
+		t.Errorf("Open(format v2 file) = %v, want ErrVersion", err)
+	}
+}
+
+// TestReadEarlier reads every quad of the format 1 and format 2 golden
+// files, literals exactly as written, and refuses a file in the current
+// format.
+func TestReadEarlier(t *testing.T) {
+	var want []string
+	for _, q := range formatData() {
+		want = append(want, q.String())
+	}
+	slices.Sort(want)
+	want = slices.Compact(want)
+	for _, v := range []string{"format-v1", "format-v2"} {
+		var got []string
+		err := graph.ReadEarlier(context.Background(), filepath.Join("testdata", v, "prov.db"), func(q graph.Quad) error {
+			got = append(got, q.String())
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", v, err)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("ReadEarlier(%s) =\n\t%q\nwant\n\t%q", v, got, want)
+		}
+	}
+	err := graph.ReadV2(context.Background(), filepath.Join("testdata", "format-v3", "prov.db"), func(graph.Quad) error { return nil })
+	if !errors.Is(err, graph.ErrNotStore) || !strings.Contains(err.Error(), "not in format provgraph-store version 2") {
+		t.Errorf("ReadV2(format 3 file) = %v, want ErrNotStore", err)
+	}
+}
+
+// TestFormatV3StillOpens opens a store written by the current file format,
 // so that a change which cannot read it any more is noticed. Regenerate it
 // only when the format version changes, and then keep the old file beside
 // the new one.
-func TestFormatV2StillOpens(t *testing.T) {
-	golden := filepath.Join("testdata", "format-v2", "prov.db")
+func TestFormatV3StillOpens(t *testing.T) {
+	golden := filepath.Join("testdata", "format-v3", "prov.db")
 	if *update {
 		os.Remove(golden)
 		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
@@ -101,7 +152,12 @@ func TestFormatV2StillOpens(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Add(formatData()); err != nil {
+		// Two transactions, so that POS and OSP hold two runs each.
+		data := formatData()
+		if _, err := s.Add(data[:len(data)/2]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Add(data[len(data)/2:]); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.Close(); err != nil {
@@ -124,10 +180,18 @@ func TestFormatV2StillOpens(t *testing.T) {
 	slices.Sort(wantS)
 	wantS = slices.Compact(wantS)
 	if got := all(t, s, graph.Quad{}); !slices.Equal(got, wantS) {
-		t.Errorf("Match(all) on the v2 file =\n\t%q\nwant\n\t%q", got, wantS)
+		t.Errorf("Match(all) on the v3 file =\n\t%q\nwant\n\t%q", got, wantS)
+	}
+	// Every object is found through OSP, every predicate through POS.
+	for _, q := range want {
+		for _, p := range []graph.Quad{{O: q.O}, {P: q.P, O: q.O}} {
+			if !slices.Contains(all(t, s, p), q.String()) {
+				t.Errorf("Match(%v) on the v3 file lacks %v", p, q)
+			}
+		}
 	}
 	if n := mustAdd(t, s, want...); n != 0 {
-		t.Errorf("Add(same data) on the v2 file = %d, want 0", n)
+		t.Errorf("Add(same data) on the v3 file = %d, want 0", n)
 	}
 	if err := s.Check(context.Background()); err != nil {
 		t.Error(err)

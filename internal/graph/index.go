@@ -166,6 +166,7 @@ func (a *arena) copy(b []byte) []byte {
 type indexWriter struct {
 	b     *bbolt.Bucket
 	mem   *arena
+	pg    *pager
 	old   []tuple // scratch: a chunk's tuples
 	out   []tuple // scratch: merged tuples
 	enc   []byte  // scratch: a chunk value being encoded
@@ -181,6 +182,7 @@ func (w *indexWriter) insert(ts []tuple, dup func(i int)) error {
 		// The chunk for ts[i] is the last one whose first tuple is not
 		// after ts[i]; when ts[i] precedes every chunk, it is the first.
 		k, v := seekChunk(c, ts[i])
+		w.pg.read()
 		var old []tuple
 		var oldKey []byte
 		var err error
@@ -297,9 +299,11 @@ func (w *indexWriter) put(first tuple, val []byte) error {
 	return w.b.Put(k, w.mem.copy(val))
 }
 
-// seekChunk positions c on the chunk that holds t if the index has it:
-// the last chunk whose first tuple is not after t, or the first chunk
-// when t precedes them all. It returns nil for an empty index.
+// seekChunk positions c on the chunk that holds t if the index (or run)
+// has it: the last chunk whose first tuple is not after t, or the first
+// chunk when t precedes them all. It returns nil when there is no chunk.
+// A run's count key, shorter than a chunk key, sorts before every chunk
+// and is stepped over.
 func seekChunk(c *bbolt.Cursor, t tuple) (k, v []byte) {
 	var key [keySize]byte
 	putKey(key[:], t)
@@ -313,10 +317,17 @@ func seekChunk(c *bbolt.Cursor, t tuple) (k, v []byte) {
 	} else {
 		pk, pv = c.Prev()
 	}
-	if pk != nil {
+	switch {
+	case pk != nil && len(pk) == keySize:
 		return pk, pv
+	case pk != nil:
+		return c.Next()
 	}
-	return c.First()
+	k, v = c.First()
+	if k != nil && len(k) != keySize {
+		return c.Next()
+	}
+	return k, v
 }
 
 // scanRange calls fn for every tuple t of the index with lo <= t <= hi.

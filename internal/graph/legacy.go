@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 
 	cgraph "github.com/cayleygraph/cayley/graph"
@@ -90,4 +91,100 @@ func v1Term(v quad.Value) (Term, error) {
 		return Term{Kind: KindLiteral, Value: string(v.Value), Datatype: RDFLangStr, Lang: v.Lang}, nil
 	}
 	return Term{}, fmt.Errorf("stored value %v has cayley type %T, which format 1 never wrote", v, v)
+}
+
+// ReadV2 calls fn with every quad of a store in format version 2 (this
+// layout with POS and OSP as B-trees instead of runs), so that it can be
+// converted. Versions 2 and 3 share the dictionary and the SPO index,
+// which is all it reads. The file is opened read-only and never changed.
+// A file in another format is an error wrapping ErrNotStore.
+func ReadV2(ctx context.Context, path string, fn func(Quad) error) error {
+	fail := func(err error) error { return &Error{Op: "read format 2", Path: path, Err: err} }
+	if _, err := os.Stat(path); err != nil {
+		return fail(err)
+	}
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true, Timeout: DefaultLockTimeout})
+	switch {
+	case errors.Is(err, berrors.ErrTimeout):
+		return fail(ErrLocked)
+	case err != nil:
+		return fail(fmt.Errorf("%w: %v", ErrNotStore, err))
+	}
+	defer db.Close()
+	var fnErr error
+	err = db.View(func(tx *bbolt.Tx) error {
+		var name, version string
+		if b := tx.Bucket([]byte(metaBucket)); b != nil {
+			name, version = string(b.Get([]byte(keyFormat))), string(b.Get([]byte(keyVersion)))
+		}
+		if name != formatName || version != "2" {
+			return fmt.Errorf("%w: the file is not in format %s version 2 (its marker says %q version %q)", ErrNotStore, formatName, name, version)
+		}
+		spo, terms := tx.Bucket([]byte(indexBuckets[idxSPO])), tx.Bucket([]byte(termsBucket))
+		if spo == nil || terms == nil {
+			return fmt.Errorf("%w: bucket %q or %q is missing (damaged file?)", ErrNotStore, indexBuckets[idxSPO], termsBucket)
+		}
+		names := newTermReader(tx)
+		n := 0
+		all := tuple{math.MaxUint32, math.MaxUint32, math.MaxUint32, math.MaxUint32}
+		return scanRange(spo, tuple{}, all, nil, func(t tuple) error {
+			if n++; n%65536 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			q, err := names.quad(ids4(t))
+			if err != nil {
+				return fmt.Errorf("quad %v: %w", t, err)
+			}
+			if fnErr = fn(q); fnErr != nil {
+				return errStop
+			}
+			return nil
+		})
+	})
+	if fnErr != nil {
+		return fnErr
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return ctx.Err()
+}
+
+// ReadEarlier calls fn with every quad of a store written in an earlier
+// format (version 1 or 2), whichever the file's marker names.
+func ReadEarlier(ctx context.Context, path string, fn func(Quad) error) error {
+	version, err := markerVersion(path)
+	if err != nil {
+		return &Error{Op: "read", Path: path, Err: err}
+	}
+	if version == "2" {
+		return ReadV2(ctx, path, fn)
+	}
+	return ReadV1(ctx, path, fn)
+}
+
+// markerVersion reads the version a file's format marker names, or "" for
+// a file without one.
+func markerVersion(path string) (string, error) {
+	if _, err := os.Stat(path); err != nil {
+		return "", err
+	}
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true, Timeout: DefaultLockTimeout})
+	switch {
+	case errors.Is(err, berrors.ErrTimeout):
+		return "", ErrLocked
+	case err != nil:
+		return "", fmt.Errorf("%w: %v", ErrNotStore, err)
+	}
+	defer db.Close()
+	var v string
+	db.View(func(tx *bbolt.Tx) error {
+		if b := tx.Bucket([]byte(metaBucket)); b != nil && string(b.Get([]byte(keyFormat))) == formatName {
+			v = string(b.Get([]byte(keyVersion)))
+		}
+		return nil
+	})
+	return v, nil
 }

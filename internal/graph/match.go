@@ -154,8 +154,7 @@ func scanIDs(tx *bbolt.Tx, pattern ids4, anyGraph bool, fn func(ids4) error) err
 	if fixed == 3 && wantG {
 		lo[3], hi[3] = g, g
 	}
-	b := tx.Bucket([]byte(indexBuckets[ind]))
-	return scanRange(b, lo, hi, nil, func(t tuple) error {
+	return scanIndex(tx, ind, lo, hi, func(t tuple) error {
 		if wantG && t[3] != g {
 			return nil
 		}

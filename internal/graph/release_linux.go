@@ -1,6 +1,9 @@
 package graph
 
 import (
+	"bytes"
+	"os"
+	"strconv"
 	"syscall"
 
 	"go.etcd.io/bbolt"
@@ -35,4 +38,23 @@ func releasePages(db *bbolt.DB, size int64) {
 	// MADV_DONTNEED on a shared file mapping drops the mapping of the pages,
 	// never their contents. Errors are ignored: this only saves memory.
 	syscall.Syscall(syscall.SYS_MADVISE, info.Data, uintptr(size), syscall.MADV_DONTNEED)
+}
+
+// mappedFileBytes returns how many bytes of files (and shared memory,
+// which provgraph does not use) the process has resident: the third
+// field of /proc/self/statm, in pages.
+func mappedFileBytes() (int64, bool) {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0, false
+	}
+	f := bytes.Fields(b)
+	if len(f) < 3 {
+		return 0, false
+	}
+	pages, err := strconv.ParseInt(string(f[2]), 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return pages * int64(os.Getpagesize()), true
 }

@@ -6,3 +6,6 @@ import "go.etcd.io/bbolt"
 
 // releasePages does nothing where madvise is not wired up.
 func releasePages(db *bbolt.DB, size int64) {}
+
+// mappedFileBytes reports nothing where it is not known.
+func mappedFileBytes() (int64, bool) { return 0, false }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -38,6 +39,15 @@ type Options struct {
 	// NoSync skips fsync after each Add. A crash can then lose or corrupt
 	// the store: use it only for tests and benchmarks.
 	NoSync bool
+
+	// MappedLimit bounds how many bytes of the file a writer keeps
+	// mapped, and so counted in its resident memory: when a write finds
+	// more mapped, it drops the mapping of the pages it has read (they
+	// stay in the kernel's page cache and are mapped again when next
+	// read). Zero means DefaultMappedLimit; a negative value means no
+	// limit, which makes a long ingest a few percent faster and lets it
+	// map the whole file. It has effect on Linux only.
+	MappedLimit int64
 }
 
 // Store is a provgraph quad store in one bbolt file. Its methods are safe
@@ -49,12 +59,12 @@ type Store struct {
 
 	// mu is held exclusively by Add (one writer at a time) and Close, and
 	// shared while a read starts its transaction.
-	mu      sync.RWMutex
-	hot     map[string]uint32 // term ids seen lately, by encoding; Add only
-	runs    []*run            // the hash index's runs with filters, once loaded; Add only
-	loaded  bool              // runs is loaded
-	commits int               // successful Adds, to release mapped pages now and then
-	closed  bool
+	mu     sync.RWMutex
+	hot    map[string]uint32 // term ids seen lately, by encoding; Add only
+	runs   []*run            // the hash index's runs with filters, once loaded; Add only
+	loaded bool              // runs is loaded
+	pg     *pager            // keeps the pages Add maps under Options.MappedLimit
+	closed bool
 
 	// rc caches the list of the hash index's runs for the last committed
 	// transaction seen, so that lookups in read transactions do not list
@@ -147,6 +157,13 @@ func Open(path string, opts *Options) (*Store, error) {
 	}
 
 	s := &Store{path: path, readOnly: o.ReadOnly, db: db, hot: make(map[string]uint32)}
+	if !o.ReadOnly {
+		limit := o.MappedLimit
+		if limit == 0 {
+			limit = DefaultMappedLimit
+		}
+		s.pg = &pager{db: db, limit: limit}
+	}
 	if err := s.setup(); err != nil {
 		db.Close()
 		return fail(err)
@@ -262,8 +279,9 @@ func (s *Store) add(quads []Quad, strict bool) (added int, err error) {
 			}
 			s.loaded = true
 		}
+		s.pg.begin(tx.Size())
 		var err error
-		dw, runs, added, err = addTx(tx, norm, s.runs, s.hot, strict)
+		dw, runs, added, err = addTx(tx, norm, s.runs, s.hot, s.pg, strict)
 		txid, size = tx.ID(), tx.Size()
 		return err
 	})
@@ -273,19 +291,9 @@ func (s *Store) add(quads []Quad, strict bool) (added int, err error) {
 	s.runs = runs
 	s.setRuns(txid, runs)
 	dw.commit()
-	// A merge of the hash index reads whole runs: release their pages
-	// at once rather than at the next round number of commits.
-	if s.commits++; s.commits%releaseEvery == 0 || dw.merged {
-		releasePages(s.db, size)
-	}
+	s.pg.check(size) // committing reads pages too (bbolt's rebalancing)
 	return added, nil
 }
-
-// releaseEvery is how many commits pass between releases of the mapped
-// pages of the file (releasePages): often enough to keep a long ingest's
-// resident memory near its working set, rarely enough that re-mapping the
-// pages it needs again costs nothing noticeable.
-const releaseEvery = 8
 
 // storedError is returned by a strict add for a quad that is already
 // stored.
@@ -300,10 +308,11 @@ func (e *storedError) Error() string {
 
 // addTx adds quads (valid, in stored form) in tx. With strict, a quad that
 // is already stored fails it with a *storedError.
-func addTx(tx *bbolt.Tx, quads []Quad, runs []*run, hot map[string]uint32, strict bool) (*dictWriter, []*run, int, error) {
+func addTx(tx *bbolt.Tx, quads []Quad, runs []*run, hot map[string]uint32, pg *pager, strict bool) (*dictWriter, []*run, int, error) {
 	cnt := readCounters(tx)
 	mem := &arena{}
-	dw, err := newDictWriter(tx, runs, cnt.nextID, mem, hot)
+	budget := &mergeBudget{}
+	dw, err := newDictWriter(tx, runs, cnt.nextID, mem, hot, pg, budget)
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -345,7 +354,7 @@ func addTx(tx *bbolt.Tx, quads []Quad, runs []*run, hot map[string]uint32, stric
 	// other two.
 	spo = sortTuples(spo)
 	dup := make([]bool, len(spo))
-	w := &indexWriter{mem: mem}
+	w := &indexWriter{mem: mem, pg: pg}
 	w.b = tx.Bucket([]byte(indexBuckets[idxSPO]))
 	w.b.FillPercent = fillPercent
 	if err := w.insert(spo, func(i int) { dup[i] = true }); err != nil {
@@ -358,19 +367,15 @@ func addTx(tx *bbolt.Tx, quads []Quad, runs []*run, hot map[string]uint32, stric
 		}
 	}
 	other := make([]tuple, len(fresh))
+	rw := &runWriter{mem: mem, pg: pg, budget: budget}
 	for _, ind := range []int{idxPOS, idxOSP} {
 		for i, t := range fresh {
 			other[i] = order(ind, ids4(t))
 		}
-		other = sortTuples(other)
-		w.b = tx.Bucket([]byte(indexBuckets[ind]))
-		w.b.FillPercent = fillPercent
-		corrupt := false
-		if err := w.insert(other, func(int) { corrupt = true }); err != nil {
-			return nil, nil, 0, err
-		}
-		if corrupt {
-			return nil, nil, 0, fmt.Errorf("%w: index %s holds a quad that index spo lacks (run check)", ErrCorrupt, indexBuckets[ind])
+		slices.SortFunc(other, tuple.cmp)
+		rw.b = tx.Bucket([]byte(indexBuckets[ind]))
+		if err := rw.add(other); err != nil {
+			return nil, nil, 0, fmt.Errorf("index %s: %w", indexBuckets[ind], err)
 		}
 	}
 	cnt.nextID = dw.next
@@ -404,6 +409,7 @@ type Stats struct {
 	Quads     int64  // quads stored
 	Terms     int64  // distinct terms in the dictionary
 	HashRuns  int    // sorted runs of the dictionary's hash index
+	QuadRuns  int    // sorted runs of the POS and OSP indexes together
 	FileBytes int64  // size of the database file
 }
 
@@ -415,6 +421,16 @@ func (s *Store) Stats() (Stats, error) {
 		st.Quads, st.Terms = int64(c.quads), int64(c.nextID)-1
 		runs, err := loadRuns(tx, false)
 		st.HashRuns = len(runs)
+		if err != nil {
+			return err
+		}
+		for _, ind := range []int{idxPOS, idxOSP} {
+			qr, err := listQuadRuns(tx.Bucket([]byte(indexBuckets[ind])))
+			if err != nil {
+				return err
+			}
+			st.QuadRuns += len(qr)
+		}
 		st.FileBytes = tx.Size()
 		return err
 	})

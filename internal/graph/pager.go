@@ -1,0 +1,70 @@
+package graph
+
+import "go.etcd.io/bbolt"
+
+// DefaultMappedLimit is how many bytes of the database file a writer lets
+// stay mapped (Options.MappedLimit) when nothing else is asked for.
+const DefaultMappedLimit = 128 << 20
+
+// mappedCheckEvery is how many random reads pass between two looks at how
+// much of the file is mapped. Each read maps at most 64 KiB (a page and
+// the neighbours Linux maps around it), so the limit is overshot by at
+// most 4 MiB.
+const mappedCheckEvery = 64
+
+// pager keeps the pages of the file a write transaction has mapped under
+// a limit. bbolt reads the file through a shared read-only mapping, and
+// every page a read touches stays mapped, with up to 15 neighbours
+// (Linux's fault-around, whatever madvise says): a batch of a large
+// ingest, with its thousands of lookups of stored terms and index chunks
+// spread over the whole file, would otherwise map most of it. The pages
+// are the kernel's page cache either way; what the limit bounds is the
+// resident memory the process is charged with, at the cost of faulting
+// pages in again after each release (measured in the README).
+//
+// The write path calls read after each random read and released at the
+// end of each transaction; a nil *pager does nothing.
+type pager struct {
+	db    *bbolt.DB
+	limit int64 // bytes; the check is off when <= 0
+	size  int64 // bytes of the mapping every page of which is valid now
+	n     int   // reads since the last check
+
+	onCheck func() // called by each check, for tests
+}
+
+// begin is called at the start of a write transaction whose size
+// (Tx.Size) is size: until the transaction commits, bbolt neither moves
+// nor shrinks the mapping, which covers at least that many bytes.
+func (p *pager) begin(size int64) {
+	if p != nil {
+		p.size, p.n = size, 0
+	}
+}
+
+// read counts one random read and releases the mapped pages when they
+// exceed the limit.
+func (p *pager) read() {
+	if p == nil || p.limit <= 0 {
+		return
+	}
+	if p.n++; p.n < mappedCheckEvery {
+		return
+	}
+	p.n = 0
+	p.check(p.size)
+}
+
+// check releases the mapping's first size bytes when more than the limit
+// of the file is mapped.
+func (p *pager) check(size int64) {
+	if p == nil || p.limit <= 0 {
+		return
+	}
+	if p.onCheck != nil {
+		p.onCheck()
+	}
+	if m, ok := mappedFileBytes(); ok && m > p.limit {
+		releasePages(p.db, size)
+	}
+}

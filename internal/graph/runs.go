@@ -1,0 +1,385 @@
+package graph
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"go.etcd.io/bbolt"
+)
+
+// The POS and OSP indexes are sets of sorted runs, as the hash index of
+// the dictionary is, and for the same reason: their tuples land at random
+// places. New subjects get the largest ids, so SPO tuples go at the end
+// of their index; but a POS or OSP tuple whose object is a stored term (a
+// shared URL, key, answer or engine) goes after that object's tuples,
+// anywhere in the index. Inserted into one B-tree, a batch of a large
+// ingest read and rewrote thousands of pages spread over the file, so
+// ingest slowed as the file grew and mapped most of it.
+//
+// Instead each transaction writes its new tuples of each index as a new
+// run (a nested bucket, written in key order, pages packed full), and
+// when fanout runs of one level pile up they are merged into one run of
+// the next level: the write of a batch is sequential, and a tuple is
+// rewritten once per level. A run that holds finalRunTuples or more is
+// never merged again, which bounds the memory of one merge (its output
+// stays in bbolt's memory until the commit) at about fanout times that.
+// A read merges the runs, which hold disjoint sets of tuples.
+//
+// A run is a bucket named level (1 byte) + sequence number (8 bytes,
+// big-endian). Its chunks are those of spo (index.go), cut at about
+// chunkTarget bytes, and its key "\x00", which sorts before every chunk,
+// holds the number of tuples in it (8 bytes, big-endian).
+
+// runCountKey is where a run keeps its number of tuples.
+const runCountKey = "\x00"
+
+// finalRunTuples is the size from which a run is no longer merged: merges
+// then write at most fanout times this many tuples (about 20 MB of
+// chunks) in one transaction, and a million citations make about eight
+// final runs per index. A variable for tests only.
+var finalRunTuples uint64 = 1 << 20
+
+// bigMerge is the size (tuples or hash entries read) from which a merge
+// counts against a transaction's mergeBudget. A variable for tests only.
+var bigMerge uint64 = 1 << 19
+
+// mergeBudget lets one transaction make at most one big merge across the
+// hash index, POS and OSP. A merge holds its output in memory until the
+// commit, and the three indexes reach the same level at the same batch:
+// merged together, they would add up. A merge that finds the budget
+// spent waits for a later transaction, its level holding a run or two
+// more in the meantime.
+type mergeBudget struct{ spent bool }
+
+// take reports whether a merge of n tuples may run now, and counts it.
+func (b *mergeBudget) take(n uint64) bool {
+	if b == nil || n < bigMerge {
+		return true
+	}
+	if b.spent {
+		return false
+	}
+	b.spent = true
+	return true
+}
+
+// quadRun is one sorted run of the POS or OSP index.
+type quadRun struct {
+	name [9]byte
+	n    uint64 // tuples
+}
+
+func (r quadRun) level() int  { return int(r.name[0]) }
+func (r quadRun) seq() uint64 { return binary.BigEndian.Uint64(r.name[1:]) }
+
+// listQuadRuns lists the runs of an index bucket, oldest first.
+func listQuadRuns(b *bbolt.Bucket) ([]quadRun, error) {
+	var runs []quadRun
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if v != nil || len(k) != 9 {
+			return nil, fmt.Errorf("%w: index holds key %x, want only runs", ErrCorrupt, k)
+		}
+		var r quadRun
+		copy(r.name[:], k)
+		cnt := b.Bucket(k).Get([]byte(runCountKey))
+		if len(cnt) != 8 {
+			return nil, fmt.Errorf("%w: run %x has no tuple count", ErrCorrupt, k)
+		}
+		r.n = binary.BigEndian.Uint64(cnt)
+		runs = append(runs, r)
+	}
+	slices.SortFunc(runs, func(a, b quadRun) int { return cmpUint64(a.seq(), b.seq()) })
+	return runs, nil
+}
+
+// runWriter adds the new tuples of a transaction to the POS or OSP index.
+type runWriter struct {
+	b      *bbolt.Bucket
+	mem    *arena
+	pg     *pager
+	budget *mergeBudget
+	enc    []byte // scratch: a chunk being encoded
+}
+
+// add writes ts (sorted, without repeats, none of them stored) as a new
+// run and merges runs while some level has fanout or more of them that
+// are not final (more when a merge had to wait for the budget).
+func (w *runWriter) add(ts []tuple) error {
+	if len(ts) == 0 {
+		return nil
+	}
+	runs, err := listQuadRuns(w.b)
+	if err != nil {
+		return err
+	}
+	var seq uint64
+	for _, r := range runs {
+		seq = max(seq, r.seq()+1)
+	}
+	i := 0
+	r, err := w.write(0, seq, func() (tuple, bool) {
+		if i == len(ts) {
+			return tuple{}, false
+		}
+		i++
+		return ts[i-1], true
+	})
+	if err != nil {
+		return err
+	}
+	runs = append(runs, r)
+	seq++
+	for level := 0; ; level++ {
+		var same []quadRun
+		higher := false
+		for _, r := range runs {
+			switch {
+			case r.level() == level && r.n < finalRunTuples:
+				same = append(same, r)
+			case r.level() > level:
+				higher = true
+			}
+		}
+		var n uint64
+		for _, r := range same {
+			n += r.n
+		}
+		if len(same) >= fanout && w.budget.take(n) {
+			merged, err := w.merge(same, level+1, seq)
+			if err != nil {
+				return err
+			}
+			seq++
+			runs = slices.DeleteFunc(runs, func(r quadRun) bool { return slices.Contains(same, r) })
+			runs = append(runs, merged)
+			continue
+		}
+		if !higher {
+			return nil
+		}
+	}
+}
+
+// write writes the tuples next yields (in order) as the run level, seq.
+func (w *runWriter) write(level int, seq uint64, next func() (tuple, bool)) (quadRun, error) {
+	r := quadRun{}
+	r.name[0] = byte(level)
+	binary.BigEndian.PutUint64(r.name[1:], seq)
+	b, err := w.b.CreateBucket(w.mem.copy(r.name[:]))
+	if err != nil {
+		return r, fmt.Errorf("create run %x: %w", r.name, err)
+	}
+	b.FillPercent = 1 // written in key order, never added to
+	var first, prev tuple
+	enc := w.enc[:0]
+	open := false
+	put := func() error {
+		k := w.mem.alloc(keySize)
+		putKey(k, first)
+		return b.Put(k, w.mem.copy(enc))
+	}
+	for t, ok := next(); ok; t, ok = next() {
+		r.n++
+		if !open {
+			first, enc, open = t, enc[:0], true
+		} else {
+			enc = appendEntry(enc, prev, t)
+		}
+		prev = t
+		if len(enc) >= chunkTarget {
+			if err := put(); err != nil {
+				return r, err
+			}
+			open = false
+		}
+	}
+	if open {
+		if err := put(); err != nil {
+			return r, err
+		}
+	}
+	w.enc = enc
+	cnt := w.mem.alloc(8)
+	binary.BigEndian.PutUint64(cnt, r.n)
+	return r, b.Put([]byte(runCountKey), cnt)
+}
+
+// merge writes the union of runs as one run and deletes them.
+func (w *runWriter) merge(runs []quadRun, level int, seq uint64) (quadRun, error) {
+	m := newRunMerge(w.b, runs, w.pg)
+	m.seek(tuple{})
+	out, err := w.write(level, seq, m.next)
+	if err == nil {
+		err = m.err
+	}
+	if err != nil {
+		return out, fmt.Errorf("merge into run %x: %w", out.name, err)
+	}
+	for _, r := range runs {
+		if err := w.b.DeleteBucket(r.name[:]); err != nil {
+			return out, fmt.Errorf("delete run %x: %w", r.name, err)
+		}
+		w.pg.check(w.pg.size) // bbolt reads every page of a bucket it deletes
+	}
+	return out, nil
+}
+
+// runCursor reads one run's tuples in order.
+type runCursor struct {
+	c   *bbolt.Cursor
+	buf []tuple
+	i   int
+	pg  *pager
+	err error
+}
+
+// seek positions the cursor on the first tuple not before lo.
+func (rc *runCursor) seek(lo tuple) {
+	k, v := seekChunk(rc.c, lo)
+	rc.pg.read()
+	rc.load(k, v)
+	rc.i, _ = slices.BinarySearchFunc(rc.buf, lo, tuple.cmp)
+	if rc.i == len(rc.buf) && len(rc.buf) > 0 {
+		rc.advance()
+	}
+}
+
+func (rc *runCursor) load(k, v []byte) {
+	rc.buf, rc.i = rc.buf[:0], 0
+	if k == nil || rc.err != nil {
+		return
+	}
+	rc.buf, rc.err = decodeChunk(rc.buf, k, v)
+	if rc.err != nil {
+		rc.buf = rc.buf[:0]
+	}
+}
+
+// advance moves past the current tuple.
+func (rc *runCursor) advance() {
+	if rc.i++; rc.i < len(rc.buf) {
+		return
+	}
+	rc.pg.read()
+	rc.load(rc.c.Next())
+}
+
+// head returns the current tuple; ok is false at the end.
+func (rc *runCursor) head() (t tuple, ok bool) {
+	if rc.i < len(rc.buf) {
+		return rc.buf[rc.i], true
+	}
+	return t, false
+}
+
+// runMerge reads several runs as one sorted sequence: a binary heap of
+// their cursors, ordered by their current tuples.
+type runMerge struct {
+	heap []*runCursor
+	all  []*runCursor
+	err  error
+}
+
+func newRunMerge(b *bbolt.Bucket, runs []quadRun, pg *pager) *runMerge {
+	m := &runMerge{}
+	for _, r := range runs {
+		if rb := b.Bucket(r.name[:]); rb != nil {
+			m.all = append(m.all, &runCursor{c: rb.Cursor(), pg: pg})
+		}
+	}
+	return m
+}
+
+// seek positions the merge on the first tuple not before lo.
+func (m *runMerge) seek(lo tuple) {
+	m.heap = m.heap[:0]
+	for _, rc := range m.all {
+		rc.seek(lo)
+		if rc.err != nil && m.err == nil {
+			m.err = rc.err
+		}
+		if _, ok := rc.head(); ok {
+			m.heap = append(m.heap, rc)
+		}
+	}
+	for i := len(m.heap)/2 - 1; i >= 0; i-- {
+		m.down(i)
+	}
+}
+
+// next returns the next tuple of the merge.
+func (m *runMerge) next() (tuple, bool) {
+	if len(m.heap) == 0 || m.err != nil {
+		return tuple{}, false
+	}
+	top := m.heap[0]
+	t, _ := top.head()
+	top.advance()
+	if top.err != nil {
+		m.err = top.err
+		return tuple{}, false
+	}
+	if _, ok := top.head(); !ok {
+		last := len(m.heap) - 1
+		m.heap[0] = m.heap[last]
+		m.heap = m.heap[:last]
+	}
+	if len(m.heap) > 0 {
+		m.down(0)
+	}
+	return t, true
+}
+
+func (m *runMerge) less(i, j int) bool {
+	a, _ := m.heap[i].head()
+	b, _ := m.heap[j].head()
+	return a.cmp(b) < 0
+}
+
+func (m *runMerge) down(i int) {
+	n := len(m.heap)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		small := l
+		if r := l + 1; r < n && m.less(r, l) {
+			small = r
+		}
+		if !m.less(small, i) {
+			return
+		}
+		m.heap[i], m.heap[small] = m.heap[small], m.heap[i]
+		i = small
+	}
+}
+
+// scanIndex calls fn for every tuple t of index ind with lo <= t <= hi,
+// in order.
+func scanIndex(tx *bbolt.Tx, ind int, lo, hi tuple, fn func(tuple) error) error {
+	b := tx.Bucket([]byte(indexBuckets[ind]))
+	if ind == idxSPO {
+		return scanRange(b, lo, hi, nil, fn)
+	}
+	runs, err := listQuadRuns(b)
+	if err != nil {
+		return err
+	}
+	if len(runs) == 1 {
+		return scanRange(b.Bucket(runs[0].name[:]), lo, hi, nil, fn)
+	}
+	m := newRunMerge(b, runs, nil)
+	m.seek(lo)
+	for t, ok := m.next(); ok; t, ok = m.next() {
+		if t.cmp(hi) > 0 {
+			return nil
+		}
+		if err := fn(t); err != nil {
+			return err
+		}
+	}
+	return m.err
+}
