@@ -95,52 +95,58 @@ func decodeChunk(dst []tuple, k, v []byte) ([]tuple, error) {
 	if len(k) != keySize {
 		return dst, fmt.Errorf("%w: key of %d bytes", errBadChunk, len(k))
 	}
-	prev := keyTuple(k)
-	dst = append(dst, prev)
-	next := func() (uint32, error) {
-		x, n := uvarint(v)
-		if n <= 0 || x > 0xFFFFFFFF {
-			return 0, fmt.Errorf("%w: bad varint at %x", errBadChunk, k)
-		}
-		v = v[n:]
-		return uint32(x), nil
-	}
+	t := keyTuple(k)
+	dst = append(dst, t)
 	for len(v) > 0 {
-		x, n := uvarint(v)
-		if n <= 0 || x>>1 > 0xFFFFFFFF {
+		var ok bool
+		if t, v, ok = decodeNext(t, v); !ok {
 			return dst, fmt.Errorf("%w: bad varint at %x", errBadChunk, k)
 		}
-		v = v[n:]
-		da, hasG := uint32(x>>1), x&1 == 1
-		var t tuple
-		t[0] = prev[0] + da
-		b, err := next()
-		if err != nil {
-			return dst, err
-		}
-		if da == 0 {
-			t[1] = prev[1] + b
-		} else {
-			t[1] = b
-		}
-		c, err := next()
-		if err != nil {
-			return dst, err
-		}
-		if da == 0 && t[1] == prev[1] {
-			t[2] = prev[2] + c
-		} else {
-			t[2] = c
-		}
-		if hasG {
-			if t[3], err = next(); err != nil {
-				return dst, err
-			}
-		}
 		dst = append(dst, t)
-		prev = t
 	}
 	return dst, nil
+}
+
+// decodeNext decodes the tuple after prev from the front of v (not
+// empty), and returns it with the rest of v; ok is false when v does not
+// hold a whole entry.
+func decodeNext(prev tuple, v []byte) (t tuple, rest []byte, ok bool) {
+	x, n := uvarint(v)
+	if n <= 0 || x>>1 > 0xFFFFFFFF {
+		return t, v, false
+	}
+	v = v[n:]
+	da := uint32(x >> 1)
+	t[0] = prev[0] + da
+	b, n := uvarint(v)
+	if n <= 0 || b > 0xFFFFFFFF {
+		return t, v, false
+	}
+	v = v[n:]
+	if da == 0 {
+		t[1] = prev[1] + uint32(b)
+	} else {
+		t[1] = uint32(b)
+	}
+	c, n := uvarint(v)
+	if n <= 0 || c > 0xFFFFFFFF {
+		return t, v, false
+	}
+	v = v[n:]
+	if da == 0 && t[1] == prev[1] {
+		t[2] = prev[2] + uint32(c)
+	} else {
+		t[2] = uint32(c)
+	}
+	if x&1 == 1 {
+		g, n := uvarint(v)
+		if n <= 0 || g > 0xFFFFFFFF {
+			return t, v, false
+		}
+		v = v[n:]
+		t[3] = uint32(g)
+	}
+	return t, v, true
 }
 
 // arena hands out byte slices that stay valid until the transaction ends,

@@ -226,13 +226,16 @@ func (w *runWriter) merge(runs []quadRun, level int, seq uint64) (quadRun, error
 	return out, nil
 }
 
-// runCursor reads one run's tuples in order.
+// runCursor reads one run's tuples in order, decoding a chunk only as far
+// as it is read: a lookup in many runs decodes a few tuples of each.
 type runCursor struct {
-	c   *bbolt.Cursor
-	buf []tuple
-	i   int
-	pg  *pager
-	err error
+	c    *bbolt.Cursor
+	cur  tuple  // the current tuple, when ok
+	ok   bool   // not at the end
+	key  []byte // the current chunk's key, for errors
+	rest []byte // the current chunk's entries after cur
+	pg   *pager
+	err  error
 }
 
 // seek positions the cursor on the first tuple not before lo.
@@ -240,26 +243,30 @@ func (rc *runCursor) seek(lo tuple) {
 	k, v := seekChunk(rc.c, lo)
 	rc.pg.read()
 	rc.load(k, v)
-	rc.i, _ = slices.BinarySearchFunc(rc.buf, lo, tuple.cmp)
-	if rc.i == len(rc.buf) && len(rc.buf) > 0 {
+	for rc.ok && rc.cur.cmp(lo) < 0 {
 		rc.advance()
 	}
 }
 
 func (rc *runCursor) load(k, v []byte) {
-	rc.buf, rc.i = rc.buf[:0], 0
+	rc.ok = false
 	if k == nil || rc.err != nil {
 		return
 	}
-	rc.buf, rc.err = decodeChunk(rc.buf, k, v)
-	if rc.err != nil {
-		rc.buf = rc.buf[:0]
+	if len(k) != keySize {
+		rc.err = fmt.Errorf("%w: key of %d bytes", errBadChunk, len(k))
+		return
 	}
+	rc.cur, rc.key, rc.rest, rc.ok = keyTuple(k), k, v, true
 }
 
 // advance moves past the current tuple.
 func (rc *runCursor) advance() {
-	if rc.i++; rc.i < len(rc.buf) {
+	if len(rc.rest) > 0 {
+		var ok bool
+		if rc.cur, rc.rest, ok = decodeNext(rc.cur, rc.rest); !ok {
+			rc.err, rc.ok = fmt.Errorf("%w: bad varint at %x", errBadChunk, rc.key), false
+		}
 		return
 	}
 	rc.pg.read()
@@ -267,12 +274,7 @@ func (rc *runCursor) advance() {
 }
 
 // head returns the current tuple; ok is false at the end.
-func (rc *runCursor) head() (t tuple, ok bool) {
-	if rc.i < len(rc.buf) {
-		return rc.buf[rc.i], true
-	}
-	return t, false
-}
+func (rc *runCursor) head() (tuple, bool) { return rc.cur, rc.ok }
 
 // runMerge reads several runs as one sorted sequence: a binary heap of
 // their cursors, ordered by their current tuples.
@@ -290,6 +292,21 @@ func newRunMerge(b *bbolt.Bucket, runs []quadRun, pg *pager) *runMerge {
 		}
 	}
 	return m
+}
+
+// mergeAll is newRunMerge over every run of index bucket b, for reads:
+// the runs' counts are not read.
+func mergeAll(b *bbolt.Bucket) (*runMerge, error) {
+	m := &runMerge{}
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		rb := b.Bucket(k)
+		if v != nil || len(k) != 9 || rb == nil {
+			return nil, fmt.Errorf("%w: index holds key %x, want only runs", ErrCorrupt, k)
+		}
+		m.all = append(m.all, &runCursor{c: rb.Cursor()})
+	}
+	return m, nil
 }
 
 // seek positions the merge on the first tuple not before lo.
@@ -364,14 +381,10 @@ func scanIndex(tx *bbolt.Tx, ind int, lo, hi tuple, fn func(tuple) error) error 
 	if ind == idxSPO {
 		return scanRange(b, lo, hi, nil, fn)
 	}
-	runs, err := listQuadRuns(b)
+	m, err := mergeAll(b)
 	if err != nil {
 		return err
 	}
-	if len(runs) == 1 {
-		return scanRange(b.Bucket(runs[0].name[:]), lo, hi, nil, fn)
-	}
-	m := newRunMerge(b, runs, nil)
 	m.seek(lo)
 	for t, ok := m.next(); ok; t, ok = m.next() {
 		if t.cmp(hi) > 0 {
