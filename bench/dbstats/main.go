@@ -1,7 +1,7 @@
 // Command dbstats prints, for each top-level bucket of a bbolt file (and
-// the runs nested in provgraph's "ids" bucket, summed), its keys, the
-// bytes of keys and values, and the pages it occupies, to see where a
-// store's bytes go.
+// the runs nested in provgraph's "ids", "pos" and "osp" buckets, summed),
+// its keys, the bytes of keys and values, and the pages it occupies, to see
+// where a store's bytes go.
 //
 // Usage: dbstats FILE
 package main
