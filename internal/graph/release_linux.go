@@ -24,7 +24,9 @@ import (
 // a million-citation file, releasing in the middle of each batch cost a
 // quarter to a third of the ingest's time; format 3 writes POS and OSP as
 // runs, and the random reads left (lookups of stored terms) are few
-// enough that releases are rare.
+// enough that a million-citation ingest releases every few batches (about
+// 50 times in 510 batches, going by the drops in its resident file pages
+// sampled every half second).
 //
 // size must not exceed the mapping: it is the size of a transaction
 // (Tx.Size) taken before it allocated pages, every page of which bbolt
