@@ -22,15 +22,9 @@ import (
 // is an error wrapping ErrNotStore.
 func ReadV1(ctx context.Context, path string, fn func(Quad) error) error {
 	fail := func(err error) error { return &Error{Op: "read format 1", Path: path, Err: err} }
-	if _, err := os.Stat(path); err != nil {
+	db, err := openEarlier(path)
+	if err != nil {
 		return fail(err)
-	}
-	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true, Timeout: DefaultLockTimeout})
-	switch {
-	case errors.Is(err, berrors.ErrTimeout):
-		return fail(ErrLocked)
-	case err != nil:
-		return fail(fmt.Errorf("%w: %v", ErrNotStore, err))
 	}
 	kv := hbolt.New(db)
 	defer kv.Close()
@@ -100,15 +94,9 @@ func v1Term(v quad.Value) (Term, error) {
 // A file in another format is an error wrapping ErrNotStore.
 func ReadV2(ctx context.Context, path string, fn func(Quad) error) error {
 	fail := func(err error) error { return &Error{Op: "read format 2", Path: path, Err: err} }
-	if _, err := os.Stat(path); err != nil {
+	db, err := openEarlier(path)
+	if err != nil {
 		return fail(err)
-	}
-	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true, Timeout: DefaultLockTimeout})
-	switch {
-	case errors.Is(err, berrors.ErrTimeout):
-		return fail(ErrLocked)
-	case err != nil:
-		return fail(fmt.Errorf("%w: %v", ErrNotStore, err))
 	}
 	defer db.Close()
 	var fnErr error
@@ -168,15 +156,9 @@ func ReadEarlier(ctx context.Context, path string, fn func(Quad) error) error {
 // markerVersion reads the version a file's format marker names, or "" for
 // a file without one.
 func markerVersion(path string) (string, error) {
-	if _, err := os.Stat(path); err != nil {
+	db, err := openEarlier(path)
+	if err != nil {
 		return "", err
-	}
-	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true, Timeout: DefaultLockTimeout})
-	switch {
-	case errors.Is(err, berrors.ErrTimeout):
-		return "", ErrLocked
-	case err != nil:
-		return "", fmt.Errorf("%w: %v", ErrNotStore, err)
 	}
 	defer db.Close()
 	var v string
@@ -187,4 +169,21 @@ func markerVersion(path string) (string, error) {
 		return nil
 	})
 	return v, nil
+}
+
+// openEarlier opens a file of an earlier format read-only, with bbolt
+// alone: a missing file, a lock held past DefaultLockTimeout (ErrLocked)
+// and a file bbolt cannot read (ErrNotStore) are errors.
+func openEarlier(path string) (*bbolt.DB, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, err
+	}
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true, Timeout: DefaultLockTimeout})
+	switch {
+	case errors.Is(err, berrors.ErrTimeout):
+		return nil, ErrLocked
+	case err != nil:
+		return nil, fmt.Errorf("%w: %v", ErrNotStore, err)
+	}
+	return db, nil
 }

@@ -22,8 +22,9 @@ const mappedCheckEvery = 64
 // resident memory the process is charged with, at the cost of faulting
 // pages in again after each release (measured in the README).
 //
-// The write path calls read after each random read and released at the
-// end of each transaction; a nil *pager does nothing.
+// The write path calls begin at the start of each transaction, read
+// after each random read, and check after each commit and each deletion
+// of a run; a nil *pager does nothing.
 type pager struct {
 	db    *bbolt.DB
 	limit int64 // bytes; the check is off when <= 0

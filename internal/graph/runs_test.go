@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"go.etcd.io/bbolt"
@@ -106,7 +107,7 @@ func TestQuadRuns(t *testing.T) {
 	for q := range model {
 		patterns = append(patterns, Quad{P: q.P}, Quad{O: q.O}, Quad{P: q.P, O: q.O}, Quad{S: q.S, O: q.O})
 	}
-	slices.SortFunc(patterns, func(a, b Quad) int { return cmpString(a.String(), b.String()) })
+	slices.SortFunc(patterns, func(a, b Quad) int { return strings.Compare(a.String(), b.String()) })
 	patterns = slices.Compact(patterns)
 	for _, p := range patterns[:min(len(patterns), 400)] {
 		want := 0
@@ -132,16 +133,6 @@ func TestQuadRuns(t *testing.T) {
 	if err := s.Check(context.Background()); err != nil {
 		t.Error(err)
 	}
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func normTermOnly(t Term) Term {
