@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/provgraph/provgraph/internal/testenv"
 )
 
 // lineageDB ingests the bundled example and the extra lines (JSON Lines)
@@ -136,7 +138,7 @@ func TestLineageJSONShape(t *testing.T) {
 // that the full raw URL survives in the SVG tooltip.
 func TestLineageDOT(t *testing.T) {
 	if _, err := exec.LookPath("dot"); err != nil {
-		t.Skip("Graphviz dot is not installed (apt-get install graphviz); the dot output is not checked")
+		testenv.MissingTool(t, "Graphviz dot is not installed (apt-get install graphviz); the dot output is not checked")
 	}
 	long := "https://example.test/" + strings.Repeat("very-long-segment/", 15) + `a"b\c\n&amp;d?q=<x>&r=1`
 	nasty, err := json.Marshal(map[string]any{"citation_id": "nasty-1", "engine": `en"gine\`, "observed_at": "2026-12-01T10:00:00Z", "raw_url": long,

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +25,7 @@ import (
 	"github.com/provgraph/provgraph/internal/ingest"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/query"
+	"github.com/provgraph/provgraph/internal/testenv"
 )
 
 // corpusExport is the fixture corpus exported in every format with one
@@ -94,7 +96,7 @@ func need(t *testing.T, prog, pkg string) string {
 	t.Helper()
 	path, err := exec.LookPath(prog)
 	if err != nil {
-		t.Skipf("%s is not installed (Debian package %s; .ci/run installs it): skipping this check", prog, pkg)
+		testenv.MissingTool(t, fmt.Sprintf("%s is not installed (Debian package %s; .ci/run installs it): skipping this check", prog, pkg))
 	}
 	return path
 }
@@ -113,7 +115,7 @@ func python(t *testing.T, modules ...string) string {
 			return p
 		}
 	}
-	t.Skipf("no python3 imports %s (Debian packages python3-rdflib, python3-pyld, python3-prov; .ci/run installs them): skipping this check", strings.Join(modules, ", "))
+	testenv.MissingTool(t, fmt.Sprintf("no python3 imports %s (Debian packages python3-rdflib, python3-pyld, python3-prov; .ci/run installs them): skipping this check", strings.Join(modules, ", ")))
 	return ""
 }
 
@@ -523,7 +525,7 @@ func TestProvPackage(t *testing.T) {
 func TestOxigraph(t *testing.T) {
 	need(t, "node", "nodejs")
 	if _, err := os.Stat("testdata/js/node_modules/oxigraph/package.json"); err != nil {
-		t.Skip("npm package oxigraph is not installed: run npm ci --prefix internal/export/testdata/js (.ci/run does): skipping this check")
+		testenv.MissingTool(t, "npm package oxigraph is not installed: run npm ci --prefix internal/export/testdata/js (.ci/run does): skipping this check")
 	}
 	c := loadCorpus(t)
 	type result struct {

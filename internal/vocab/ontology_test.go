@@ -12,6 +12,7 @@ import (
 
 	"github.com/knakk/rdf"
 
+	"github.com/provgraph/provgraph/internal/testenv"
 	"github.com/provgraph/provgraph/internal/vocab"
 )
 
@@ -190,7 +191,7 @@ func TestOntologyHeader(t *testing.T) {
 // checks that it reads as many triples as knakk/rdf.
 func TestOntologyRapper(t *testing.T) {
 	if _, err := exec.LookPath("rapper"); err != nil {
-		t.Skip("rapper not installed (Debian package raptor2-utils); skipping the Raptor Turtle check")
+		testenv.MissingTool(t, "rapper not installed (Debian package raptor2-utils); skipping the Raptor Turtle check")
 	}
 	out, err := exec.Command("rapper", "-i", "turtle", "-c", ttlPath).CombinedOutput()
 	if err != nil {
@@ -209,7 +210,7 @@ func TestOntologyRapper(t *testing.T) {
 // its N-Triples output holds the same ground triples as knakk/rdf read.
 func TestOntologySerdi(t *testing.T) {
 	if _, err := exec.LookPath("serdi"); err != nil {
-		t.Skip("serdi not installed (Debian package serdi); skipping the Serd Turtle check")
+		testenv.MissingTool(t, "serdi not installed (Debian package serdi); skipping the Serd Turtle check")
 	}
 	var stderr bytes.Buffer
 	cmd := exec.Command("serdi", "-i", "turtle", "-o", "ntriples", ttlPath)
