@@ -74,7 +74,7 @@ export, keeping every literal exactly.
 	o.dbOptions.addFlags(cmd)
 	cmd.Flags().Lookup("db").Usage = "database file (created when missing)"
 	f := cmd.Flags()
-	f.StringVar(&o.policy, "policy", "default", `policy: "default", "lenient" or a TOML policy file`)
+	f.StringVar(&o.policy, "policy", "default", `policy: "default", "lenient" (in any letter case) or a TOML policy file of at most 1 MiB`)
 	f.BoolVar(&o.skipInvalid, "skip-invalid", false, "write the valid records and report the invalid lines (exit status 1) instead of stopping")
 	f.StringVar(&o.format, "format", "jsonl", "input format: jsonl (citation observations), nt, nq or ttl (RDF)")
 	f.IntVar(&o.batch, "batch", ingest.DefaultBatchQuads, "quads per transaction")

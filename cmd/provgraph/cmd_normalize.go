@@ -56,7 +56,7 @@ Formats:
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.policy, "policy", "default", `policy: "default", "lenient" or a TOML policy file (see 'provgraph policy show')`)
+	f.StringVar(&o.policy, "policy", "default", `policy: "default", "lenient" (in any letter case) or a TOML policy file of at most 1 MiB (see 'provgraph policy show')`)
 	f.StringVar(&o.base, "base", "", "base URL to resolve relative references against (none: relative references are rejected)")
 	f.StringVar(&o.format, "format", "text", "output format: text or json")
 	return cmd

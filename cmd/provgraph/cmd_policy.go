@@ -38,7 +38,7 @@ and logged). Start your own from one of them:
 			}
 			data, err := normalize.BuiltinPolicy(name)
 			if err != nil {
-				return usagef("no built-in policy %q (built-in: default, lenient)", name)
+				return usageError{err}
 			}
 			_, err = cmd.OutOrStdout().Write(data)
 			return err
@@ -47,9 +47,11 @@ and logged). Start your own from one of them:
 	cmd.AddCommand(&cobra.Command{
 		Use:   "check POLICY",
 		Short: "Validate a policy and print its name, version, digest and rules",
-		Long: `Check loads a policy ("default", "lenient" or a TOML file), reports the first
-problem with its line when there is one, and otherwise prints the identity
-that every result will carry and the action of each rule in sequence order.`,
+		Long: `Check loads a policy ("default", "lenient" or a TOML file of at most 1 MiB),
+reports the first problem with the line of the key concerned when there is
+one (with the nearest name for a misspelt rule or key, and the type a key
+takes), and otherwise prints the identity that every result will carry and
+the action of each rule in sequence order.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := normalize.LoadPolicy(args[0])

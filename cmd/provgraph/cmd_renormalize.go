@@ -57,7 +57,7 @@ and policy-diff compares two.
 		},
 	}
 	o.addFlags(cmd)
-	cmd.Flags().StringVar(&policy, "policy", "", `the policy: "default", "lenient" or a TOML policy file`)
+	cmd.Flags().StringVar(&policy, "policy", "", `the policy: "default", "lenient" (in any letter case) or a TOML policy file of at most 1 MiB`)
 	return cmd
 }
 
