@@ -62,7 +62,13 @@ Nothing is lost and nothing is overwritten:
 With --format nt, nq or ttl it loads RDF instead, such as a provgraph
 export, keeping every literal exactly.
 
-` + exitStatusHelp,
+` + exitHelp(
+			exitLineOK,
+			"  1  input rejected: an invalid line stops the run before anything is\n     written (with --skip-invalid the valid lines are written and the others\n     listed), or a citation_id already names different content",
+			"  2  usage error: bad flag, argument or policy, or a missing input file",
+			exitLineFailure,
+			exitLineLocked,
+			exitLineCorrupt),
 		Example: `  provgraph ingest --db cites.db testdata/citations.jsonl
   some-producer | provgraph ingest --db cites.db -
   provgraph ingest --db copy.db --format nq export.nq`,

@@ -30,7 +30,14 @@ and logged). Start your own from one of them:
 	cmd.AddCommand(&cobra.Command{
 		Use:   "show [default|lenient]",
 		Short: "Print a built-in policy file",
-		Args:  maxArgs(1),
+		Long: `Show prints a built-in policy file ("default" when no name is given; names
+in any letter case), to start a policy of your own from.
+
+` + exitHelp(
+			"  0  the policy was printed",
+			"  2  usage error: no built-in policy of that name, or a bad flag",
+			"  3  I/O error writing the output"),
+		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := normalize.DefaultPolicyName
 			if len(args) == 1 {
@@ -51,7 +58,12 @@ and logged). Start your own from one of them:
 reports the first problem with the line of the key concerned when there is
 one (with the nearest name for a misspelt rule or key, and the type a key
 takes), and otherwise prints the identity that every result will carry and
-the action of each rule in sequence order.`,
+the action of each rule in sequence order.
+
+` + exitHelp(
+			"  0  the policy is valid; its identity and rules were printed",
+			"  2  the policy is missing or invalid (the error names the line), or a\n     bad flag or argument",
+			"  3  I/O error writing the output"),
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := normalize.LoadPolicy(args[0])
