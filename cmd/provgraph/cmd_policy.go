@@ -25,7 +25,24 @@ Two policies are built in: "default" (strict: every URL Standard validation
 error rejects the input) and "lenient" (every validation error is tolerated
 and logged). Start your own from one of them:
 
-  provgraph policy show default > my-policy.toml`,
+  provgraph policy show default > my-policy.toml
+
+` + exitHelp(
+			"  0  this help was printed",
+			"  2  usage error: no such policy subcommand, or a bad flag"),
+		// Without this, cobra prints the help and exits 0 for a misspelt
+		// subcommand ("policy chek").
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			hint := ""
+			cmd.SuggestionsMinimumDistance = 2
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				hint = fmt.Sprintf(" (did you mean %q?)", s[0])
+			}
+			return usagef("unknown command %q for %q%s", args[0], cmd.CommandPath(), hint)
+		},
 	}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "show [default|lenient]",

@@ -177,6 +177,10 @@ func TestHelpListsExitStatuses(t *testing.T) {
 			exitLocked:  {args: append([]string{"--db", locked, "a", "b"}, wait...)},
 			exitCorrupt: {args: []string{"--db", damaged, "provgraph-default", "provgraph-default"}},
 		},
+		"policy": {
+			exitOK:    {},
+			exitUsage: {args: []string{"chek"}},
+		},
 		"policy show": {
 			exitOK:      {args: []string{"lenient"}},
 			exitUsage:   {args: []string{"strictest"}},
@@ -277,6 +281,7 @@ func TestUsageErrorNamesTheCommandsHelp(t *testing.T) {
 		{[]string{"normalize", "--nope"}, "Run 'provgraph normalize --help' for usage."},
 		{[]string{"policy", "check", "a", "b"}, "Run 'provgraph policy check --help' for usage."},
 		{[]string{"policy", "show", "strictest"}, "Run 'provgraph policy show --help' for usage."},
+		{[]string{"policy", "chek", "default"}, "Run 'provgraph policy --help' for usage."},
 		{[]string{"groups", "--format", "xml"}, "Run 'provgraph groups --help' for usage."},
 	} {
 		var stdout, stderr bytes.Buffer
