@@ -13,7 +13,7 @@ import (
 	"github.com/provgraph/provgraph/internal/normalize"
 )
 
-func builtinText(t *testing.T, name string) string {
+func builtinText(t testing.TB, name string) string {
 	t.Helper()
 	b, err := normalize.BuiltinPolicy(name)
 	if err != nil {
@@ -345,4 +345,34 @@ func TestLoadPolicySizeLimit(t *testing.T) {
 			t.Errorf("LoadPolicy(%s) = %v, want the size limit error", ref, err)
 		}
 	}
+}
+
+// FuzzParsePolicy: ParsePolicy never panics, every error is a *PolicyError
+// with a line inside the file, and an accepted policy parses again to the
+// same digest.
+func FuzzParsePolicy(f *testing.F) {
+	base := builtinText(f, "default")
+	f.Add(base)
+	f.Add(strings.Replace(base, `sort-query = "off"`, `sort-qurey = "off"`, 1))
+	f.Add(strings.Replace(base, `https = 443`, `https = "443"`, 1))
+	f.Add(base + "\n[[host]]\nname = \"x\"\nhosts = \"a\"\n[[host]]\nreasn = 1\n")
+	f.Add("[[host]]\n[[host.drop_params]]\nname = 1\n")
+	f.Add("rules = 1\ntracking_params = [1, {name = \"x\"}]\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		p, err := normalize.ParsePolicy([]byte(text), "fuzz.toml")
+		if err != nil {
+			var pe *normalize.PolicyError
+			if !errors.As(err, &pe) {
+				t.Fatalf("ParsePolicy error %v is not a *PolicyError", err)
+			}
+			if lines := strings.Count(text, "\n") + 1; pe.Line < 0 || pe.Line > lines {
+				t.Fatalf("ParsePolicy error %v names line %d of %d", err, pe.Line, lines)
+			}
+			return
+		}
+		q, err := normalize.ParsePolicy(p.Text(), "again")
+		if err != nil || q.Digest() != p.Digest() {
+			t.Fatalf("accepted policy does not parse again to the same digest: %v", err)
+		}
+	})
 }
