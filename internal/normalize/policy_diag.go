@@ -170,6 +170,20 @@ type shape struct {
 	elems  *shape           // for an array of tables
 }
 
+// field returns the shape of key k of a table, matched as the TOML
+// library matches struct fields: exactly, or else ignoring letter case.
+func (s shape) field(k string) (shape, bool) {
+	if f, ok := s.fields[k]; ok {
+		return f, true
+	}
+	for name, f := range s.fields {
+		if strings.EqualFold(name, k) {
+			return f, true
+		}
+	}
+	return shape{}, false
+}
+
 func isString(v any) bool { _, ok := v.(string); return ok }
 func isInt(v any) bool    { _, ok := v.(int64); return ok }
 func isStrings(v any) bool {
@@ -277,7 +291,7 @@ func checkShape(v any, s shape, path []any, at func(path ...any) int, source str
 		for _, k := range slices.Sorted(maps.Keys(t)) {
 			sub := s.values
 			if sub == nil {
-				f, ok := s.fields[k]
+				f, ok := s.field(k)
 				if !ok {
 					continue
 				}

@@ -227,6 +227,8 @@ func TestPolicyErrorPositions(t *testing.T) {
 			`schemes: want a list of scheme names`, "slice"},
 		{"rules as a string", strings.Replace(strings.Replace(base, "[rules]\n", "[rulez]\n", 1), `schemes = ["http", "https"]`, "schemes = [\"http\", \"https\"]\nrules = \"all\"", 1), `rules = "all"`,
 			`rules: want a table of rule = action lines, under [rules], not the string "all"`, "map"},
+		{"key in another letter case, wrong type", strings.Replace(base, `schemes = ["http", "https"]`, `Schemes = "http"`, 1), `Schemes = "http"`,
+			`Schemes: want a list of scheme names`, "slice"},
 		{"misspelt top-level key", strings.Replace(base, "description =", "descripton =", 1), "descripton =",
 			`unknown key "descripton" (did you mean "description"?)`, ""},
 		{"unsupported scheme", strings.Replace(base, `schemes = ["http", "https"]`, `schemes = ["http", "gopher"]`, 1), "gopher",
