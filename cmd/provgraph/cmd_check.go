@@ -30,7 +30,12 @@ consistent:
 Run it after a crash, a kill -9 or a copy of the file. It prints the store's
 counters and, when something is wrong, each problem found (up to 20).
 
-` + exitStatusHelp,
+` + exitHelp(
+			"  0  the database is consistent",
+			"  2  usage error: bad flag or argument",
+			"  3  I/O or internal error, including a missing database file or one in\n     an earlier format (see 'provgraph convert')",
+			exitLineLocked,
+			"  5  the database is inconsistent; the problems found are listed"),
 		Example: `  provgraph check --db example.db`,
 		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -34,7 +34,11 @@ new file exports the same statements as the old one did.
 Conversion writes in transactions of 50,000 quads: if it is interrupted,
 delete the new file and run it again.
 
-` + exitStatusHelp,
+` + exitHelp(
+			exitLineOK,
+			"  2  usage error: bad flag, no --from, or --db already exists",
+			"  3  I/O or internal error, including a missing or unreadable --from file",
+			"  4  the --from file is locked by another process (convert waits "+graph.DefaultLockTimeout.String()+";\n     --lock-timeout is for --db)"),
 		Example: `  provgraph convert --from old.db --db new.db
   provgraph check --db new.db`,
 		Args: exactArgs(0),

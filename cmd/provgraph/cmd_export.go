@@ -48,7 +48,12 @@ codebook of review groups, the provgraph version and the export time. Every
 statement of it has a subject under https://w3id.org/provgraph/id/export/,
 so a comparison can drop it. ingest --format nq|nt|ttl loads an export back.
 
-` + exitStatusHelp,
+` + exitHelp(
+			exitLineOK,
+			"  2  usage error: bad flag, --format or -o",
+			"  3  I/O or internal error, including a missing database file; a file\n     named by -o is then left as it was",
+			exitLineLocked,
+			exitLineCorrupt),
 		Example: `  provgraph export --db example.db > example.nq
   provgraph export --db example.db --format ttl -o example.ttl
   provgraph export --db example.db --format jsonld --include-ontology -o example.jsonld`,

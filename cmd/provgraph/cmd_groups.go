@@ -54,7 +54,12 @@ duplicate evidence. Raw URLs the policy rejected are listed apart.
 Formats: table (default), json (policy, groups, rejected, counts), csv (one
 row per member).
 
-` + exitStatusHelp,
+` + exitHelp(
+			exitLineOK,
+			"  2  usage error: bad flag, or no such policy in the database",
+			"  3  I/O or internal error, including a missing database file",
+			exitLineLocked,
+			exitLineCorrupt),
 		Example: `  provgraph groups --db example.db
   provgraph groups --db example.db --format json --min-size 1
   provgraph groups --db example.db --verdict conflict --format csv`,
@@ -65,7 +70,7 @@ row per member).
 	}
 	o.dbOptions.addFlags(cmd)
 	f := cmd.Flags()
-	f.StringVar(&o.policy, "policy", "", "the policy whose keys to group by: NAME@VERSION, NAME or a digest (default: the policy of the latest ingest run)")
+	f.StringVar(&o.policy, "policy", "", "the policy whose keys to group by: NAME@VERSION, NAME or a digest (default: the policy used by the latest ingest or renormalize run)")
 	f.StringVar(&o.format, "format", "table", "output format: table, json or csv")
 	f.IntVar(&o.minSize, "min-size", 2, "list only groups with at least this many members")
 	f.StringVar(&o.verdict, "verdict", "", "list only groups with this verdict: "+strings.Join(verdicts, ", "))

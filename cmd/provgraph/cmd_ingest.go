@@ -62,7 +62,13 @@ Nothing is lost and nothing is overwritten:
 With --format nt, nq or ttl it loads RDF instead, such as a provgraph
 export, keeping every literal exactly.
 
-` + exitStatusHelp,
+` + exitHelp(
+			exitLineOK,
+			"  1  input rejected: an invalid line stops the run before anything is\n     written (with --skip-invalid the valid lines are written and the others\n     listed), or a citation_id already names different content",
+			"  2  usage error: bad flag, argument or policy, or a missing input file",
+			exitLineFailure,
+			exitLineLocked,
+			exitLineCorrupt),
 		Example: `  provgraph ingest --db cites.db testdata/citations.jsonl
   some-producer | provgraph ingest --db cites.db -
   provgraph ingest --db copy.db --format nq export.nq`,
@@ -74,7 +80,7 @@ export, keeping every literal exactly.
 	o.dbOptions.addFlags(cmd)
 	cmd.Flags().Lookup("db").Usage = "database file (created when missing)"
 	f := cmd.Flags()
-	f.StringVar(&o.policy, "policy", "default", `policy: "default", "lenient" or a TOML policy file`)
+	f.StringVar(&o.policy, "policy", "default", `policy: "default", "lenient" (in any letter case) or a TOML policy file of at most 1 MiB`)
 	f.BoolVar(&o.skipInvalid, "skip-invalid", false, "write the valid records and report the invalid lines (exit status 1) instead of stopping")
 	f.StringVar(&o.format, "format", "jsonl", "input format: jsonl (citation observations), nt, nq or ttl (RDF)")
 	f.IntVar(&o.batch, "batch", ingest.DefaultBatchQuads, "quads per transaction")

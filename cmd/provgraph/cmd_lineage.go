@@ -61,12 +61,13 @@ Formats:
         activities as blue rectangles, agents as orange houses; render it
         with 'dot -Tsvg'
 
-Exit status:
-  0  the lineage was printed
-  1  no citation has that id or raw URL (nothing is printed)
-  2  usage error: bad flag or argument, or no such policy in the database
-  3  I/O or internal error, including a missing database file
-  4  the database is locked by another process (see --lock-timeout)`,
+` + exitHelp(
+			"  0  the lineage was printed",
+			"  1  no citation has that id or raw URL (nothing is printed)",
+			"  2  usage error: bad flag or argument, or no such policy in the database",
+			"  3  I/O or internal error, including a missing database file",
+			exitLineLocked,
+			exitLineCorrupt),
 		Example: `  provgraph lineage --db example.db gpt-17-2
   provgraph lineage --db example.db --url 'https://www.w3.org/TR/prov-o/?utm_source=chatgpt.com' --format json
   provgraph lineage --db example.db gem-5-2 --format dot | dot -Tsvg > lineage.svg`,
@@ -78,7 +79,7 @@ Exit status:
 	o.dbOptions.addFlags(cmd)
 	f := cmd.Flags()
 	f.Lookup("db").Usage = "database file (opened read-only, never created)"
-	f.StringVar(&o.policy, "policy", "", "the policy whose normalization and group to show: NAME@VERSION, NAME or a digest (default: the policy of the latest ingest run)")
+	f.StringVar(&o.policy, "policy", "", "the policy whose normalization and group to show: NAME@VERSION, NAME or a digest (default: the policy used by the latest ingest or renormalize run)")
 	f.StringVar(&o.url, "url", "", "show every citation whose raw URL is exactly this text")
 	f.StringVar(&o.format, "format", "text", "output format: text, json or dot")
 	f.StringVar(&o.scope, "group-scope", query.ScopeNeighbourhood, "where the review group is computed from: neighbourhood (fast) or database (exact, reads everything)")

@@ -46,7 +46,11 @@ Formats:
         error {code, rule, offset, message}, policy {name, version, digest},
         parser {name, version, go, x_net, unicode}
 
-` + exitStatusHelp,
+` + exitHelp(
+			"  0  every URL was normalized",
+			"  1  some URLs were rejected; every result was still printed",
+			"  2  usage error: bad flag, argument, policy or base URL",
+			"  3  I/O error reading the input or writing the output"),
 		Example: `  provgraph normalize 'HTTP://Example.com:80/guide?utm_source=chat#pricing'
   provgraph normalize --format json < testdata/citations.txt
   provgraph normalize --base https://example.test/docs/ ../guide
@@ -56,7 +60,7 @@ Formats:
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.policy, "policy", "default", `policy: "default", "lenient" or a TOML policy file (see 'provgraph policy show')`)
+	f.StringVar(&o.policy, "policy", "default", `policy: "default", "lenient" (in any letter case) or a TOML policy file of at most 1 MiB (see 'provgraph policy show')`)
 	f.StringVar(&o.base, "base", "", "base URL to resolve relative references against (none: relative references are rejected)")
 	f.StringVar(&o.format, "format", "text", "output format: text or json")
 	return cmd

@@ -24,9 +24,16 @@ func newRenormalizeCommand() *cobra.Command {
 activity and comparison key under the given policy. Earlier normalizations
 are never replaced, so groups and counts under an earlier policy stay
 reproducible: groups, lineage and stats take --policy NAME@VERSION to choose,
-and policy-diff compares two.
+and policy-diff compares two. Without --policy they use the policy of the
+most recent ingest or renormalize run, so after renormalize that is its
+policy.
 
-` + exitStatusHelp,
+` + exitHelp(
+			exitLineOK,
+			"  2  usage error: bad flag, or a missing or invalid --policy",
+			"  3  I/O or internal error, including a missing database file",
+			exitLineLocked,
+			exitLineCorrupt),
 		Example: `  provgraph renormalize --db example.db --policy my-policy.toml
   provgraph policy-diff --db example.db provgraph-default my-team@3`,
 		Args: exactArgs(0),
@@ -57,7 +64,7 @@ and policy-diff compares two.
 		},
 	}
 	o.addFlags(cmd)
-	cmd.Flags().StringVar(&policy, "policy", "", `the policy: "default", "lenient" or a TOML policy file`)
+	cmd.Flags().StringVar(&policy, "policy", "", `the policy: "default", "lenient" (in any letter case) or a TOML policy file of at most 1 MiB`)
 	return cmd
 }
 
@@ -74,7 +81,12 @@ see renormalize) and lists every group that merges or splits, with the
 citations concerned and the rules applied under only one of the policies,
 followed by how the policies themselves differ.
 
-` + exitStatusHelp,
+` + exitHelp(
+			exitLineOK,
+			"  2  usage error: bad flag or argument, or a policy not in the database",
+			"  3  I/O or internal error, including a missing database file",
+			exitLineLocked,
+			exitLineCorrupt),
 		Example: `  provgraph policy-diff --db example.db provgraph-default test-groups-hostrules@1`,
 		Args:    exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {

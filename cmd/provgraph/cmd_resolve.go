@@ -69,7 +69,12 @@ Policy (recorded on the run's node):
 Ctrl-C stops the run: retrievals under way are abandoned, finished ones are
 saved, and the run is marked interrupted (exit status 3).
 
-`+exitStatusHelp,
+`+exitHelp(
+			"  0  success: every retrieval was made and recorded, failed ones with\n     their outcome",
+			"  2  usage error: bad flag",
+			"  3  I/O or internal error, including a missing database file and a run\n     interrupted by Ctrl-C",
+			exitLineLocked,
+			exitLineCorrupt),
 			resolve.DefaultMaxRedirects, resolve.DefaultMaxBodyBytes,
 			strings.Join(resolve.DefaultSchemes, ", "), strings.Trim(fmt.Sprint(resolve.DefaultPorts), "[]")),
 		Example: `  provgraph resolve --db example.db

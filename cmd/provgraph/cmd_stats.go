@@ -40,7 +40,12 @@ Every deduplicated count can be explained: --explain lists what is behind it.
   --explain verdict:V       the groups with verdict V
   --explain relation:T      the groups with a relation of type T
 
-` + exitStatusHelp,
+` + exitHelp(
+			exitLineOK,
+			"  2  usage error: bad flag or --explain, or no such policy in the database",
+			"  3  I/O or internal error, including a missing database file",
+			exitLineLocked,
+			exitLineCorrupt),
 		Example: `  provgraph stats --db example.db
   provgraph stats --db example.db --explain keys
   provgraph stats --db example.db --format json`,
@@ -51,7 +56,7 @@ Every deduplicated count can be explained: --explain lists what is behind it.
 	}
 	o.dbOptions.addFlags(cmd)
 	f := cmd.Flags()
-	f.StringVar(&o.policy, "policy", "", "the policy to count under: NAME@VERSION, NAME or a digest (default: the policy of the latest ingest run)")
+	f.StringVar(&o.policy, "policy", "", "the policy to count under: NAME@VERSION, NAME or a digest (default: the policy used by the latest ingest or renormalize run)")
 	f.StringVar(&o.format, "format", "table", "output format: table or json")
 	f.StringVar(&o.explain, "explain", "", "list what is behind a count (see above)")
 	f.IntVar(&o.maxShared, "max-shared", query.DefaultMaxShared, "as for groups")

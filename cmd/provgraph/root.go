@@ -12,8 +12,9 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Exit statuses. They are listed in the root command's help text; keep the
-// two in step.
+// Exit statuses. They are listed in the root command's help text, and each
+// command's help lists those it can return (TestHelpListsExitStatuses runs
+// every command into each status its help lists); keep them in step.
 const (
 	exitOK       = 0 // everything succeeded
 	exitRejected = 1 // input was rejected, in whole or in part
@@ -27,11 +28,28 @@ const exitStatusHelp = `Exit status:
   0  success
   1  input rejected: normalize printed every result but some URLs were
      rejected; ingest found an invalid line (nothing written) or, with
-     --skip-invalid, wrote the valid lines and listed the others
+     --skip-invalid, wrote the valid lines and listed the others; lineage
+     found no such citation
   2  usage error: bad flag, argument, policy file or base URL
   3  I/O or internal error
   4  the database is locked by another process (see --lock-timeout)
-  5  check found the database inconsistent`
+  5  the database is inconsistent or damaged: check found it so, or another
+     command met damage while reading it
+Each command's --help lists the statuses it returns.`
+
+// Lines of a command's "Exit status:" help, for exitHelp. Each command
+// lists only the statuses it can return, with its own words for 1 and 2.
+const (
+	exitLineOK      = "  0  success"
+	exitLineFailure = "  3  I/O or internal error"
+	exitLineLocked  = "  4  the database is locked by another process (see --lock-timeout)"
+	exitLineCorrupt = "  5  the database is damaged: reading it met an inconsistency (run\n     'provgraph check' on it)"
+)
+
+// exitHelp formats a command's "Exit status:" help block from its lines.
+func exitHelp(lines ...string) string {
+	return "Exit status:\n" + strings.Join(lines, "\n")
+}
 
 // usageError marks an error as the user's to fix (exit status 2).
 type usageError struct{ err error }
@@ -59,13 +77,18 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
-	return exitCode(err, stderr)
+	cmd, err := root.ExecuteContextC(ctx)
+	path := root.CommandPath()
+	if cmd != nil {
+		path = cmd.CommandPath()
+	}
+	return exitCode(err, path, stderr)
 }
 
-// exitCode maps an error to the exit status, printing it first. This is the
-// one place where errors become exit statuses.
-func exitCode(err error, stderr io.Writer) int {
+// exitCode maps an error to the exit status, printing it first; a usage
+// error ends with the help hint of the command that failed, named by path.
+// This is the one place where errors become exit statuses.
+func exitCode(err error, path string, stderr io.Writer) int {
 	var ue usageError
 	var ie inputError
 	switch {
@@ -83,7 +106,7 @@ func exitCode(err error, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "provgraph: %v\n", err)
 		return exitCorrupt
 	case errors.As(err, &ue), isCobraUsage(err):
-		fmt.Fprintf(stderr, "provgraph: %v\nRun 'provgraph --help' for usage.\n", err)
+		fmt.Fprintf(stderr, "provgraph: %v\nRun '%s --help' for usage.\n", err, path)
 		return exitUsage
 	default:
 		fmt.Fprintf(stderr, "provgraph: %v\n", err)

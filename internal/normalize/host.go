@@ -63,7 +63,17 @@ func aceLabelError(domain string) string {
 		m, _ := idnaMapper.ToUnicode(string(c)) // errors are ToASCII's to report
 		b.WriteString(m)
 	}
-	for _, label := range strings.Split(b.String(), ".") {
+	return punycodeLabelError(b.String())
+}
+
+// punycodeLabelError reports the UTS #46 errors of the "xn--" labels of a
+// mapped domain that golang.org/x/net/idna v0.62.0 misses (see
+// aceLabelError), or "" when there is none. parseHost also runs it on ASCII
+// domains: x/net accepts "xn--" alone, which UTS #46 §4 step 4.1 records as
+// an error, so the strict default would otherwise accept "https://xn--/x"
+// while rejecting "https://xn--a/x".
+func punycodeLabelError(domain string) string {
+	for _, label := range strings.Split(domain, ".") {
 		if !strings.HasPrefix(label, "xn--") {
 			continue
 		}
@@ -140,7 +150,7 @@ func (r *run) parseHost(raw string, off int) (string, error) {
 			}
 		}
 		if hasPunycodeLabel(ascii) {
-			if _, err := idnaProfile.ToASCII(ascii); err != nil {
+			if _, err := idnaProfile.ToASCII(ascii); err != nil || punycodeLabelError(ascii) != "" {
 				if err := r.apply(idInvalidPunycode, ascii, ascii, off); err != nil {
 					return "", err
 				}

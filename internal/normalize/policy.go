@@ -8,6 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -116,20 +119,57 @@ func (e *PolicyError) Error() string {
 }
 
 // LoadPolicy loads the policy named by ref: "default" or "lenient" for the
-// compiled-in policies, otherwise a path to a TOML policy file. To load a
-// file literally named "default", write "./default".
+// compiled-in policies (in any letter case), otherwise a path to a TOML
+// policy file of at most MaxPolicyBytes. To load a file literally named
+// "default", write "./default".
 func LoadPolicy(ref string) (*Policy, error) {
-	switch ref {
-	case "", DefaultPolicyName:
+	if ref == "" {
 		return builtin(DefaultPolicyName)
-	case LenientPolicyName:
-		return builtin(LenientPolicyName)
 	}
-	data, err := os.ReadFile(ref)
+	if name, ok := builtinName(ref); ok {
+		return builtin(name)
+	}
+	f, err := os.Open(ref)
+	if err != nil {
+		// A bare word is more likely a misspelt built-in name than a file.
+		if errors.Is(err, fs.ErrNotExist) && !strings.ContainsAny(ref, `/\.`) {
+			hint := ""
+			if n := nearest(ref, builtinNames); n != "" {
+				hint = fmt.Sprintf("; did you mean %q?", n)
+			}
+			return nil, fmt.Errorf("policy: %w (nor is it a built-in policy: %s%s)", err, builtinList(), hint)
+		}
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	defer f.Close()
+	// One byte over the limit tells a file of exactly MaxPolicyBytes from a
+	// longer one without reading the rest.
+	data, err := io.ReadAll(io.LimitReader(f, MaxPolicyBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
+	if len(data) > MaxPolicyBytes {
+		return nil, &PolicyError{Source: ref, Msg: fmt.Sprintf("larger than 1 MiB (%d bytes), the limit for a policy file; is it the right file?", MaxPolicyBytes)}
+	}
 	return ParsePolicy(data, ref)
+}
+
+// builtinNames lists the compiled-in policies, as LoadPolicy takes them.
+var builtinNames = []string{DefaultPolicyName, LenientPolicyName}
+
+// builtinName returns the built-in policy name that ref spells, in any
+// letter case.
+func builtinName(ref string) (string, bool) {
+	for _, n := range builtinNames {
+		if strings.EqualFold(ref, n) {
+			return n, true
+		}
+	}
+	return "", false
+}
+
+func builtinList() string {
+	return `"` + strings.Join(builtinNames, `", "`) + `"`
 }
 
 // Default returns the compiled-in strict policy.
@@ -158,96 +198,147 @@ func builtin(name string) (*Policy, error) {
 	return ParsePolicy(data, "builtin:"+name)
 }
 
-// BuiltinPolicy returns the text of a compiled-in policy file, so users can
-// start their own policy from it.
+// BuiltinPolicy returns the text of a compiled-in policy file, named in any
+// letter case, so users can start their own policy from it. The error for
+// an unknown name lists the built-in names.
 func BuiltinPolicy(name string) ([]byte, error) {
-	return builtinFS.ReadFile("policies/" + name + ".toml")
+	n, ok := builtinName(name)
+	if !ok {
+		return nil, fmt.Errorf("no built-in policy %q (built-in: %s)%s", name, strings.Join(builtinNames, ", "), didYouMean(name, builtinNames))
+	}
+	return builtinFS.ReadFile("policies/" + n + ".toml")
 }
 
 // ParsePolicy parses and validates a TOML policy. source names it in errors.
 // Every rule must be given an action explicitly: a policy that is silent
 // about a rule is rejected, so that a new rule in a later provgraph release
 // cannot change a policy's keys without the policy saying so.
+//
+// Errors are *PolicyError values that give the line of the key concerned
+// where there is one, say what type a key takes in the file format's own
+// terms, and suggest the nearest name for an unknown rule or key.
 func ParsePolicy(data []byte, source string) (*Policy, error) {
-	var f policyFile
-	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&f)
-	if err != nil {
+	var tree map[string]any
+	if _, err := toml.Decode(string(data), &tree); err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
 			return nil, &PolicyError{Source: source, Line: pe.Position.Line, Msg: pe.Message}
 		}
 		return nil, &PolicyError{Source: source, Msg: err.Error()}
 	}
+	// The file is valid TOML: from here on every error names a key, and its
+	// line is looked up only when there is an error to report.
+	var loc *keyLocator
+	at := func(path ...any) int {
+		if loc == nil {
+			loc = newKeyLocator(data)
+		}
+		return loc.line(path...)
+	}
+	if err := checkShape(tree, policyShape, nil, at, source); err != nil {
+		return nil, err
+	}
+	var f policyFile
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&f)
+	if err != nil {
+		// checkShape has seen every key the struct decodes.
+		return nil, &PolicyError{Source: source, Msg: err.Error()}
+	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return nil, &PolicyError{Source: source, Msg: fmt.Sprintf("unknown key %q", und[0].String())}
+		k := und[0]
+		path := make([]any, len(k))
+		for i, s := range k {
+			path[i] = s
+		}
+		return nil, &PolicyError{Source: source, Line: at(path...),
+			Msg: fmt.Sprintf("unknown key %q%s", k.String(), didYouMean(k[len(k)-1], fieldsAt(k[:len(k)-1])))}
 	}
 	p := &Policy{file: f, source: source, ports: map[string]string{}, schemes: map[string]bool{}, text: bytes.Clone(data)}
-	bad := func(format string, args ...any) error {
-		return &PolicyError{Source: source, Msg: fmt.Sprintf(format, args...)}
+	bad := func(path []any, format string, args ...any) error {
+		line := 0
+		if path != nil {
+			line = at(path...)
+		}
+		return &PolicyError{Source: source, Line: line, Msg: fmt.Sprintf(format, args...)}
 	}
 	if f.Name == "" {
-		return nil, bad("missing name")
+		return nil, bad([]any{"name"}, "missing name")
 	}
 	if f.Version == "" {
-		return nil, bad("missing version")
+		return nil, bad([]any{"version"}, "missing version")
 	}
 	if strings.ContainsAny(f.Version, "+ \t") {
-		return nil, bad("version %q must not contain '+' or spaces: provgraph appends the engine after '+'", f.Version)
+		return nil, bad([]any{"version"}, "version %q must not contain '+' or spaces: provgraph appends the engine after '+'", f.Version)
 	}
 	if len(f.Schemes) == 0 {
-		return nil, bad("schemes is empty: list the schemes to accept, for example [\"http\", \"https\"]")
+		return nil, bad([]any{"schemes"}, "schemes is empty: list the schemes to accept, for example [\"http\", \"https\"]")
 	}
 	for _, s := range f.Schemes {
 		if _, ok := specialSchemes[s]; !ok {
-			return nil, bad("scheme %q is not supported: provgraph parses the URL Standard's special schemes %s", s, specialSchemeList())
+			return nil, bad([]any{"schemes"}, "scheme %q is not supported: provgraph parses the URL Standard's special schemes %s", s, specialSchemeList())
 		}
 		p.schemes[s] = true
 		p.http = p.http || s == "http"
 		p.https = p.https || s == "https"
 	}
-	for s, port := range f.DefaultPort {
+	for _, s := range slices.Sorted(maps.Keys(f.DefaultPort)) {
+		port := f.DefaultPort[s]
 		if _, ok := specialSchemes[s]; !ok {
-			return nil, bad("default_ports: unknown scheme %q", s)
+			return nil, bad([]any{"default_ports", s}, "default_ports: unknown scheme %q", s)
 		}
 		if port < 1 || port > 65535 {
-			return nil, bad("default_ports.%s = %d: not a port number", s, port)
+			return nil, bad([]any{"default_ports", s}, "default_ports.%s = %d: not a port number", s, port)
 		}
 		p.ports[s] = fmt.Sprint(port)
 	}
-	for name, a := range f.Rules {
+	for _, name := range slices.Sorted(maps.Keys(f.Rules)) {
+		a := f.Rules[name]
 		info, ok := lookupRule(Rule(name))
 		if !ok {
-			return nil, bad("rules: unknown rule %q (rules are: %s)", name, strings.Join(ruleNames(), ", "))
+			if hint := didYouMean(name, ruleNames()); hint != "" {
+				return nil, bad([]any{"rules", name}, "rules: unknown rule %q%s", name, hint)
+			}
+			return nil, bad([]any{"rules", name}, "rules: unknown rule %q (rules are: %s)", name, strings.Join(ruleNames(), ", "))
 		}
 		act := Action(a)
 		switch {
 		case act == Apply, act == Reject && info.kind == ParseRule, act == Off && info.kind == PolicyRule:
 		case info.kind == ParseRule:
-			return nil, bad("rules.%s = %q: a parse rule takes \"apply\" or \"reject\"", name, a)
+			return nil, bad([]any{"rules", name}, "rules.%s = %q: a parse rule takes \"apply\" or \"reject\"", name, a)
 		default:
-			return nil, bad("rules.%s = %q: a policy step takes \"apply\" or \"off\"", name, a)
+			return nil, bad([]any{"rules", name}, "rules.%s = %q: a policy step takes \"apply\" or \"off\"", name, a)
 		}
 		p.actions[ruleIndex(Rule(name))] = act
 	}
 	for i, r := range ruleTable {
 		if p.actions[i] == "" {
-			return nil, bad("rules: no action for %q; every rule must be listed", r.name)
+			return nil, bad([]any{"rules"}, "rules: no action for %q; every rule must be listed", r.name)
 		}
 	}
 	m, err := newParamMatcher(f.Tracking)
 	if err != nil {
-		return nil, bad("tracking_params: %v", err)
+		return nil, bad(entryPath(err, "tracking_params"), "tracking_params: %v", err)
 	}
 	p.tracking = m
 	for i, h := range f.Hosts {
 		hr, err := compileHostRule(h)
 		if err != nil {
-			return nil, bad("host[%d] (%s): %v", i, h.Name, err)
+			return nil, bad([]any{"host", i}, "host[%d] (%s): %v", i, h.Name, err)
 		}
 		p.hosts = append(p.hosts, hr)
 	}
 	p.digest = computeDigest(f)
 	return p, nil
+}
+
+// entryPath returns the key path of the list entry an error of
+// newParamMatcher is about.
+func entryPath(err error, list string) []any {
+	var ee *entryError
+	if errors.As(err, &ee) {
+		return []any{list, ee.index}
+	}
+	return []any{list}
 }
 
 func ruleNames() []string {

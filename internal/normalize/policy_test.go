@@ -1,8 +1,11 @@
 package normalize_test
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -10,7 +13,7 @@ import (
 	"github.com/provgraph/provgraph/internal/normalize"
 )
 
-func builtinText(t *testing.T, name string) string {
+func builtinText(t testing.TB, name string) string {
 	t.Helper()
 	b, err := normalize.BuiltinPolicy(name)
 	if err != nil {
@@ -178,4 +181,200 @@ func TestEngineFingerprintNamesEverythingThatChangesKeys(t *testing.T) {
 	if !regexp.MustCompile(`^[0-9A-Za-z.-]+$`).MatchString(fp) {
 		t.Errorf("EngineFingerprint() = %q is not valid semver build metadata", fp)
 	}
+}
+
+// lineOf returns the 1-based line of the first line of text containing
+// marker.
+func lineOf(t *testing.T, text, marker string) int {
+	t.Helper()
+	for i, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, marker) {
+			return i + 1
+		}
+	}
+	t.Fatalf("marker %q not in the policy text", marker)
+	return 0
+}
+
+// TestPolicyErrorPositions: an error about a key gives the key's line, a
+// type error says what the key takes in the policy's terms (not Go's), and
+// an unknown name gets the nearest known one.
+func TestPolicyErrorPositions(t *testing.T) {
+	base := builtinText(t, "default")
+	twoHosts := func(hosts, last string) string {
+		return base + "\n[[host]]\nname = \"a\"\nhosts = [\"a.example\"]\nreason = \"r\"\n\n[[host]] # second\nname = \"b\"\nhosts = " + hosts + "\n" + last + "\n"
+	}
+	for _, tc := range []struct {
+		name    string
+		text    string
+		marker  string // the line the error must name
+		wantMsg string
+		notMsg  string // Go's words that must not appear
+	}{
+		{"misspelt rule", strings.Replace(base, `sort-query = "off"`, `sort-qurey = "off"`, 1), "sort-qurey",
+			`rules: unknown rule "sort-qurey" (did you mean "sort-query"?)`, ""},
+		{"rule in the wrong case", strings.Replace(base, `sort-query = "off"`, `Sort-Query = "off"`, 1), "Sort-Query",
+			`(did you mean "sort-query"?)`, ""},
+		{"bad action", strings.Replace(base, `dot-segments = "apply"`, `dot-segments = "off"`, 1), "dot-segments",
+			`rules.dot-segments = "off": a parse rule takes "apply" or "reject"`, ""},
+		{"port as a string", strings.Replace(base, `https = 443`, `https = "443"`, 1), `https = "443"`,
+			`default_ports.https: want an integer port number, such as 443 (no quotes), not the string "443"`, "destination"},
+		{"port out of range", strings.Replace(base, `https = 443`, `https = 70000`, 1), `https = 70000`,
+			`default_ports.https = 70000: not a port number`, ""},
+		{"action as a boolean", strings.Replace(base, `sort-query = "off"`, `sort-query = false`, 1), "sort-query = false",
+			`rules.sort-query: want an action in quotes: "apply", "reject" or "off", not false (a boolean)`, "incompatible"},
+		{"schemes as a string", strings.Replace(base, `schemes = ["http", "https"]`, `schemes = "http"`, 1), `schemes = "http"`,
+			`schemes: want a list of scheme names`, "slice"},
+		{"rules as a string", strings.Replace(strings.Replace(base, "[rules]\n", "[rulez]\n", 1), `schemes = ["http", "https"]`, "schemes = [\"http\", \"https\"]\nrules = \"all\"", 1), `rules = "all"`,
+			`rules: want a table of rule = action lines, under [rules], not the string "all"`, "map"},
+		{"key in another letter case, wrong type", strings.Replace(base, `schemes = ["http", "https"]`, `Schemes = "http"`, 1), `Schemes = "http"`,
+			`Schemes: want a list of scheme names`, "slice"},
+		{"misspelt top-level key", strings.Replace(base, "description =", "descripton =", 1), "descripton =",
+			`unknown key "descripton" (did you mean "description"?)`, ""},
+		{"unsupported scheme", strings.Replace(base, `schemes = ["http", "https"]`, `schemes = ["http", "gopher"]`, 1), "gopher",
+			`scheme "gopher" is not supported`, ""},
+		{"bad version", strings.Replace(base, `version = "2026.11.1"`, `version = "1+x"`, 1), `version = "1+x"`,
+			`must not contain '+'`, ""},
+		{"tracking entry", strings.Replace(base, "[[tracking_params]]\nname = \"gclid\"", "[[tracking_params]] # gclid\nname = \"gclid*x\"", 1), "# gclid",
+			`tracking_params: "gclid*x": "*" is allowed only at the end`, ""},
+		{"second host rule, wrong type", twoHosts(`"b.example"`, `reason = "r"`), `hosts = "b.example"`,
+			`host[1].hosts: want a list of hostnames`, "slice"},
+		{"second host rule, missing reason", twoHosts(`["b.example"]`, ""), "# second",
+			`host[1] (b): missing reason`, ""},
+		{"misspelt host key", twoHosts(`["b.example"]`, `reasn = "r"`), "reasn",
+			`unknown key "host.reasn" (did you mean "reason"?)`, ""},
+		{"syntax error", strings.Replace(base, `schemes = ["http", "https"]`, "schemes = [\"http\",\nname2 = 1", 1), "name2 = 1",
+			``, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := normalize.ParsePolicy([]byte(tc.text), "test.toml")
+			var pe *normalize.PolicyError
+			if !errors.As(err, &pe) {
+				t.Fatalf("ParsePolicy = %v, want *PolicyError", err)
+			}
+			if want := lineOf(t, tc.text, tc.marker); pe.Line != want {
+				t.Errorf("ParsePolicy: %v\nline %d, want %d", err, pe.Line, want)
+			}
+			if !strings.Contains(err.Error(), tc.wantMsg) {
+				t.Errorf("ParsePolicy: %v\nwant it to contain %q", err, tc.wantMsg)
+			}
+			if tc.notMsg != "" && strings.Contains(err.Error(), tc.notMsg) {
+				t.Errorf("ParsePolicy: %v\nspeaks Go (%q), not the policy's terms", err, tc.notMsg)
+			}
+			if pe.Line > 0 && !strings.HasPrefix(err.Error(), fmt.Sprintf("policy test.toml:%d: ", pe.Line)) {
+				t.Errorf("error %q does not start with file:line", err)
+			}
+		})
+	}
+}
+
+func TestDidYouMeanOnlyForNearNames(t *testing.T) {
+	base := builtinText(t, "default")
+	text := strings.Replace(base, "[rules]\n", "[rules]\nlowercase-path = \"apply\"\n", 1)
+	_, err := normalize.ParsePolicy([]byte(text), "test.toml")
+	if err == nil || strings.Contains(err.Error(), "did you mean") || !strings.Contains(err.Error(), "rules are: strip-c0-space,") {
+		t.Errorf("ParsePolicy(lowercase-path) = %v, want the list of rules and no suggestion", err)
+	}
+}
+
+// TestLoadPolicyBuiltinNames: a built-in name in another letter case finds
+// the built-in policy; a misspelt one says which names exist.
+func TestLoadPolicyBuiltinNames(t *testing.T) {
+	for _, tc := range []struct {
+		ref, wantSource, wantErr string
+	}{
+		{"Lenient", "builtin:lenient", ""},
+		{"DEFAULT", "builtin:default", ""},
+		{"lenient", "builtin:lenient", ""},
+		{"lenent", "", `nor is it a built-in policy: "default", "lenient"; did you mean "lenient"?`},
+		{"strictest", "", `nor is it a built-in policy: "default", "lenient")`},
+	} {
+		p, err := normalize.LoadPolicy(tc.ref)
+		switch {
+		case tc.wantErr == "" && err != nil:
+			t.Errorf("LoadPolicy(%q) = %v, want %s", tc.ref, err, tc.wantSource)
+		case tc.wantErr == "" && p.Source() != tc.wantSource:
+			t.Errorf("LoadPolicy(%q) loaded %s, want %s", tc.ref, p.Source(), tc.wantSource)
+		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, os.ErrNotExist)):
+			t.Errorf("LoadPolicy(%q) = %v, want a not-exist error containing %q", tc.ref, err, tc.wantErr)
+		}
+	}
+	if b, err := normalize.BuiltinPolicy("Lenient"); err != nil || !bytes.Equal(b, []byte(builtinText(t, "lenient"))) {
+		t.Errorf("BuiltinPolicy(Lenient) = %v, want the lenient policy", err)
+	}
+	if _, err := normalize.BuiltinPolicy("lenent"); err == nil || !strings.Contains(err.Error(), `did you mean "lenient"?`) {
+		t.Errorf("BuiltinPolicy(lenent) = %v, want a suggestion", err)
+	}
+}
+
+// TestLoadPolicySizeLimit: a policy file is read up to MaxPolicyBytes, so a
+// wrong path such as /dev/zero fails at once instead of filling memory.
+func TestLoadPolicySizeLimit(t *testing.T) {
+	dir := t.TempDir()
+	base := builtinText(t, "default")
+	pad := func(n int) string {
+		// Comment lines, so the padded policy stays the same policy.
+		var b strings.Builder
+		b.WriteString(base)
+		for b.Len() < n {
+			line := "# " + strings.Repeat("x", min(70, n-b.Len()-3)) + "\n"
+			b.WriteString(line)
+		}
+		return b.String()
+	}
+	exact := filepath.Join(dir, "exact.toml")
+	if err := os.WriteFile(exact, []byte(pad(normalize.MaxPolicyBytes)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(exact); fi.Size() != normalize.MaxPolicyBytes {
+		t.Fatalf("padded file is %d bytes, want %d", fi.Size(), normalize.MaxPolicyBytes)
+	}
+	if _, err := normalize.LoadPolicy(exact); err != nil {
+		t.Errorf("LoadPolicy(a file of exactly MaxPolicyBytes) = %v, want it loaded", err)
+	}
+	over := filepath.Join(dir, "over.toml")
+	if err := os.WriteFile(over, []byte(pad(normalize.MaxPolicyBytes)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	refs := []string{over}
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		refs = append(refs, "/dev/zero")
+	}
+	for _, ref := range refs {
+		_, err := normalize.LoadPolicy(ref)
+		var pe *normalize.PolicyError
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), "larger than 1 MiB (1048576 bytes), the limit for a policy file") {
+			t.Errorf("LoadPolicy(%s) = %v, want the size limit error", ref, err)
+		}
+	}
+}
+
+// FuzzParsePolicy: ParsePolicy never panics, every error is a *PolicyError
+// with a line inside the file, and an accepted policy parses again to the
+// same digest.
+func FuzzParsePolicy(f *testing.F) {
+	base := builtinText(f, "default")
+	f.Add(base)
+	f.Add(strings.Replace(base, `sort-query = "off"`, `sort-qurey = "off"`, 1))
+	f.Add(strings.Replace(base, `https = 443`, `https = "443"`, 1))
+	f.Add(base + "\n[[host]]\nname = \"x\"\nhosts = \"a\"\n[[host]]\nreasn = 1\n")
+	f.Add("[[host]]\n[[host.drop_params]]\nname = 1\n")
+	f.Add("rules = 1\ntracking_params = [1, {name = \"x\"}]\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		p, err := normalize.ParsePolicy([]byte(text), "fuzz.toml")
+		if err != nil {
+			var pe *normalize.PolicyError
+			if !errors.As(err, &pe) {
+				t.Fatalf("ParsePolicy error %v is not a *PolicyError", err)
+			}
+			if lines := strings.Count(text, "\n") + 1; pe.Line < 0 || pe.Line > lines {
+				t.Fatalf("ParsePolicy error %v names line %d of %d", err, pe.Line, lines)
+			}
+			return
+		}
+		q, err := normalize.ParsePolicy(p.Text(), "again")
+		if err != nil || q.Digest() != p.Digest() {
+			t.Fatalf("accepted policy does not parse again to the same digest: %v", err)
+		}
+	})
 }

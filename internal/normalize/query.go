@@ -16,30 +16,39 @@ type paramMatcher struct {
 	prefixes []string
 }
 
+// entryError is an error about entry index of a list of a policy file.
+type entryError struct {
+	index int
+	err   error
+}
+
+func (e *entryError) Error() string { return e.err.Error() }
+func (e *entryError) Unwrap() error { return e.err }
+
 func newParamMatcher(rules []ParamRule) (paramMatcher, error) {
 	m := paramMatcher{exact: map[string]bool{}}
 	for i, r := range rules {
 		if r.Name == "" || r.Name == "*" {
-			return m, fmt.Errorf("entry %d: a name (or \"prefix*\") is required", i)
+			return m, &entryError{i, fmt.Errorf("entry %d: a name (or \"prefix*\") is required", i)}
 		}
 		if r.Reason == "" {
-			return m, fmt.Errorf("%q: missing reason: say why the parameter selects no content", r.Name)
+			return m, &entryError{i, fmt.Errorf("%q: missing reason: say why the parameter selects no content", r.Name)}
 		}
 		if strings.ContainsAny(r.Name, "&=#") {
-			return m, fmt.Errorf("%q: a parameter name cannot contain '&', '=' or '#'", r.Name)
+			return m, &entryError{i, fmt.Errorf("%q: a parameter name cannot contain '&', '=' or '#'", r.Name)}
 		}
 		if p, ok := strings.CutSuffix(r.Name, "*"); ok {
 			if strings.Contains(p, "*") {
-				return m, fmt.Errorf("%q: \"*\" is allowed only at the end", r.Name)
+				return m, &entryError{i, fmt.Errorf("%q: \"*\" is allowed only at the end", r.Name)}
 			}
 			m.prefixes = append(m.prefixes, p)
 			continue
 		}
 		if strings.Contains(r.Name, "*") {
-			return m, fmt.Errorf("%q: \"*\" is allowed only at the end", r.Name)
+			return m, &entryError{i, fmt.Errorf("%q: \"*\" is allowed only at the end", r.Name)}
 		}
 		if m.exact[r.Name] {
-			return m, errors.New(r.Name + ": listed twice")
+			return m, &entryError{i, errors.New(r.Name + ": listed twice")}
 		}
 		m.exact[r.Name] = true
 		if n := len(r.Name); n < len(m.byLen) {

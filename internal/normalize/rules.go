@@ -66,8 +66,9 @@ const (
 	// ASCII domain is only lowercased; RFC 3986 §6.2.2.1).
 	RuleLowercaseHost Rule = "lowercase-host"
 	// RuleInvalidPunycode accepts an ASCII host with an "xn--" label that
-	// UTS #46 finds invalid; the Standard keeps such a host as it is
-	// ([domain-to-ASCII] as a validation error, whatwg/url#914).
+	// UTS #46 finds invalid, the empty label "xn--" included (§4 step 4.1);
+	// the Standard keeps such a host as it is ([domain-to-ASCII] as a
+	// validation error, whatwg/url#914).
 	RuleInvalidPunycode Rule = "invalid-punycode"
 	// RuleHostIDNA maps a non-ASCII host through UTS #46 ToASCII,
 	// non-transitional, as the Standard's domain to ASCII does (§3.3;
