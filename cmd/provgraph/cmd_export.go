@@ -27,6 +27,7 @@ func newExportCommand() *cobra.Command {
 dataset, to standard output or, with -o, to a file. The database is opened
 read-only and read in one pass; memory does not grow with its size. A file
 is written atomically: it holds the complete export or is left as it was.
+A device or named pipe (-o /dev/null, a FIFO) is written directly.
 
 Formats:
   nq      N-Quads (default): one canonical statement per line; the dataset
@@ -60,7 +61,7 @@ so a comparison can drop it. ingest --format nq|nt|ttl loads an export back.
 	o.dbOptions.addFlags(cmd)
 	f := cmd.Flags()
 	f.StringVar(&o.format, "format", string(export.NQuads), "output format: nq, nt, ttl or jsonld")
-	f.StringVarP(&o.output, "output", "o", "-", `output file, written atomically; "-" is standard output`)
+	f.StringVarP(&o.output, "output", "o", "-", `output file, written atomically (a device or named pipe directly); "-" is standard output`)
 	f.BoolVar(&o.includeOntology, "include-ontology", false, "also write the provgraph vocabulary (ontology/provgraph.ttl)")
 	return cmd
 }

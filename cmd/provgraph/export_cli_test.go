@@ -60,6 +60,10 @@ func TestExportCLI(t *testing.T) {
 	if strings.Count(stdout, "\n") != n || !strings.Contains(stdout, "<http://rdfs.org/ns/void#triples>") {
 		t.Errorf("export to standard output: %d lines, %d statements reported", strings.Count(stdout, "\n"), n)
 	}
+	// A device is written directly (issue 18.15).
+	if _, devNull := exported(t, "--db", db, "-o", os.DevNull); devNull != n {
+		t.Errorf("-o %s: %d statements, to standard output %d", os.DevNull, devNull, n)
+	}
 	_, withOnt := exported(t, "--db", db, "--include-ontology", "-o", filepath.Join(dir, "o.nq"))
 	if withOnt < n+300 {
 		t.Errorf("--include-ontology wrote %d statements, without %d", withOnt, n)

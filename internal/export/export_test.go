@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"unicode/utf8"
 
@@ -546,5 +547,47 @@ func TestSameAsAppendNQuad(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestWriteFileSpecial checks that WriteFile writes a device or a named
+// pipe directly, as `export -o /dev/null` needs (issue 18.15), and refuses
+// a directory.
+func TestWriteFileSpecial(t *testing.T) {
+	st := fixtureStore(t)
+	want, _ := exportBytes(t, st, export.NQuads, t1, false)
+	opts := &export.Options{Format: export.NQuads, Now: clock(t, t1), Version: "test"}
+	sum, err := export.WriteFile(context.Background(), st, os.DevNull, opts)
+	if err != nil {
+		t.Fatalf("WriteFile(%s): %v", os.DevNull, err)
+	}
+	if int64(len(lines(want))) != sum.Statements() {
+		t.Errorf("WriteFile(%s) reports %d statements, want %d", os.DevNull, sum.Statements(), len(lines(want)))
+	}
+
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	got := make(chan []byte, 1)
+	go func() {
+		b, err := os.ReadFile(fifo) // opens when the writer does
+		if err != nil {
+			t.Error(err)
+		}
+		got <- b
+	}()
+	if _, err := export.WriteFile(context.Background(), st, fifo, opts); err != nil {
+		t.Fatalf("WriteFile(fifo): %v", err)
+	}
+	if b := <-got; !bytes.Equal(b, want) {
+		t.Errorf("the reader of the pipe got %d bytes, Write makes %d", len(b), len(want))
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("the directory holds %d entries, want only the pipe", len(entries))
+	}
+	if _, err := export.WriteFile(context.Background(), st, dir, opts); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("WriteFile(a directory) = %v", err)
 	}
 }
