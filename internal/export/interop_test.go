@@ -515,6 +515,37 @@ func TestProvPackage(t *testing.T) {
 	}
 }
 
+// TestProvPackageReadsFile reads each export file whole, as a researcher
+// would (ProvDocument.deserialize(source=FILE, format="rdf")), in every
+// format whose RDF has no named graphs (N-Triples, Turtle, JSON-LD): every
+// node with a PROV base class must become a record (issue 18.1: the
+// description's nodes used to have none, and prov failed with a KeyError).
+// prov 2.0 turns a named graph into a bundle whose IRI must compact to a
+// prefix it knows, which N-Quads cannot declare, so it reads no N-Quads
+// file with named graphs: that file is not checked here.
+func TestProvPackageReadsFile(t *testing.T) {
+	c := loadCorpus(t)
+	for _, format := range []export.Format{export.NTriples, export.Turtle, export.JSONLD} {
+		var got struct {
+			Statements int64
+			BaseNodes  int `json:"base_nodes"`
+			Missing    []string
+			Records    int
+			ProvJSON   map[string]int
+		}
+		rdfcheck(t, &got, []string{"rdflib", "prov.model"}, "prov-file", string(format), c.files[format])
+		if got.Statements != c.sums[format].Statements() {
+			t.Errorf("%s: rdflib read %d statements, provgraph wrote %d", format, got.Statements, c.sums[format].Statements())
+		}
+		if len(got.Missing) > 0 {
+			t.Errorf("%s: prov made no record of %d nodes with a PROV base class, e.g. %v", format, len(got.Missing), got.Missing)
+		}
+		if got.BaseNodes < 100 || got.ProvJSON["entity"] == 0 || got.ProvJSON["activity"] == 0 || got.ProvJSON["agent"] == 0 {
+			t.Errorf("%s: prov read %+v", format, got)
+		}
+	}
+}
+
 // TestOxigraph loads the N-Quads export into Oxigraph (npm package
 // oxigraph, which validates every IRI) and runs SPARQL checks: no literal
 // is ill-typed for xsd:dateTime, xsd:integer or xsd:boolean, no datatype
