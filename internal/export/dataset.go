@@ -114,6 +114,7 @@ type description struct {
 	opts            Options
 	started         time.Time
 	policies        []policyInfo
+	groups          *groupWriter // the review groups written, when asked
 }
 
 func newDescription(ctx context.Context, st *graph.Store, o Options, started time.Time) (*description, error) {
@@ -212,6 +213,10 @@ func (d *description) quads(data, ontology int64, ended time.Time) []graph.Quad 
 	if d.opts.IncludeOntology {
 		str(ds, vocab.RDFSComment, fmt.Sprintf("The output also holds the %d statements of the provgraph vocabulary (%s; in N-Quads, the graph %s).", ontology, OntologyIRI, OntologyIRI))
 	}
+	if g := d.groups; g != nil {
+		str(ds, vocab.RDFSComment, fmt.Sprintf("The output also holds %d review groups that provgraph groups derived, under policy %s, from the data: derived, not read from the database. "+
+			"Their statements have subjects under %s/group/ and the grouping %s, and in N-Quads the graph %s.", g.listed, g.set.Policy(), ds.Value, g.activity.Value, g.graph.Value))
+	}
 
 	// The export: an activity of this provgraph build.
 	types(act, vocab.ProvActivity)
@@ -231,6 +236,7 @@ func (d *description) quads(data, ontology int64, ended time.Time) []graph.Quad 
 	// The policies: the stored node (the data holds its name, version,
 	// digest, parser and text), and what the description repeats of it,
 	// with the tracking parameters read from its text.
+	parsers := map[graph.Term]bool{} // policies may share a parser: describe it once
 	for _, p := range d.policies {
 		pn := graph.IRI(p.node)
 		add(act, vocab.ProvUsed, pn)
@@ -246,10 +252,13 @@ func (d *description) quads(data, ontology int64, ended time.Time) []graph.Quad 
 		if p.parser != "" {
 			pa := sub("parser/" + strings.TrimPrefix(mintIRI("parser", p.parser, p.parserVersion).Value, IDBase+"parser/"))
 			add(pd, DCTNS+"requires", pa)
-			types(pa, DCTNS+"Standard", vocab.ProvEntity)
-			str(pa, vocab.RDFSLabel, "URL parser "+p.parser+" "+p.parserVersion)
-			str(pa, DCTNS+"title", p.parser)
-			str(pa, OWLNS+"versionInfo", p.parserVersion)
+			if !parsers[pa] {
+				parsers[pa] = true
+				types(pa, DCTNS+"Standard", vocab.ProvEntity)
+				str(pa, vocab.RDFSLabel, "URL parser "+p.parser+" "+p.parserVersion)
+				str(pa, DCTNS+"title", p.parser)
+				str(pa, OWLNS+"versionInfo", p.parserVersion)
+			}
 		}
 		d.trackingParams(pd, p, add, str, types)
 	}

@@ -7,7 +7,7 @@
 // order (the same for the same database file), then, when asked, the
 // provgraph vocabulary, then the dataset description; WriteFile does the
 // same into a file that is replaced atomically. Memory does not grow with
-// the store: statements are converted in batches and written at once, and
+// the store (but see Options.Groups): statements are converted in batches and written at once, and
 // Turtle and JSON-LD group only the statements about one subject that
 // arrive one after the other.
 //
@@ -29,6 +29,13 @@
 // under it, as subject, and in N-Quads the graph Summary.DescriptionGraph,
 // so a comparison can leave it out. It is written last: an export to a
 // pipe that was cut short has none.
+//
+// With Options.Groups, the review groups of internal/query follow the data
+// (and the ontology), as derived PROV entities: a pg:ReviewGroup per group,
+// its memberships and relations, and the pg:Grouping that made them
+// (ontology/MODEL.md), every subject under the dataset node and, in
+// N-Quads, in the graph Summary.GroupsGraph. The grouping holds what it
+// needs of every citation in memory, as the groups command does.
 //
 // # Caveats
 //
