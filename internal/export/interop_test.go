@@ -25,6 +25,7 @@ import (
 	"github.com/provgraph/provgraph/internal/ingest"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/query"
+	"github.com/provgraph/provgraph/internal/vocab"
 )
 
 // corpusExport is the fixture corpus, with a resolve run and a
@@ -787,5 +788,48 @@ func TestOxigraphGroups(t *testing.T) {
 	}
 	if len(rep.Groups) < 5 {
 		t.Errorf("only %d groups: is the corpus loaded?", len(rep.Groups))
+	}
+}
+
+// TestPredicatesDocumented checks that ontology/MODEL.md names every
+// predicate of the data and the review groups in an export of the corpus,
+// which holds ingest runs, a resolve run and a renormalization (issue 18.3:
+// pg:engineName and pg:answerId were missing, and a reader had to read the
+// N-Quads to write a SPARQL filter by engine). The description's own terms
+// (DCAT, DCMI, VoID, SKOS) are documented in README.md.
+func TestPredicatesDocumented(t *testing.T) {
+	c := loadCorpus(t)
+	model, err := os.ReadFile("../../ontology/MODEL.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefixes := map[string]string{"pg": vocab.NS, "prov": vocab.ProvNS, "rdf": vocab.RDFNS, "rdfs": vocab.RDFSNS}
+	documented := map[string]bool{vocab.RDFType: true} // "a" in the edge listings
+	for _, m := range regexp.MustCompile(`\b(pg|prov|rdf|rdfs):([A-Za-z][A-Za-z0-9]*)\b`).FindAllSubmatch(model, -1) {
+		documented[prefixes[string(m[1])]+string(m[2])] = true
+	}
+	b, err := os.ReadFile(c.grouped[export.NQuads])
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc := " <" + c.groupedSums[export.NQuads].DescriptionGraph.Value + "> ."
+	seen := map[string]int{}
+	for _, l := range lines(b) {
+		if strings.HasSuffix(l, desc) {
+			continue
+		}
+		_, rest, _ := strings.Cut(l, " ")
+		p, _, _ := strings.Cut(rest, " ")
+		seen[strings.Trim(p, "<>")]++
+	}
+	for _, p := range []string{vocab.EngineName, vocab.AnswerId, vocab.MaxRedirects, vocab.Location, vocab.GroupId, vocab.Reasons} {
+		if seen[p] == 0 {
+			t.Errorf("the corpus export has no %s: it does not cover what the test is for", p)
+		}
+	}
+	for p, n := range seen {
+		if !documented[p] {
+			t.Errorf("%s (%d statements) is not in ontology/MODEL.md", p, n)
+		}
 	}
 }
