@@ -152,7 +152,7 @@ func runExport(cmd *cobra.Command, o exportOptions) error {
 	}
 	groups := ""
 	if o.includeGroups {
-		groups = fmt.Sprintf(", %d review groups in %d", sum.ReviewGroups, sum.Groups)
+		groups = fmt.Sprintf(", %d review-group statements (%d groups)", sum.Groups, sum.ReviewGroups)
 	}
 	fmt.Fprintf(stderr, "export: %d statements (%d data%s%s, %d dataset description) written to %s as %s in %s; dataset %s\n",
 		sum.Statements(), sum.Data, ontology, groups, sum.Description, where, format, sum.Elapsed.Round(time.Millisecond), sum.Dataset.Value)
