@@ -98,10 +98,12 @@ type Summary struct {
 func (s Summary) Statements() int64 { return s.Data + s.Ontology + s.Groups + s.Description }
 
 // Write writes every statement of st to w in opts.Format, then the
-// ontology when asked, then the dataset description, and flushes. It reads
-// the store in one pass, in the store's own order, which is the same for
-// the same database file, and holds at most one subject's run of
-// statements in memory, so memory does not grow with the database.
+// ontology and the review groups when asked, then the dataset
+// description, and flushes. It reads the store in one pass, in the store's
+// own order, which is the same for the same database file, and holds at
+// most one subject's run of statements in memory, so memory does not grow
+// with the database; the review groups (Options.Groups) are found before
+// anything is written, which takes memory as the groups command does.
 //
 // Write reads only; st may be opened read-only. An error leaves w with a
 // partial export: use WriteFile for an atomic file.
@@ -182,8 +184,8 @@ func Write(ctx context.Context, st *graph.Store, w io.Writer, opts *Options) (Su
 			return sum, err
 		}
 		sum.ReviewGroups = gw.listed
+		d.groups = gw
 	}
-	d.groups = gw
 	quads := d.quads(sum.Data, sum.Ontology, now())
 	for _, q := range quads {
 		sum.Description++
