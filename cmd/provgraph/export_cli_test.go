@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -59,6 +62,10 @@ func TestExportCLI(t *testing.T) {
 	stdout, n := exported(t, "--db", db)
 	if strings.Count(stdout, "\n") != n || !strings.Contains(stdout, "<http://rdfs.org/ns/void#triples>") {
 		t.Errorf("export to standard output: %d lines, %d statements reported", strings.Count(stdout, "\n"), n)
+	}
+	// A device is written directly (issue 18.15).
+	if _, devNull := exported(t, "--db", db, "-o", os.DevNull); devNull != n {
+		t.Errorf("-o %s: %d statements, to standard output %d", os.DevNull, devNull, n)
 	}
 	_, withOnt := exported(t, "--db", db, "--include-ontology", "-o", filepath.Join(dir, "o.nq"))
 	if withOnt < n+300 {
@@ -146,4 +153,80 @@ func TestExportKilledLeavesNoPartialFile(t *testing.T) {
 		}
 	}
 	t.Logf("%d of 8 exports were killed while writing", killedMidway)
+}
+
+// TestExportIncludeGroups exports with --include-groups and checks, with
+// SPARQL in Oxigraph, that the export holds the groups provgraph groups
+// --format json prints with the same options: ids, verdicts and member
+// counts (issue 18.2); and that the group options need --include-groups.
+func TestExportIncludeGroups(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "g.db")
+	for _, f := range []string{"../../testdata/citations.jsonl", "../../internal/query/testdata/corpus.jsonl"} {
+		if code, _, stderr := run(t, "ingest", "--db", db, f); code != 0 {
+			t.Fatalf("ingest %s: %d %s", f, code, stderr)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--policy", "provgraph-default"}, "--policy chooses the review groups: it needs --include-groups"},
+		{[]string{"--min-size", "1"}, "--min-size chooses the review groups"},
+		{[]string{"--include-groups", "--verdict", "same"}, `--verdict "same": want one of`},
+		{[]string{"--include-groups", "--policy", "nope"}, `no such policy in the database: "nope"`},
+	} {
+		code, stdout, stderr := run(t, append([]string{"export", "--db", db}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, tc.msg) || stdout != "" {
+			t.Errorf("export %v: exit %d, %d bytes out, %q; want exit %d and %q", tc.args, code, len(stdout), stderr, exitUsage, tc.msg)
+		}
+	}
+	for _, opts := range [][]string{nil, {"--min-size", "1", "--max-shared", "2"}, {"--min-size", "1", "--verdict", "conflict"}} {
+		code, out, stderr := run(t, append([]string{"groups", "--db", db, "--format", "json"}, opts...)...)
+		if code != 0 {
+			t.Fatalf("groups %v: %d %s", opts, code, stderr)
+		}
+		var want struct {
+			Groups []struct {
+				ID, Verdict string
+				Members     []json.RawMessage
+			}
+		}
+		if err := json.Unmarshal([]byte(out), &want); err != nil {
+			t.Fatal(err)
+		}
+		nq := filepath.Join(dir, "groups.nq")
+		exported(t, append([]string{"--db", db, "--include-groups", "-o", nq}, opts...)...)
+		if _, err := exec.LookPath("node"); err != nil {
+			t.Skip("node is not installed: skipping the Oxigraph check")
+		}
+		if _, err := os.Stat("../../internal/export/testdata/js/node_modules/oxigraph/package.json"); err != nil {
+			t.Skip("npm package oxigraph is not installed: run npm ci --prefix internal/export/testdata/js: skipping the Oxigraph check")
+		}
+		res, err := exec.Command("node", "../../internal/export/testdata/js/oxcheck.mjs", nq).Output()
+		if err != nil {
+			t.Fatalf("oxcheck.mjs: %v", err)
+		}
+		var got struct {
+			ReviewGroups       []struct{ ID, Verdict, Members string }
+			DanglingGroupLinks []map[string]string
+		}
+		if err := json.Unmarshal(res, &got); err != nil {
+			t.Fatal(err)
+		}
+		var wantRows, gotRows []string
+		for _, g := range want.Groups {
+			wantRows = append(wantRows, g.ID+" "+g.Verdict+" "+strconv.Itoa(len(g.Members)))
+		}
+		for _, g := range got.ReviewGroups {
+			gotRows = append(gotRows, g.ID+" "+g.Verdict+" "+g.Members)
+		}
+		slices.Sort(wantRows)
+		if !slices.Equal(gotRows, wantRows) || len(got.DanglingGroupLinks) > 0 {
+			t.Errorf("groups %v: Oxigraph finds %q (dangling links %v), provgraph groups --format json %q", opts, gotRows, got.DanglingGroupLinks, wantRows)
+		}
+		if len(wantRows) == 0 {
+			t.Errorf("groups %v lists no group: the check proves nothing", opts)
+		}
+	}
 }

@@ -114,6 +114,7 @@ type description struct {
 	opts            Options
 	started         time.Time
 	policies        []policyInfo
+	groups          *groupWriter // the review groups written, when asked
 }
 
 func newDescription(ctx context.Context, st *graph.Store, o Options, started time.Time) (*description, error) {
@@ -212,6 +213,10 @@ func (d *description) quads(data, ontology int64, ended time.Time) []graph.Quad 
 	if d.opts.IncludeOntology {
 		str(ds, vocab.RDFSComment, fmt.Sprintf("The output also holds the %d statements of the provgraph vocabulary (%s; in N-Quads, the graph %s).", ontology, OntologyIRI, OntologyIRI))
 	}
+	if g := d.groups; g != nil {
+		str(ds, vocab.RDFSComment, fmt.Sprintf("The output also holds %d review groups that provgraph groups derived, under policy %s, from the data: derived, not read from the database. "+
+			"Their statements have subjects under %s/group/ and the grouping %s, and in N-Quads the graph %s.", g.listed, g.set.Policy(), ds.Value, g.activity.Value, g.graph.Value))
+	}
 
 	// The export: an activity of this provgraph build.
 	types(act, vocab.ProvActivity)
@@ -231,24 +236,29 @@ func (d *description) quads(data, ontology int64, ended time.Time) []graph.Quad 
 	// The policies: the stored node (the data holds its name, version,
 	// digest, parser and text), and what the description repeats of it,
 	// with the tracking parameters read from its text.
+	parsers := map[graph.Term]bool{} // policies may share a parser: describe it once
 	for _, p := range d.policies {
 		pn := graph.IRI(p.node)
 		add(act, vocab.ProvUsed, pn)
 		pd := sub("policy/" + strings.TrimPrefix(mintIRI("policy", p.digest, p.node).Value, IDBase+"policy/"))
 		add(ds, DCTNS+"conformsTo", pd)
-		types(pd, DCTNS+"Standard", SKOSNS+"ConceptScheme")
+		types(pd, DCTNS+"Standard", SKOSNS+"ConceptScheme", vocab.ProvPlan, vocab.ProvEntity)
 		str(pd, vocab.RDFSLabel, "normalization policy "+p.name+"@"+p.version)
 		str(pd, DCTNS+"title", p.name)
 		str(pd, OWLNS+"versionInfo", p.version)
 		str(pd, DCTNS+"identifier", p.digest)
 		add(pd, DCTNS+"source", pn)
+		add(pd, vocab.ProvWasDerivedFrom, pn)
 		if p.parser != "" {
 			pa := sub("parser/" + strings.TrimPrefix(mintIRI("parser", p.parser, p.parserVersion).Value, IDBase+"parser/"))
 			add(pd, DCTNS+"requires", pa)
-			types(pa, DCTNS+"Standard")
-			str(pa, vocab.RDFSLabel, "URL parser "+p.parser+" "+p.parserVersion)
-			str(pa, DCTNS+"title", p.parser)
-			str(pa, OWLNS+"versionInfo", p.parserVersion)
+			if !parsers[pa] {
+				parsers[pa] = true
+				types(pa, DCTNS+"Standard", vocab.ProvEntity)
+				str(pa, vocab.RDFSLabel, "URL parser "+p.parser+" "+p.parserVersion)
+				str(pa, DCTNS+"title", p.parser)
+				str(pa, OWLNS+"versionInfo", p.parserVersion)
+			}
 		}
 		d.trackingParams(pd, p, add, str, types)
 	}
@@ -256,7 +266,7 @@ func (d *description) quads(data, ontology int64, ended time.Time) []graph.Quad 
 	for _, c := range conventions(d.opts.RedirectLimit) {
 		cn := sub("convention/" + c.id)
 		add(ds, DCTNS+"conformsTo", cn)
-		types(cn, DCTNS+"Standard")
+		types(cn, DCTNS+"Standard", vocab.ProvEntity)
 		str(cn, DCTNS+"identifier", c.id)
 		str(cn, DCTNS+"title", c.title)
 		str(cn, DCTNS+"description", c.description)
@@ -265,13 +275,13 @@ func (d *description) quads(data, ontology int64, ended time.Time) []graph.Quad 
 
 	cb := sub("codebook")
 	add(ds, DCTNS+"conformsTo", cb)
-	types(cb, DCTNS+"Standard", SKOSNS+"ConceptScheme")
+	types(cb, DCTNS+"Standard", SKOSNS+"ConceptScheme", vocab.ProvPlan, vocab.ProvEntity)
 	str(cb, DCTNS+"title", "verdicts of review groups")
 	str(cb, DCTNS+"description", codebookRules)
 	for _, v := range Codebook {
 		vn := sub("codebook/" + v.Name)
 		add(cb, SKOSNS+"hasTopConcept", vn)
-		types(vn, SKOSNS+"Concept")
+		types(vn, SKOSNS+"Concept", vocab.ProvEntity)
 		add(vn, SKOSNS+"inScheme", cb)
 		str(vn, SKOSNS+"notation", v.Name)
 		str(vn, SKOSNS+"prefLabel", v.Label)
@@ -311,7 +321,7 @@ func (d *description) trackingParams(pd graph.Term, p policyInfo, add func(graph
 		n++
 		tp := graph.IRI(pd.Value + "/tracking-parameter/" + strconv.Itoa(n))
 		add(pd, SKOSNS+"hasTopConcept", tp)
-		types(tp, SKOSNS+"Concept")
+		types(tp, SKOSNS+"Concept", vocab.ProvEntity)
 		add(tp, SKOSNS+"inScheme", pd)
 		str(tp, SKOSNS+"notation", r.Name)
 		str(tp, SKOSNS+"definition", r.Reason)

@@ -7,9 +7,9 @@
 // order (the same for the same database file), then, when asked, the
 // provgraph vocabulary, then the dataset description; WriteFile does the
 // same into a file that is replaced atomically. Memory does not grow with
-// the store: statements are converted in batches and written at once, and
-// Turtle and JSON-LD group only the statements about one subject that
-// arrive one after the other.
+// the store (but see Options.Groups): statements are converted in batches
+// and written at once, and Turtle and JSON-LD group only the statements
+// about one subject that arrive one after the other.
 //
 // N-Triples and N-Quads lines are graph.AppendNQuad's canonical form, so
 // two exports of the same data diff line by line (after LC_ALL=C sort when
@@ -24,10 +24,18 @@
 // parameters with their reasons, read from the stored policy text), the
 // conventions the data follows (URL literals, timestamps, integers, the
 // redirect limit) and the codebook of review-group verdicts, in DCMI Terms,
-// VoID and SKOS. Every statement of it has the dataset node, or an IRI
-// under it, as subject, and in N-Quads the graph Summary.DescriptionGraph,
-// so a comparison can leave it out. It is written last: an export to a
+// VoID and SKOS. Every node of it also has a PROV base class, which PROV
+// tools that do not reason need. Every statement of it has the dataset
+// node, or an IRI under it, as subject, and in N-Quads the graph
+// Summary.DescriptionGraph, so a comparison can leave it out. It is written last: an export to a
 // pipe that was cut short has none.
+//
+// With Options.Groups, the review groups of internal/query follow the data
+// (and the ontology), as derived PROV entities: a pg:ReviewGroup per group,
+// its memberships and relations, and the pg:Grouping that made them
+// (ontology/MODEL.md), every subject under the dataset node and, in
+// N-Quads, in the graph Summary.GroupsGraph. The grouping holds what it
+// needs of every citation in memory, as the groups command does.
 //
 // # Caveats
 //

@@ -57,6 +57,12 @@ type Options struct {
 	// RedirectLimit is recorded in the description; zero means
 	// DefaultRedirectLimit.
 	RedirectLimit int
+	// Groups, when not nil, adds the review groups provgraph groups
+	// derives with these options, after the data (and the ontology), as
+	// derived PROV entities in the named graph Summary.GroupsGraph. The
+	// grouping holds what it needs of every citation in memory, as the
+	// groups command does; the groups are written a batch at a time.
+	Groups *GroupOptions
 	// Now returns the current time; nil means time.Now. Tests pass a clock.
 	Now func() time.Time
 }
@@ -69,10 +75,17 @@ type Summary struct {
 	// Dataset.Value + "/", and in N-Quads the graph DescriptionGraph.
 	Dataset          graph.Term
 	DescriptionGraph graph.Term
+	// GroupsGraph names the graph of the review groups (Options.Groups):
+	// every statement of them has a subject under Dataset.Value + "/",
+	// and in N-Quads this graph. Zero without Options.Groups.
+	GroupsGraph graph.Term
 	// Data is the number of statements read from the database,
-	// Ontology those of the vocabulary (IncludeOntology) and Description
-	// those of the dataset description. Each was written once.
-	Data, Ontology, Description int64
+	// Ontology those of the vocabulary (IncludeOntology), Groups those of
+	// the review groups and their grouping (Options.Groups) and
+	// Description those of the dataset description. Each was written once.
+	Data, Ontology, Groups, Description int64
+	// ReviewGroups is the number of review groups written.
+	ReviewGroups int64
 	// RepairedIRIs counts the stored IRIs that were not valid IRIs and were
 	// written percent-encoded (see RepairIRI). provgraph itself never
 	// stores such IRIs.
@@ -82,13 +95,15 @@ type Summary struct {
 }
 
 // Statements returns the number of statements written.
-func (s Summary) Statements() int64 { return s.Data + s.Ontology + s.Description }
+func (s Summary) Statements() int64 { return s.Data + s.Ontology + s.Groups + s.Description }
 
 // Write writes every statement of st to w in opts.Format, then the
-// ontology when asked, then the dataset description, and flushes. It reads
-// the store in one pass, in the store's own order, which is the same for
-// the same database file, and holds at most one subject's run of
-// statements in memory, so memory does not grow with the database.
+// ontology and the review groups when asked, then the dataset
+// description, and flushes. It reads the store in one pass, in the store's
+// own order, which is the same for the same database file, and holds at
+// most one subject's run of statements in memory, so memory does not grow
+// with the database; the review groups (Options.Groups) are found before
+// anything is written, which takes memory as the groups command does.
 //
 // Write reads only; st may be opened read-only. An error leaves w with a
 // partial export: use WriteFile for an atomic file.
@@ -126,6 +141,13 @@ func Write(ctx context.Context, st *graph.Store, w io.Writer, opts *Options) (Su
 		return sum, err
 	}
 	sum.Dataset, sum.DescriptionGraph = d.node, d.graphName
+	var gw *groupWriter
+	if o.Groups != nil {
+		if gw, err = newGroupWriter(ctx, st, *o.Groups, d, now); err != nil {
+			return sum, err
+		}
+		sum.GroupsGraph = gw.graph
+	}
 
 	out := &stream{sink: sink, sum: &sum}
 	if err := sink.begin(); err != nil {
@@ -156,6 +178,14 @@ func Write(ctx context.Context, st *graph.Store, w io.Writer, opts *Options) (Su
 			}
 		}
 	}
+	if gw != nil {
+		counted := &stream{sink: sink, sum: &sum, count: &sum.Groups}
+		if err := gw.write(ctx, counted, now); err != nil {
+			return sum, err
+		}
+		sum.ReviewGroups = gw.listed
+		d.groups = gw
+	}
 	quads := d.quads(sum.Data, sum.Ontology, now())
 	for _, q := range quads {
 		sum.Description++
@@ -180,13 +210,18 @@ type sink interface {
 	end() error
 }
 
-// stream repairs IRIs and hands statements to the sink.
+// stream repairs IRIs and hands statements to the sink, counting them in
+// *count when set.
 type stream struct {
-	sink sink
-	sum  *Summary
+	sink  sink
+	sum   *Summary
+	count *int64
 }
 
 func (s *stream) statement(q graph.Quad) error {
+	if s.count != nil {
+		*s.count++
+	}
 	var err error
 	if q.S, err = s.repair(q.S); err != nil {
 		return err

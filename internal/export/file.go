@@ -15,13 +15,21 @@ import (
 // over path, so that path holds either its earlier content (or nothing) or
 // the complete export, never a partial one, whatever stops the run. The
 // file gets mode 0644.
+//
+// A path that exists and is a device or a named pipe (/dev/null,
+// /dev/stdout, a FIFO a reader waits on) is opened and written directly:
+// no temporary file can be renamed over it, and there is no earlier
+// content to keep. A directory or socket is an error.
 func WriteFile(ctx context.Context, st *graph.Store, path string, opts *Options) (Summary, error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
-		return Summary{}, fmt.Errorf("export: %s exists and is not a regular file", path)
+		if fi.Mode()&(os.ModeDevice|os.ModeCharDevice|os.ModeNamedPipe) == 0 {
+			return Summary{}, fmt.Errorf("export: %s exists and is not a regular file, a device or a named pipe", path)
+		}
+		return writeSpecial(ctx, st, path, opts)
 	}
 	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
@@ -66,4 +74,17 @@ func WriteFile(ctx context.Context, st *graph.Store, path string, opts *Options)
 		}
 	}
 	return sum, nil
+}
+
+// writeSpecial writes the export to an existing device or named pipe.
+func writeSpecial(ctx context.Context, st *graph.Store, path string, opts *Options) (Summary, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return Summary{}, fmt.Errorf("export: %w", err)
+	}
+	sum, err := Write(ctx, st, f, opts)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("export: %w", cerr)
+	}
+	return sum, err
 }

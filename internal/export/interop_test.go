@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/provgraph/provgraph/internal/export"
 	"github.com/provgraph/provgraph/internal/graph"
@@ -26,16 +27,60 @@ import (
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/query"
 	"github.com/provgraph/provgraph/internal/testenv"
+	"github.com/provgraph/provgraph/internal/vocab"
 )
 
-// corpusExport is the fixture corpus exported in every format with one
-// clock reading, written once per test binary.
+// corpusExport is the fixture corpus, with a resolve run and a
+// renormalization, exported in every format with one clock reading,
+// written once per test binary: files without and grouped with the review
+// groups (Options.Groups with the groups command's defaults).
 type corpusExport struct {
-	dir   string
-	db    string
-	files map[export.Format]string
-	sums  map[export.Format]export.Summary
-	snap  *query.Snapshot
+	dir         string
+	db          string
+	files       map[export.Format]string
+	sums        map[export.Format]export.Summary
+	grouped     map[export.Format]string
+	groupedSums map[export.Format]export.Summary
+	snap        *query.Snapshot
+}
+
+// corpusGroups are the options the grouped files were written with: those
+// of provgraph groups by default.
+var corpusGroups = export.GroupOptions{MinSize: 2}
+
+// resolveCorpus records a resolve run over the first targets of st, with
+// a fetch that answers without a network: a same-host redirect with its
+// Location header, a final response with a content type and hash, and a
+// failure, so that every predicate of a resolve run is in the corpus.
+func resolveCorpus(ctx context.Context, st *graph.Store, now func() time.Time) error {
+	targets, _, err := ingest.ResolveTargets(ctx, st, ingest.TargetOptions{})
+	if err != nil {
+		return err
+	}
+	targets = targets[:min(len(targets), 6)]
+	n := 0
+	var mu sync.Mutex
+	fetch := func(_ context.Context, u string) (*ingest.Retrieval, error) {
+		mu.Lock()
+		n++
+		i := n
+		mu.Unlock()
+		at := "2026-11-29T12:00:00Z"
+		if i%3 == 0 {
+			return &ingest.Retrieval{RetrievedAt: at, Outcome: "timeout", OutcomeError: "request took longer than 1s"}, nil
+		}
+		final := strings.TrimSuffix(u, "/") + "/final"
+		return &ingest.Retrieval{
+			RetrievedAt: at,
+			Hops:        []ingest.Hop{{From: u, To: final, Status: "301", At: at, Location: "final"}},
+			FinalURL:    final, FinalStatus: "200", ContentType: "text/html; charset=utf-8",
+			ContentHash: "sha256:" + strings.Repeat(strconv.Itoa(i), 64)[:64], Outcome: "ok",
+			Canonical: []ingest.Canonical{{URL: final, Source: "http-link-header"}},
+		}, nil
+	}
+	policy := ingest.FetchPolicy{MaxRedirects: 10, MaxBodyBytes: 1 << 20, Timeout: time.Second, UserAgent: "provgraph-test", Schemes: []string{"http", "https"}, Ports: []int{80, 443}}
+	_, err = ingest.Resolve(ctx, st, targets, ingest.ResolveOptions{Policy: policy, Fetch: fetch, Concurrency: 1, Now: now})
+	return err
 }
 
 var (
@@ -52,7 +97,11 @@ func loadCorpus(t *testing.T) *corpusExport {
 			corpusErr = err
 			return
 		}
-		c := &corpusExport{dir: dir, db: filepath.Join(dir, "corpus.db"), files: map[export.Format]string{}, sums: map[export.Format]export.Summary{}}
+		c := &corpusExport{
+			dir: dir, db: filepath.Join(dir, "corpus.db"),
+			files: map[export.Format]string{}, sums: map[export.Format]export.Summary{},
+			grouped: map[export.Format]string{}, groupedSums: map[export.Format]export.Summary{},
+		}
 		st, err := graph.Open(c.db, &graph.Options{NoSync: true})
 		if err != nil {
 			corpusErr = err
@@ -65,6 +114,12 @@ func loadCorpus(t *testing.T) *corpusExport {
 				return
 			}
 		}
+		if corpusErr = resolveCorpus(context.Background(), st, clock(t, t1)); corpusErr != nil {
+			return
+		}
+		if _, corpusErr = ingest.Renormalize(context.Background(), st, ingest.Options{Policy: normalize.Lenient(), Now: clock(t, t1)}); corpusErr != nil {
+			return
+		}
 		for _, format := range export.Formats {
 			path := filepath.Join(dir, "corpus."+string(format))
 			sum, err := export.WriteFile(context.Background(), st, path, &export.Options{Format: format, Now: clock(t, t1), Version: "test"})
@@ -73,6 +128,14 @@ func loadCorpus(t *testing.T) *corpusExport {
 				return
 			}
 			c.files[format], c.sums[format] = path, sum
+			path = filepath.Join(dir, "grouped."+string(format))
+			groups := corpusGroups
+			sum, err = export.WriteFile(context.Background(), st, path, &export.Options{Format: format, Now: clock(t, t1), Version: "test", Groups: &groups})
+			if err != nil {
+				corpusErr = err
+				return
+			}
+			c.grouped[format], c.groupedSums[format] = path, sum
 		}
 		c.snap, corpusErr = query.Load(context.Background(), st, "")
 		corpus = c
@@ -150,7 +213,7 @@ func TestSerdiStrict(t *testing.T) {
 		for _, in := range []struct {
 			path string
 			n    int64
-		}{{c.files[format], c.sums[format].Statements()}, {oddPath, oddSum.Statements()}} {
+		}{{c.files[format], c.sums[format].Statements()}, {c.grouped[format], c.groupedSums[format].Statements()}, {oddPath, oddSum.Statements()}} {
 			var stderr bytes.Buffer
 			cmd := exec.Command("serdi", "-i", serdSyntax[format], "-o", "nquads", in.path)
 			cmd.Stderr = &stderr
@@ -174,18 +237,23 @@ func TestRapperCounts(t *testing.T) {
 	need(t, "rapper", "raptor2-utils")
 	c := loadCorpus(t)
 	for _, format := range []export.Format{export.NTriples, export.NQuads, export.Turtle} {
-		out, err := exec.Command("rapper", "-i", rapperSyntax[format], "-c", c.files[format]).CombinedOutput()
-		if err != nil {
-			t.Errorf("rapper -i %s -c: %v\n%s", rapperSyntax[format], err, out)
-			continue
-		}
-		m := regexp.MustCompile(`returned (\d+) triples`).FindSubmatch(out)
-		if m == nil {
-			t.Errorf("rapper printed no count:\n%s", out)
-			continue
-		}
-		if n, _ := strconv.ParseInt(string(m[1]), 10, 64); n != c.sums[format].Statements() {
-			t.Errorf("rapper counts %d statements in the %s export, provgraph reports %d", n, format, c.sums[format].Statements())
+		for _, in := range []struct {
+			path string
+			n    int64
+		}{{c.files[format], c.sums[format].Statements()}, {c.grouped[format], c.groupedSums[format].Statements()}} {
+			out, err := exec.Command("rapper", "-i", rapperSyntax[format], "-c", in.path).CombinedOutput()
+			if err != nil {
+				t.Errorf("rapper -i %s -c %s: %v\n%s", rapperSyntax[format], filepath.Base(in.path), err, out)
+				continue
+			}
+			m := regexp.MustCompile(`returned (\d+) triples`).FindSubmatch(out)
+			if m == nil {
+				t.Errorf("rapper printed no count:\n%s", out)
+				continue
+			}
+			if n, _ := strconv.ParseInt(string(m[1]), 10, 64); n != in.n {
+				t.Errorf("rapper counts %d statements in %s, provgraph reports %d", n, filepath.Base(in.path), in.n)
+			}
 		}
 	}
 }
@@ -194,17 +262,22 @@ func TestRapperCounts(t *testing.T) {
 // statements as provgraph reports, and that pyld's JSON-LD toRdf does too.
 func TestRDFLibCounts(t *testing.T) {
 	c := loadCorpus(t)
-	for _, format := range export.Formats {
-		var got struct{ Statements int64 }
-		rdfcheck(t, &got, []string{"rdflib"}, "count", string(format), c.files[format])
-		if got.Statements != c.sums[format].Statements() {
-			t.Errorf("rdflib counts %d statements in the %s export, provgraph reports %d", got.Statements, format, c.sums[format].Statements())
+	for _, set := range []struct {
+		files map[export.Format]string
+		sums  map[export.Format]export.Summary
+	}{{c.files, c.sums}, {c.grouped, c.groupedSums}} {
+		for _, format := range export.Formats {
+			var got struct{ Statements int64 }
+			rdfcheck(t, &got, []string{"rdflib"}, "count", string(format), set.files[format])
+			if got.Statements != set.sums[format].Statements() {
+				t.Errorf("rdflib counts %d statements in %s, provgraph reports %d", got.Statements, filepath.Base(set.files[format]), set.sums[format].Statements())
+			}
 		}
-	}
-	var got struct{ Statements int64 }
-	rdfcheck(t, &got, []string{"rdflib", "pyld"}, "pyld-count", c.files[export.JSONLD])
-	if got.Statements != c.sums[export.JSONLD].Statements() {
-		t.Errorf("pyld makes %d statements of the JSON-LD export, provgraph reports %d", got.Statements, c.sums[export.JSONLD].Statements())
+		var got struct{ Statements int64 }
+		rdfcheck(t, &got, []string{"rdflib", "pyld"}, "pyld-count", set.files[export.JSONLD])
+		if got.Statements != set.sums[export.JSONLD].Statements() {
+			t.Errorf("pyld makes %d statements of %s, provgraph reports %d", got.Statements, filepath.Base(set.files[export.JSONLD]), set.sums[export.JSONLD].Statements())
+		}
 	}
 }
 
@@ -229,7 +302,7 @@ func TestRDFLibIsomorphic(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for name, files := range map[string]map[export.Format]string{"corpus": c.files, "odd literals": oddFiles, "corpus and ontology": ontFiles} {
+	for name, files := range map[string]map[export.Format]string{"corpus": c.files, "corpus and review groups": c.grouped, "odd literals": oddFiles, "corpus and ontology": ontFiles} {
 		var got map[string]any
 		rdfcheck(t, &got, []string{"rdflib", "pyld"}, "isomorphic", files[export.NTriples], files[export.Turtle], files[export.JSONLD])
 		for _, k := range []string{"nt_ttl", "nt_jsonld", "nt_pyld"} {
@@ -517,6 +590,42 @@ func TestProvPackage(t *testing.T) {
 	}
 }
 
+// TestProvPackageReadsFile reads each export file whole, as a researcher
+// would (ProvDocument.deserialize(source=FILE, format="rdf")), in every
+// format whose RDF has no named graphs (N-Triples, Turtle, JSON-LD): every
+// node with a PROV base class must become a record (issue 18.1: the
+// description's nodes used to have none, and prov failed with a KeyError).
+// prov 2.0 turns a named graph into a bundle whose IRI must compact to a
+// prefix it knows, which N-Quads cannot declare, so it reads no N-Quads
+// file with named graphs: that file is not checked here.
+func TestProvPackageReadsFile(t *testing.T) {
+	c := loadCorpus(t)
+	for _, format := range []export.Format{export.NTriples, export.Turtle, export.JSONLD} {
+		for _, in := range []struct {
+			path string
+			n    int64
+		}{{c.files[format], c.sums[format].Statements()}, {c.grouped[format], c.groupedSums[format].Statements()}} {
+			var got struct {
+				Statements int64
+				BaseNodes  int `json:"base_nodes"`
+				Missing    []string
+				Records    int
+				ProvJSON   map[string]int
+			}
+			rdfcheck(t, &got, []string{"rdflib", "prov.model"}, "prov-file", string(format), in.path)
+			if got.Statements != in.n {
+				t.Errorf("%s: rdflib read %d statements, provgraph wrote %d", filepath.Base(in.path), got.Statements, in.n)
+			}
+			if len(got.Missing) > 0 {
+				t.Errorf("%s: prov made no record of %d nodes with a PROV base class, e.g. %v", filepath.Base(in.path), len(got.Missing), got.Missing)
+			}
+			if got.BaseNodes < 100 || got.ProvJSON["entity"] == 0 || got.ProvJSON["activity"] == 0 || got.ProvJSON["agent"] == 0 {
+				t.Errorf("%s: prov read %+v", filepath.Base(in.path), got)
+			}
+		}
+	}
+}
+
 // TestOxigraph loads the N-Quads export into Oxigraph (npm package
 // oxigraph, which validates every IRI) and runs SPARQL checks: no literal
 // is ill-typed for xsd:dateTime, xsd:integer or xsd:boolean, no datatype
@@ -585,5 +694,144 @@ func TestOxigraph(t *testing.T) {
 	b := oxigraph(broken)
 	if len(b.IllTypedDateTime) != 2 || len(b.IllTypedInteger) != 1 || len(b.IllTypedBoolean) != 1 || len(b.PrefixedDatatypes) != 1 {
 		t.Errorf("the checks miss errors in a broken file: %+v", b)
+	}
+}
+
+// TestOxigraphGroups loads the N-Quads export with the review groups into
+// Oxigraph and checks, by SPARQL, that its groups are those provgraph
+// groups lists with the same options (ids, verdicts, members by citation id
+// read from the data, keys derived from), that every link of the groups
+// graph leads to a node of the export, that no literal is ill-typed, and
+// that the groups are in a named graph of their own (issue 18.2).
+func TestOxigraphGroups(t *testing.T) {
+	need(t, "node", "nodejs")
+	if _, err := os.Stat("testdata/js/node_modules/oxigraph/package.json"); err != nil {
+		t.Skip("npm package oxigraph is not installed: run npm ci --prefix internal/export/testdata/js (.ci/run does): skipping this check")
+	}
+	c := loadCorpus(t)
+	sum := c.groupedSums[export.NQuads]
+	var stderr bytes.Buffer
+	cmd := exec.Command("node", "testdata/js/oxcheck.mjs", c.grouped[export.NQuads])
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("oxcheck.mjs: %v\n%s", err, stderr.Bytes())
+	}
+	var r struct {
+		Quads                                              int64
+		IllTypedDateTime, IllTypedInteger, IllTypedBoolean []map[string]string
+		ReviewGroups                                       []struct{ ID, Verdict, Members, Citations string }
+		GroupKeys                                          []struct{ ID, Key string }
+		DanglingGroupLinks                                 []map[string]string
+		Graphs                                             []struct{ G, N string }
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("oxcheck.mjs: %v\n%s", err, out)
+	}
+	if r.Quads != sum.Statements() {
+		t.Errorf("Oxigraph loaded %d quads, provgraph wrote %d", r.Quads, sum.Statements())
+	}
+	for _, bad := range [][]map[string]string{r.IllTypedDateTime, r.IllTypedInteger, r.IllTypedBoolean, r.DanglingGroupLinks} {
+		for _, b := range bad {
+			t.Errorf("ill-typed literal or dangling link: %v", b)
+		}
+	}
+	wantGraphs := []struct{ G, N string }{
+		{sum.DescriptionGraph.Value, strconv.FormatInt(sum.Description, 10)},
+		{sum.GroupsGraph.Value, strconv.FormatInt(sum.Groups, 10)},
+	}
+	if !slices.Equal(r.Graphs, wantGraphs) {
+		t.Errorf("named graphs %+v, want %+v", r.Graphs, wantGraphs)
+	}
+
+	st, err := graph.Open(c.db, &graph.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	set, err := query.LoadGroups(context.Background(), st, corpusGroups.Policy, query.GroupOptions{MinSize: corpusGroups.MinSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := set.Report(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// SPARQL lists the groups by id, groups by key.
+	slices.SortFunc(rep.Groups, func(a, b *query.Group) int { return strings.Compare(a.ID, b.ID) })
+	keys := map[string][]string{}
+	for _, k := range r.GroupKeys {
+		keys[k.ID] = append(keys[k.ID], k.Key)
+	}
+	if len(r.ReviewGroups) != len(rep.Groups) || int64(len(rep.Groups)) != sum.ReviewGroups {
+		t.Errorf("SPARQL finds %d groups, provgraph groups lists %d, Summary.ReviewGroups = %d", len(r.ReviewGroups), len(rep.Groups), sum.ReviewGroups)
+	}
+	for i, g := range rep.Groups {
+		if i >= len(r.ReviewGroups) {
+			break
+		}
+		got := r.ReviewGroups[i]
+		var ids, wantKeys []string
+		for _, m := range g.Members {
+			ids = append(ids, m.CitationID)
+			wantKeys = append(wantKeys, m.Key)
+		}
+		slices.Sort(ids)
+		slices.Sort(wantKeys)
+		wantKeys = slices.Compact(wantKeys)
+		gotIDs := strings.Split(got.Citations, "\t")
+		slices.Sort(gotIDs)
+		if got.ID != g.ID || got.Verdict != g.Verdict || got.Members != strconv.Itoa(len(g.Members)) || !slices.Equal(gotIDs, ids) {
+			t.Errorf("group %d: SPARQL finds %s %s with %s members %q; provgraph groups %s %s with %d members %q", i, got.ID, got.Verdict, got.Members, gotIDs, g.ID, g.Verdict, len(g.Members), ids)
+		}
+		if !slices.Equal(keys[g.ID], wantKeys) {
+			t.Errorf("group %s is derived from the keys %q, its members have %q", g.ID, keys[g.ID], wantKeys)
+		}
+	}
+	if len(rep.Groups) < 5 {
+		t.Errorf("only %d groups: is the corpus loaded?", len(rep.Groups))
+	}
+}
+
+// TestPredicatesDocumented checks that ontology/MODEL.md names every
+// predicate of the data and the review groups in an export of the corpus,
+// which holds ingest runs, a resolve run and a renormalization (issue 18.3:
+// pg:engineName and pg:answerId were missing, and a reader had to read the
+// N-Quads to write a SPARQL filter by engine). The description's own terms
+// (DCAT, DCMI, VoID, SKOS) are documented in README.md.
+func TestPredicatesDocumented(t *testing.T) {
+	c := loadCorpus(t)
+	model, err := os.ReadFile("../../ontology/MODEL.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefixes := map[string]string{"pg": vocab.NS, "prov": vocab.ProvNS, "rdf": vocab.RDFNS, "rdfs": vocab.RDFSNS}
+	documented := map[string]bool{vocab.RDFType: true} // "a" in the edge listings
+	for _, m := range regexp.MustCompile(`\b(pg|prov|rdf|rdfs):([A-Za-z][A-Za-z0-9]*)\b`).FindAllSubmatch(model, -1) {
+		documented[prefixes[string(m[1])]+string(m[2])] = true
+	}
+	b, err := os.ReadFile(c.grouped[export.NQuads])
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc := " <" + c.groupedSums[export.NQuads].DescriptionGraph.Value + "> ."
+	seen := map[string]int{}
+	for _, l := range lines(b) {
+		if strings.HasSuffix(l, desc) {
+			continue
+		}
+		_, rest, _ := strings.Cut(l, " ")
+		p, _, _ := strings.Cut(rest, " ")
+		seen[strings.Trim(p, "<>")]++
+	}
+	for _, p := range []string{vocab.EngineName, vocab.AnswerId, vocab.MaxRedirects, vocab.Location, vocab.GroupId, vocab.Reasons} {
+		if seen[p] == 0 {
+			t.Errorf("the corpus export has no %s: it does not cover what the test is for", p)
+		}
+	}
+	for p, n := range seen {
+		if !documented[p] {
+			t.Errorf("%s (%d statements) is not in ontology/MODEL.md", p, n)
+		}
 	}
 }

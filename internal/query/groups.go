@@ -87,6 +87,11 @@ type Member struct {
 	citation    *Citation
 }
 
+// Citation returns the member's citation as the snapshot read it: its
+// node, its normalization's node and its retrievals' nodes, which an RDF
+// export of the group links to.
+func (m *Member) Citation() *Citation { return m.citation }
+
 // GroupRelation relates a group to another group (To) or to a URL no
 // citation has (ToURL). Review is set for the relations a person must look
 // at: those that cross hosts.

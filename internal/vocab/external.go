@@ -43,6 +43,9 @@ const (
 	// ProvAssociation is prov:Association, the class of the node that
 	// qualifies a normalization's association with provgraph and its policy.
 	ProvAssociation = ProvNS + "Association"
+	// ProvCollection is prov:Collection, a prov:Entity with members: the
+	// review groups an export derives.
+	ProvCollection = ProvNS + "Collection"
 )
 
 // PROV-O properties (https://www.w3.org/TR/prov-o/#cross-reference-for-prov-o-properties).
@@ -89,6 +92,12 @@ const (
 	// ProvWasInformedBy is prov:wasInformedBy: an activity used something
 	// another activity generated.
 	ProvWasInformedBy = ProvNS + "wasInformedBy"
+	// ProvHadMember is prov:hadMember: a collection's member, a review
+	// group's citations.
+	ProvHadMember = ProvNS + "hadMember"
+	// ProvWasInfluencedBy is prov:wasInfluencedBy, the most general PROV
+	// relation: a review group and the retrievals its reasons cite.
+	ProvWasInfluencedBy = ProvNS + "wasInfluencedBy"
 )
 
 // XML Schema datatypes of provgraph's literals. A literal keeps the lexical

@@ -347,7 +347,8 @@ func TestProvTermsExist(t *testing.T) {
 		vocab.ProvWasDerivedFrom, vocab.ProvWasAttributedTo, vocab.ProvWasAssociatedWith,
 		vocab.ProvQualifiedAssociation, vocab.ProvAgentProp, vocab.ProvHadPlan, vocab.ProvStartedAtTime,
 		vocab.ProvEndedAtTime, vocab.ProvGeneratedAtTime, vocab.ProvAtTime, vocab.ProvAlternateOf,
-		vocab.ProvSpecializationOf, vocab.ProvWasInformedBy,
+		vocab.ProvSpecializationOf, vocab.ProvWasInformedBy, vocab.ProvCollection, vocab.ProvHadMember,
+		vocab.ProvWasInfluencedBy,
 	} {
 		if !strings.HasPrefix(iri, vocab.ProvNS) {
 			t.Errorf("external.go: %s is not in the prov: namespace", iri)

@@ -136,6 +136,38 @@ const (
 	// pg:allowPrivate). Identified by its start time and a random nonce: a run
 	// is an event, not content.
 	ResolveRun = NS + "ResolveRun"
+
+	// Grouping is pg:Grouping, a class, subclass of prov:Activity. One
+	// derivation of review groups, as provgraph groups makes it, done for an
+	// export: it prov:used the normalization policy whose keys it grouped,
+	// prov:wasAssociatedWith the provgraph build, and carries its options
+	// (pg:maxShared, pg:minSize, pg:verdictFilter). Derived data, never
+	// stored: an export writes it, with its groups, in a named graph of its
+	// own.
+	Grouping = NS + "Grouping"
+
+	// ReviewGroup is pg:ReviewGroup, a class, subclass of prov:Collection.
+	// Citations that are probably the same resource and should be reviewed
+	// together, with the reason: a collection whose members (prov:hadMember)
+	// are citations, prov:wasGeneratedBy a grouping, prov:wasDerivedFrom its
+	// members' comparison keys and prov:wasInfluencedBy the retrievals whose
+	// same-host redirect or content hash is a reason. It merges nothing: every
+	// member keeps its own nodes. Its verdict says how strong the reason is,
+	// never that the members are the same.
+	ReviewGroup = NS + "ReviewGroup"
+
+	// GroupMembership is pg:GroupMembership, a class, subclass of
+	// prov:Influence. Why one citation is in a review group: it qualifies the
+	// group's prov:hadMember edge to the citation with the reasons provgraph
+	// groups gives.
+	GroupMembership = NS + "GroupMembership"
+
+	// GroupRelation is pg:GroupRelation, a class, subclass of prov:Influence.
+	// A relation from a review group to another group or to a URL no citation
+	// has: a cross-host redirect, a canonical declaration, a shared redirect
+	// target, a shared content hash, or a format, mirror, syndication or
+	// archive relation. None of them joins groups.
+	GroupRelation = NS + "GroupRelation"
 )
 
 // Object properties: edges between nodes.
@@ -225,6 +257,21 @@ const (
 	// retrieval was started by the run, which informed it of the URL to fetch
 	// and of the policy to fetch under.
 	InRun = NS + "inRun"
+
+	// QualifiedMember is pg:qualifiedMember, an object property, subproperty
+	// of prov:qualifiedInfluence. The membership of one of the group's
+	// citations, with its reasons.
+	QualifiedMember = NS + "qualifiedMember"
+
+	// MemberCitation is pg:memberCitation, an object property, subproperty of
+	// prov:influencer. The citation the membership is about: the object of the
+	// group's prov:hadMember edge that it qualifies.
+	MemberCitation = NS + "memberCitation"
+
+	// QualifiedGroupRelation is pg:qualifiedGroupRelation, an object property,
+	// subproperty of prov:qualifiedInfluence. A relation from this group to
+	// another group or to a URL no citation has.
+	QualifiedGroupRelation = NS + "qualifiedGroupRelation"
 )
 
 // Datatype properties: literals on a node.
@@ -524,4 +571,66 @@ const (
 	// unspecified and other non-public addresses and to any port. False by
 	// default; true only for tests on a local machine.
 	AllowPrivate = NS + "allowPrivate"
+
+	// GroupId is pg:groupId, a datatype property. The group's id as provgraph
+	// groups prints it (g- and 12 hex digits): stable for the same policy
+	// digest and smallest key, so the same group can be found in two exports.
+	GroupId = NS + "groupId"
+
+	// GroupKey is pg:groupKey, a datatype property. The smallest comparison
+	// key of the group's members, as provgraph groups prints it (key): the key
+	// its id is made from.
+	GroupKey = NS + "groupKey"
+
+	// Verdict is pg:verdict, a datatype property. How strong the reason is to
+	// review the members together. Values: identity-confirmed,
+	// normalized-compare, needs-content-check, conflict; the export's codebook
+	// defines each (its skos:notation).
+	Verdict = NS + "verdict"
+
+	// Reasons is pg:reasons, a datatype property. Why the citation is in the
+	// group, as a JSON array of the lines provgraph groups prints (its key
+	// under the policy, the rules applied, tracking parameters removed, a
+	// server-defined host rule, a same-host redirect, a content hash), in
+	// order. One literal, as pg:steps, because it is read whole.
+	Reasons = NS + "reasons"
+
+	// RelationType is pg:relationType, a datatype property. The kind of group
+	// relation, as provgraph groups prints it. Values: cross-host-redirect,
+	// canonical, shared-redirect-target, same-content-hash, format_of,
+	// mirror_of, syndication_of, archive_of.
+	RelationType = NS + "relationType"
+
+	// RelatedGroupId is pg:relatedGroupId, a datatype property. The pg:groupId
+	// of the group at the other end of the relation. An id, not a link: the
+	// other group may be one the grouping's options did not list.
+	RelatedGroupId = NS + "relatedGroupId"
+
+	// RelatedURL is pg:relatedURL, a datatype property. The URL at the other
+	// end of the relation when no citation's key matches it, exact text.
+	RelatedURL = NS + "relatedURL"
+
+	// Explanation is pg:explanation, a datatype property. The evidence of the
+	// relation as provgraph groups prints it, such as which URL redirects
+	// where in how many hops.
+	Explanation = NS + "explanation"
+
+	// Review is pg:review, a datatype property. Whether a person must look at
+	// the relation: true for the relations that cross hosts and for shared
+	// content hashes.
+	Review = NS + "review"
+
+	// MaxShared is pg:maxShared, a datatype property. The grouping's groups
+	// --max-shared: a redirect target or content hash shared by more groups
+	// than this was not taken as duplicate evidence.
+	MaxShared = NS + "maxShared"
+
+	// MinSize is pg:minSize, a datatype property. The grouping's groups
+	// --min-size: only groups with at least this many members were written.
+	MinSize = NS + "minSize"
+
+	// VerdictFilter is pg:verdictFilter, a datatype property. The grouping's
+	// groups --verdict, when given: only groups with this verdict were
+	// written.
+	VerdictFilter = NS + "verdictFilter"
 )

@@ -12,6 +12,8 @@ a parse error is an exception and a non-zero exit.
   rdfcheck.py lineage FILE.nt             every citation's retrievals (hops in order, canonical
                                           declarations) and relations, by SPARQL
   rdfcheck.py prov FILE.nt                the PROV part read by the prov package, written as PROV-JSON
+  rdfcheck.py prov-file FORMAT FILE       the whole file read by the prov package as a researcher
+                                          would (ProvDocument.deserialize(source=FILE)), as PROV-JSON
 """
 
 import json
@@ -215,6 +217,38 @@ def cmd_prov(path):
     }
 
 
+PROV_RDF_FORMATS = {"nt": "nt", "nq": "nquads", "ttl": "turtle", "jsonld": "json-ld"}
+
+
+def cmd_prov_file(fmt, path):
+    """The whole file, read by the prov package from the file itself. Each
+    node with a PROV base class (rdflib's reading) must be one record; in
+    N-Quads a named graph is a bundle, whose records are counted too."""
+    import prov.model as pm
+
+    doc = pm.ProvDocument.deserialize(source=path, format="rdf", rdf_format=PROV_RDF_FORMATS[fmt])
+    ids = set()
+    for rec in doc.get_records():
+        if rec.identifier is not None:
+            ids.add(str(rec.identifier.uri))
+    for b in doc.bundles:
+        for rec in b.get_records():
+            if rec.identifier is not None:
+                ids.add(str(rec.identifier.uri))
+    g = load(fmt, path)
+    base = {URIRef(PROV + c) for c in ("Entity", "Activity", "Agent")}
+    nodes = {str(s) for s, o in g.subject_objects(RDF.type) if o in base}
+    provjson = json.loads(doc.serialize(format="json"))
+    return {
+        "statements": len(g),
+        "base_nodes": len(nodes),
+        "missing": sorted(nodes - ids)[:20],
+        "bundles": len(doc.bundles),
+        "records": len(doc.records) + sum(len(b.records) for b in doc.bundles),
+        "provjson": {k: len(v) for k, v in provjson.items() if k != "prefix"},
+    }
+
+
 def main(argv):
     cmds = {
         "count": cmd_count,
@@ -224,6 +258,7 @@ def main(argv):
         "groups": cmd_groups,
         "lineage": cmd_lineage,
         "prov": cmd_prov,
+        "prov-file": cmd_prov_file,
     }
     if len(argv) < 2 or argv[1] not in cmds:
         sys.exit(__doc__)

@@ -17,6 +17,8 @@ store.load(readFileSync(file, "utf8"), { format: "application/n-quads" });
 
 const prefixes = `
 PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>
+PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#>
+PREFIX prov: <http://www.w3.org/ns/prov#>
 PREFIX pg: <https://w3id.org/provgraph/ns#>
 `;
 // Every statement, in the default graph or a named one.
@@ -59,5 +61,24 @@ out.prefixedDatatypes = rows(`SELECT DISTINCT ?dt WHERE { ${any}
 out.predicateDatatypes = rows(`SELECT ?p ?dt (COUNT(*) AS ?n) WHERE { ${any}
   FILTER(isLiteral(?o)) BIND(datatype(?o) AS ?dt)
 } GROUP BY ?p ?dt ORDER BY ?p ?dt`);
+// The review groups of an export with --include-groups, from their named
+// graph: id, verdict, members, and the citation ids of the members read
+// from the data (the default graph), tab-separated and sorted.
+out.reviewGroups = rows(`SELECT ?id ?verdict (COUNT(DISTINCT ?m) AS ?members) (GROUP_CONCAT(DISTINCT ?cid; SEPARATOR="\t") AS ?citations) WHERE {
+  GRAPH ?g { ?grp a pg:ReviewGroup ; pg:groupId ?id ; pg:verdict ?verdict ; prov:hadMember ?m }
+  OPTIONAL { ?m pg:citationId ?cid }
+} GROUP BY ?id ?verdict ORDER BY ?id`);
+// The comparison keys each group was derived from, read from the data.
+out.groupKeys = rows(`SELECT DISTINCT ?id ?key WHERE {
+  GRAPH ?g { ?grp a pg:ReviewGroup ; pg:groupId ?id ; prov:wasDerivedFrom ?k }
+  ?k a pg:ComparisonKey ; pg:text ?key .
+} ORDER BY ?id ?key`);
+// IRIs a statement of the groups graph points to that are no subject
+// anywhere in the file: a group must link only to nodes the export holds.
+out.danglingGroupLinks = rows(`SELECT DISTINCT ?p ?o WHERE {
+  GRAPH ?g { ?s ?p ?o }
+  FILTER(STRENDS(STR(?g), "/groups") && isIRI(?o) && ?p != rdf:type)
+  FILTER NOT EXISTS { { ?o ?p2 ?o2 } UNION { GRAPH ?h { ?o ?p2 ?o2 } } }
+}`);
 out.graphs = rows(`SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g ORDER BY ?g`);
 console.log(JSON.stringify(out, null, 1));

@@ -1,0 +1,270 @@
+package export
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/query"
+	"github.com/provgraph/provgraph/internal/vocab"
+)
+
+// GroupOptions asks Write for the review groups (Options.Groups): the
+// groups `provgraph groups` lists with the same options, written as
+// derived PROV entities in a named graph of their own (ontology/MODEL.md,
+// "Review groups in an export").
+type GroupOptions struct {
+	// Policy is the policy whose keys the groups are made of, as groups
+	// --policy takes it: NAME@VERSION, NAME or a digest; empty means the
+	// policy of the latest ingest run. A policy the database does not hold
+	// is an error wrapping query.ErrNoPolicy, returned before anything is
+	// written.
+	Policy string
+	// MaxShared, MinSize and Verdict are groups --max-shared, --min-size
+	// and --verdict (query.GroupOptions): zero MaxShared means
+	// query.DefaultMaxShared, zero MinSize lists every group, empty
+	// Verdict every verdict.
+	MaxShared int
+	MinSize   int
+	Verdict   string
+}
+
+// groupWriter writes the review groups of one export.
+type groupWriter struct {
+	set      *query.GroupSet
+	opts     GroupOptions
+	graph    graph.Term // the named graph of the groups
+	activity graph.Term // the grouping activity
+	software graph.Term // the provgraph build, as the description names it
+	policy   graph.Term // the stored node of the policy (zero when none)
+	prefix   string     // IRI prefix of the group nodes
+	bases    map[string]string
+	started  time.Time
+	listed   int64
+}
+
+// newGroupWriter finds the groups before anything is written, so that a
+// bad policy fails the export without output.
+func newGroupWriter(ctx context.Context, st *graph.Store, o GroupOptions, d *description, now func() time.Time) (*groupWriter, error) {
+	started := now()
+	set, err := query.LoadGroups(ctx, st, o.Policy, query.GroupOptions{MaxShared: o.MaxShared, MinSize: o.MinSize, Verdict: o.Verdict})
+	if err != nil {
+		return nil, fmt.Errorf("export: groups: %w", err)
+	}
+	if o.MaxShared <= 0 {
+		o.MaxShared = query.DefaultMaxShared
+	}
+	gw := &groupWriter{
+		set: set, opts: o, started: started,
+		graph:    graph.IRI(d.node.Value + "/groups"),
+		activity: graph.IRI(d.node.Value + "/grouping"),
+		software: graph.IRI(d.node.Value + "/software"),
+		prefix:   d.node.Value + "/group/",
+		bases:    map[string]string{},
+	}
+	if digest := set.Policy().Digest; digest != "" {
+		gw.policy = mintIRI("policy", digest)
+		for _, p := range d.policies {
+			if p.digest == digest {
+				gw.policy = graph.IRI(p.node)
+			}
+		}
+	}
+	// A key node is named from the raw text, the base URL and the policy
+	// digest (MODEL.md rule 2); grouping does not read base URLs, and few
+	// citations have one.
+	err = st.Match(ctx, graph.Quad{P: graph.IRI(vocab.BaseURL)}, func(q graph.Quad) error {
+		gw.bases[q.S.Value] = q.O.Value
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return gw, nil
+}
+
+// write writes the groups through out, a batch at a time as
+// query.GroupSet.Write builds them, then the grouping activity.
+func (gw *groupWriter) write(ctx context.Context, out *stream, now func() time.Time) error {
+	digest := gw.set.Policy().Digest
+	var quads []graph.Quad
+	_, err := gw.set.Write(ctx, func(buf []byte, g *query.Group) []byte {
+		return appendQuads(buf, gw.groupQuads(g, digest))
+	}, func(b []byte) error {
+		var err error
+		if quads, err = readQuads(quads[:0], b, gw.graph); err != nil {
+			return err
+		}
+		for _, q := range quads {
+			if q.P.Value == vocab.RDFType && q.O.Value == vocab.ReviewGroup {
+				gw.listed++
+			}
+			if err := out.statement(q); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, q := range gw.activityQuads(now()) {
+		if err := out.statement(q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// activityQuads describes the grouping: what it used and its options.
+func (gw *groupWriter) activityQuads(ended time.Time) []graph.Quad {
+	var out []graph.Quad
+	a := gw.activity
+	add := func(p string, o graph.Term) { out = append(out, graph.Quad{S: a, P: graph.IRI(p), O: o, G: gw.graph}) }
+	when := func(t time.Time) graph.Term {
+		return graph.Literal(t.UTC().Format(time.RFC3339Nano), graph.XSDDateTime)
+	}
+	integer := func(n int) graph.Term { return graph.Literal(strconv.Itoa(n), graph.XSDInteger) }
+	add(vocab.RDFType, graph.IRI(vocab.Grouping))
+	add(vocab.RDFType, graph.IRI(vocab.ProvActivity))
+	add(vocab.RDFSLabel, graph.String("provgraph groups"))
+	add(vocab.ProvStartedAtTime, when(gw.started))
+	add(vocab.ProvEndedAtTime, when(ended))
+	add(vocab.ProvWasAssociatedWith, gw.software)
+	if gw.policy.Value != "" {
+		add(vocab.ProvUsed, gw.policy)
+	}
+	add(vocab.MaxShared, integer(gw.opts.MaxShared))
+	add(vocab.MinSize, integer(gw.opts.MinSize))
+	if gw.opts.Verdict != "" {
+		add(vocab.VerdictFilter, graph.String(gw.opts.Verdict))
+	}
+	return out
+}
+
+// groupQuads returns the statements of one group: the group, a membership
+// node per member with its reasons, and a node per relation. It runs on
+// several goroutines at once.
+func (gw *groupWriter) groupQuads(g *query.Group, digest string) []graph.Quad {
+	var out []graph.Quad
+	node := graph.IRI(gw.prefix + g.ID)
+	add := func(s graph.Term, p string, o graph.Term) {
+		out = append(out, graph.Quad{S: s, P: graph.IRI(p), O: o})
+	}
+	add(node, vocab.RDFType, graph.IRI(vocab.ReviewGroup))
+	add(node, vocab.RDFType, graph.IRI(vocab.ProvCollection))
+	add(node, vocab.RDFType, graph.IRI(vocab.ProvEntity))
+	add(node, vocab.GroupId, graph.String(g.ID))
+	add(node, vocab.GroupKey, graph.String(g.Key))
+	add(node, vocab.Verdict, graph.String(g.Verdict))
+	add(node, vocab.ProvWasGeneratedBy, gw.activity)
+	var keys, evidence []graph.Term
+	seen := map[graph.Term]bool{}
+	for _, m := range g.Members {
+		c := m.Citation()
+		cit := mintIRI("citation", m.CitationID)
+		add(node, vocab.ProvHadMember, cit)
+		if k := mintIRI("key", c.Raw, gw.bases[cit.Value], digest); !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+		// The retrievals whose same-host redirect or content hash is one
+		// of the member's reasons (query's reasoner).
+		for _, r := range c.Retrievals {
+			redirect := len(r.Hops) > 0 && !r.CrossesHost() && r.FinalURL != ""
+			if (redirect || r.ContentHash != "") && r.Node != "" && !seen[graph.IRI(r.Node)] {
+				seen[graph.IRI(r.Node)] = true
+				evidence = append(evidence, graph.IRI(r.Node))
+			}
+		}
+	}
+	for _, k := range keys {
+		add(node, vocab.ProvWasDerivedFrom, k)
+	}
+	for _, r := range evidence {
+		add(node, vocab.ProvWasInfluencedBy, r)
+	}
+	for i, m := range g.Members {
+		mn := graph.IRI(node.Value + "/member/" + strconv.Itoa(i+1))
+		add(node, vocab.QualifiedMember, mn)
+		add(mn, vocab.RDFType, graph.IRI(vocab.GroupMembership))
+		add(mn, vocab.RDFType, graph.IRI(vocab.ProvInfluence))
+		add(mn, vocab.MemberCitation, mintIRI("citation", m.CitationID))
+		reasons, _ := json.Marshal(m.Reasons) // a []string always marshals
+		add(mn, vocab.Reasons, graph.String(string(reasons)))
+	}
+	for i, r := range g.Relations {
+		rn := graph.IRI(node.Value + "/relation/" + strconv.Itoa(i+1))
+		add(node, vocab.QualifiedGroupRelation, rn)
+		add(rn, vocab.RDFType, graph.IRI(vocab.GroupRelation))
+		add(rn, vocab.RDFType, graph.IRI(vocab.ProvInfluence))
+		add(rn, vocab.RelationType, graph.String(r.Type))
+		if r.To != "" {
+			add(rn, vocab.RelatedGroupId, graph.String(r.To))
+		}
+		if r.ToURL != "" {
+			add(rn, vocab.RelatedURL, graph.String(r.ToURL))
+		}
+		add(rn, vocab.Explanation, graph.String(r.Evidence))
+		add(rn, vocab.Review, graph.Literal(strconv.FormatBool(r.Review), graph.XSDBoolean))
+	}
+	return groupBySubject(out)
+}
+
+// appendQuads appends the subject, predicate and object of each quad in a
+// compact form readQuads reads back: groups are made into statements on
+// the goroutine that built them, and written in order by Write's.
+func appendQuads(b []byte, quads []graph.Quad) []byte {
+	str := func(s string) {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	for _, q := range quads {
+		for _, t := range [3]graph.Term{q.S, q.P, q.O} {
+			b = append(b, byte(t.Kind))
+			str(t.Value)
+			str(t.Datatype)
+			str(t.Lang)
+		}
+	}
+	return b
+}
+
+var errQuadEncoding = errors.New("export: groups: bad statement encoding")
+
+// readQuads appends the quads appendQuads wrote to dst, in graph g.
+func readQuads(dst []graph.Quad, b []byte, g graph.Term) ([]graph.Quad, error) {
+	str := func() (string, bool) {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || uint64(len(b)-k) < n {
+			return "", false
+		}
+		s := string(b[k : k+int(n)])
+		b = b[k+int(n):]
+		return s, true
+	}
+	for len(b) > 0 {
+		var ts [3]graph.Term
+		for i := range ts {
+			if len(b) == 0 {
+				return dst, errQuadEncoding
+			}
+			ts[i].Kind = graph.TermKind(b[0])
+			b = b[1:]
+			var ok1, ok2, ok3 bool
+			ts[i].Value, ok1 = str()
+			ts[i].Datatype, ok2 = str()
+			ts[i].Lang, ok3 = str()
+			if !ok1 || !ok2 || !ok3 {
+				return dst, errQuadEncoding
+			}
+		}
+		dst = append(dst, graph.Quad{S: ts[0], P: ts[1], O: ts[2], G: g})
+	}
+	return dst, nil
+}
