@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/provgraph/provgraph/internal/testenv"
 )
 
 var exportCountRE = regexp.MustCompile(`export: (\d+) statements \((\d+) data`)
@@ -198,10 +200,10 @@ func TestExportIncludeGroups(t *testing.T) {
 		nq := filepath.Join(dir, "groups.nq")
 		exported(t, append([]string{"--db", db, "--include-groups", "-o", nq}, opts...)...)
 		if _, err := exec.LookPath("node"); err != nil {
-			t.Skip("node is not installed: skipping the Oxigraph check")
+			testenv.MissingTool(t, "node is not installed: skipping the Oxigraph check")
 		}
 		if _, err := os.Stat("../../internal/export/testdata/js/node_modules/oxigraph/package.json"); err != nil {
-			t.Skip("npm package oxigraph is not installed: run npm ci --prefix internal/export/testdata/js: skipping the Oxigraph check")
+			testenv.MissingTool(t, "npm package oxigraph is not installed: run npm ci --prefix internal/export/testdata/js: skipping the Oxigraph check")
 		}
 		res, err := exec.Command("node", "../../internal/export/testdata/js/oxcheck.mjs", nq).Output()
 		if err != nil {

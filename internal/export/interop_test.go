@@ -706,7 +706,7 @@ func TestOxigraph(t *testing.T) {
 func TestOxigraphGroups(t *testing.T) {
 	need(t, "node", "nodejs")
 	if _, err := os.Stat("testdata/js/node_modules/oxigraph/package.json"); err != nil {
-		t.Skip("npm package oxigraph is not installed: run npm ci --prefix internal/export/testdata/js (.ci/run does): skipping this check")
+		testenv.MissingTool(t, "npm package oxigraph is not installed: run npm ci --prefix internal/export/testdata/js (.ci/run does): skipping this check")
 	}
 	c := loadCorpus(t)
 	sum := c.groupedSums[export.NQuads]
