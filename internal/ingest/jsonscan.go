@@ -311,11 +311,11 @@ func (s *scanner) object(sh *shape) {
 			switch {
 			case k < 0:
 				if hint := sh.suggest(string(key)); hint != "" {
-					extra := ""
+					cased := ""
 					if strings.EqualFold(hint, string(key)) {
-						extra = "; field names are case-sensitive"
+						cased = "field names are case-sensitive: "
 					}
-					s.fail(s.pathString(nil), "unknown field %q (did you mean %q?%s)", key, hint, extra)
+					s.fail(s.pathString(nil), "unknown field %q (%sdid you mean %q?)", key, cased, hint)
 				} else {
 					s.fail(s.pathString(nil), "unknown field %q (the fields are listed in README.md)", key)
 				}

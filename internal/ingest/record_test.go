@@ -38,8 +38,8 @@ func TestParseRecordErrors(t *testing.T) {
 		// Regression tests for issue 19.5: a repeated key, or one in another
 		// case, would leave one value of two unstored.
 		{`{"raw_url":"https://e.test/first","raw_url":"https://e.test/second","observed_at":"2025-01-01T00:00:00Z"}`, "raw_url", "given more than once"},
-		{`{"raw_url":"https://e.test/a","RAW_URL":"https://e.test/b","observed_at":"2025-01-01T00:00:00Z"}`, "", `unknown field "RAW_URL" (did you mean "raw_url"?; field names are case-sensitive)`},
-		{`{"Raw_Url":"https://e.test/a","observed_at":"2025-01-01T00:00:00Z"}`, "", `unknown field "Raw_Url" (did you mean "raw_url"?`},
+		{`{"raw_url":"https://e.test/a","RAW_URL":"https://e.test/b","observed_at":"2025-01-01T00:00:00Z"}`, "", `unknown field "RAW_URL" (field names are case-sensitive: did you mean "raw_url"?)`},
+		{`{"Raw_Url":"https://e.test/a","observed_at":"2025-01-01T00:00:00Z"}`, "", `unknown field "Raw_Url" (field names are case-sensitive: did you mean "raw_url"?)`},
 		{`{"raw_url":"x","observed_at":"2025-01-01T00:00:00Z","retrieval":{"hops":[{"from":"a","to":"b","status":301},{"from":"a","to":"b","status":301,"status":302}]}}`, "retrieval.hops[1].status", "given more than once"},
 		{`{"raw_url":"x","observed_at":"2025-01-01T00:00:00Z","retrieval":{"ſtatus":1}}`, "retrieval", `unknown field "ſtatus"`},
 		{`{"raw_url":"x","observed_at":"2025-01-01T00:00:00Z","relations":[{"type":"format_of","Target":"t"}]}`, "relations[0]", `did you mean "target"?`},
