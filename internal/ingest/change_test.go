@@ -223,3 +223,34 @@ func TestIngestOpensStoreAfterValidation(t *testing.T) {
 		t.Errorf("store has %d quads, summary says %d", n, sum.QuadsAdded)
 	}
 }
+
+// TestIngestOpensStoreFilledMeanwhile: when the database that Open returns
+// was created and filled by another process during validation, the input
+// is checked against it before anything is written.
+func TestIngestOpensStoreFilledMeanwhile(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "new.db")
+	other := writeFile(t, "other.jsonl", `{"citation_id":"c1","raw_url":"https://e.test/theirs","observed_at":"2025-01-01T00:00:00Z"}`+"\n")
+	var st *graph.Store
+	opts := ingest.Options{Policy: normalize.Default(), Now: clock(), Open: func() (*graph.Store, error) {
+		var err error
+		if st, err = graph.Open(db, &graph.Options{NoSync: true}); err != nil {
+			return nil, err
+		}
+		// The other process's ingest, finished before this one opens.
+		_, err = ingest.File(context.Background(), st, other, "other.jsonl", ingest.Options{Policy: normalize.Default()})
+		return st, err
+	}}
+	p := writeFile(t, "in.jsonl", twoRecords)
+	_, err := ingest.File(context.Background(), nil, p, "in.jsonl", opts)
+	if st == nil {
+		t.Fatal("Open was not called")
+	}
+	defer st.Close()
+	var ce *ingest.ConflictError
+	if !errors.As(err, &ce) || ce.CitationID != "c1" || ce.Where != "the database" {
+		t.Fatalf("ingest = %v, want a conflict on c1 with the database", err)
+	}
+	if stored(t, st, "https://e.test/original") {
+		t.Errorf("a record conflicting with the database was written")
+	}
+}
