@@ -16,9 +16,8 @@ type shape struct {
 }
 
 type shapeField struct {
-	name     string
-	required bool   // tagged without omitempty: ParseRecord insists on it
-	child    *shape // the shape of an object value, or of an array's objects
+	name  string
+	child *shape // the shape of an object value, or of an array's objects
 }
 
 // recordShape is the shape of one input line.
@@ -28,19 +27,19 @@ func shapeOf(t reflect.Type) *shape {
 	s := &shape{}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		ft := f.Type
 		for ft.Kind() == reflect.Pointer || ft.Kind() == reflect.Slice {
 			ft = ft.Elem()
 		}
-		sf := shapeField{name: name, required: !strings.Contains(opts, "omitempty")}
+		sf := shapeField{name: name}
 		if ft.Kind() == reflect.Struct {
 			sf.child = shapeOf(ft)
 		}
 		s.fields = append(s.fields, sf)
 	}
 	if len(s.fields) > 64 {
-		panic("ingest: a record object has more than 64 fields") // the seen mask in scanObject is a uint64
+		panic("ingest: a record object has more than 64 fields") // the seen mask in object is a uint64
 	}
 	return s
 }
