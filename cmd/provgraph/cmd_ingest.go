@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"time"
 
@@ -45,14 +46,24 @@ func newIngestCommand(stdin io.Reader) *cobra.Command {
 		Use:   "ingest [flags] FILE|-",
 		Short: "Load citation observations (JSON Lines) or RDF into the database",
 		Long: `Ingest reads citation observations, one JSON object per line (see README.md
-for the fields; raw_url and observed_at are required), normalizes each raw URL
-under the policy, and stores everything as PROV-O triples. "-" reads standard
-input.
+for the fields, and testdata/citation.schema.json for a JSON Schema; raw_url
+and observed_at are required), normalizes each raw URL under the policy, and
+stores everything as PROV-O triples. "-" reads standard input. A line holds
+at most 16 MiB (16777216 bytes) before its newline; a UTF-8 byte-order mark
+at the start of the file is skipped.
 
 Nothing is lost and nothing is overwritten:
   - the whole input is validated first; a bad line stops the run with
     file:line: field: reason, and nothing of the run is written
-    (--skip-invalid writes the valid lines and lists the others);
+    (--skip-invalid writes the valid lines and lists the others); a field
+    given twice or in another case ("RAW_URL"), text that is not valid
+    UTF-8 and lone surrogate escapes ("\uD800") are bad lines, as they
+    could not be stored as given;
+  - what is written is exactly what was validated: an input file that
+    changes during the run is an error (exit status 3), and none of the
+    change is written;
+  - a database file that did not exist is created only once JSON Lines
+    input has been validated;
   - a raw URL the policy rejects is stored anyway, with its error;
   - a citation_id that already names different content is an error;
   - ingesting the same input again adds nothing but the record of the run;
@@ -83,7 +94,7 @@ export, keeping every literal exactly.
 	f.StringVar(&o.policy, "policy", "default", `policy: "default", "lenient" (in any letter case) or a TOML policy file of at most 1 MiB`)
 	f.BoolVar(&o.skipInvalid, "skip-invalid", false, "write the valid records and report the invalid lines (exit status 1) instead of stopping")
 	f.StringVar(&o.format, "format", "jsonl", "input format: jsonl (citation observations), nt, nq or ttl (RDF)")
-	f.IntVar(&o.batch, "batch", ingest.DefaultBatchQuads, "quads per transaction")
+	f.IntVar(&o.batch, "batch", ingest.DefaultBatchQuads, "quads per transaction (at least 1)")
 	return cmd
 }
 
@@ -92,6 +103,9 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 	case "jsonl", ingest.FormatNTriples, ingest.FormatNQuads, ingest.FormatTurtle:
 	default:
 		return usagef("--format %q: want jsonl, nt, nq or ttl", o.format)
+	}
+	if o.batch < 1 {
+		return usagef("--batch %d: want the number of quads per transaction, at least 1 (default %d)", o.batch, ingest.DefaultBatchQuads)
 	}
 	pol, err := normalize.LoadPolicy(o.policy)
 	if err != nil {
@@ -117,14 +131,25 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 	} else if _, err := os.Stat(input); err != nil {
 		return usageError{err}
 	}
-	st, err := o.open(false)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-
 	stderr := cmd.ErrOrStderr()
 	opts := ingest.Options{Policy: pol, SkipInvalid: o.skipInvalid, BatchQuads: o.batch}
+	var st *graph.Store
+	defer func() {
+		if st != nil {
+			st.Close()
+		}
+	}()
+	if _, err := os.Stat(o.db); errors.Is(err, fs.ErrNotExist) && o.format == "jsonl" {
+		// A new database is created once the input has been validated, so
+		// that a rejected input leaves no empty database file behind.
+		opts.Open = func() (*graph.Store, error) {
+			var err error
+			st, err = o.open(false)
+			return st, err
+		}
+	} else if st, err = o.open(false); err != nil {
+		return err
+	}
 	var bar *progressbar.ProgressBar
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		opts.Progress = func(p ingest.Progress) {
@@ -158,7 +183,7 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 		fmt.Fprintf(stderr, "rejected %s\n", re)
 	}
 	if err != nil && !errors.Is(err, ingest.ErrInvalidRecords) {
-		if sum.Run.Value != "" {
+		if sum.Run.Value != "" && !errors.Is(err, ingest.ErrInputChanged) {
 			fmt.Fprintf(stderr, "ingest stopped; %d quads were written. Run the same command again to complete run %s.\n", sum.QuadsAdded, sum.Run.Value)
 		}
 		var re *ingest.RecordError

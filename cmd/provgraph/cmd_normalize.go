@@ -61,7 +61,7 @@ Formats:
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.policy, "policy", "default", `policy: "default", "lenient" (in any letter case) or a TOML policy file of at most 1 MiB (see 'provgraph policy show')`)
-	f.StringVar(&o.base, "base", "", "base URL to resolve relative references against (none: relative references are rejected)")
+	f.StringVar(&o.base, "base", "", "absolute base URL, with a scheme, to resolve relative references against (none: relative references are rejected)")
 	f.StringVar(&o.format, "format", "text", "output format: text or json")
 	return cmd
 }
@@ -78,7 +78,7 @@ func runNormalize(cmd *cobra.Command, o normalizeOptions, args []string, stdin i
 	if err != nil {
 		var nerr *normalize.Error
 		if errors.As(err, &nerr) {
-			return usagef("--base %q: %s", o.base, nerr.Msg)
+			return usagef("--base %q: the base must be an absolute URL, with a scheme, such as https://example.test/docs/ (%s)", o.base, nerr.Msg)
 		}
 		return usagef("--base %q: %v", o.base, err)
 	}

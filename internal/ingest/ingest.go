@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -24,8 +25,16 @@ import (
 // and memory stays flat.
 const DefaultBatchQuads = 50000
 
-// MaxLineBytes bounds one input line.
+// MaxLineBytes bounds one input line: at most 16 MiB (16,777,216 bytes),
+// not counting its newline. A longer line is an error, not split or cut.
 const MaxLineBytes = 16 << 20
+
+// blockBytes is about how much input each digest that the validation pass
+// records covers (blocks end at a line's end). The write pass checks each
+// block against its digest before it maps a line of it, so a file changed
+// between the passes never has a changed line written, at the cost of one
+// more SHA-256 over the input and one 32-byte digest per MiB.
+const blockBytes = 1 << 20
 
 // Options configures a run. Policy is required; the zero value of every
 // other field means its default.
@@ -37,6 +46,15 @@ type Options struct {
 	Progress func(Progress)
 	// Now returns the current time; nil means time.Now. Tests pass a clock.
 	Now func() time.Time
+	// Open, used when File is given no store, opens (or creates) the
+	// database once the input has been validated, so that a rejected
+	// input leaves no new database file behind. The caller closes the
+	// store it returns.
+	Open func() (*graph.Store, error)
+
+	// hook, when set, is called between the steps named by its argument;
+	// tests use it to change the input at a known point.
+	hook func(event string)
 }
 
 // Progress reports how far a run has got.
@@ -77,6 +95,13 @@ func (e *ConflictError) Error() string {
 // ErrInvalidRecords is returned (wrapped) when SkipInvalid left some lines out.
 var ErrInvalidRecords = errors.New("some input lines were rejected")
 
+// ErrInputChanged is returned (wrapped) when the input file changed after
+// it was validated. Only what was validated is written: a change found
+// before the writes stops the run with nothing written; one found during
+// them stops it before the changed lines; lines appended meanwhile are
+// not read.
+var ErrInputChanged = errors.New("the input file changed while it was being ingested; write it completely (e.g. to a temporary name, then rename it) before ingesting it")
+
 // File ingests the JSON Lines file at path into st. name is how messages
 // refer to the input (the path, or "-" for standard input that the caller
 // spooled to path).
@@ -87,6 +112,15 @@ var ErrInvalidRecords = errors.New("some input lines were rejected")
 // so a run that was interrupted can be repeated: the repeat completes the
 // same ingest run, and the database ends exactly as one uninterrupted run
 // would have left it.
+//
+// The write pass reads the file again and writes exactly what the
+// validation pass checked: it stops at the validated length and checks
+// every block against the digest recorded in the first pass before
+// writing any of its lines. A file that changed in between is an error
+// that wraps ErrInputChanged.
+//
+// st may be nil when opts.Open is set: the input is then validated as for
+// an empty database, and Open is called before the first write.
 func File(ctx context.Context, st *graph.Store, path, name string, opts Options) (Summary, error) {
 	now := opts.Now
 	if now == nil {
@@ -101,9 +135,21 @@ func File(ctx context.Context, st *graph.Store, path, name string, opts Options)
 	if batch <= 0 {
 		batch = DefaultBatchQuads
 	}
+	if st == nil && opts.Open == nil {
+		return sum, errors.New("ingest: no store")
+	}
 	mapper, err := NewMapper(opts.Policy)
 	if err != nil {
 		return sum, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return sum, err
+	}
+	defer f.Close()
+	hook := opts.hook
+	if hook == nil {
+		hook = func(string) {}
 	}
 
 	// Pass 1: validate everything, check citation ids against the input and
@@ -122,8 +168,7 @@ func File(ctx context.Context, st *graph.Store, path, name string, opts Options)
 		copy(h[:], sum[:])
 		return h
 	}
-	h := sha256.New()
-	lines, err := eachLine(path, name, h, func(lineNo int, line []byte) error {
+	in, err := validateLines(f, name, func(lineNo int, line []byte) error {
 		rec, err := ParseRecord(line, name, lineNo)
 		if err != nil {
 			var re *RecordError
@@ -143,13 +188,15 @@ func File(ctx context.Context, st *graph.Store, path, name string, opts Options)
 			return nil
 		}
 		seen[idKey] = seenRecord{digestKey, lineNo}
-		stored, err := st.Objects(mint("citation", id), graph.IRI(vocab.RecordDigest))
-		if err != nil {
-			return err
-		}
-		for _, d := range stored {
-			if d.Value != digest {
-				return &ConflictError{File: name, Line: lineNo, CitationID: id, Where: "the database"}
+		if st != nil {
+			stored, err := st.Objects(mint("citation", id), graph.IRI(vocab.RecordDigest))
+			if err != nil {
+				return err
+			}
+			for _, d := range stored {
+				if d.Value != digest {
+					return &ConflictError{File: name, Line: lineNo, CitationID: id, Where: "the database"}
+				}
 			}
 		}
 		sum.Records++
@@ -161,8 +208,30 @@ func File(ctx context.Context, st *graph.Store, path, name string, opts Options)
 	if err != nil {
 		return sum, err
 	}
-	sum.InputDigest = "sha256:" + hex.EncodeToString(h.Sum(nil))
+	lines := in.lines
+	sum.InputDigest = in.digest
 	seen = nil // pass 2 does not need it: let it go before the writes
+	hook("validated")
+
+	// A file that grew or shrank since is refused before anything is
+	// written; one changed in place is caught block by block in pass 2.
+	if fi, err := f.Stat(); err != nil {
+		return sum, err
+	} else if fi.Size() != in.size {
+		return sum, fmt.Errorf("%s: %d bytes were validated, the file now has %d; nothing was written: %w", name, in.size, fi.Size(), ErrInputChanged)
+	}
+	if st == nil {
+		if st, err = opts.Open(); err != nil {
+			return sum, err
+		}
+		if n, err := st.Count(); err != nil {
+			return sum, err
+		} else if n > 0 {
+			// Another process created the database meanwhile: check the
+			// input against what it holds.
+			return File(ctx, st, path, name, opts)
+		}
+	}
 
 	// The run: resume an unfinished run of the same input under the same
 	// policy, or start a new one.
@@ -226,13 +295,13 @@ func File(ctx context.Context, st *graph.Store, path, name string, opts Options)
 			}
 			return nil
 		}
-		_, err := eachLine(path, name, nil, func(lineNo int, line []byte) error {
+		err := rereadLines(f, name, in, func(lineNo int, line []byte) error {
 			if invalid[lineNo] {
 				return nil
 			}
 			rec, err := ParseRecord(line, name, lineNo)
 			if err != nil {
-				return fmt.Errorf("%s changed while it was being read: %w", name, err)
+				return err // the same bytes were valid in pass 1
 			}
 			var info Citation
 			buf, info, err = mapper.Quads(buf, rec)
@@ -279,6 +348,7 @@ func File(ctx context.Context, st *graph.Store, path, name string, opts Options)
 	if writeErr != nil {
 		return sum, writeErr
 	}
+	hook("written")
 
 	end := now()
 	added, err = st.Add(runCompleted(run, end, sum.Records))
@@ -289,6 +359,12 @@ func File(ctx context.Context, st *graph.Store, path, name string, opts Options)
 	}
 	if opts.Progress != nil {
 		opts.Progress(Progress{Phase: "done", Lines: lines, TotalLines: lines, QuadsAdded: sum.QuadsAdded})
+	}
+	// The run is complete: it ingested exactly the validated input. Lines
+	// appended since were not read, which the caller must hear about.
+	var one [1]byte
+	if n, _ := f.ReadAt(one[:], in.size); n > 0 {
+		return sum, fmt.Errorf("%s: the file grew while it was being ingested; its %d validated lines were ingested and the lines added since were not (ingest it again to add them): %w", name, lines, ErrInputChanged)
 	}
 	if len(sum.Invalid) > 0 {
 		return sum, fmt.Errorf("%s: %d of %d lines rejected: %w", name, len(sum.Invalid), sum.Records+len(sum.Invalid), ErrInvalidRecords)
@@ -328,49 +404,136 @@ func findUnfinishedRun(st *graph.Store, inputDigest string, policy graph.Term) (
 	return graph.Term{}, false, nil
 }
 
-// eachLine calls fn for every non-blank line of the file, with 1-based line
-// numbers, writing every byte read to h when h is not nil. It returns the
-// number of lines.
-func eachLine(path, name string, h io.Writer, fn func(lineNo int, line []byte) error) (int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
+// validated is what the validation pass read: the input's length, lines
+// and digest, and the digest of each block.
+type validated struct {
+	size   int64
+	lines  int
+	digest string // "sha256:" and hex: the run's input digest
+	blocks []block
+}
+
+// block is a stretch of whole lines of the input.
+type block struct {
+	end   int64 // the offset just past the block's last line
+	lines int   // the number of lines up to and including the block
+	sum   [sha256.Size]byte
+}
+
+// utf8BOM is the byte-order mark that some tools write at the start of a
+// UTF-8 file. It is not part of the first line.
+var utf8BOM = []byte("\uFEFF")
+
+// validateLines reads r to its end and calls fn for every non-blank line,
+// with 1-based line numbers, recording the digests that rereadLines checks.
+// A line longer than MaxLineBytes is an error.
+func validateLines(r io.Reader, name string, fn func(lineNo int, line []byte) error) (validated, error) {
+	var in validated
+	whole, part := sha256.New(), sha256.New()
+	var partStart int64
+	endBlock := func() {
+		b := block{end: in.size, lines: in.lines}
+		part.Sum(b.sum[:0])
+		in.blocks = append(in.blocks, b)
+		part.Reset()
+		partStart = in.size
 	}
-	defer f.Close()
-	var r io.Reader = f
-	if h != nil {
-		r = io.TeeReader(f, h)
+	tooLong := func(lineNo int) error {
+		return &RecordError{File: name, Line: lineNo, Msg: fmt.Sprintf("the line is longer than %d bytes (16 MiB), the limit for one JSON Lines record", MaxLineBytes)}
 	}
 	br := bufio.NewReaderSize(r, 1<<20)
-	lineNo := 0
 	var long []byte
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
 			long = append(long, chunk...)
 			if len(long) > MaxLineBytes {
-				return lineNo, &RecordError{File: name, Line: lineNo + 1, Msg: fmt.Sprintf("line longer than %d bytes", MaxLineBytes)}
+				return in, tooLong(in.lines + 1)
 			}
 			continue
 		}
 		line := chunk
-		if long != nil {
+		if len(long) > 0 {
 			line = append(long, chunk...)
-			long = nil
+			long = long[:0]
 		}
 		if len(line) > 0 {
-			lineNo++
-			if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 {
-				if ferr := fn(lineNo, trimmed); ferr != nil {
-					return lineNo, ferr
+			whole.Write(line)
+			part.Write(line)
+			in.size += int64(len(line))
+			in.lines++
+			if len(bytes.TrimSuffix(line, []byte("\n"))) > MaxLineBytes {
+				return in, tooLong(in.lines)
+			}
+			if content := lineContent(line, in.lines); content != nil {
+				if ferr := fn(in.lines, content); ferr != nil {
+					return in, ferr
 				}
+			}
+			if in.size-partStart >= blockBytes {
+				endBlock()
 			}
 		}
 		if err == io.EOF {
-			return lineNo, nil
+			if in.size > partStart {
+				endBlock()
+			}
+			in.digest = "sha256:" + hex.EncodeToString(whole.Sum(nil))
+			return in, nil
 		}
 		if err != nil {
-			return lineNo, fmt.Errorf("%s: reading after line %d: %w", name, lineNo, err)
+			return in, fmt.Errorf("%s: reading after line %d: %w", name, in.lines, err)
 		}
 	}
+}
+
+// rereadLines reads the input that validateLines read, from the start of
+// f, and calls fn for the same lines. Each block is read whole and checked
+// against its digest before fn sees any of its lines; a difference is an
+// error that wraps ErrInputChanged. It reads no further than the validated
+// length.
+func rereadLines(f *os.File, name string, in validated, fn func(lineNo int, line []byte) error) error {
+	var buf []byte
+	var start int64
+	lineNo := 0
+	for _, b := range in.blocks {
+		buf = slices.Grow(buf[:0], int(b.end-start))[:b.end-start]
+		if _, err := f.ReadAt(buf, start); err == io.EOF {
+			return fmt.Errorf("%s: the file is shorter than when it was validated (line %d on): %w", name, lineNo+1, ErrInputChanged)
+		} else if err != nil {
+			return fmt.Errorf("%s: reading line %d on: %w", name, lineNo+1, err)
+		}
+		if sha256.Sum256(buf) != b.sum {
+			return fmt.Errorf("%s: lines %d to %d differ from what was validated; none of them was written: %w", name, lineNo+1, b.lines, ErrInputChanged)
+		}
+		for rest := buf; len(rest) > 0; {
+			line := rest
+			if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+				line = rest[:i+1]
+			}
+			rest = rest[len(line):]
+			lineNo++
+			if content := lineContent(line, lineNo); content != nil {
+				if err := fn(lineNo, content); err != nil {
+					return err
+				}
+			}
+		}
+		start = b.end
+	}
+	return nil
+}
+
+// lineContent returns what ParseRecord is given of a line read with its
+// newline: the line without the newline, and on the first line without a
+// byte-order mark; nil for a blank line.
+func lineContent(line []byte, lineNo int) []byte {
+	line = bytes.TrimSuffix(line, []byte("\n"))
+	if lineNo == 1 {
+		line = bytes.TrimPrefix(line, utf8BOM)
+	}
+	if len(bytes.TrimSpace(line)) == 0 {
+		return nil
+	}
+	return line
 }

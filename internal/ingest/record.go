@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Record is one citation observation, one line of the JSON Lines input.
@@ -103,7 +104,7 @@ func (n *Integer) UnmarshalJSON(b []byte) error {
 		case len(b) > 0 && b[0] == 'n':
 			return nil // null: absent
 		}
-		return &json.UnmarshalTypeError{Value: what, Type: reflect.TypeOf(json.Number(""))}
+		return &json.UnmarshalTypeError{Value: what, Type: reflect.TypeOf(Integer(""))}
 	}
 	*n = Integer(b)
 	return nil
@@ -126,17 +127,31 @@ func (e *RecordError) Error() string {
 }
 
 // ParseRecord decodes and validates one JSON line. Unknown fields are an
-// error, not silently dropped: everything given must be stored.
+// error, not silently dropped: everything given must be stored. So are a
+// field given twice, a field name in another case than the known one, text
+// that is not valid UTF-8 and lone surrogate escapes such as "\uD800":
+// the decoder would keep one of the values, or replace the text by U+FFFD,
+// and the stored evidence would not be what the input said.
 func ParseRecord(line []byte, file string, lineNo int) (*Record, error) {
 	fail := func(field, format string, args ...any) error {
 		return &RecordError{File: file, Line: lineNo, Field: field, Msg: fmt.Sprintf(format, args...)}
+	}
+	if msg := notAnObject(line); msg != "" {
+		return nil, fail("", "%s", msg)
+	}
+	if p := scanLine(line); p != nil {
+		return nil, fail(p.field, "%s", p.msg)
 	}
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	dec.UseNumber()
 	var r Record
 	if err := dec.Decode(&r); err != nil {
-		return nil, fail(jsonErrorField(err), "%s", jsonErrorMessage(err))
+		msg := jsonErrorMessage(err)
+		if err == io.ErrUnexpectedEOF {
+			msg += "; ingest expects JSON Lines, one whole object per line (pretty-printed JSON? compact it, e.g. with jq -c .)"
+		}
+		return nil, fail(jsonErrorField(err), "%s", msg)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, fail("", "more than one JSON value on the line")
@@ -235,8 +250,14 @@ func checkTime(s string) error {
 			return fmt.Errorf("%q: write \"T\" and \"Z\" in uppercase (RFC 3339 as xsd:dateTime)", s)
 		}
 	}
-	if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
 		return fmt.Errorf("%q is not an RFC 3339 timestamp such as 2025-01-01T12:00:00Z", s)
+	}
+	// XSD 1.1 Part 2 §D.3.3 timezoneFrag: an offset is at most 14:00 either
+	// way, so a wider one would be an ill-typed xsd:dateTime in every export.
+	if _, off := t.Zone(); off > 14*3600 || off < -14*3600 {
+		return fmt.Errorf("%q: the offset %s is outside -14:00..+14:00, the range xsd:dateTime allows", s, s[len(s)-6:])
 	}
 	if strings.ContainsAny(s, "tz ") {
 		return fmt.Errorf("%q: write \"T\" and \"Z\" in uppercase (RFC 3339 as xsd:dateTime)", s)
@@ -272,7 +293,13 @@ func jsonErrorField(err error) string {
 func jsonErrorMessage(err error) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		return fmt.Sprintf("a JSON %s cannot be a %s", te.Value, jsonTypeName(te.Type.String()))
+		got := te.Value
+		if strings.HasPrefix(got, "number") {
+			got = "number" // "number 1.5": the value is in the line already
+		} else if got == "bool" {
+			got = "boolean"
+		}
+		return fmt.Sprintf("must be a JSON %s, got %s %s", jsonTypeName(te.Type.String()), article(got), got)
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
@@ -295,13 +322,44 @@ func jsonTypeName(t string) string {
 	switch {
 	case t == "string" || t == "*string":
 		return "string"
-	case t == "json.Number":
-		return "number"
+	case t == "ingest.Integer":
+		return "integer"
 	case strings.HasPrefix(t, "[]"):
-		return "list"
+		return "array"
 	default:
 		return "object"
 	}
+}
+
+func article(noun string) string {
+	if strings.ContainsRune("aeiou", rune(noun[0])) {
+		return "an"
+	}
+	return "a"
+}
+
+// notAnObject explains a line that is not a JSON object, which is most
+// often a whole file in another format: CSV, a JSON array, or JSON
+// pretty-printed over several lines.
+func notAnObject(line []byte) string {
+	line = bytes.TrimLeft(line, " \t\r\n")
+	switch {
+	case len(line) == 0:
+		return "" // the decoder says "empty line"
+	case line[0] == '{':
+		return ""
+	case bytes.HasPrefix(line, []byte("\uFEFF")):
+		return "the line starts with a byte-order mark (U+FEFF), which only the first line of the file may have; remove it (files joined with cat?)"
+	case line[0] == '[':
+		return "the line is a JSON array; ingest expects JSON Lines, one citation object per line (convert an array with jq -c '.[]')"
+	default:
+		return fmt.Sprintf("the line starts with %q, not \"{\"; ingest expects JSON Lines, one citation object per line (a CSV file, or pretty-printed JSON?)", firstRune(line))
+	}
+}
+
+func firstRune(b []byte) string {
+	r, _ := utf8.DecodeRune(b)
+	return string(r)
 }
 
 // Digest returns a deterministic digest of the record's content: SHA-256
