@@ -74,20 +74,16 @@ func newSite(t testing.TB) *testSite {
 		w.Header().Set("Content-Type", "text/html")
 		fmt.Fprint(w, canonHTML)
 	})
+	// /slow never answers and /slow-body never ends its body: each waits
+	// until the client gives up.
 	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-r.Context().Done():
-		case <-time.After(10 * time.Second):
-		}
+		<-r.Context().Done()
 	})
 	mux.HandleFunc("/slow-body", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		fmt.Fprint(w, "start")
 		w.(http.Flusher).Flush()
-		select {
-		case <-r.Context().Done():
-		case <-time.After(10 * time.Second):
-		}
+		<-r.Context().Done()
 	})
 	mux.HandleFunc("/huge", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/octet-stream")
@@ -122,11 +118,21 @@ func lookup(_ context.Context, host string) ([]netip.Addr, error) {
 	return nil, errors.New("no such host")
 }
 
+// generous is the timeout of the fetchers of tests whose subject is not a
+// timeout: no loaded machine takes that long to answer on loopback, so a
+// test never sees a timeout it did not ask for.
+const generous = 10 * time.Minute
+
 func newFetcher(t testing.TB, allowPrivate bool) *resolve.Fetcher {
+	t.Helper()
+	return newFetcherTimeout(t, allowPrivate, generous)
+}
+
+func newFetcherTimeout(t testing.TB, allowPrivate bool, timeout time.Duration) *resolve.Fetcher {
 	t.Helper()
 	f, err := resolve.New(&resolve.Options{
 		Policy: ingest.FetchPolicy{
-			MaxRedirects: 10, MaxBodyBytes: sizeLimit, Timeout: 300 * time.Millisecond,
+			MaxRedirects: 10, MaxBodyBytes: sizeLimit, Timeout: timeout,
 			UserAgent: "provgraph-test/1", AllowPrivate: allowPrivate,
 		},
 		LookupHost: lookup,
@@ -193,14 +199,6 @@ func TestFetch(t *testing.T) {
 				{URL: "https://example.com/link-canonical", Source: "http-link-header"},
 				{URL: a("/html-canonical?x=1&y=2"), Source: "html-link"},
 			},
-		},
-		{
-			name: "slow server", url: a("/slow"),
-			outcome: "timeout", errContains: "no response within 300ms",
-		},
-		{
-			name: "slow body", url: a("/slow-body"), final: a("/slow-body"), status: "200",
-			outcome: "timeout", errContains: "body not read within 300ms",
 		},
 		{
 			name: "body over the size limit", url: a("/huge"), final: a("/huge"), status: "200",
@@ -276,7 +274,7 @@ func TestFetchTooManyRedirects(t *testing.T) {
 	s := newSite(t)
 	for _, limit := range []int{1, 3, 10} {
 		f, err := resolve.New(&resolve.Options{
-			Policy:     ingest.FetchPolicy{MaxRedirects: limit, UserAgent: "t", AllowPrivate: true, Timeout: time.Second},
+			Policy:     ingest.FetchPolicy{MaxRedirects: limit, UserAgent: "t", AllowPrivate: true, Timeout: generous},
 			LookupHost: lookup,
 		})
 		if err != nil {
@@ -396,12 +394,54 @@ func TestFetchConnectRefused(t *testing.T) {
 	}
 }
 
-func TestFetchCancelled(t *testing.T) {
+// TestFetchTimeout requests pages that never answer, or never end their
+// body, with a small timeout: the outcome is timeout, and whether the
+// response had arrived decides what the error says. Only the kind of
+// failure is asserted, never how long it took. (Regression test for issue
+// 18: every fetch test had a 300 ms budget, which a loaded machine
+// exceeded.)
+func TestFetchTimeout(t *testing.T) {
 	s := newSite(t)
+	f := newFetcherTimeout(t, true, 50*time.Millisecond)
+	rt, err := f.Fetch(context.Background(), s.url("a.test", "/slow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rt.Outcome != "timeout" || !strings.Contains(rt.OutcomeError, "no response within 50ms") || rt.FinalURL != "" {
+		t.Errorf("server that never answers: outcome %q %q, final %q; want timeout, no response, no final URL", rt.Outcome, rt.OutcomeError, rt.FinalURL)
+	}
+	// The headers of /slow-body come at once; the body never ends. A
+	// second is ample for the headers, and should a machine be slower
+	// still, the outcome is a timeout all the same.
+	f = newFetcherTimeout(t, true, time.Second)
+	rt, err = f.Fetch(context.Background(), s.url("a.test", "/slow-body"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rt.Outcome != "timeout" || rt.ContentHash != "" {
+		t.Errorf("body that never ends: outcome %q %q, hash %q; want timeout and no hash", rt.Outcome, rt.OutcomeError, rt.ContentHash)
+	}
+	if rt.FinalURL != "" && (string(rt.FinalStatus) != "200" || !strings.Contains(rt.OutcomeError, "body not read within 1s")) {
+		t.Errorf("body that never ends, response received: status %q, error %q; want 200 and body not read", rt.FinalStatus, rt.OutcomeError)
+	}
+}
+
+// TestFetchCancelled cancels a Fetch once its request has reached the
+// server: the retrieval is unfinished, not a failure.
+func TestFetchCancelled(t *testing.T) {
+	started := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(started)
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
 	f := newFetcher(t, true)
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(50*time.Millisecond, cancel)
-	rt, err := f.Fetch(ctx, s.url("a.test", "/slow"))
+	go func() {
+		<-started // the request is under way
+		cancel()
+	}()
+	rt, err := f.Fetch(ctx, srv.URL+"/")
 	if !errors.Is(err, context.Canceled) || rt != nil {
 		t.Errorf("cancelled Fetch = %+v, %v; want nil, context.Canceled", rt, err)
 	}
