@@ -45,7 +45,8 @@ URL, without the fragment) and records what it observed as a new retrieval
 activity of the citation: every redirect hop (from, to, status, time,
 whether it crossed hosts), the final URL, status and content type, the
 SHA-256 of the body, and the canonical URLs declared in the Link header
-and in the HTML head. Earlier retrievals are kept, never overwritten.
+and in the HTML head (at most %d distinct URLs from each; the number
+dropped is recorded). Earlier retrievals are kept, never overwritten.
 
 A retrieval that fails is recorded too, with its outcome: ok, http-error,
 redirect-loop, too-many-redirects, invalid-redirect, timeout, dns-error,
@@ -70,7 +71,7 @@ Ctrl-C stops the run: retrievals under way are abandoned, finished ones are
 saved, and the run is marked interrupted (exit status 3).
 
 `+exitStatusHelp,
-			resolve.DefaultMaxRedirects, resolve.DefaultMaxBodyBytes,
+			resolve.MaxCanonicals, resolve.DefaultMaxRedirects, resolve.DefaultMaxBodyBytes,
 			strings.Join(resolve.DefaultSchemes, ", "), strings.Trim(fmt.Sprint(resolve.DefaultPorts), "[]")),
 		Example: `  provgraph resolve --db example.db
   provgraph resolve --db example.db --only-unresolved --since 2026-11-01T00:00:00Z`,

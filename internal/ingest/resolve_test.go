@@ -353,3 +353,45 @@ func BenchmarkResolve(b *testing.B) {
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "retrievals/s")
 	b.ReportMetric(float64(quads)/float64(n*b.N), "quads/retrieval")
 }
+
+// TestResolveRecordsDroppedCanonicals checks that a retrieval whose
+// fetcher dropped canonical declarations says how many (issue 19), and one
+// that dropped none says nothing.
+func TestResolveRecordsDroppedCanonicals(t *testing.T) {
+	port := resolveSite(t)
+	st := openStore(t)
+	if _, err := ingestFile(t, st, citationsFile(t, port, "/many", "/few"), false); err != nil {
+		t.Fatal(err)
+	}
+	targets, _, err := ingest.ResolveTargets(context.Background(), st, ingest.TargetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetch := func(_ context.Context, u string) (*ingest.Retrieval, error) {
+		rt := &ingest.Retrieval{RetrievedAt: "2026-12-01T00:00:00Z", FinalURL: u, FinalStatus: "200", Outcome: "ok",
+			Canonical: []ingest.Canonical{{URL: "https://example.com/c", Source: "html-link"}}}
+		if strings.HasSuffix(u, "/many") {
+			rt.CanonicalDropped = 12345
+		}
+		return rt, nil
+	}
+	if _, err := ingest.Resolve(context.Background(), st, targets, ingest.ResolveOptions{Fetch: fetch}); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	err = st.Match(context.Background(), graph.Quad{P: graph.IRI(vocab.CanonicalDropped)}, func(q graph.Quad) error {
+		urls, err := st.Objects(q.S, graph.IRI(vocab.FinalURL))
+		if err != nil || len(urls) != 1 {
+			return fmt.Errorf("final URL of %s: %v %v", q.S, urls, err)
+		}
+		got[urls[0].Value] = q.O.Value + " " + q.O.Datatype
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"http://a.test:" + port + "/many": "12345 " + graph.XSDInteger}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("pg:canonicalDropped by final URL = %v, want %v", got, want)
+	}
+}

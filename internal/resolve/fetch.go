@@ -327,10 +327,13 @@ func (f *Fetcher) request(ctx context.Context, u *url.URL, rt *ingest.Retrieval)
 	rt.FinalURL = u.String()
 	rt.FinalStatus = ingest.Integer(strconv.Itoa(resp.StatusCode))
 	rt.ContentType = resp.Header.Get("Content-Type")
-	for _, c := range LinkCanonicals(resp.Header.Values("Link")) {
-		rt.Canonical = appendCanonical(rt.Canonical, resolveRef(u, c), SourceLinkHeader)
+	targets, dropped := LinkCanonicals(resp.Header.Values("Link"), MaxCanonicals)
+	rt.CanonicalDropped += dropped
+	var canon canonicalSet
+	for _, c := range targets {
+		canon.add(rt, resolveRef(u, c), SourceLinkHeader)
 	}
-	readErr := f.readBody(resp.Body, u, rt)
+	readErr := f.readBody(resp.Body, u, rt, &canon)
 	switch {
 	case ctx.Err() != nil:
 		return response{}, ctx.Err()
@@ -360,12 +363,13 @@ var errTooLarge = errors.New("body too large")
 // readBody reads the final body up to the policy's limit, hashing it and,
 // when it is HTML, reading canonical links from its head. The hash is set
 // only when the whole body was read.
-func (f *Fetcher) readBody(body io.Reader, u *url.URL, rt *ingest.Retrieval) error {
+func (f *Fetcher) readBody(body io.Reader, u *url.URL, rt *ingest.Retrieval, canon *canonicalSet) error {
 	h := sha256.New()
 	lr := &io.LimitedReader{R: body, N: f.policy.MaxBodyBytes + 1}
 	br := bufio.NewReaderSize(io.TeeReader(lr, h), 4096)
 	if isHTML(rt.ContentType, br) {
-		hrefs, base := HTMLCanonicals(br)
+		hrefs, base, dropped := HTMLCanonicals(br, MaxCanonicals)
+		rt.CanonicalDropped += dropped
 		baseURL := u
 		if base != "" {
 			if b, err := url.Parse(resolveRef(u, base)); err == nil {
@@ -373,7 +377,7 @@ func (f *Fetcher) readBody(body io.Reader, u *url.URL, rt *ingest.Retrieval) err
 			}
 		}
 		for _, href := range hrefs {
-			rt.Canonical = appendCanonical(rt.Canonical, resolveRef(baseURL, href), SourceHTMLLink)
+			canon.add(rt, resolveRef(baseURL, href), SourceHTMLLink)
 		}
 	}
 	if _, err := io.Copy(io.Discard, br); err != nil {
@@ -398,15 +402,25 @@ func isHTML(contentType string, br *bufio.Reader) bool {
 	return err == nil && (mt == "text/html" || mt == "application/xhtml+xml")
 }
 
-// appendCanonical adds a declaration unless the same URL from the same
-// source is there already. Different URLs are all kept: conflicting
-// canonicals are evidence.
-func appendCanonical(cs []ingest.Canonical, u, source string) []ingest.Canonical {
+// canonicalSet adds the canonical declarations of one response to its
+// retrieval, each URL once per source, in time linear in their number.
+// Different URLs are all kept: conflicting canonicals are evidence.
+type canonicalSet struct {
+	seen map[ingest.Canonical]struct{}
+}
+
+// add adds a declaration unless the same URL from the same source is there
+// already or the URL is empty.
+func (s *canonicalSet) add(rt *ingest.Retrieval, u, source string) {
 	c := ingest.Canonical{URL: u, Source: source}
-	if u == "" || slices.Contains(cs, c) {
-		return cs
+	if _, ok := s.seen[c]; ok || u == "" {
+		return
 	}
-	return append(cs, c)
+	if s.seen == nil {
+		s.seen = map[ingest.Canonical]struct{}{}
+	}
+	s.seen[c] = struct{}{}
+	rt.Canonical = append(rt.Canonical, c)
 }
 
 // hostLimiter bounds the requests to each host name at once.
