@@ -54,6 +54,13 @@ type Options struct {
 	TLSConfig *tls.Config
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// NoRedirects follows no redirect: the first response is recorded, and
+	// a redirect is a hop with the outcome too-many-redirects (or
+	// redirect-loop, when it points back at the URL requested). It is how a
+	// redirect limit of 0 is asked for, since a zero Policy.MaxRedirects
+	// means DefaultMaxRedirects; Policy.MaxRedirects must then be 0, and
+	// the Fetcher's Policy reports 0.
+	NoRedirects bool
 }
 
 // Fetcher retrieves URLs under one policy. It is safe for concurrent use.
@@ -73,7 +80,10 @@ func New(opts *Options) (*Fetcher, error) {
 		opts = &Options{}
 	}
 	p := opts.Policy
-	if p.MaxRedirects == 0 {
+	switch {
+	case opts.NoRedirects && p.MaxRedirects != 0:
+		return nil, fmt.Errorf("resolve: redirect limit %d given with NoRedirects", p.MaxRedirects)
+	case p.MaxRedirects == 0 && !opts.NoRedirects:
 		p.MaxRedirects = DefaultMaxRedirects
 	}
 	if p.MaxBodyBytes == 0 {
@@ -90,7 +100,7 @@ func New(opts *Options) (*Fetcher, error) {
 	}
 	switch {
 	case p.MaxRedirects < 0:
-		return nil, fmt.Errorf("resolve: redirect limit %d is negative", p.MaxRedirects)
+		return nil, fmt.Errorf("resolve: redirect limit %d is negative (Options.NoRedirects follows none)", p.MaxRedirects)
 	case p.MaxBodyBytes < 0:
 		return nil, fmt.Errorf("resolve: body size limit %d is negative", p.MaxBodyBytes)
 	case p.Timeout < 0:
@@ -234,6 +244,9 @@ func (f *Fetcher) Fetch(ctx context.Context, target string) (*ingest.Retrieval, 
 			return fail(OutcomeRedirectLoop, "%d from %s back to %s, requested earlier in the chain", res.status, u, next)
 		}
 		if len(rt.Hops) > f.policy.MaxRedirects {
+			if f.policy.MaxRedirects == 0 {
+				return fail(OutcomeTooManyRedirects, "%d from %s to %s not followed: the policy follows no redirect", res.status, u, next)
+			}
 			return fail(OutcomeTooManyRedirects, "%d from %s to %s would be redirect %d; the policy follows at most %d", res.status, u, next, len(rt.Hops), f.policy.MaxRedirects)
 		}
 		u = next

@@ -296,6 +296,45 @@ func TestFetchTooManyRedirects(t *testing.T) {
 	}
 }
 
+// TestFetchNoRedirects checks a redirect limit of 0 (issue 18: it was
+// refused): the first response is recorded, a redirect as a hop that is not
+// followed, and the Fetcher reports its limit as 0.
+func TestFetchNoRedirects(t *testing.T) {
+	s := newSite(t)
+	f, err := resolve.New(&resolve.Options{
+		Policy:      ingest.FetchPolicy{UserAgent: "t", AllowPrivate: true, Timeout: generous},
+		NoRedirects: true,
+		LookupHost:  lookup,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if n := f.Policy().MaxRedirects; n != 0 {
+		t.Errorf("Policy().MaxRedirects = %d, want 0", n)
+	}
+	rt, err := f.Fetch(context.Background(), s.url("a.test", "/chain/0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rt.Outcome != "too-many-redirects" || len(rt.Hops) != 1 || rt.FinalURL != "" || !strings.Contains(rt.OutcomeError, "follows no redirect") {
+		t.Errorf("redirect: outcome %q %q, %d hops, final %q; want too-many-redirects, the one hop not followed, no final URL", rt.Outcome, rt.OutcomeError, len(rt.Hops), rt.FinalURL)
+	}
+	if len(rt.Hops) == 1 && (string(rt.Hops[0].Status) != "301" || rt.Hops[0].To != s.url("a.test", "/chain/1")) {
+		t.Errorf("hop %+v, want the 301 to /chain/1", rt.Hops[0])
+	}
+	rt, err = f.Fetch(context.Background(), s.url("a.test", "/final"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rt.Outcome != "ok" || len(rt.Hops) != 0 || rt.FinalURL != s.url("a.test", "/final") {
+		t.Errorf("no redirect: outcome %q, %d hops, final %q; want ok, none, /final", rt.Outcome, len(rt.Hops), rt.FinalURL)
+	}
+	if _, err := resolve.New(&resolve.Options{Policy: ingest.FetchPolicy{UserAgent: "t", MaxRedirects: 3}, NoRedirects: true}); err == nil {
+		t.Errorf("New accepted NoRedirects with a redirect limit of 3")
+	}
+}
+
 // TestGuardRefusesLoopback checks the default guard: a loopback test
 // server is refused by its literal address (the port policy first, then
 // the address at dial time) and through a name that resolves to loopback.
