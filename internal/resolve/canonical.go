@@ -3,6 +3,7 @@ package resolve
 import (
 	"io"
 	"net/url"
+	"slices"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -221,27 +222,45 @@ func LinkCanonicals(values []string, limit int) (targets []string, dropped int) 
 }
 
 // distinct keeps up to a limit of distinct strings in order of first
-// appearance, in time linear in the number offered.
+// appearance, in time linear in the number offered: a few are compared
+// one by one, as a page declares one or two, and a map takes over beyond
+// smallSet.
 type distinct struct {
 	list []string
-	seen map[string]struct{}
+	seen map[string]struct{} // the strings of list, once it is longer than smallSet
 }
+
+// smallSet is the most strings a set compares one by one.
+const smallSet = 8
 
 // add keeps s unless it is kept already or limit strings are; it returns 1
 // when s was a new string that did not fit, 0 otherwise.
 func (d *distinct) add(s string, limit int) int {
-	if _, ok := d.seen[s]; ok {
+	if d.has(s) {
 		return 0
 	}
 	if len(d.list) >= limit {
 		return 1
 	}
-	if d.seen == nil {
-		d.seen = map[string]struct{}{}
-	}
-	d.seen[s] = struct{}{}
 	d.list = append(d.list, s)
+	switch {
+	case d.seen != nil:
+		d.seen[s] = struct{}{}
+	case len(d.list) > smallSet:
+		d.seen = make(map[string]struct{}, 2*len(d.list))
+		for _, k := range d.list {
+			d.seen[k] = struct{}{}
+		}
+	}
 	return 0
+}
+
+func (d *distinct) has(s string) bool {
+	if d.seen == nil {
+		return slices.Contains(d.list, s)
+	}
+	_, ok := d.seen[s]
+	return ok
 }
 
 // maxHTMLBuf bounds the memory the HTML tokenizer may use for one token.

@@ -416,24 +416,37 @@ func isHTML(contentType string, br *bufio.Reader) bool {
 }
 
 // canonicalSet adds the canonical declarations of one response to its
-// retrieval, each URL once per source, in time linear in their number.
-// Different URLs are all kept: conflicting canonicals are evidence.
+// retrieval, each URL once per source, in time linear in their number (see
+// distinct). Different URLs are all kept: conflicting canonicals are
+// evidence.
 type canonicalSet struct {
-	seen map[ingest.Canonical]struct{}
+	seen map[ingest.Canonical]struct{} // rt.Canonical, once it is longer than smallSet
 }
 
 // add adds a declaration unless the same URL from the same source is there
 // already or the URL is empty.
 func (s *canonicalSet) add(rt *ingest.Retrieval, u, source string) {
 	c := ingest.Canonical{URL: u, Source: source}
-	if _, ok := s.seen[c]; ok || u == "" {
+	if u == "" {
 		return
 	}
 	if s.seen == nil {
-		s.seen = map[ingest.Canonical]struct{}{}
+		if slices.Contains(rt.Canonical, c) {
+			return
+		}
+	} else if _, ok := s.seen[c]; ok {
+		return
 	}
-	s.seen[c] = struct{}{}
 	rt.Canonical = append(rt.Canonical, c)
+	switch {
+	case s.seen != nil:
+		s.seen[c] = struct{}{}
+	case len(rt.Canonical) > smallSet:
+		s.seen = make(map[ingest.Canonical]struct{}, 2*len(rt.Canonical))
+		for _, k := range rt.Canonical {
+			s.seen[k] = struct{}{}
+		}
+	}
 }
 
 // hostLimiter bounds the requests to each host name at once.
