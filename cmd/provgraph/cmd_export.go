@@ -49,7 +49,8 @@ The description (DCAT, VoID, DCMI and SKOS terms, prov:wasGeneratedBy an
 export activity) records the policies (name, version, digest, parser,
 tracking parameters with reasons), the conventions (URLs are exact
 xsd:string literals; times keep their RFC 3339 form as xsd:dateTime;
-statuses and positions are xsd:integer; the redirect limit), the verdict
+statuses and positions are xsd:integer; the redirect limits of the resolve
+runs in the database, when there are any), the verdict
 codebook of review groups, the provgraph version and the export time. Every
 statement of it has a subject under https://w3id.org/provgraph/id/export/,
 so a comparison can drop it. ingest --format nq|nt|ttl loads an export back.

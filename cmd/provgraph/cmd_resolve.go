@@ -45,7 +45,8 @@ URL, without the fragment) and records what it observed as a new retrieval
 activity of the citation: every redirect hop (from, to, status, time,
 whether it crossed hosts), the final URL, status and content type, the
 SHA-256 of the body, and the canonical URLs declared in the Link header
-and in the HTML head. Earlier retrievals are kept, never overwritten.
+and in the HTML head (at most %d distinct URLs from each; the number
+dropped is recorded). Earlier retrievals are kept, never overwritten.
 
 A retrieval that fails is recorded too, with its outcome: ok, http-error,
 redirect-loop, too-many-redirects, invalid-redirect, timeout, dns-error,
@@ -54,7 +55,9 @@ blocked-port, unsupported-scheme, invalid-url or body-too-large.
 
 Policy (recorded on the run's node):
   redirects   at most --max-redirects (default %d); 301, 302, 303, 307 and
-              308 with a Location are followed with GET, by hand
+              308 with a Location are followed with GET, by hand. With 0,
+              the first response is recorded and a redirect is a hop with
+              the outcome too-many-redirects
   timeout     --timeout for each request, dialling to the end of the body
   body        at most %d bytes are read; a longer body gets no hash
   schemes     %s
@@ -64,7 +67,13 @@ Policy (recorded on the run's node):
               checked on the address dialled (after DNS, after every
               redirect); proxy settings of the environment are ignored.
               --allow-private lifts the address and port checks, for tests
-              on this machine.
+              on this machine; the summary says when the guard blocked
+              retrievals.
+
+--only-unresolved skips the citations that have a retrieval that did not
+fail (outcome ok, or a retrieval given in the input without an outcome):
+a citation whose every retrieval failed, blocked by the guard or
+otherwise, is retrieved again, and its failed retrievals are kept.
 
 Ctrl-C stops the run: retrievals under way are abandoned, finished ones are
 saved, and the run is marked interrupted (exit status 3).
@@ -75,7 +84,7 @@ saved, and the run is marked interrupted (exit status 3).
 			"  3  I/O or internal error, including a missing database file and a run\n     interrupted by Ctrl-C",
 			exitLineLocked,
 			exitLineCorrupt),
-			resolve.DefaultMaxRedirects, resolve.DefaultMaxBodyBytes,
+			resolve.MaxCanonicals, resolve.DefaultMaxRedirects, resolve.DefaultMaxBodyBytes,
 			strings.Join(resolve.DefaultSchemes, ", "), strings.Trim(fmt.Sprint(resolve.DefaultPorts), "[]")),
 		Example: `  provgraph resolve --db example.db
   provgraph resolve --db example.db --only-unresolved --since 2026-11-01T00:00:00Z`,
@@ -86,13 +95,13 @@ saved, and the run is marked interrupted (exit status 3).
 	}
 	o.dbOptions.addFlags(cmd)
 	f := cmd.Flags()
-	f.IntVar(&o.maxRedirects, "max-redirects", resolve.DefaultMaxRedirects, "redirects followed at most (policy)")
+	f.IntVar(&o.maxRedirects, "max-redirects", resolve.DefaultMaxRedirects, "redirects followed at most; 0 records the first response and follows none (policy)")
 	f.DurationVar(&o.timeout, "timeout", resolve.DefaultTimeout, "time allowed for each request, dialling to the end of the body (policy)")
 	f.IntVar(&o.concurrency, "concurrency", ingest.DefaultConcurrency, "retrievals at once")
 	f.IntVar(&o.perHost, "per-host", resolve.DefaultPerHost, "requests to one host at once")
 	f.StringVar(&o.userAgent, "user-agent", userAgent(), "User-Agent header sent with every request (policy)")
 	f.BoolVar(&o.allowPrivate, "allow-private", false, "allow loopback, private and other non-public addresses and any port (for tests; policy)")
-	f.BoolVar(&o.onlyUnresolved, "only-unresolved", false, "skip citations that already have a retrieval")
+	f.BoolVar(&o.onlyUnresolved, "only-unresolved", false, "skip citations that already have a retrieval that did not fail (failed ones are retried)")
 	f.StringVar(&o.since, "since", "", "only citations observed at or after this RFC 3339 time")
 	return cmd
 }
@@ -108,8 +117,8 @@ func runResolve(cmd *cobra.Command, o resolveOptions) error {
 		sel.Since = t
 	}
 	switch {
-	case o.maxRedirects < 1:
-		return usagef("--max-redirects %d: want 1 or more", o.maxRedirects)
+	case o.maxRedirects < 0:
+		return usagef("--max-redirects %d: want 0 or more (0 follows no redirect)", o.maxRedirects)
 	case o.timeout <= 0:
 		return usagef("--timeout %v: want a positive duration", o.timeout)
 	case o.concurrency < 1:
@@ -124,7 +133,8 @@ func runResolve(cmd *cobra.Command, o resolveOptions) error {
 			MaxRedirects: o.maxRedirects, Timeout: o.timeout, UserAgent: o.userAgent,
 			AllowPrivate: o.allowPrivate,
 		},
-		PerHost: o.perHost,
+		NoRedirects: o.maxRedirects == 0,
+		PerHost:     o.perHost,
 	})
 	if err != nil {
 		return usageError{err}
@@ -186,6 +196,11 @@ func runResolve(cmd *cobra.Command, o resolveOptions) error {
 	fmt.Fprintf(stderr, "resolve: %d of %d URLs retrieved for %d citations%s: %d resolved, %d redirected, %d cross-host, %d failed%s; %d quads added, %s\n",
 		sum.Retrievals, sum.Targets, sum.Citations, skipped, sum.Outcomes[resolve.OutcomeOK], sum.Redirected, sum.CrossHost, failed, why,
 		sum.QuadsAdded, sum.Elapsed.Round(time.Millisecond))
+	if blocked := sum.Outcomes[resolve.OutcomeBlockedAddress] + sum.Outcomes[resolve.OutcomeBlockedPort]; blocked > 0 && !o.allowPrivate {
+		ports := strings.ReplaceAll(strings.Trim(fmt.Sprint(fetcher.Policy().Ports), "[]"), " ", ", ")
+		fmt.Fprintf(stderr, "resolve: the guard refused %d retrievals (blocked-address, blocked-port): a non-public address, or a port other than %s. They are recorded as failed, and --only-unresolved retries them; --allow-private lifts the guard, for servers on this machine.\n",
+			blocked, ports)
+	}
 	if err != nil {
 		return fmt.Errorf("%w; the %d retrievals finished are saved and run %s is marked interrupted", err, sum.Retrievals, sum.Run.Value)
 	}
@@ -201,11 +216,15 @@ func skippedText(c ingest.TargetCounts) string {
 	if c.Resolved > 0 {
 		parts = append(parts, fmt.Sprintf("%d resolved already", c.Resolved))
 	}
+	retried := ""
+	if c.Retried > 0 {
+		retried = fmt.Sprintf(", %d of them again after failed retrievals", c.Retried)
+	}
 	if c.Before > 0 {
 		parts = append(parts, fmt.Sprintf("%d observed before --since", c.Before))
 	}
 	if len(parts) == 0 {
-		return ""
+		return retried
 	}
-	return " (skipped: " + strings.Join(parts, ", ") + ")"
+	return retried + " (skipped: " + strings.Join(parts, ", ") + ")"
 }

@@ -16,10 +16,13 @@ import (
 	"testing"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/vocab"
 )
 
 // TestResolveCLI runs provgraph resolve against a loopback server: first
-// with the default guard, which refuses it, then with --allow-private.
+// with the default guard, which refuses it (and the summary names
+// --allow-private), then with --allow-private, then with --only-unresolved,
+// which retries the citations whose retrievals failed (issue 18).
 // What each run prints and the retrievals lineage then shows are compared
 // with testdata/resolve/ (rewrite with -update), after the server's port,
 // times and durations are replaced by placeholders.
@@ -71,8 +74,9 @@ func TestResolveCLI(t *testing.T) {
 	var got bytes.Buffer
 	for _, args := range [][]string{
 		{"resolve", "--db", db},
-		{"resolve", "--db", db, "--allow-private", "--timeout", "300ms", "--since", "2026-11-02T00:00:00Z"},
-		{"resolve", "--db", db, "--allow-private", "--only-unresolved"},
+		{"resolve", "--db", db, "--allow-private", "--timeout", "1s", "--since", "2026-11-02T00:00:00Z"},
+		// The loop and the timeout failed: --only-unresolved retries them.
+		{"resolve", "--db", db, "--allow-private", "--timeout", "1s", "--since", "2026-11-02T00:00:00Z", "--only-unresolved"},
 		{"resolve", "--db", db, "--since", "yesterday"},
 	} {
 		stdout, stderr, code := run(args...)
@@ -110,5 +114,52 @@ func TestResolveCLI(t *testing.T) {
 	defer st.Close()
 	if err := st.Check(context.Background()); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestResolveMaxRedirectsZero checks that --max-redirects 0 records the
+// first response and follows no redirect, and that the run records the
+// limit 0 (issue 18: it was refused); a negative limit is a usage error.
+func TestResolveMaxRedirectsZero(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/moved" {
+			http.Redirect(w, r, "/page", http.StatusMovedPermanently)
+			return
+		}
+		fmt.Fprint(w, "page")
+	}))
+	defer srv.Close()
+	db := filepath.Join(t.TempDir(), "z.db")
+	in := `{"citation_id": "z1", "observed_at": "2026-11-02T10:00:00Z", "raw_url": "` + srv.URL + `/moved"}` + "\n"
+	run := func(args ...string) (string, int) {
+		var stdout, stderr bytes.Buffer
+		code := Run(context.Background(), args, strings.NewReader(in), &stdout, &stderr)
+		return stderr.String(), code
+	}
+	if stderr, code := run("ingest", "--db", db, "-"); code != 0 {
+		t.Fatalf("ingest: exit %d: %s", code, stderr)
+	}
+	if stderr, code := run("resolve", "--db", db, "--max-redirects", "-1"); code != 2 || !strings.Contains(stderr, "--max-redirects -1: want 0 or more") {
+		t.Errorf("--max-redirects -1: exit %d: %s; want 2 and a usage error", code, stderr)
+	}
+	stderr, code := run("resolve", "--db", db, "--allow-private", "--max-redirects", "0")
+	if code != 0 || !strings.Contains(stderr, "1 failed (too-many-redirects 1)") {
+		t.Fatalf("--max-redirects 0: exit %d: %s; want 0 and one too-many-redirects", code, stderr)
+	}
+	st, err := graph.Open(db, &graph.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.Subjects(graph.IRI(vocab.RDFType), graph.IRI(vocab.ResolveRun))
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("resolve runs %v, %v; want one", runs, err)
+	}
+	if limit, _ := st.Objects(runs[0], graph.IRI(vocab.MaxRedirects)); len(limit) != 1 || limit[0].Value != "0" {
+		t.Errorf("the run's pg:maxRedirects = %v, want 0", limit)
+	}
+	hops, _ := st.Subjects(graph.IRI(vocab.Status), graph.Literal("301", graph.XSDInteger))
+	if len(hops) != 1 {
+		t.Errorf("%d hops with status 301, want the one redirect recorded", len(hops))
 	}
 }

@@ -77,27 +77,38 @@ var codebookRules = "Review groups are derived by a query and merge nothing: eve
 // convention is a rule the data follows that a count depends on.
 type convention struct {
 	id, title, description string
-	value                  graph.Term // rdf:value, when the convention has one
+	values                 []graph.Term // rdf:value, when the convention has one
 }
 
-func conventions(redirectLimit int) []convention {
-	return []convention{
+// conventions returns the conventions of a dataset whose resolve runs
+// applied the given redirect limits; with none, the redirect limit is not
+// stated, because nothing in the data was retrieved under one.
+func conventions(redirectLimits []int64) []convention {
+	cs := []convention{
 		{"url-literals", "URLs are exact xsd:string literals",
 			"Every URL as given (raw URL, redirect hop from and to, final URL, canonical URL, relation target) and every comparison key is an xsd:string literal holding the exact text, never an IRI and never xsd:anyURI: " +
 				"an IRI would have to escape or reject text that is not a valid IRI, and xsd:anyURI invites processors to normalize or refuse the value, while the exact text is the evidence. " +
 				"Instance nodes are minted IRIs (" + IDBase + "KIND/HEX), never made from a URL, so every IRI in the data is valid per RFC 3987 whatever the raw URLs contained.",
-			graph.IRI(graph.XSDString)},
+			[]graph.Term{graph.IRI(graph.XSDString)}},
 		{"timestamps", "timestamps keep their observed lexical form",
 			"Every time is an xsd:dateTime literal whose lexical form is the RFC 3339 text exactly as observed, offset included: 2025-01-01T01:00:00+01:00 and 2025-01-01T00:00:00Z stay two literals. " +
 				"Times provgraph records itself (ingest runs, exports) are UTC with up to nine fractional digits.",
-			graph.IRI(graph.XSDDateTime)},
+			[]graph.Term{graph.IRI(graph.XSDDateTime)}},
 		{"integers", "statuses, positions and counts are xsd:integer",
 			"HTTP statuses, citation positions, hop indexes and record counts are xsd:integer literals in the lexical form given.",
-			graph.IRI(graph.XSDInteger)},
-		{"redirect-limit", "redirect limit",
-			"The most redirects a retrieval follows before its outcome is too-many-redirects. Retrievals are ingested as recorded; the limit applies to the retrievals provgraph makes and is recorded so that a count of redirect chains can be explained.",
-			graph.Literal(strconv.Itoa(redirectLimit), graph.XSDInteger)},
+			[]graph.Term{graph.IRI(graph.XSDInteger)}},
 	}
+	if len(redirectLimits) == 0 {
+		return cs
+	}
+	var values []graph.Term
+	for _, n := range redirectLimits {
+		values = append(values, graph.Literal(strconv.FormatInt(n, 10), graph.XSDInteger))
+	}
+	return append(cs, convention{"redirect-limit", "redirect limit",
+		"The most redirects a retrieval made by provgraph resolve followed before its outcome was too-many-redirects: each rdf:value is the limit of one or more of the resolve runs in the data (pg:maxRedirects of each pg:ResolveRun says which). " +
+			"Retrievals given in the input are ingested as recorded, under no limit of provgraph's. The limit is stated so that a count of redirect chains can be explained.",
+		values})
 }
 
 // policyInfo is a normalization policy as stored in the database.
@@ -115,6 +126,7 @@ type description struct {
 	started         time.Time
 	policies        []policyInfo
 	groups          *groupWriter // the review groups written, when asked
+	redirectLimits  []int64      // the distinct pg:maxRedirects of the resolve runs, ascending
 }
 
 func newDescription(ctx context.Context, st *graph.Store, o Options, started time.Time) (*description, error) {
@@ -159,7 +171,33 @@ func newDescription(ctx context.Context, st *graph.Store, o Options, started tim
 		d.policies = append(d.policies, info)
 	}
 	slices.SortFunc(d.policies, func(a, b policyInfo) int { return strings.Compare(a.digest+a.node, b.digest+b.node) })
+	if d.redirectLimits, err = redirectLimits(st); err != nil {
+		return nil, err
+	}
 	return d, nil
+}
+
+// redirectLimits returns the distinct redirect limits (pg:maxRedirects)
+// the resolve runs in st recorded, ascending.
+func redirectLimits(st *graph.Store) ([]int64, error) {
+	runs, err := st.Subjects(graph.IRI(vocab.RDFType), graph.IRI(vocab.ResolveRun))
+	if err != nil {
+		return nil, err
+	}
+	var limits []int64
+	for _, r := range runs {
+		objs, err := st.Objects(r, graph.IRI(vocab.MaxRedirects))
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range objs {
+			if n, err := strconv.ParseInt(o.Value, 10, 64); err == nil && o.Kind == graph.KindLiteral {
+				limits = append(limits, n)
+			}
+		}
+	}
+	slices.Sort(limits)
+	return slices.Compact(limits), nil
 }
 
 // mintIRI names a node as ingest does (MODEL.md rule 2): IDBase, the kind,
@@ -263,14 +301,16 @@ func (d *description) quads(data, ontology int64, ended time.Time) []graph.Quad 
 		d.trackingParams(pd, p, add, str, types)
 	}
 
-	for _, c := range conventions(d.opts.RedirectLimit) {
+	for _, c := range conventions(d.redirectLimits) {
 		cn := sub("convention/" + c.id)
 		add(ds, DCTNS+"conformsTo", cn)
 		types(cn, DCTNS+"Standard", vocab.ProvEntity)
 		str(cn, DCTNS+"identifier", c.id)
 		str(cn, DCTNS+"title", c.title)
 		str(cn, DCTNS+"description", c.description)
-		add(cn, vocab.RDFNS+"value", c.value)
+		for _, v := range c.values {
+			add(cn, vocab.RDFNS+"value", v)
+		}
 	}
 
 	cb := sub("codebook")

@@ -22,12 +22,13 @@
 // prov:wasGeneratedBy a prov:Activity of this provgraph build: the export
 // time, the policies (name, version, digest, parser, and the tracking
 // parameters with their reasons, read from the stored policy text), the
-// conventions the data follows (URL literals, timestamps, integers, the
-// redirect limit) and the codebook of review-group verdicts, in DCMI Terms,
-// VoID and SKOS. Every node of it also has a PROV base class, which PROV
-// tools that do not reason need. Every statement of it has the dataset
-// node, or an IRI under it, as subject, and in N-Quads the graph
-// Summary.DescriptionGraph, so a comparison can leave it out. It is written last: an export to a
+// conventions the data follows (URL literals, timestamps, integers, and
+// the redirect limits the resolve runs in the database recorded) and the
+// codebook of review-group verdicts, in DCMI Terms, VoID and SKOS. Every
+// node of it also has a PROV base class, which PROV tools that do not
+// reason need. Every statement of it has the dataset node, or an IRI under
+// it, as subject, and in N-Quads the graph Summary.DescriptionGraph, so a
+// comparison can leave it out. It is written last: an export to a
 // pipe that was cut short has none.
 //
 // With Options.Groups, the review groups of internal/query follow the data

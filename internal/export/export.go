@@ -37,11 +37,6 @@ var Formats = []Format{NTriples, NQuads, Turtle, JSONLD}
 // ErrFormat is returned for a format that is not one of Formats.
 var ErrFormat = errors.New("unknown export format")
 
-// DefaultRedirectLimit is the redirect limit recorded when Options does not
-// give one: the most redirects a retrieval follows before its outcome is
-// too-many-redirects.
-const DefaultRedirectLimit = 10
-
 // Options configures Write. A nil *Options means the zero Options; Format is
 // then NTriples.
 type Options struct {
@@ -54,9 +49,6 @@ type Options struct {
 	// Version is the provgraph version the description records; empty
 	// means "unknown".
 	Version string
-	// RedirectLimit is recorded in the description; zero means
-	// DefaultRedirectLimit.
-	RedirectLimit int
 	// Groups, when not nil, adds the review groups provgraph groups
 	// derives with these options, after the data (and the ontology), as
 	// derived PROV entities in the named graph Summary.GroupsGraph. The
@@ -118,9 +110,6 @@ func Write(ctx context.Context, st *graph.Store, w io.Writer, opts *Options) (Su
 	now := o.Now
 	if now == nil {
 		now = time.Now
-	}
-	if o.RedirectLimit <= 0 {
-		o.RedirectLimit = DefaultRedirectLimit
 	}
 	sum := Summary{Format: o.Format, Started: now()}
 	bw := bufio.NewWriterSize(w, 256<<10)

@@ -130,7 +130,6 @@ func TestDescription(t *testing.T) {
 		`<http://purl.org/dc/terms/identifier> "` + pol.Digest() + `"`,
 		`<http://purl.org/dc/terms/title> "` + normalize.ParserName + `"`,
 		`<http://www.w3.org/2002/07/owl#versionInfo> "` + normalize.ParserVersion + `"`,
-		`<` + ds + `/convention/redirect-limit> <http://www.w3.org/1999/02/22-rdf-syntax-ns#value> "10"^^<http://www.w3.org/2001/XMLSchema#integer>`,
 		`<` + ds + `/convention/timestamps> <http://www.w3.org/1999/02/22-rdf-syntax-ns#value> <http://www.w3.org/2001/XMLSchema#dateTime>`,
 		`<` + ds + `/convention/url-literals> <http://www.w3.org/1999/02/22-rdf-syntax-ns#value> <http://www.w3.org/2001/XMLSchema#string>`,
 		`<http://www.w3.org/ns/prov#used> <` + ingest.IDBase + `policy/`,

@@ -314,6 +314,9 @@ func (m *Mapper) retrievalQuads(ret, rawNode graph.Term, rt *Retrieval) {
 	m.str(ret, vocab.SnapshotRef, rt.SnapshotRef)
 	m.str(ret, vocab.Outcome, rt.Outcome)
 	m.str(ret, vocab.OutcomeError, rt.OutcomeError)
+	if rt.CanonicalDropped > 0 {
+		m.typed(ret, vocab.CanonicalDropped, strconv.Itoa(rt.CanonicalDropped), xsdInt)
+	}
 	declarer := rawNode
 	if rt.FinalURL != "" {
 		m.str(ret, vocab.FinalURL, rt.FinalURL)

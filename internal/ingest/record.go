@@ -43,6 +43,11 @@ type Retrieval struct {
 	SnapshotRef  string      `json:"snapshot_ref,omitempty"`
 	Outcome      string      `json:"outcome,omitempty"`
 	OutcomeError string      `json:"outcome_error,omitempty"`
+
+	// CanonicalDropped counts the canonical declarations the response made
+	// beyond those the fetcher kept (pg:canonicalDropped); zero when none
+	// were dropped.
+	CanonicalDropped int `json:"canonical_dropped,omitempty"`
 }
 
 // Hop is one redirect: from, to, the status that caused it and when.
@@ -201,6 +206,9 @@ func ParseRecord(line []byte, file string, lineNo int) (*Record, error) {
 					return nil, fail(f+".at", "%v", err)
 				}
 			}
+		}
+		if rt.CanonicalDropped < 0 {
+			return nil, fail("retrieval.canonical_dropped", "%d is negative", rt.CanonicalDropped)
 		}
 		for i, c := range rt.Canonical {
 			f := fmt.Sprintf("retrieval.canonical[%d]", i)

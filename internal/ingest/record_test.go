@@ -30,6 +30,7 @@ func TestParseRecordErrors(t *testing.T) {
 		{`{"raw_url":"x","observed_at":"2025-01-01T00:00:00Z","retrieval":{"hops":[{"from":"a","to":"b","status":700}]}}`, "retrieval.hops[0].status", "out of range"},
 		{`{"raw_url":"x","observed_at":"2025-01-01T00:00:00Z","retrieval":{"final_status":"200"}}`, "retrieval.final_status", "must be a JSON integer, got a string"},
 		{`{"raw_url":"x","observed_at":"2025-01-01T00:00:00Z","retrieval":{"canonical":[{"url":"u","source":"meta"}]}}`, "retrieval.canonical[0].source", `"meta" is not one of`},
+		{`{"raw_url":"x","observed_at":"2025-01-01T00:00:00Z","retrieval":{"canonical_dropped":-1}}`, "retrieval.canonical_dropped", "negative"},
 		{`{"raw_url":"x","observed_at":"2025-01-01T00:00:00Z","relations":[{"type":"copy_of","target":"t"}]}`, "relations[0].type", `"copy_of" is not one of`},
 		{`{"raw_url":"x","observed_at":"2025-01-01T00:00:00Z","relations":[{"type":"format_of","target":"t","format":"epub"}]}`, "relations[0].format", `"epub"`},
 		{`{"raw_url":"x","observed_at":"2025-01-01T00:00:00Z","relations":[{"type":"archive_of","target":"t","captured_at":"2020"}]}`, "relations[0].captured_at", "RFC 3339"},

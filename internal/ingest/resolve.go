@@ -43,7 +43,11 @@ type ResolveTarget struct {
 // TargetOptions selects the citations to resolve. The zero value selects
 // every citation whose raw URL a stored normalization accepted.
 type TargetOptions struct {
-	OnlyUnresolved bool      // skip citations that have any retrieval
+	// OnlyUnresolved skips citations that have a retrieval that did not
+	// fail: one whose outcome is ok, or that has no outcome (a retrieval
+	// given in the input without one). A citation whose every retrieval
+	// failed is selected again; its failed retrievals are kept.
+	OnlyUnresolved bool
 	Since          time.Time // when not zero, only citations observed at or after it
 }
 
@@ -52,7 +56,8 @@ type TargetCounts struct {
 	Citations int // citations in the database
 	Selected  int // citations to be linked to a retrieval
 	Rejected  int // skipped: no normalization accepted the raw URL
-	Resolved  int // skipped by OnlyUnresolved
+	Resolved  int // skipped by OnlyUnresolved: a retrieval did not fail
+	Retried   int // selected by OnlyUnresolved although every retrieval of theirs failed
 	Before    int // skipped by Since
 	RawURLs   int // distinct targets
 }
@@ -74,7 +79,7 @@ func ResolveTargets(ctx context.Context, st *graph.Store, opts TargetOptions) ([
 		return m, nil
 	}
 	p := map[string]map[string][]graph.Term{}
-	for _, pred := range []string{vocab.Cites, vocab.ObservedAt, vocab.RetrievedIn, vocab.NormalizedAs, vocab.ErrorCode, vocab.Parsed, vocab.Text} {
+	for _, pred := range []string{vocab.Cites, vocab.ObservedAt, vocab.RetrievedIn, vocab.NormalizedAs, vocab.ErrorCode, vocab.Parsed, vocab.Text, vocab.Outcome} {
 		m, err := read(pred)
 		if err != nil {
 			return nil, counts, err
@@ -126,7 +131,11 @@ func ResolveTargets(ctx context.Context, st *graph.Store, opts TargetOptions) ([
 			counts.Rejected++
 			continue
 		}
-		if opts.OnlyUnresolved && len(p[vocab.RetrievedIn][c]) > 0 {
+		retrieved := p[vocab.RetrievedIn][c]
+		if opts.OnlyUnresolved && slices.ContainsFunc(retrieved, func(r graph.Term) bool {
+			o := first(p[vocab.Outcome][r.Value])
+			return o == "" || o == "ok"
+		}) {
 			counts.Resolved++
 			continue
 		}
@@ -138,6 +147,9 @@ func ResolveTargets(ctx context.Context, st *graph.Store, opts TargetOptions) ([
 			}
 		}
 		counts.Selected++
+		if opts.OnlyUnresolved && len(retrieved) > 0 {
+			counts.Retried++
+		}
 		fetch, _, _ := strings.Cut(href, "#")
 		k := raw + "\x00" + fetch
 		t := byURL[k]

@@ -353,3 +353,89 @@ func BenchmarkResolve(b *testing.B) {
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "retrievals/s")
 	b.ReportMetric(float64(quads)/float64(n*b.N), "quads/retrieval")
 }
+
+// TestResolveRecordsDroppedCanonicals checks that a retrieval whose
+// fetcher dropped canonical declarations says how many (issue 19), and one
+// that dropped none says nothing.
+func TestResolveRecordsDroppedCanonicals(t *testing.T) {
+	port := resolveSite(t)
+	st := openStore(t)
+	if _, err := ingestFile(t, st, citationsFile(t, port, "/many", "/few"), false); err != nil {
+		t.Fatal(err)
+	}
+	targets, _, err := ingest.ResolveTargets(context.Background(), st, ingest.TargetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetch := func(_ context.Context, u string) (*ingest.Retrieval, error) {
+		rt := &ingest.Retrieval{RetrievedAt: "2026-12-01T00:00:00Z", FinalURL: u, FinalStatus: "200", Outcome: "ok",
+			Canonical: []ingest.Canonical{{URL: "https://example.com/c", Source: "html-link"}}}
+		if strings.HasSuffix(u, "/many") {
+			rt.CanonicalDropped = 12345
+		}
+		return rt, nil
+	}
+	if _, err := ingest.Resolve(context.Background(), st, targets, ingest.ResolveOptions{Fetch: fetch}); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	err = st.Match(context.Background(), graph.Quad{P: graph.IRI(vocab.CanonicalDropped)}, func(q graph.Quad) error {
+		urls, err := st.Objects(q.S, graph.IRI(vocab.FinalURL))
+		if err != nil || len(urls) != 1 {
+			return fmt.Errorf("final URL of %s: %v %v", q.S, urls, err)
+		}
+		got[urls[0].Value] = q.O.Value + " " + q.O.Datatype
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"http://a.test:" + port + "/many": "12345 " + graph.XSDInteger}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("pg:canonicalDropped by final URL = %v, want %v", got, want)
+	}
+}
+
+// TestOnlyUnresolvedRetriesFailures checks what --only-unresolved skips: a
+// citation with a retrieval that did not fail (outcome ok, or none given),
+// never one whose every retrieval failed (issue 18: citations refused by
+// the guard were skipped as resolved already).
+func TestOnlyUnresolvedRetriesFailures(t *testing.T) {
+	st := openStore(t)
+	in := writeFile(t, "given.jsonl", `{"citation_id": "given-no-outcome", "observed_at": "2026-11-01T00:00:00Z", "raw_url": "http://a.test/1", "retrieval": {"retrieved_at": "2026-01-01T00:00:00Z", "final_url": "http://a.test/1", "final_status": 200}}
+{"citation_id": "given-failed", "observed_at": "2026-11-01T00:00:00Z", "raw_url": "http://a.test/2", "retrieval": {"retrieved_at": "2026-01-01T00:00:00Z", "outcome": "timeout"}}
+{"citation_id": "none", "observed_at": "2026-11-01T00:00:00Z", "raw_url": "http://a.test/3"}
+`)
+	if _, err := ingestFile(t, st, in, false); err != nil {
+		t.Fatal(err)
+	}
+	urls := func(targets []ingest.ResolveTarget) []string {
+		var out []string
+		for _, tg := range targets {
+			out = append(out, tg.URL)
+		}
+		return out
+	}
+	only := ingest.TargetOptions{OnlyUnresolved: true}
+	targets, counts, err := ingest.ResolveTargets(context.Background(), st, only)
+	if err != nil || fmt.Sprint(urls(targets)) != "[http://a.test/2 http://a.test/3]" || counts.Resolved != 1 || counts.Retried != 1 {
+		t.Errorf("before resolving: targets %v, counts %+v, %v; want /2 and /3, 1 resolved, 1 retried", urls(targets), counts, err)
+	}
+	// The guard blocks /2 again; /3 is fetched.
+	fetch := func(_ context.Context, u string) (*ingest.Retrieval, error) {
+		if strings.HasSuffix(u, "/2") {
+			return &ingest.Retrieval{RetrievedAt: "2026-12-01T00:00:00Z", Outcome: "blocked-address", OutcomeError: "refused"}, nil
+		}
+		return &ingest.Retrieval{RetrievedAt: "2026-12-01T00:00:00Z", FinalURL: u, FinalStatus: "200", Outcome: "ok"}, nil
+	}
+	if _, err := ingest.Resolve(context.Background(), st, targets, ingest.ResolveOptions{Fetch: fetch}); err != nil {
+		t.Fatal(err)
+	}
+	targets, counts, err = ingest.ResolveTargets(context.Background(), st, only)
+	if err != nil || fmt.Sprint(urls(targets)) != "[http://a.test/2]" || counts.Resolved != 2 || counts.Retried != 1 {
+		t.Errorf("after resolving: targets %v, counts %+v, %v; want /2 only, 2 resolved, 1 retried", urls(targets), counts, err)
+	}
+	if got := retrievals(t, st)["given-failed"]; len(got) != 2 {
+		t.Errorf("given-failed has %d retrievals, want the failed one given and the failed one made, both kept", len(got))
+	}
+}

@@ -3,6 +3,7 @@ package resolve
 import (
 	"io"
 	"net/url"
+	"slices"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -43,13 +44,29 @@ func (l Link) Rel() []string {
 	return nil
 }
 
+// MaxCanonicals is how many distinct canonical URLs a Fetcher keeps from
+// each signal source of one response: the Link header and the HTML head.
+// Pages declare one, rarely two; a response declaring more is hostile or
+// broken, and keeping every one would cost memory in proportion to the
+// body. Declarations beyond the limit are counted in the retrieval's
+// CanonicalDropped instead of kept.
+const MaxCanonicals = 100
+
 // ParseLinkHeader parses the values of the Link header fields of a
 // response (RFC 8288 §3, with the list syntax of RFC 9110 §5.6.1). It is
 // lenient, as a reader of evidence should be: a malformed link-value is
 // skipped up to the next comma outside quotes and angle brackets, and the
-// links around it are kept.
+// links around it are kept. It takes time linear in the length of the
+// values.
 func ParseLinkHeader(values []string) []Link {
 	var links []Link
+	eachLink(values, func(l Link) { links = append(links, l) })
+	return links
+}
+
+// eachLink calls fn with each link of the Link header values, in order,
+// without collecting them.
+func eachLink(values []string, fn func(Link)) {
 	for _, v := range values {
 		p := linkParser{s: v}
 		for {
@@ -58,13 +75,12 @@ func ParseLinkHeader(values []string) []Link {
 				break
 			}
 			if l, ok := p.link(); ok {
-				links = append(links, l)
+				fn(l)
 			} else {
 				p.skipValue()
 			}
 		}
 	}
-	return links
 }
 
 type linkParser struct {
@@ -187,28 +203,77 @@ func isTokenChar(c byte) bool {
 	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
 }
 
-// LinkCanonicals returns the targets of the links whose relation types
-// include canonical, in order, exactly as written.
-func LinkCanonicals(values []string) []string {
-	var out []string
-	for _, l := range ParseLinkHeader(values) {
+// LinkCanonicals returns the distinct targets of the links whose
+// relation types include canonical, in order of first appearance, exactly
+// as written: at most limit of them, and the number of further canonical
+// links that were not kept. A repeat of a kept target is neither kept
+// again nor counted.
+func LinkCanonicals(values []string, limit int) (targets []string, dropped int) {
+	var kept distinct
+	eachLink(values, func(l Link) {
 		for _, r := range l.Rel() {
 			if r == "canonical" {
-				out = append(out, l.Target)
+				dropped += kept.add(l.Target, limit)
 				break
 			}
 		}
+	})
+	return kept.list, dropped
+}
+
+// distinct keeps up to a limit of distinct strings in order of first
+// appearance, in time linear in the number offered: a few are compared
+// one by one, as a page declares one or two, and a map takes over beyond
+// smallSet.
+type distinct struct {
+	list []string
+	seen map[string]struct{} // the strings of list, once it is longer than smallSet
+}
+
+// smallSet is the most strings a set compares one by one.
+const smallSet = 8
+
+// add keeps s unless it is kept already or limit strings are; it returns 1
+// when s was a new string that did not fit, 0 otherwise.
+func (d *distinct) add(s string, limit int) int {
+	if d.has(s) {
+		return 0
 	}
-	return out
+	if len(d.list) >= limit {
+		return 1
+	}
+	d.list = append(d.list, s)
+	switch {
+	case d.seen != nil:
+		d.seen[s] = struct{}{}
+	case len(d.list) > smallSet:
+		d.seen = make(map[string]struct{}, 2*len(d.list))
+		for _, k := range d.list {
+			d.seen[k] = struct{}{}
+		}
+	}
+	return 0
+}
+
+func (d *distinct) has(s string) bool {
+	if d.seen == nil {
+		return slices.Contains(d.list, s)
+	}
+	_, ok := d.seen[s]
+	return ok
 }
 
 // maxHTMLBuf bounds the memory the HTML tokenizer may use for one token.
 const maxHTMLBuf = 1 << 20
 
-// HTMLCanonicals reads an HTML document's head and returns the href of
-// every <link> whose rel includes canonical, in document order, exactly as
-// written (entities decoded), and the href of the first <base> that has
-// one, which relative hrefs are resolved against (HTML §4.2.3).
+// HTMLCanonicals reads an HTML document's head and returns the distinct
+// hrefs of the <link> elements whose rel includes canonical, in document
+// order, exactly as written (entities decoded): at most limit of them, and
+// the number of further canonical links that were not kept (a repeat of a
+// kept href is neither kept again nor counted). It also returns the href
+// of the first <base> that has one, which relative hrefs are resolved
+// against (HTML §4.2.3). Memory is bounded by limit and the tokenizer's
+// buffer, and time is linear in the length of the head.
 //
 // Only the head is read, because a canonical link is only honoured there:
 // reading stops at <body>, at </head>, at the first element that cannot be
@@ -216,7 +281,8 @@ const maxHTMLBuf = 1 << 20
 // which is where an HTML parser starts the body (HTML §13.2.6.4).
 // The tokenizer is golang.org/x/net/html's. Reading also stops at a token
 // longer than 1 MiB.
-func HTMLCanonicals(r io.Reader) (hrefs []string, base string) {
+func HTMLCanonicals(r io.Reader, limit int) (hrefs []string, base string, dropped int) {
+	var kept distinct
 	z := html.NewTokenizer(r)
 	z.SetMaxBuf(maxHTMLBuf)
 	haveBase := false
@@ -224,16 +290,16 @@ func HTMLCanonicals(r io.Reader) (hrefs []string, base string) {
 	for {
 		switch z.Next() {
 		case html.ErrorToken:
-			return hrefs, base
+			return kept.list, base, dropped
 		case html.TextToken:
 			if raw == 0 && strings.Trim(string(z.Text()), " \t\n\f\r") != "" {
-				return hrefs, base
+				return kept.list, base, dropped
 			}
 		case html.EndTagToken:
 			name, _ := z.TagName()
 			a := atom.Lookup(name)
 			if a == atom.Head || a == atom.Body || a == atom.Html {
-				return hrefs, base
+				return kept.list, base, dropped
 			}
 			if a == raw {
 				raw = 0
@@ -253,13 +319,13 @@ func HTMLCanonicals(r io.Reader) (hrefs []string, base string) {
 				for _, r := range strings.Fields(strings.ToLower(rel)) {
 					if r == "canonical" {
 						if href, ok := attr(tok, "href"); ok {
-							hrefs = append(hrefs, href)
+							dropped += kept.add(href, limit)
 						}
 						break
 					}
 				}
 			default:
-				return hrefs, base
+				return kept.list, base, dropped
 			}
 		}
 	}

@@ -31,7 +31,7 @@ func TestLinkCanonicals(t *testing.T) {
 		{nil, nil},
 	}
 	for _, tc := range tests {
-		if got := resolve.LinkCanonicals(tc.header); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+		if got, _ := resolve.LinkCanonicals(tc.header, resolve.MaxCanonicals); fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("LinkCanonicals(%q) = %q, want %q", tc.header, got, tc.want)
 		}
 	}
@@ -57,17 +57,52 @@ func TestHTMLCanonicals(t *testing.T) {
 		{`<svg><link rel=canonical href=/svg>`, nil, ""},
 	}
 	for _, tc := range tests {
-		hrefs, base := resolve.HTMLCanonicals(strings.NewReader(tc.doc))
+		hrefs, base, _ := resolve.HTMLCanonicals(strings.NewReader(tc.doc), resolve.MaxCanonicals)
 		if fmt.Sprint(hrefs) != fmt.Sprint(tc.hrefs) || base != tc.base {
 			t.Errorf("HTMLCanonicals(%q) = %q, %q; want %q, %q", tc.doc, hrefs, base, tc.hrefs, tc.base)
 		}
 	}
 }
 
+// TestCanonicalsBounded checks that both parsers keep distinct URLs only,
+// at most the limit of them, and count the further ones they drop
+// (issue 19: a head with 160,000 canonical links took 34 s and 1.2 GB).
+func TestCanonicalsBounded(t *testing.T) {
+	tests := []struct {
+		targets []string // the canonical targets written, in order
+		limit   int
+		want    []string
+		dropped int
+	}{
+		{[]string{"/a", "/a", "/b", "/a"}, 5, []string{"/a", "/b"}, 0},
+		{[]string{"/a", "/b", "/c", "/d"}, 2, []string{"/a", "/b"}, 2},
+		{[]string{"/a", "/b", "/a", "/c", "/c"}, 2, []string{"/a", "/b"}, 2}, // a repeat of a kept one is not counted; of a dropped one it is
+		{[]string{"/a"}, 0, nil, 1},
+		{nil, 3, nil, 0},
+	}
+	for _, tc := range tests {
+		var header []string
+		var doc strings.Builder
+		for _, u := range tc.targets {
+			header = append(header, "<"+u+">; rel=canonical")
+			doc.WriteString(`<link rel=canonical href="` + u + `">`)
+		}
+		got, dropped := resolve.LinkCanonicals(header, tc.limit)
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) || dropped != tc.dropped {
+			t.Errorf("LinkCanonicals(%q, %d) = %q, %d; want %q, %d", header, tc.limit, got, dropped, tc.want, tc.dropped)
+		}
+		got, _, dropped = resolve.HTMLCanonicals(strings.NewReader(doc.String()), tc.limit)
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) || dropped != tc.dropped {
+			t.Errorf("HTMLCanonicals(%q, %d) = %q, %d; want %q, %d", doc.String(), tc.limit, got, dropped, tc.want, tc.dropped)
+		}
+	}
+}
+
 // FuzzParseLinkHeader checks that the parser never panics, that every
-// target it returns was written between < and > in the input, and that a
-// link written from its parts (with quoted-string escapes) parses back to
-// the same parts.
+// target it returns was written between < and > in the input, that
+// LinkCanonicals keeps distinct targets within its limit, and that a link
+// written from its parts (with quoted-string escapes) parses back to the
+// same parts.
 func FuzzParseLinkHeader(f *testing.F) {
 	for _, s := range []string{
 		`<https://example.com/a>; rel="canonical"`, `</s.css>; rel=preload; as=style, </c>; rel=canonical`,
@@ -81,6 +116,9 @@ func FuzzParseLinkHeader(f *testing.F) {
 				t.Errorf("ParseLinkHeader(%q): target %q was not in the input between < and >", header, l.Target)
 			}
 		}
+		checkBounded(t, "LinkCanonicals", header, func(limit int) ([]string, int) {
+			return resolve.LinkCanonicals([]string{header, header}, limit)
+		})
 		if strings.ContainsAny(target, "<>") {
 			return
 		}
@@ -93,23 +131,52 @@ func FuzzParseLinkHeader(f *testing.F) {
 	})
 }
 
-// FuzzHTMLCanonicals checks that extraction never panics on any input and
-// finds a canonical link written with any href, entity-escaped, at the
-// start of the head.
+// FuzzHTMLCanonicals checks that extraction never panics on any input,
+// keeps distinct hrefs within its limit, and finds a canonical link written
+// with any href, entity-escaped, at the start of the head.
 func FuzzHTMLCanonicals(f *testing.F) {
 	f.Add(`<head><link rel=canonical href=/a>`, "/b")
 	f.Add(`<script>`, "https://example.com/?a=1&b=2")
+	f.Add(strings.Repeat(`<link rel=canonical href=/a><link rel=canonical href=/b>`, 3), "/a")
 	f.Fuzz(func(t *testing.T, doc, href string) {
-		resolve.HTMLCanonicals(strings.NewReader(doc))
+		checkBounded(t, "HTMLCanonicals", doc, func(limit int) ([]string, int) {
+			hrefs, _, dropped := resolve.HTMLCanonicals(strings.NewReader(doc), limit)
+			return hrefs, dropped
+		})
 		if strings.ContainsRune(href, 0) || !isValidUTF8(href) || strings.ContainsRune(href, '\r') {
 			return // the tokenizer replaces NUL and U+FFFD-s bad bytes, and folds CR: not what was written
 		}
 		written := `<head><link rel="canonical" href="` + html.EscapeString(href) + `">` + doc
-		hrefs, _ := resolve.HTMLCanonicals(strings.NewReader(written))
+		hrefs, _, _ := resolve.HTMLCanonicals(strings.NewReader(written), resolve.MaxCanonicals)
 		if len(hrefs) == 0 || hrefs[0] != href {
 			t.Errorf("HTMLCanonicals(%q) = %q, want %q first", written, hrefs, href)
 		}
 	})
+}
+
+// checkBounded checks a canonical parser on one input: with limit 1 it
+// keeps at most one URL, and what a limit keeps and drops adds up to the
+// same for limits 1 and MaxCanonicals, with no URL kept twice.
+func checkBounded(t *testing.T, name, input string, parse func(limit int) ([]string, int)) {
+	t.Helper()
+	all, none := parse(resolve.MaxCanonicals)
+	one, dropped := parse(1)
+	seen := map[string]bool{}
+	for _, u := range all {
+		if seen[u] {
+			t.Errorf("%s(%q) kept %q twice", name, input, u)
+		}
+		seen[u] = true
+	}
+	if len(all) > resolve.MaxCanonicals || len(one) > 1 {
+		t.Errorf("%s(%q): %d kept with limit %d, %d with limit 1", name, input, len(all), resolve.MaxCanonicals, len(one))
+	}
+	if len(all) < resolve.MaxCanonicals && (none != 0 || len(one)+dropped < len(all)) {
+		t.Errorf("%s(%q): limit %d keeps %d and drops %d, limit 1 keeps %d and drops %d", name, input, resolve.MaxCanonicals, len(all), none, len(one), dropped)
+	}
+	if len(all) > 0 && (len(one) != 1 || one[0] != all[0]) {
+		t.Errorf("%s(%q): limit 1 kept %q, limit %d began with %q", name, input, one, resolve.MaxCanonicals, all[0])
+	}
 }
 
 func isValidUTF8(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }

@@ -12,7 +12,11 @@
 // whose Location is resolved against the URL requested (RFC 9110 §10.2.2)
 // and requested next with GET, without its fragment. Any other response is
 // the final one. Every request is bounded by Policy.Timeout, from dialling
-// to the end of its body, and every final body by Policy.MaxBodyBytes.
+// to the end of its body, its headers by 1 MiB, and every final body by
+// Policy.MaxBodyBytes. Of the canonical URLs a response declares, at most
+// MaxCanonicals distinct ones from the Link header and as many from the
+// HTML head are kept; the retrieval counts the rest in CanonicalDropped.
+// Both parsers take time linear in their input.
 //
 // A retrieval that fails is still an observation: Fetch returns it with an
 // Outcome code saying why (see the Outcome constants) and OutcomeError

@@ -54,6 +54,13 @@ type Options struct {
 	TLSConfig *tls.Config
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// NoRedirects follows no redirect: the first response is recorded, and
+	// a redirect is a hop with the outcome too-many-redirects (or
+	// redirect-loop, when it points back at the URL requested). It is how a
+	// redirect limit of 0 is asked for, since a zero Policy.MaxRedirects
+	// means DefaultMaxRedirects; Policy.MaxRedirects must then be 0, and
+	// the Fetcher's Policy reports 0.
+	NoRedirects bool
 }
 
 // Fetcher retrieves URLs under one policy. It is safe for concurrent use.
@@ -73,7 +80,10 @@ func New(opts *Options) (*Fetcher, error) {
 		opts = &Options{}
 	}
 	p := opts.Policy
-	if p.MaxRedirects == 0 {
+	switch {
+	case opts.NoRedirects && p.MaxRedirects != 0:
+		return nil, fmt.Errorf("resolve: redirect limit %d given with NoRedirects", p.MaxRedirects)
+	case p.MaxRedirects == 0 && !opts.NoRedirects:
 		p.MaxRedirects = DefaultMaxRedirects
 	}
 	if p.MaxBodyBytes == 0 {
@@ -90,7 +100,7 @@ func New(opts *Options) (*Fetcher, error) {
 	}
 	switch {
 	case p.MaxRedirects < 0:
-		return nil, fmt.Errorf("resolve: redirect limit %d is negative", p.MaxRedirects)
+		return nil, fmt.Errorf("resolve: redirect limit %d is negative (Options.NoRedirects follows none)", p.MaxRedirects)
 	case p.MaxBodyBytes < 0:
 		return nil, fmt.Errorf("resolve: body size limit %d is negative", p.MaxBodyBytes)
 	case p.Timeout < 0:
@@ -234,6 +244,9 @@ func (f *Fetcher) Fetch(ctx context.Context, target string) (*ingest.Retrieval, 
 			return fail(OutcomeRedirectLoop, "%d from %s back to %s, requested earlier in the chain", res.status, u, next)
 		}
 		if len(rt.Hops) > f.policy.MaxRedirects {
+			if f.policy.MaxRedirects == 0 {
+				return fail(OutcomeTooManyRedirects, "%d from %s to %s not followed: the policy follows no redirect", res.status, u, next)
+			}
 			return fail(OutcomeTooManyRedirects, "%d from %s to %s would be redirect %d; the policy follows at most %d", res.status, u, next, len(rt.Hops), f.policy.MaxRedirects)
 		}
 		u = next
@@ -327,10 +340,13 @@ func (f *Fetcher) request(ctx context.Context, u *url.URL, rt *ingest.Retrieval)
 	rt.FinalURL = u.String()
 	rt.FinalStatus = ingest.Integer(strconv.Itoa(resp.StatusCode))
 	rt.ContentType = resp.Header.Get("Content-Type")
-	for _, c := range LinkCanonicals(resp.Header.Values("Link")) {
-		rt.Canonical = appendCanonical(rt.Canonical, resolveRef(u, c), SourceLinkHeader)
+	targets, dropped := LinkCanonicals(resp.Header.Values("Link"), MaxCanonicals)
+	rt.CanonicalDropped += dropped
+	var canon canonicalSet
+	for _, c := range targets {
+		canon.add(rt, resolveRef(u, c), SourceLinkHeader)
 	}
-	readErr := f.readBody(resp.Body, u, rt)
+	readErr := f.readBody(resp.Body, u, rt, &canon)
 	switch {
 	case ctx.Err() != nil:
 		return response{}, ctx.Err()
@@ -360,12 +376,13 @@ var errTooLarge = errors.New("body too large")
 // readBody reads the final body up to the policy's limit, hashing it and,
 // when it is HTML, reading canonical links from its head. The hash is set
 // only when the whole body was read.
-func (f *Fetcher) readBody(body io.Reader, u *url.URL, rt *ingest.Retrieval) error {
+func (f *Fetcher) readBody(body io.Reader, u *url.URL, rt *ingest.Retrieval, canon *canonicalSet) error {
 	h := sha256.New()
 	lr := &io.LimitedReader{R: body, N: f.policy.MaxBodyBytes + 1}
 	br := bufio.NewReaderSize(io.TeeReader(lr, h), 4096)
 	if isHTML(rt.ContentType, br) {
-		hrefs, base := HTMLCanonicals(br)
+		hrefs, base, dropped := HTMLCanonicals(br, MaxCanonicals)
+		rt.CanonicalDropped += dropped
 		baseURL := u
 		if base != "" {
 			if b, err := url.Parse(resolveRef(u, base)); err == nil {
@@ -373,7 +390,7 @@ func (f *Fetcher) readBody(body io.Reader, u *url.URL, rt *ingest.Retrieval) err
 			}
 		}
 		for _, href := range hrefs {
-			rt.Canonical = appendCanonical(rt.Canonical, resolveRef(baseURL, href), SourceHTMLLink)
+			canon.add(rt, resolveRef(baseURL, href), SourceHTMLLink)
 		}
 	}
 	if _, err := io.Copy(io.Discard, br); err != nil {
@@ -398,15 +415,38 @@ func isHTML(contentType string, br *bufio.Reader) bool {
 	return err == nil && (mt == "text/html" || mt == "application/xhtml+xml")
 }
 
-// appendCanonical adds a declaration unless the same URL from the same
-// source is there already. Different URLs are all kept: conflicting
-// canonicals are evidence.
-func appendCanonical(cs []ingest.Canonical, u, source string) []ingest.Canonical {
+// canonicalSet adds the canonical declarations of one response to its
+// retrieval, each URL once per source, in time linear in their number (see
+// distinct). Different URLs are all kept: conflicting canonicals are
+// evidence.
+type canonicalSet struct {
+	seen map[ingest.Canonical]struct{} // rt.Canonical, once it is longer than smallSet
+}
+
+// add adds a declaration unless the same URL from the same source is there
+// already or the URL is empty.
+func (s *canonicalSet) add(rt *ingest.Retrieval, u, source string) {
 	c := ingest.Canonical{URL: u, Source: source}
-	if u == "" || slices.Contains(cs, c) {
-		return cs
+	if u == "" {
+		return
 	}
-	return append(cs, c)
+	if s.seen == nil {
+		if slices.Contains(rt.Canonical, c) {
+			return
+		}
+	} else if _, ok := s.seen[c]; ok {
+		return
+	}
+	rt.Canonical = append(rt.Canonical, c)
+	switch {
+	case s.seen != nil:
+		s.seen[c] = struct{}{}
+	case len(rt.Canonical) > smallSet:
+		s.seen = make(map[ingest.Canonical]struct{}, 2*len(rt.Canonical))
+		for _, k := range rt.Canonical {
+			s.seen[k] = struct{}{}
+		}
+	}
 }
 
 // hostLimiter bounds the requests to each host name at once.

@@ -26,7 +26,8 @@ const (
 	OutcomeRedirectLoop = "redirect-loop"
 	// OutcomeTooManyRedirects: the chain redirected more than
 	// Policy.MaxRedirects times. The redirect over the limit is recorded as
-	// a hop and not followed.
+	// a hop and not followed; with Options.NoRedirects, that is the first
+	// response.
 	OutcomeTooManyRedirects = "too-many-redirects"
 	// OutcomeInvalidRedirect: a redirect status without a Location header,
 	// or with one that is not a URL reference.

@@ -448,6 +448,15 @@ const (
 	// fetcher reported with an outcome other than ok, exactly as given.
 	OutcomeError = NS + "outcomeError"
 
+	// CanonicalDropped is pg:canonicalDropped, a datatype property. How many
+	// canonical declarations the final response made beyond those recorded as
+	// pg:CanonicalDeclaration nodes: provgraph resolve keeps at most 100
+	// distinct URLs from the Link header and 100 from the HTML head, because a
+	// page declaring thousands is hostile or broken and keeping them all would
+	// cost memory in proportion to its body. A repeat of a kept URL is not
+	// counted. Absent when nothing was dropped.
+	CanonicalDropped = NS + "canonicalDropped"
+
 	// HopIndex is pg:hopIndex, a datatype property. The hop's position in its
 	// redirect chain, counting from 0 for the first request.
 	HopIndex = NS + "hopIndex"
