@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/provgraph/provgraph/internal/ingest"
+	"github.com/provgraph/provgraph/internal/testenv"
 )
 
 const schemaFile = "../../testdata/citation.schema.json"
@@ -115,9 +116,17 @@ func TestSchemaMatchesRecord(t *testing.T) {
 // and reject the same lines, from the bundled example and a table of
 // lines wrong in ways a schema can express.
 func TestSchemaAgreesWithParseRecord(t *testing.T) {
-	python, err := exec.LookPath("python3")
-	if err != nil || exec.Command(python, "-c", "import jsonschema").Run() != nil {
-		t.Skip("no python3 with jsonschema (Debian package python3-jsonschema): skipping this check")
+	// Debian's python3-* packages install into /usr/bin/python3, which may
+	// not be the first python3 on PATH.
+	python := ""
+	for _, p := range []string{"/usr/bin/python3", "python3"} {
+		if path, err := exec.LookPath(p); err == nil && exec.Command(path, "-c", "import jsonschema").Run() == nil {
+			python = path
+			break
+		}
+	}
+	if python == "" {
+		testenv.MissingTool(t, "no python3 with jsonschema (Debian package python3-jsonschema): skipping this check")
 	}
 	example, err := os.ReadFile("../../testdata/citations.jsonl")
 	if err != nil {
