@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -88,7 +89,7 @@ func runGroups(cmd *cobra.Command, o groupsOptions) error {
 	tuneGCForQueries()
 	set, err := query.LoadGroups(cmd.Context(), st, o.policy, query.GroupOptions{MaxShared: o.maxShared, MinSize: o.minSize, Verdict: o.verdict})
 	if err != nil {
-		return usageError{err}
+		return loadError(err)
 	}
 	for _, w := range set.Warnings() {
 		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
@@ -108,9 +109,19 @@ func (o *dbOptions) load(cmd *cobra.Command, policy string) (*query.Snapshot, er
 	tuneGCForQueries()
 	snap, err := query.Load(cmd.Context(), st, policy)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, loadError(err)
 	}
 	return snap, nil
+}
+
+// loadError classifies an error of loading a database: only a policy the
+// database does not hold is the user's to fix (exit status 2); a damaged
+// database or a failed read keeps its own status (5 or 3).
+func loadError(err error) error {
+	if errors.Is(err, query.ErrNoPolicy) {
+		return usageError{err}
+	}
+	return err
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -192,7 +203,7 @@ func writeGroups(w io.Writer, format string, pol query.PolicyRef, warnings []str
 			return err
 		}
 	default:
-		fmt.Fprintf(bw, "# policy %s %s\n", pol, pol.Digest)
+		bw.WriteString(policyHeader(pol))
 		if rest, err = groups(groupTable, write); err != nil {
 			return err
 		}
@@ -213,6 +224,15 @@ func writeGroups(w io.Writer, format string, pol query.PolicyRef, warnings []str
 		}
 	}
 	return bw.Flush()
+}
+
+// policyHeader is the first line of a table: the policy, or that an
+// empty database holds none.
+func policyHeader(p query.PolicyRef) string {
+	if p.Digest == "" {
+		return "# policy: none (the database holds no normalization policy)\n"
+	}
+	return fmt.Sprintf("# policy %s %s\n", p, p.Digest)
 }
 
 // jsonValue encodes v as encoding/json does with a two-space indent under

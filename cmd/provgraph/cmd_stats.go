@@ -96,7 +96,7 @@ func runStats(cmd *cobra.Command, o statsOptions) error {
 
 func statsTable(w io.Writer, s *query.Stats) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "# policy %s %s\n", s.Policy, s.Policy.Digest)
+	bw.WriteString(policyHeader(s.Policy))
 	row := func(name string, n int, explain string) {
 		if explain != "" {
 			explain = "  (--explain " + explain + ")"

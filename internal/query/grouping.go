@@ -257,9 +257,15 @@ func newGrouping(f *facts, snap *Snapshot, opts GroupOptions) *grouping {
 		g.maxShared = DefaultMaxShared
 	}
 	norm, err := snap.Normalizer()
-	if err != nil {
+	switch {
+	case snap.Policy.node == "": // no policy in the database: nothing has a key
+		norm = nil
+		if f.n > 0 {
+			g.warnings = append(g.warnings, fmt.Sprintf("the database holds no normalization policy: its %d citations are unnormalized (renormalize with a policy to group them)", f.n))
+		}
+	case err != nil:
 		g.warnings = append(g.warnings, fmt.Sprintf("%v: redirect, canonical and relation targets are matched by exact key text only", err))
-	} else if snap.EngineChanged() {
+	case snap.EngineChanged():
 		g.warnings = append(g.warnings, "this provgraph's normalization engine differs from the one the keys were made with: targets are normalized with the current one")
 	}
 	// keyOf gives the key of a URL that may not be cited. The normalizer

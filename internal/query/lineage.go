@@ -511,7 +511,7 @@ func (r *reader) citation(n string, pol PolicyRef) (*Citation, error) {
 		if p, ok := r.pols[plan]; ok {
 			r.under[n] = append(r.under[n], p.String())
 		}
-		if plan != pol.node {
+		if plan == "" || plan != pol.node {
 			continue
 		}
 		key, err := r.generated(nrm, vocab.ComparisonKey)

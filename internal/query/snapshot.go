@@ -176,10 +176,14 @@ func (l *loader) choose(snap *Snapshot, want string) error {
 }
 
 func choosePolicy(pols []PolicyRef, want string) (PolicyRef, error) {
-	if len(pols) == 0 {
-		return PolicyRef{}, fmt.Errorf("%w: the database has no normalization policy (is it empty?)", ErrNoPolicy)
-	}
-	if want == "" {
+	switch {
+	case len(pols) == 0 && want == "":
+		// An empty database is valid: no citation is normalized under
+		// the zero policy, so every count is zero.
+		return PolicyRef{}, nil
+	case len(pols) == 0:
+		return PolicyRef{}, fmt.Errorf("%w: %q (the database has no normalization policy: is it empty?)", ErrNoPolicy, want)
+	case want == "":
 		return pols[len(pols)-1], nil
 	}
 	var names []string
@@ -773,7 +777,7 @@ func (l *loader) gather(pol PolicyRef, lean bool) (*gathered, error) {
 			}
 			nrms = l.appendAll(nrms[:0], pNormalizedAs, n)
 			for _, nrm := range nrms {
-				if l.get(pProvHadPlan, l.get(pProvQualifiedAssociation, nrm)) != policy {
+				if plan := l.get(pProvHadPlan, l.get(pProvQualifiedAssociation, nrm)); plan == 0 || plan != policy {
 					continue
 				}
 				pt.norm, pt.key = nrm, keyOf[nrm]
