@@ -192,6 +192,8 @@ func writeGroups(w io.Writer, format string, pol query.PolicyRef, warnings []str
 		bw.Write(jsonValue(rest.Missing, "  "))
 		bw.WriteString(",\n  \"counts\": ")
 		bw.Write(jsonValue(rest.Counts, "  "))
+		bw.WriteString(",\n  \"incomplete_runs\": ")
+		bw.Write(jsonValue(rest.IncompleteRuns, "  "))
 		if len(warnings) > 0 {
 			bw.WriteString(",\n  \"warnings\": ")
 			bw.Write(jsonValue(warnings, "  "))

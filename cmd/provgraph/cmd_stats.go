@@ -67,6 +67,9 @@ func runStats(cmd *cobra.Command, o statsOptions) error {
 		return err
 	}
 	rep := query.Groups(snap, query.GroupOptions{MaxShared: o.maxShared})
+	for _, w := range rep.Warnings {
+		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+	}
 	out := cmd.OutOrStdout()
 	if o.explain != "" {
 		lines, err := query.Explain(snap, rep, o.explain)
@@ -118,6 +121,7 @@ func statsTable(w io.Writer, s *query.Stats) error {
 	}
 	row("rejected raw URLs", s.Rejected, "rejected")
 	row("not normalized under policy", s.Unnormalized, "")
+	row("incomplete runs", len(s.IncompleteRuns), "")
 	fmt.Fprintf(bw, "\nownership by registrable domain (not a URL count):\n")
 	for _, d := range s.Domains {
 		fmt.Fprintf(bw, "  %-40s %6d citations %6d keys %6d groups\n", d.Domain, d.Citations, d.Keys, d.Groups)

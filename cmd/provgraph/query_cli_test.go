@@ -8,11 +8,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/query"
+	"github.com/provgraph/provgraph/internal/vocab"
 )
 
 // run runs provgraph in-process and returns its exit status and output.
@@ -175,5 +177,84 @@ func TestQueryLoadErrorIsNotUsage(t *testing.T) {
 		if got := exitCode(loadError(tc.err), io.Discard); got != tc.want {
 			t.Errorf("exitCode(loadError(%v)) = %d, want %d", tc.err, got, tc.want)
 		}
+	}
+}
+
+// addRun records a run of class (vocab.IngestRun or vocab.ResolveRun) with
+// the given pg:runStatus values, as an interrupted or finished run leaves
+// them.
+func addRun(t *testing.T, db, node, class, started string, status ...string) {
+	t.Helper()
+	st, err := graph.Open(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := graph.IRI(node)
+	q := []graph.Quad{
+		{S: run, P: graph.IRI(vocab.RDFType), O: graph.IRI(class)},
+		{S: run, P: graph.IRI(vocab.ProvStartedAtTime), O: graph.Literal(started, graph.XSDDateTime)},
+	}
+	for _, s := range status {
+		q = append(q, graph.Quad{S: run, P: graph.IRI(vocab.RunStatus), O: graph.String(s)})
+	}
+	if _, err := st.Add(q); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Regression test for issues 18.4 and 18.8: groups, stats and lineage
+// warn about runs that never completed, on standard error and in JSON
+// (incomplete_runs), and a run with both "running" and "complete" is
+// complete.
+func TestIncompleteRunsWarned(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "q.db")
+	if code, _, stderr := run(t, "ingest", "--db", db, "../../testdata/citations.jsonl"); code != 0 {
+		t.Fatalf("ingest: %d %s", code, stderr)
+	}
+	const killed = "https://w3id.org/provgraph/id/ingest/killed"
+	addRun(t, db, killed, vocab.IngestRun, "2026-12-01T10:00:00Z", "running")
+	addRun(t, db, "https://w3id.org/provgraph/id/resolve/done", vocab.ResolveRun, "2026-12-01T11:00:00Z", "complete", "running")
+	addRun(t, db, "https://w3id.org/provgraph/id/resolve/stopped", vocab.ResolveRun, "2026-12-01T12:00:00Z", "running", "interrupted")
+	want := []query.Run{
+		{Node: killed, Kind: "ingest", StartedAt: "2026-12-01T10:00:00Z", Status: query.RunRunning},
+		{Node: "https://w3id.org/provgraph/id/resolve/stopped", Kind: "resolve", StartedAt: "2026-12-01T12:00:00Z", Status: query.RunInterrupted},
+	}
+	for _, args := range [][]string{
+		{"groups"}, {"groups", "--format", "json"}, {"stats"}, {"stats", "--format", "json"},
+		{"lineage", "gpt-17-2"}, {"lineage", "--format", "json", "gpt-17-2"},
+	} {
+		code, out, stderr := run(t, append(args, "--db", db)...)
+		if code != exitOK {
+			t.Errorf("provgraph %v: exit %d, %s", args, code, stderr)
+			continue
+		}
+		if !strings.Contains(stderr, "warning: ingest run "+killed+" (started 2026-12-01T10:00:00Z) never recorded its completion") ||
+			!strings.Contains(stderr, "resolve/stopped (started 2026-12-01T12:00:00Z) was interrupted") || strings.Contains(stderr, "resolve/done") {
+			t.Errorf("provgraph %v: standard error does not name exactly the incomplete runs:\n%s", args, stderr)
+		}
+		if len(args) == 3 && args[2] == "json" {
+			var got struct {
+				IncompleteRuns []query.Run `json:"incomplete_runs"`
+			}
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Fatalf("provgraph %v: %v", args, err)
+			}
+			if !slices.Equal(got.IncompleteRuns, want) {
+				t.Errorf("provgraph %v: incomplete_runs = %+v, want %+v", args, got.IncompleteRuns, want)
+			}
+		}
+		if args[0] == "stats" && len(args) == 1 && !strings.Contains(out, "incomplete runs                     2") {
+			t.Errorf("stats table does not count the incomplete runs:\n%s", out)
+		}
+	}
+	// A database whose runs all completed says nothing.
+	clean := filepath.Join(t.TempDir(), "clean.db")
+	run(t, "ingest", "--db", clean, "../../testdata/citations.jsonl")
+	code, out, stderr := run(t, "stats", "--db", clean, "--format", "json")
+	if code != exitOK || stderr != "" || !strings.Contains(out, `"incomplete_runs": []`) {
+		t.Errorf("stats on a complete database: exit %d, stderr %q, output:\n%s", code, stderr, out)
 	}
 }

@@ -234,12 +234,13 @@ type group struct {
 
 // grouping is the engine's state once the groups are found.
 type grouping struct {
-	f         *facts
-	opts      GroupOptions
-	maxShared int
-	policy    PolicyRef
-	keyOf     func(string) string
-	warnings  []string
+	f          *facts
+	opts       GroupOptions
+	maxShared  int
+	policy     PolicyRef
+	keyOf      func(string) string
+	warnings   []string
+	incomplete []Run
 
 	keys       []string          // key text by ref: f.keys, then uncited redirect targets
 	keyIndex   map[string]int32  // key text -> ref
@@ -252,10 +253,11 @@ type grouping struct {
 
 // newGrouping finds the groups of f.
 func newGrouping(f *facts, snap *Snapshot, opts GroupOptions) *grouping {
-	g := &grouping{f: f, opts: opts, maxShared: opts.MaxShared, policy: snap.Policy}
+	g := &grouping{f: f, opts: opts, maxShared: opts.MaxShared, policy: snap.Policy, incomplete: incompleteRuns(snap.Runs)}
 	if g.maxShared <= 0 {
 		g.maxShared = DefaultMaxShared
 	}
+	g.warnings = runWarnings(g.incomplete)
 	norm, err := snap.Normalizer()
 	switch {
 	case snap.Policy.node == "": // no policy in the database: nothing has a key
@@ -631,7 +633,7 @@ func (g *grouping) redirectSources(t string) int {
 // report then has no groups.
 func (g *grouping) run(ctx context.Context, encode func(buf []byte, gr *Group) []byte, write func([]byte) error) (*Report, error) {
 	f := g.f
-	rep := &Report{Policy: g.policy, Groups: []*Group{}, Rejected: []RejectedURL{}, Missing: []string{}, Warnings: g.warnings}
+	rep := &Report{Policy: g.policy, Groups: []*Group{}, Rejected: []RejectedURL{}, Missing: []string{}, IncompleteRuns: g.incomplete, Warnings: g.warnings}
 	for i := range f.n {
 		switch f.state[i] {
 		case stateUnnormalized:

@@ -62,7 +62,10 @@ type Report struct {
 	Rejected []RejectedURL  `json:"rejected"`
 	Missing  []string       `json:"unnormalized"` // citation ids with no normalization under the policy
 	Counts   map[string]int `json:"counts"`
-	Warnings []string       `json:"warnings,omitempty"`
+	// IncompleteRuns are the runs that did not complete (RunStatus): the
+	// report may miss what they did not write.
+	IncompleteRuns []Run    `json:"incomplete_runs"`
+	Warnings       []string `json:"warnings,omitempty"`
 }
 
 // Group is a set of citations that are probably the same resource, with

@@ -318,3 +318,24 @@ func TestRenormalizeAndDiff(t *testing.T) {
 		t.Error("no policy differences listed")
 	}
 }
+
+// Regression test for issue 18.4: a run's status is decided from all its
+// pg:runStatus values, in any order.
+func TestRunStatus(t *testing.T) {
+	for _, tc := range []struct {
+		values []string
+		want   string
+	}{
+		{[]string{"running", "complete"}, query.RunComplete},
+		{[]string{"complete", "running"}, query.RunComplete},
+		{[]string{"complete"}, query.RunComplete},
+		{[]string{"running"}, query.RunRunning},
+		{nil, query.RunRunning},
+		{[]string{"interrupted", "running"}, query.RunInterrupted},
+		{[]string{"running", "interrupted"}, query.RunInterrupted},
+	} {
+		if got := query.RunStatus(tc.values); got != tc.want {
+			t.Errorf("RunStatus(%q) = %q, want %q", tc.values, got, tc.want)
+		}
+	}
+}

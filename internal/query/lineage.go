@@ -247,7 +247,11 @@ func (r *reader) lineages(nodes []string, opts *LineageOptions) ([]*Lineage, err
 	if err != nil {
 		return nil, err
 	}
-	snap := &Snapshot{Policies: pols, Policy: pol}
+	runs, err := r.runs()
+	if err != nil {
+		return nil, err
+	}
+	snap := &Snapshot{Policies: pols, Policy: pol, Runs: runs}
 	var cits []*Citation
 	for _, n := range nodes {
 		c, err := r.citation(n, pol)

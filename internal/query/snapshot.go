@@ -137,6 +137,7 @@ type Snapshot struct {
 	Policies  []PolicyRef // every policy in the database, oldest first
 	Policy    PolicyRef   // the policy the snapshot's normalizations are under
 	Citations []*Citation // sorted by citation id
+	Runs      []Run       // every ingest and resolve run, in start order
 	norm      *normalize.Normalizer
 	normErr   error
 }
@@ -171,6 +172,9 @@ func (l *loader) choose(snap *Snapshot, want string) error {
 		return err
 	}
 	snap.Policies = pols
+	if snap.Runs, err = l.runs(); err != nil {
+		return err
+	}
 	snap.Policy, err = choosePolicy(pols, want)
 	return err
 }
