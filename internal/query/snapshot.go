@@ -85,7 +85,7 @@ type Retrieval struct {
 	Node         string      `json:"-"`
 	RetrievedAt  string      `json:"retrieved_at,omitempty"`
 	FinalURL     string      `json:"final_url,omitempty"`
-	FinalStatus  string      `json:"final_status,omitempty"`
+	FinalStatus  Integer     `json:"final_status,omitempty"`
 	ContentHash  string      `json:"content_hash,omitempty"`
 	ContentType  string      `json:"content_type,omitempty"`
 	SnapshotRef  string      `json:"snapshot_ref,omitempty"`
@@ -105,7 +105,8 @@ func (r *Retrieval) CrossesHost() bool {
 	return false
 }
 
-// Hop is one redirect.
+// Hop is one redirect. Index is pg:hopIndex, counted from 0; JSON has
+// number, counted from 1 as the text output numbers hops (MarshalJSON).
 type Hop struct {
 	Index       int    `json:"index"`
 	From        string `json:"from"`
@@ -941,7 +942,7 @@ func (l *loader) normalization(nrm, key graph.ID, pol *PolicyRef, params map[gra
 func (l *loader) retrieval(r graph.ID, decls []graph.ID) *Retrieval {
 	rt := &Retrieval{
 		Node: l.names[r], RetrievedAt: l.one(pRetrievedAt, r), FinalURL: l.one(pFinalURL, r),
-		FinalStatus: l.one(pFinalStatus, r), ContentHash: l.one(pContentHash, r),
+		FinalStatus: Integer(l.one(pFinalStatus, r)), ContentHash: l.one(pContentHash, r),
 		ContentType: l.one(pContentType, r), SnapshotRef: l.one(pSnapshotRef, r),
 		Outcome: l.one(pOutcome, r), OutcomeError: l.one(pOutcomeError, r),
 		Hops: []Hop{}, Canonicals: []Canonical{},
