@@ -24,6 +24,7 @@ type groupsOptions struct {
 	minSize   int
 	verdict   string
 	maxShared int
+	review    bool
 }
 
 var verdicts = []string{query.VerdictIdentityConfirmed, query.VerdictNormalizedCompare, query.VerdictNeedsContentCheck, query.VerdictConflict}
@@ -52,6 +53,10 @@ are flagged for review. A redirect target or content hash shared by more
 than --max-shared groups (a login wall, a home page, an error page) is not
 duplicate evidence. Raw URLs the policy rejected are listed apart.
 
+Groups of at least --min-size members are listed, and smaller ones that are
+the source or target of a relation flagged for review (an AMP page and its
+origin, each cited once), unless --review-relations=false.
+
 Formats: table (default), json (policy, groups, rejected, counts), csv (one
 row per member).
 
@@ -68,7 +73,8 @@ row per member).
 	f := cmd.Flags()
 	f.StringVar(&o.policy, "policy", "", "the policy whose keys to group by: NAME@VERSION, NAME or a digest (default: the policy of the latest ingest run)")
 	f.StringVar(&o.format, "format", "table", "output format: table, json or csv")
-	f.IntVar(&o.minSize, "min-size", 2, "list only groups with at least this many members")
+	f.IntVar(&o.minSize, "min-size", 2, "list only groups with at least this many members, and smaller ones that take part in a relation that needs review (see --review-relations)")
+	f.BoolVar(&o.review, "review-relations", true, "also list the groups smaller than --min-size that are the source or target of a relation marked for review; false lists by size only")
 	f.StringVar(&o.verdict, "verdict", "", "list only groups with this verdict: "+strings.Join(verdicts, ", "))
 	f.IntVar(&o.maxShared, "max-shared", query.DefaultMaxShared, "a redirect target or content hash shared by more groups than this is not duplicate evidence")
 	return cmd
@@ -87,7 +93,7 @@ func runGroups(cmd *cobra.Command, o groupsOptions) error {
 	}
 	defer st.Close()
 	tuneGCForQueries()
-	set, err := query.LoadGroups(cmd.Context(), st, o.policy, query.GroupOptions{MaxShared: o.maxShared, MinSize: o.minSize, Verdict: o.verdict})
+	set, err := query.LoadGroups(cmd.Context(), st, o.policy, query.GroupOptions{MaxShared: o.maxShared, MinSize: o.minSize, Verdict: o.verdict, Review: o.review})
 	if err != nil {
 		return loadError(err)
 	}

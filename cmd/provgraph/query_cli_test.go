@@ -258,3 +258,64 @@ func TestIncompleteRunsWarned(t *testing.T) {
 		t.Errorf("stats on a complete database: exit %d, stderr %q, output:\n%s", code, stderr, out)
 	}
 }
+
+// Regression test for issue 18.6: an AMP page and its origin, an archive
+// snapshot and its live page, each cited once, are listed by default (table
+// and JSON) with the relation between them; --review-relations=false
+// lists by size only.
+func TestGroupsListSingleCitationRelations(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "q.db")
+	in := strings.NewReader(`{"citation_id": "amp", "observed_at": "2026-11-02T10:00:00Z", "raw_url": "https://news-example-com.cdn.ampproject.org/c/s/news.example.com/story"}
+{"citation_id": "origin", "observed_at": "2026-11-02T10:00:00Z", "raw_url": "https://news.example.com/story"}
+{"citation_id": "snapshot", "observed_at": "2026-11-02T10:00:00Z", "raw_url": "https://web.archive.org/web/20250101000000/https://docs.example.org/page"}
+{"citation_id": "live", "observed_at": "2026-11-02T10:00:00Z", "raw_url": "https://docs.example.org/page"}
+{"citation_id": "alone", "observed_at": "2026-11-02T10:00:00Z", "raw_url": "https://other.example.net/"}
+`)
+	var stderr bytes.Buffer
+	if code := Run(context.Background(), []string{"ingest", "--db", db, "-"}, in, io.Discard, &stderr); code != 0 {
+		t.Fatalf("ingest: %d %s", code, stderr.String())
+	}
+	code, out, errs := run(t, "groups", "--db", db)
+	if code != 0 {
+		t.Fatalf("groups: exit %d %s", code, errs)
+	}
+	for _, want := range []string{"  amp  ", "  origin  ", "  snapshot  ", "  live  ", "format_of -> g-", "archive_of -> g-", "[review]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("groups does not list %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "alone") {
+		t.Errorf("groups lists a single citation with no relation:\n%s", out)
+	}
+	listed := func(args ...string) []string {
+		t.Helper()
+		code, out, errs := run(t, append([]string{"groups", "--db", db, "--format", "json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("groups %v: exit %d %s", args, code, errs)
+		}
+		var rep struct {
+			Groups []struct {
+				Members []struct {
+					CitationID string `json:"citation_id"`
+				}
+			}
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, g := range rep.Groups {
+			for _, m := range g.Members {
+				ids = append(ids, m.CitationID)
+			}
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	if got, want := listed(), []string{"amp", "live", "origin", "snapshot"}; !slices.Equal(got, want) {
+		t.Errorf("groups --format json lists %v, want %v", got, want)
+	}
+	if got := listed("--review-relations=false"); len(got) != 0 {
+		t.Errorf("groups --review-relations=false lists %v, want none", got)
+	}
+}

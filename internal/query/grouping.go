@@ -241,6 +241,12 @@ type grouping struct {
 	keyOf      func(string) string
 	warnings   []string
 	incomplete []Run
+	// reviewed says, by group number, which groups take part in a
+	// relation that needs review, and relationCounts counts every group's
+	// relations by type; review sets both when the options ask for it
+	// (nil otherwise).
+	reviewed       []bool
+	relationCounts map[string]int
 
 	keys       []string          // key text by ref: f.keys, then uncited redirect targets
 	keyIndex   map[string]int32  // key text -> ref
@@ -540,9 +546,67 @@ func (g *grouping) verdict(gr *group) string {
 	}
 }
 
-// lists reports whether the options list gr.
-func (g *grouping) lists(gr *group) bool {
-	return len(gr.members) >= g.opts.MinSize && (g.opts.Verdict == "" || gr.verdict == g.opts.Verdict)
+// lists reports whether the options list gr, the i-th group.
+func (g *grouping) lists(i int, gr *group) bool {
+	if g.opts.Verdict != "" && gr.verdict != g.opts.Verdict {
+		return false
+	}
+	return len(gr.members) >= g.opts.MinSize || (g.reviewed != nil && g.reviewed[i])
+}
+
+// review finds, for GroupOptions.Review, the groups that take part in a
+// relation that needs review, as its source or its target, and counts
+// every group's relations by type on the way. Only the groups the integer
+// facts say have relations are built (gr.related: a member's redirect,
+// canonical declaration or declared relation; or a content hash shared
+// with a few groups), and only their members with such facts, as run
+// builds the groups it does not list; run then builds only the listed
+// groups.
+func (g *grouping) review() {
+	nw := workers()
+	marks := make([][]int32, nw)
+	counts := make([]map[string]int, nw)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := range nw {
+		counts[w] = map[string]int{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				t := int(next.Add(1) - 1)
+				if t*groupsPerTask >= len(g.groups) {
+					return
+				}
+				for i := t * groupsPerTask; i < min((t+1)*groupsPerTask, len(g.groups)); i++ {
+					gr := g.groups[i]
+					if !gr.related && !g.sharesContent(gr) {
+						continue
+					}
+					for _, r := range g.build(w, gr, false).Relations {
+						counts[w][r.Type]++
+						if r.Review {
+							marks[w] = append(marks[w], int32(i))
+							if r.to >= 0 {
+								marks[w] = append(marks[w], r.to)
+							}
+						}
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	g.reviewed = make([]bool, len(g.groups))
+	g.relationCounts = map[string]int{}
+	for w := range nw {
+		for _, i := range marks[w] {
+			g.reviewed[i] = true
+		}
+		for t, n := range counts[w] {
+			g.relationCounts[t] += n
+		}
+	}
 }
 
 // build makes the Group of gr: members (with reasons) and relations when
@@ -583,7 +647,7 @@ func (g *grouping) build(w int, gr *group, listed bool) *Group {
 		}
 	}
 	if gr.related {
-		relations(out, g.keyOf, func(k string) (string, bool) { return g.target(gr, k) }, g.redirectSources, g.maxShared)
+		relations(out, g.keyOf, func(k string) (string, int32, bool) { return g.target(gr, k) }, g.redirectSources, g.maxShared)
 	}
 	for _, h := range gr.hashes {
 		gs := g.hashGroups[h]
@@ -592,7 +656,7 @@ func (g *grouping) build(w int, gr *group, listed bool) *Group {
 		}
 		for _, o := range gs {
 			if other := g.groups[o]; other != gr {
-				out.Relations = append(out.Relations, &GroupRelation{Type: RelSameContent, From: gr.id, To: other.id, Evidence: "the same content hash " + g.f.hashText(h) + " under different keys", Review: true})
+				out.Relations = append(out.Relations, &GroupRelation{Type: RelSameContent, From: gr.id, To: other.id, Evidence: "the same content hash " + g.f.hashText(h) + " under different keys", Review: true, to: o})
 			}
 		}
 	}
@@ -605,15 +669,16 @@ func (g *grouping) build(w int, gr *group, listed bool) *Group {
 	return out
 }
 
-// target returns the id of the group of key text k, "" when no group has
-// it, and whether that group is from.
-func (g *grouping) target(from *group, k string) (id string, self bool) {
+// target returns the id and number of the group of key text k ("" and -1
+// when no group has it), and whether that group is from.
+func (g *grouping) target(from *group, k string) (id string, num int32, self bool) {
 	ref, ok := g.keyIndex[k]
 	if !ok || g.groupOfKey[ref] < 0 {
-		return "", false
+		return "", -1, false
 	}
-	to := g.groups[g.groupOfKey[ref]]
-	return to.id, to == from
+	num = g.groupOfKey[ref]
+	to := g.groups[num]
+	return to.id, num, to == from
 }
 
 // redirectSources says how many keys redirect to key text t.
@@ -657,6 +722,10 @@ func (g *grouping) run(ctx context.Context, encode func(buf []byte, gr *Group) [
 	// others); this goroutine merges and writes the results in task order
 	// while the workers go on. At most window tasks are taken and not yet
 	// written, which bounds the memory the output takes.
+	if g.opts.Review && g.opts.MinSize > 1 && g.reviewed == nil {
+		g.review()
+	}
+	counted := g.relationCounts != nil
 	per := groupsPerTask
 	type result struct {
 		listed    []*Group
@@ -699,18 +768,22 @@ func (g *grouping) run(ctx context.Context, encode func(buf []byte, gr *Group) [
 					default:
 					}
 				}
-				for _, gr := range g.groups[t*per : min((t+1)*per, len(g.groups))] {
-					listed := g.lists(gr)
+				for i := t * per; i < min((t+1)*per, len(g.groups)); i++ {
+					gr := g.groups[i]
+					listed := g.lists(i, gr)
 					if len(gr.members) > 1 {
 						res.several++
 					}
 					res.verdicts[gr.verdict]++
-					if !listed && !gr.related && !g.sharesContent(gr) {
+					// Relations are counted here unless review counted them.
+					if !listed && (counted || !gr.related && !g.sharesContent(gr)) {
 						continue
 					}
 					out := g.build(w, gr, listed)
-					for _, r := range out.Relations {
-						res.relations[r.Type]++
+					if !counted {
+						for _, r := range out.Relations {
+							res.relations[r.Type]++
+						}
 					}
 					switch {
 					case !listed:
@@ -757,6 +830,9 @@ func (g *grouping) run(ctx context.Context, encode func(buf []byte, gr *Group) [
 		tokens <- struct{}{}
 	}
 	stop()
+	for r, n := range g.relationCounts {
+		counts["relation:"+r] += n
+	}
 	rep.Counts = counts
 	return rep, nil
 }
