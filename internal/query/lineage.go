@@ -25,7 +25,9 @@ const (
 	// written exactly as the key, and those whose own key differs from it
 	// only by http/https or a trailing slash), and the citations sharing a
 	// content hash with a member, and the groups of the keys the group's
-	// relations point to (so that they carry the ids Groups gives them).
+	// relations point to (so that they carry the ids Groups gives them;
+	// not those of a content hash whose sharers have more than MaxShared
+	// keys, which is no evidence unless redirects join their groups).
 	// It reads a few dozen nodes per citation
 	// involved, so its cost depends on the size of the group, not of the
 	// database. It misses one thing that Groups over the whole database
@@ -773,13 +775,33 @@ func (h *hood) explore(cits []*Citation) error {
 	// The groups the group's relations point to, whole, so that each is
 	// named by the id Groups gives it: the groups of the content hash
 	// sharers, and of the keys of redirect, canonical and relation
-	// targets.
-	for _, c := range slices.Clone(h.order) {
-		if !keyed(c) {
-			continue
+	// targets. A hash whose sharers have more keys than maxShared is
+	// taken for a common page (no relation), and its sharers' groups are
+	// not read: a soft-404 page can be shared by half the database.
+	for _, hash := range hashes {
+		var keys []string
+		for _, c := range h.order {
+			if !keyed(c) || group[c.Norm.Key] || slices.Contains(keys, c.Norm.Key) {
+				continue
+			}
+			for _, rt := range c.Retrievals {
+				if rt.ContentHash == hash {
+					keys = append(keys, c.Norm.Key)
+					break
+				}
+			}
+			if len(keys) > h.maxShared {
+				break
+			}
 		}
-		join(c.Norm.Key) // a hash sharer
-		if !group[c.Norm.Key] {
+		if len(keys) <= h.maxShared {
+			for _, k := range keys {
+				join(k)
+			}
+		}
+	}
+	for _, c := range slices.Clone(h.order) {
+		if !keyed(c) || !group[c.Norm.Key] {
 			continue
 		}
 		for _, rt := range c.Retrievals {
