@@ -57,8 +57,12 @@ Groups of at least --min-size members are listed, and smaller ones that are
 the source or target of a relation flagged for review (an AMP page and its
 origin, each cited once), unless --review-relations=false.
 
-Formats: table (default), json (policy, groups, rejected, counts), csv (one
-row per member).
+Formats: table (default), json (policy, groups, rejected, counts,
+incomplete_runs), csv (one row per member).
+
+An ingest or resolve run that never completed is named on standard error
+(and in JSON, incomplete_runs): the groups may miss what it did not write.
+An empty database gives no group and zero counts.
 
 ` + exitStatusHelp,
 		Example: `  provgraph groups --db example.db

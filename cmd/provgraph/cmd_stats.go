@@ -28,7 +28,9 @@ func newStatsCommand() *cobra.Command {
 		Long: `Stats counts the database without changing it: citations, distinct raw URLs,
 distinct resolved URLs, distinct comparison keys, review groups by verdict,
 relations by type and rejected URLs, and, reported apart from the URL counts,
-ownership by registrable domain (public suffix list).
+ownership by registrable domain (public suffix list). Ingest and resolve
+runs that never completed are counted, named on standard error and listed
+in JSON (incomplete_runs); an empty database gives zero counts.
 
 Every deduplicated count can be explained: --explain lists what is behind it.
   --explain groups          each group with its key and citations
