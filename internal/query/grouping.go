@@ -561,8 +561,9 @@ func (g *grouping) lists(i int, gr *group) bool {
 // canonical declaration or declared relation; or a content hash shared
 // with a few groups), and only their members with such facts, as run
 // builds the groups it does not list; run then builds only the listed
-// groups.
-func (g *grouping) review() {
+// groups. A cancelled context stops it with its error, and nothing is
+// kept.
+func (g *grouping) review(ctx context.Context) error {
 	nw := workers()
 	marks := make([][]int32, nw)
 	counts := make([]map[string]int, nw)
@@ -575,7 +576,7 @@ func (g *grouping) review() {
 			defer wg.Done()
 			for {
 				t := int(next.Add(1) - 1)
-				if t*groupsPerTask >= len(g.groups) {
+				if t*groupsPerTask >= len(g.groups) || ctx.Err() != nil {
 					return
 				}
 				for i := t * groupsPerTask; i < min((t+1)*groupsPerTask, len(g.groups)); i++ {
@@ -597,6 +598,9 @@ func (g *grouping) review() {
 		}()
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	g.reviewed = make([]bool, len(g.groups))
 	g.relationCounts = map[string]int{}
 	for w := range nw {
@@ -607,6 +611,7 @@ func (g *grouping) review() {
 			g.relationCounts[t] += n
 		}
 	}
+	return nil
 }
 
 // build makes the Group of gr: members (with reasons) and relations when
@@ -723,7 +728,9 @@ func (g *grouping) run(ctx context.Context, encode func(buf []byte, gr *Group) [
 	// while the workers go on. At most window tasks are taken and not yet
 	// written, which bounds the memory the output takes.
 	if g.opts.Review && g.opts.MinSize > 1 && g.reviewed == nil {
-		g.review()
+		if err := g.review(ctx); err != nil {
+			return nil, err
+		}
 	}
 	counted := g.relationCounts != nil
 	per := groupsPerTask
