@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -23,6 +24,7 @@ type groupsOptions struct {
 	minSize   int
 	verdict   string
 	maxShared int
+	review    bool
 }
 
 var verdicts = []string{query.VerdictIdentityConfirmed, query.VerdictNormalizedCompare, query.VerdictNeedsContentCheck, query.VerdictConflict}
@@ -51,8 +53,16 @@ are flagged for review. A redirect target or content hash shared by more
 than --max-shared groups (a login wall, a home page, an error page) is not
 duplicate evidence. Raw URLs the policy rejected are listed apart.
 
-Formats: table (default), json (policy, groups, rejected, counts), csv (one
-row per member).
+Groups of at least --min-size members are listed, and smaller ones that are
+the source or target of a relation flagged for review (an AMP page and its
+origin, each cited once), unless --review-relations=false.
+
+Formats: table (default), json (policy, groups, rejected, counts,
+incomplete_runs), csv (one row per member).
+
+An ingest or resolve run that never completed is named on standard error
+(and in JSON, incomplete_runs): the groups may miss what it did not write.
+An empty database gives no group and zero counts.
 
 ` + exitHelp(
 			exitLineOK,
@@ -72,7 +82,8 @@ row per member).
 	f := cmd.Flags()
 	f.StringVar(&o.policy, "policy", "", "the policy whose keys to group by: NAME@VERSION, NAME or a digest (default: the policy used by the latest ingest or renormalize run)")
 	f.StringVar(&o.format, "format", "table", "output format: table, json or csv")
-	f.IntVar(&o.minSize, "min-size", 2, "list only groups with at least this many members")
+	f.IntVar(&o.minSize, "min-size", 2, "list only groups with at least this many members, and smaller ones that take part in a relation that needs review (see --review-relations)")
+	f.BoolVar(&o.review, "review-relations", true, "also list the groups smaller than --min-size that are the source or target of a relation marked for review; false lists by size only")
 	f.StringVar(&o.verdict, "verdict", "", "list only groups with this verdict: "+strings.Join(verdicts, ", "))
 	f.IntVar(&o.maxShared, "max-shared", query.DefaultMaxShared, "a redirect target or content hash shared by more groups than this is not duplicate evidence")
 	return cmd
@@ -91,9 +102,9 @@ func runGroups(cmd *cobra.Command, o groupsOptions) error {
 	}
 	defer st.Close()
 	tuneGCForQueries()
-	set, err := query.LoadGroups(cmd.Context(), st, o.policy, query.GroupOptions{MaxShared: o.maxShared, MinSize: o.minSize, Verdict: o.verdict})
+	set, err := query.LoadGroups(cmd.Context(), st, o.policy, query.GroupOptions{MaxShared: o.maxShared, MinSize: o.minSize, Verdict: o.verdict, Review: o.review})
 	if err != nil {
-		return usageError{err}
+		return loadError(err)
 	}
 	for _, w := range set.Warnings() {
 		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
@@ -113,9 +124,19 @@ func (o *dbOptions) load(cmd *cobra.Command, policy string) (*query.Snapshot, er
 	tuneGCForQueries()
 	snap, err := query.Load(cmd.Context(), st, policy)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, loadError(err)
 	}
 	return snap, nil
+}
+
+// loadError classifies an error of loading a database: only a policy the
+// database does not hold is the user's to fix (exit status 2); a damaged
+// database or a failed read keeps its own status (5 or 3).
+func loadError(err error) error {
+	if errors.Is(err, query.ErrNoPolicy) {
+		return usageError{err}
+	}
+	return err
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -186,6 +207,8 @@ func writeGroups(w io.Writer, format string, pol query.PolicyRef, warnings []str
 		bw.Write(jsonValue(rest.Missing, "  "))
 		bw.WriteString(",\n  \"counts\": ")
 		bw.Write(jsonValue(rest.Counts, "  "))
+		bw.WriteString(",\n  \"incomplete_runs\": ")
+		bw.Write(jsonValue(rest.IncompleteRuns, "  "))
 		if len(warnings) > 0 {
 			bw.WriteString(",\n  \"warnings\": ")
 			bw.Write(jsonValue(warnings, "  "))
@@ -197,7 +220,7 @@ func writeGroups(w io.Writer, format string, pol query.PolicyRef, warnings []str
 			return err
 		}
 	default:
-		fmt.Fprintf(bw, "# policy %s %s\n", pol, pol.Digest)
+		bw.WriteString(policyHeader(pol))
 		if rest, err = groups(groupTable, write); err != nil {
 			return err
 		}
@@ -218,6 +241,15 @@ func writeGroups(w io.Writer, format string, pol query.PolicyRef, warnings []str
 		}
 	}
 	return bw.Flush()
+}
+
+// policyHeader is the first line of a table: the policy, or that an
+// empty database holds none.
+func policyHeader(p query.PolicyRef) string {
+	if p.Digest == "" {
+		return "# policy: none (the database holds no normalization policy)\n"
+	}
+	return fmt.Sprintf("# policy %s %s\n", p, p.Digest)
 }
 
 // jsonValue encodes v as encoding/json does with a two-space indent under

@@ -42,7 +42,8 @@ normalized to look it up):
   - format, mirror, syndication and archive relations, declared in the
     input or detected from the URL;
   - the review group it falls in (as 'provgraph groups' derives it), its
-    verdict and size, and the reasons this citation is in it.
+    verdict and size, the reasons this citation is in it, and the group's
+    relations as 'provgraph groups' lists them.
 
 The database is opened read-only and never changed.
 
@@ -162,7 +163,7 @@ func writeLineageText(w *bufio.Writer, ls []*query.Lineage) error {
 		p.field(1, "engine", l.Engine)
 		answer := l.AnswerID
 		if l.Position != "" {
-			answer += ", position " + l.Position
+			answer += ", position " + string(l.Position)
 		}
 		p.field(1, "answer", answer)
 		p.field(1, "question", l.Question)
@@ -245,7 +246,7 @@ func writeLineageText(w *bufio.Writer, ls []*query.Lineage) error {
 					fmt.Fprintln(w)
 				}
 			}
-			p.field(2, "final status", r.FinalStatus)
+			p.field(2, "final status", string(r.FinalStatus))
 			if r.FinalURL != "" {
 				p.value(2, "resolved URL", r.FinalURL)
 			}
@@ -260,9 +261,9 @@ func writeLineageText(w *bufio.Writer, ls []*query.Lineage) error {
 		}
 
 		if len(l.Relations) == 0 {
-			fmt.Fprintf(w, "\n  relations: none\n")
+			fmt.Fprintf(w, "\n  relations of the raw URL: none\n")
 		} else {
-			fmt.Fprintf(w, "\n  relations:\n")
+			fmt.Fprintf(w, "\n  relations of the raw URL:\n")
 			for _, r := range l.Relations {
 				attrs := []string{r.Evidence}
 				if r.Format != "" {
@@ -288,6 +289,23 @@ func writeLineageText(w *bufio.Writer, ls []*query.Lineage) error {
 			fmt.Fprintf(w, "    why:\n")
 			for _, r := range g.Reasons {
 				fmt.Fprintf(w, "      %s\n", r)
+			}
+			// The group's relations, as groups lists them.
+			if len(g.Relations) == 0 {
+				p.field(2, "relations", "none")
+			} else {
+				fmt.Fprintf(w, "    relations:\n")
+				for _, r := range g.Relations {
+					to := r.To
+					if to == "" {
+						to = quoteIfNeeded(r.ToURL) + " (not cited)"
+					}
+					review := ""
+					if r.Review {
+						review = " [review]"
+					}
+					fmt.Fprintf(w, "      %s -> %s%s\n        %s\n", r.Type, to, review, r.Evidence)
+				}
 			}
 		}
 	}
@@ -433,7 +451,7 @@ func writeLineageDOT(w *bufio.Writer, ls []*query.Lineage) error {
 				label += "\n" + r.RetrievedAt
 			}
 			if r.FinalStatus != "" {
-				label += "\nstatus " + r.FinalStatus
+				label += "\nstatus " + string(r.FinalStatus)
 			}
 			if r.ContentHash != "" {
 				label += "\n" + dotText(shorten(r.ContentHash, 24))

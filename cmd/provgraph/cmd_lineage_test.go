@@ -5,10 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -201,4 +206,119 @@ func svgTitles(t *testing.T, svg []byte) map[string]bool {
 			}
 		}
 	}
+}
+
+// lineageAgrees checks, for every citation in db, that lineage (in both
+// group scopes) lists exactly the relations of the group that
+// groups --min-size 1 lists the citation in, and returns how many
+// citations had relations.
+func lineageAgrees(t *testing.T, db string) int {
+	t.Helper()
+	type relation struct {
+		Type, From, To, Evidence string
+		ToURL                    string `json:"to_url"`
+		Review                   bool
+	}
+	code, out, stderr := run(t, "groups", "--db", db, "--min-size", "1", "--format", "json")
+	if code != 0 {
+		t.Fatalf("groups: exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Groups []struct {
+			ID      string
+			Members []struct {
+				CitationID string `json:"citation_id"`
+			}
+			Relations []relation
+		}
+		Rejected, Unnormalized []any
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	related := 0
+	for _, g := range rep.Groups {
+		for _, m := range g.Members {
+			if len(g.Relations) > 0 {
+				related++
+			}
+			for _, scope := range []string{"neighbourhood", "database"} {
+				code, out, stderr := run(t, "lineage", "--db", db, "--format", "json", "--group-scope", scope, m.CitationID)
+				if code != 0 {
+					t.Fatalf("lineage %s: exit %d: %s", m.CitationID, code, stderr)
+				}
+				var ls []struct {
+					Group struct {
+						ID        string
+						Relations []relation
+					}
+				}
+				if err := json.Unmarshal([]byte(out), &ls); err != nil || len(ls) != 1 {
+					t.Fatalf("lineage %s: %v", m.CitationID, err)
+				}
+				if got := ls[0].Group; got.ID != g.ID || !slices.Equal(got.Relations, g.Relations) {
+					t.Errorf("%s: lineage (%s) says group %s with relations %+v; groups --min-size 1 says %s with %+v",
+						m.CitationID, scope, got.ID, got.Relations, g.ID, g.Relations)
+				}
+			}
+		}
+	}
+	return related
+}
+
+// Regression test for issue 18.7: lineage and groups agree on the relations
+// of every citation's group, on the example, the query corpus (redirects
+// across hosts, canonical declarations, archive, format, mirror and
+// syndication relations, shared content hashes) and on retrievals resolve
+// made.
+func TestLineageRelationsAgreeWithGroups(t *testing.T) {
+	for name, files := range map[string][]string{
+		"example": {"../../testdata/citations.jsonl"},
+		"corpus":  {"../../internal/query/testdata/corpus.jsonl"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "q.db")
+			for _, f := range files {
+				if code, _, stderr := run(t, "ingest", "--db", db, f); code != 0 {
+					t.Fatalf("ingest %s: %d %s", f, code, stderr)
+				}
+			}
+			if n := lineageAgrees(t, db); n == 0 {
+				t.Error("no citation's group has relations: the corpus tests nothing")
+			}
+		})
+	}
+	t.Run("resolved", func(t *testing.T) {
+		var port string
+		body := `<!doctype html><html><head><link rel="canonical" href="http://localhost:PORT/page"></head><body>page</body></html>`
+		mux := http.NewServeMux()
+		for _, p := range []string{"/page", "/copy"} {
+			mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/html; charset=utf-8")
+				fmt.Fprint(w, strings.ReplaceAll(body, "PORT", port))
+			})
+		}
+		mux.HandleFunc("/moved", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "page", http.StatusMovedPermanently) })
+		mux.HandleFunc("/cross", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "http://localhost:"+port+"/page", http.StatusFound)
+		})
+		srv := httptest.NewServer(mux)
+		defer srv.Close()
+		_, port, _ = net.SplitHostPort(srv.Listener.Addr().String())
+		var in strings.Builder
+		for i, p := range []string{"/page", "/copy", "/moved", "/cross", "/page?utm_source=x"} {
+			fmt.Fprintf(&in, `{"citation_id": "r%d", "observed_at": "2026-11-02T10:00:00Z", "raw_url": "http://127.0.0.1:%s%s"}`+"\n", i+1, port, p)
+		}
+		db := filepath.Join(t.TempDir(), "r.db")
+		var stderr bytes.Buffer
+		if code := Run(context.Background(), []string{"ingest", "--db", db, "-"}, strings.NewReader(in.String()), io.Discard, &stderr); code != 0 {
+			t.Fatalf("ingest: %d %s", code, stderr.String())
+		}
+		if code := Run(context.Background(), []string{"resolve", "--db", db, "--allow-private"}, nil, io.Discard, &stderr); code != 0 {
+			t.Fatalf("resolve: %d %s", code, stderr.String())
+		}
+		if n := lineageAgrees(t, db); n == 0 {
+			t.Error("no citation's group has relations: the resolved corpus tests nothing")
+		}
+	})
 }

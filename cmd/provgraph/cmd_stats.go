@@ -28,7 +28,9 @@ func newStatsCommand() *cobra.Command {
 		Long: `Stats counts the database without changing it: citations, distinct raw URLs,
 distinct resolved URLs, distinct comparison keys, review groups by verdict,
 relations by type and rejected URLs, and, reported apart from the URL counts,
-ownership by registrable domain (public suffix list).
+ownership by registrable domain (public suffix list). Ingest and resolve
+runs that never completed are counted, named on standard error and listed
+in JSON (incomplete_runs); an empty database gives zero counts.
 
 Every deduplicated count can be explained: --explain lists what is behind it.
   --explain groups          each group with its key and citations
@@ -72,6 +74,9 @@ func runStats(cmd *cobra.Command, o statsOptions) error {
 		return err
 	}
 	rep := query.Groups(snap, query.GroupOptions{MaxShared: o.maxShared})
+	for _, w := range rep.Warnings {
+		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+	}
 	out := cmd.OutOrStdout()
 	if o.explain != "" {
 		lines, err := query.Explain(snap, rep, o.explain)
@@ -101,7 +106,7 @@ func runStats(cmd *cobra.Command, o statsOptions) error {
 
 func statsTable(w io.Writer, s *query.Stats) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "# policy %s %s\n", s.Policy, s.Policy.Digest)
+	bw.WriteString(policyHeader(s.Policy))
 	row := func(name string, n int, explain string) {
 		if explain != "" {
 			explain = "  (--explain " + explain + ")"
@@ -123,6 +128,7 @@ func statsTable(w io.Writer, s *query.Stats) error {
 	}
 	row("rejected raw URLs", s.Rejected, "rejected")
 	row("not normalized under policy", s.Unnormalized, "")
+	row("incomplete runs", len(s.IncompleteRuns), "")
 	fmt.Fprintf(bw, "\nownership by registrable domain (not a URL count):\n")
 	for _, d := range s.Domains {
 		fmt.Fprintf(bw, "  %-40s %6d citations %6d keys %6d groups\n", d.Domain, d.Citations, d.Keys, d.Groups)

@@ -234,12 +234,19 @@ type group struct {
 
 // grouping is the engine's state once the groups are found.
 type grouping struct {
-	f         *facts
-	opts      GroupOptions
-	maxShared int
-	policy    PolicyRef
-	keyOf     func(string) string
-	warnings  []string
+	f          *facts
+	opts       GroupOptions
+	maxShared  int
+	policy     PolicyRef
+	keyOf      func(string) string
+	warnings   []string
+	incomplete []Run
+	// reviewed says, by group number, which groups take part in a
+	// relation that needs review, and relationCounts counts every group's
+	// relations by type; review sets both when the options ask for it
+	// (nil otherwise).
+	reviewed       []bool
+	relationCounts map[string]int
 
 	keys       []string          // key text by ref: f.keys, then uncited redirect targets
 	keyIndex   map[string]int32  // key text -> ref
@@ -252,14 +259,21 @@ type grouping struct {
 
 // newGrouping finds the groups of f.
 func newGrouping(f *facts, snap *Snapshot, opts GroupOptions) *grouping {
-	g := &grouping{f: f, opts: opts, maxShared: opts.MaxShared, policy: snap.Policy}
+	g := &grouping{f: f, opts: opts, maxShared: opts.MaxShared, policy: snap.Policy, incomplete: incompleteRuns(snap.Runs)}
 	if g.maxShared <= 0 {
 		g.maxShared = DefaultMaxShared
 	}
+	g.warnings = runWarnings(g.incomplete)
 	norm, err := snap.Normalizer()
-	if err != nil {
+	switch {
+	case snap.Policy.node == "": // no policy in the database: nothing has a key
+		norm = nil
+		if f.n > 0 {
+			g.warnings = append(g.warnings, fmt.Sprintf("the database holds no normalization policy: its %d citations are unnormalized (renormalize with a policy to group them)", f.n))
+		}
+	case err != nil:
 		g.warnings = append(g.warnings, fmt.Sprintf("%v: redirect, canonical and relation targets are matched by exact key text only", err))
-	} else if snap.EngineChanged() {
+	case snap.EngineChanged():
 		g.warnings = append(g.warnings, "this provgraph's normalization engine differs from the one the keys were made with: targets are normalized with the current one")
 	}
 	// keyOf gives the key of a URL that may not be cited. The normalizer
@@ -532,9 +546,72 @@ func (g *grouping) verdict(gr *group) string {
 	}
 }
 
-// lists reports whether the options list gr.
-func (g *grouping) lists(gr *group) bool {
-	return len(gr.members) >= g.opts.MinSize && (g.opts.Verdict == "" || gr.verdict == g.opts.Verdict)
+// lists reports whether the options list gr, the i-th group.
+func (g *grouping) lists(i int, gr *group) bool {
+	if g.opts.Verdict != "" && gr.verdict != g.opts.Verdict {
+		return false
+	}
+	return len(gr.members) >= g.opts.MinSize || (g.reviewed != nil && g.reviewed[i])
+}
+
+// review finds, for GroupOptions.Review, the groups that take part in a
+// relation that needs review, as its source or its target, and counts
+// every group's relations by type on the way. Only the groups the integer
+// facts say have relations are built (gr.related: a member's redirect,
+// canonical declaration or declared relation; or a content hash shared
+// with a few groups), and only their members with such facts, as run
+// builds the groups it does not list; run then builds only the listed
+// groups. A cancelled context stops it with its error, and nothing is
+// kept.
+func (g *grouping) review(ctx context.Context) error {
+	nw := workers()
+	marks := make([][]int32, nw)
+	counts := make([]map[string]int, nw)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := range nw {
+		counts[w] = map[string]int{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				t := int(next.Add(1) - 1)
+				if t*groupsPerTask >= len(g.groups) || ctx.Err() != nil {
+					return
+				}
+				for i := t * groupsPerTask; i < min((t+1)*groupsPerTask, len(g.groups)); i++ {
+					gr := g.groups[i]
+					if !gr.related && !g.sharesContent(gr) {
+						continue
+					}
+					for _, r := range g.build(w, gr, false).Relations {
+						counts[w][r.Type]++
+						if r.Review {
+							marks[w] = append(marks[w], int32(i))
+							if r.to >= 0 {
+								marks[w] = append(marks[w], r.to)
+							}
+						}
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	g.reviewed = make([]bool, len(g.groups))
+	g.relationCounts = map[string]int{}
+	for w := range nw {
+		for _, i := range marks[w] {
+			g.reviewed[i] = true
+		}
+		for t, n := range counts[w] {
+			g.relationCounts[t] += n
+		}
+	}
+	return nil
 }
 
 // build makes the Group of gr: members (with reasons) and relations when
@@ -575,7 +652,7 @@ func (g *grouping) build(w int, gr *group, listed bool) *Group {
 		}
 	}
 	if gr.related {
-		relations(out, g.keyOf, func(k string) (string, bool) { return g.target(gr, k) }, g.redirectSources, g.maxShared)
+		relations(out, g.keyOf, func(k string) (string, int32, bool) { return g.target(gr, k) }, g.redirectSources, g.maxShared)
 	}
 	for _, h := range gr.hashes {
 		gs := g.hashGroups[h]
@@ -584,7 +661,7 @@ func (g *grouping) build(w int, gr *group, listed bool) *Group {
 		}
 		for _, o := range gs {
 			if other := g.groups[o]; other != gr {
-				out.Relations = append(out.Relations, &GroupRelation{Type: RelSameContent, From: gr.id, To: other.id, Evidence: "the same content hash " + g.f.hashText(h) + " under different keys", Review: true})
+				out.Relations = append(out.Relations, &GroupRelation{Type: RelSameContent, From: gr.id, To: other.id, Evidence: "the same content hash " + g.f.hashText(h) + " under different keys", Review: true, to: o})
 			}
 		}
 	}
@@ -597,15 +674,16 @@ func (g *grouping) build(w int, gr *group, listed bool) *Group {
 	return out
 }
 
-// target returns the id of the group of key text k, "" when no group has
-// it, and whether that group is from.
-func (g *grouping) target(from *group, k string) (id string, self bool) {
+// target returns the id and number of the group of key text k ("" and -1
+// when no group has it), and whether that group is from.
+func (g *grouping) target(from *group, k string) (id string, num int32, self bool) {
 	ref, ok := g.keyIndex[k]
 	if !ok || g.groupOfKey[ref] < 0 {
-		return "", false
+		return "", -1, false
 	}
-	to := g.groups[g.groupOfKey[ref]]
-	return to.id, to == from
+	num = g.groupOfKey[ref]
+	to := g.groups[num]
+	return to.id, num, to == from
 }
 
 // redirectSources says how many keys redirect to key text t.
@@ -625,7 +703,7 @@ func (g *grouping) redirectSources(t string) int {
 // report then has no groups.
 func (g *grouping) run(ctx context.Context, encode func(buf []byte, gr *Group) []byte, write func([]byte) error) (*Report, error) {
 	f := g.f
-	rep := &Report{Policy: g.policy, Groups: []*Group{}, Rejected: []RejectedURL{}, Missing: []string{}, Warnings: g.warnings}
+	rep := &Report{Policy: g.policy, Groups: []*Group{}, Rejected: []RejectedURL{}, Missing: []string{}, IncompleteRuns: g.incomplete, Warnings: g.warnings}
 	for i := range f.n {
 		switch f.state[i] {
 		case stateUnnormalized:
@@ -649,6 +727,12 @@ func (g *grouping) run(ctx context.Context, encode func(buf []byte, gr *Group) [
 	// others); this goroutine merges and writes the results in task order
 	// while the workers go on. At most window tasks are taken and not yet
 	// written, which bounds the memory the output takes.
+	if g.opts.Review && g.opts.MinSize > 1 && g.reviewed == nil {
+		if err := g.review(ctx); err != nil {
+			return nil, err
+		}
+	}
+	counted := g.relationCounts != nil
 	per := groupsPerTask
 	type result struct {
 		listed    []*Group
@@ -691,18 +775,22 @@ func (g *grouping) run(ctx context.Context, encode func(buf []byte, gr *Group) [
 					default:
 					}
 				}
-				for _, gr := range g.groups[t*per : min((t+1)*per, len(g.groups))] {
-					listed := g.lists(gr)
+				for i := t * per; i < min((t+1)*per, len(g.groups)); i++ {
+					gr := g.groups[i]
+					listed := g.lists(i, gr)
 					if len(gr.members) > 1 {
 						res.several++
 					}
 					res.verdicts[gr.verdict]++
-					if !listed && !gr.related && !g.sharesContent(gr) {
+					// Relations are counted here unless review counted them.
+					if !listed && (counted || !gr.related && !g.sharesContent(gr)) {
 						continue
 					}
 					out := g.build(w, gr, listed)
-					for _, r := range out.Relations {
-						res.relations[r.Type]++
+					if !counted {
+						for _, r := range out.Relations {
+							res.relations[r.Type]++
+						}
 					}
 					switch {
 					case !listed:
@@ -749,6 +837,9 @@ func (g *grouping) run(ctx context.Context, encode func(buf []byte, gr *Group) [
 		tokens <- struct{}{}
 	}
 	stop()
+	for r, n := range g.relationCounts {
+		counts["relation:"+r] += n
+	}
 	rep.Counts = counts
 	return rep, nil
 }

@@ -53,6 +53,12 @@ type GroupOptions struct {
 	// not listed.
 	MinSize int
 	Verdict string
+	// Review lists, besides, every group smaller than MinSize (of the
+	// verdict asked for) that takes part in a relation that needs review,
+	// as its source or its target, so that such a relation between single
+	// citations (an AMP page and its origin, an archive snapshot and its
+	// live page) is never left out.
+	Review bool
 }
 
 // Report is the result of Groups.
@@ -62,7 +68,10 @@ type Report struct {
 	Rejected []RejectedURL  `json:"rejected"`
 	Missing  []string       `json:"unnormalized"` // citation ids with no normalization under the policy
 	Counts   map[string]int `json:"counts"`
-	Warnings []string       `json:"warnings,omitempty"`
+	// IncompleteRuns are the runs that did not complete (RunStatus): the
+	// report may miss what they did not write.
+	IncompleteRuns []Run    `json:"incomplete_runs"`
+	Warnings       []string `json:"warnings,omitempty"`
 }
 
 // Group is a set of citations that are probably the same resource, with
@@ -102,6 +111,7 @@ type GroupRelation struct {
 	ToURL    string `json:"to_url,omitempty"`
 	Evidence string `json:"evidence"`
 	Review   bool   `json:"review"`
+	to       int32  // the number of group To while grouping, -1 for none
 }
 
 // RejectedURL is a citation whose raw URL the policy rejected. It is never
@@ -128,17 +138,17 @@ func Groups(snap *Snapshot, opts GroupOptions) *Report {
 }
 
 // relations adds to g the relations its members' retrievals and declared
-// or detected relations give it, repeats included. target returns the id of the group of a
-// key ("" when no group has it) and whether that is g itself; sources
-// says how many keys redirect to a key.
-func relations(g *Group, keyOf func(string) string, target func(string) (string, bool), sources func(string) int, maxShared int) {
+// or detected relations give it, repeats included. target returns the id
+// and number of the group of a key ("" and -1 when no group has it) and
+// whether that is g itself; sources says how many keys redirect to a key.
+func relations(g *Group, keyOf func(string) string, target func(string) (string, int32, bool), sources func(string) int, maxShared int) {
 	add := func(typ, toKey, toURL, evidence string, review bool) {
-		rel := &GroupRelation{Type: typ, From: g.ID, Evidence: evidence, Review: review}
-		switch to, self := target(toKey); {
+		rel := &GroupRelation{Type: typ, From: g.ID, Evidence: evidence, Review: review, to: -1}
+		switch to, num, self := target(toKey); {
 		case self:
 			return
 		case to != "":
-			rel.To = to
+			rel.To, rel.to = to, num
 		default:
 			rel.ToURL = toURL
 		}

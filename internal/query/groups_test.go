@@ -318,3 +318,100 @@ func TestRenormalizeAndDiff(t *testing.T) {
 		t.Error("no policy differences listed")
 	}
 }
+
+// Regression test for issue 18.4: a run's status is decided from all its
+// pg:runStatus values, in any order.
+func TestRunStatus(t *testing.T) {
+	for _, tc := range []struct {
+		values []string
+		want   string
+	}{
+		{[]string{"running", "complete"}, query.RunComplete},
+		{[]string{"complete", "running"}, query.RunComplete},
+		{[]string{"complete"}, query.RunComplete},
+		{[]string{"running"}, query.RunRunning},
+		{nil, query.RunRunning},
+		{[]string{"interrupted", "running"}, query.RunInterrupted},
+		{[]string{"running", "interrupted"}, query.RunInterrupted},
+	} {
+		if got := query.RunStatus(tc.values); got != tc.want {
+			t.Errorf("RunStatus(%q) = %q, want %q", tc.values, got, tc.want)
+		}
+	}
+}
+
+// Regression test for issue 18.6: by default (GroupOptions.Review) the
+// groups smaller than MinSize that are the source or target of a relation
+// that needs review are listed, so that relations between single
+// citations are never left out; every listed group is as Groups with
+// MinSize 1 gives it, and the counts do not change.
+func TestGroupsListReviewRelations(t *testing.T) {
+	st := corpusStore(t, "default")
+	ctx := context.Background()
+	all := groups(t, st, "")
+	for _, per := range []int{256, 1} { // one task, and a task per group
+		restore := query.SetGroupsPerTask(per)
+		set, err := query.LoadGroups(ctx, st, "", query.GroupOptions{MinSize: 2, Review: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := set.Report(ctx)
+		restore()
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed := map[string]*query.Group{}
+		for _, g := range rep.Groups {
+			listed[g.ID] = g
+		}
+		want, singles := 0, 0
+		for _, g := range all.Groups {
+			part := len(g.Members) >= 2
+			for _, r := range g.Relations {
+				part = part || r.Review
+			}
+			for _, o := range all.Groups {
+				for _, r := range o.Relations {
+					part = part || (r.Review && r.To == g.ID)
+				}
+			}
+			got := listed[g.ID]
+			switch {
+			case part && got == nil:
+				t.Errorf("group %s (%d members, relations %+v) takes part in a relation that needs review but is not listed", g.ID, len(g.Members), g.Relations)
+			case !part && got != nil:
+				t.Errorf("group %s is listed, but has %d member and no relation that needs review", g.ID, len(g.Members))
+			case part:
+				want++
+				if len(g.Members) < 2 {
+					singles++
+				}
+				if reportJSON(t, &query.Report{Groups: []*query.Group{got}}) != reportJSON(t, &query.Report{Groups: []*query.Group{g}}) {
+					t.Errorf("group %s differs from the one Groups gives", g.ID)
+				}
+			}
+		}
+		if len(rep.Groups) != want || singles == 0 {
+			t.Errorf("%d groups listed, want %d (%d of them single citations; the corpus must have some)", len(rep.Groups), want, singles)
+		}
+		for k, n := range all.Counts {
+			if rep.Counts[k] != n {
+				t.Errorf("count %s = %d, want %d as without the review listing", k, rep.Counts[k], n)
+			}
+		}
+	}
+	// Without Review, MinSize alone decides.
+	set, err := query.LoadGroups(ctx, st, "", query.GroupOptions{MinSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := set.Report(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range rep.Groups {
+		if len(g.Members) < 2 {
+			t.Errorf("without Review, group %s of %d member is listed", g.ID, len(g.Members))
+		}
+	}
+}

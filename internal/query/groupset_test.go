@@ -67,6 +67,8 @@ func TestLoadGroupsMatchesGroups(t *testing.T) {
 		{Verdict: query.VerdictConflict},
 		{MaxShared: 1},
 		{MinSize: 1000},
+		{MinSize: 2, Review: true},
+		{MinSize: 3, Verdict: query.VerdictNormalizedCompare, Review: true},
 	}
 	for name, st := range stores {
 		snap, err := query.Load(ctx, st, "")

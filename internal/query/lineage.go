@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,7 +24,11 @@ const (
 	// into one of the group's keys (those whose retrieval ended at a URL
 	// written exactly as the key, and those whose own key differs from it
 	// only by http/https or a trailing slash), and the citations sharing a
-	// content hash with a member. It reads a few dozen nodes per citation
+	// content hash with a member, and the groups of the keys the group's
+	// relations point to (so that they carry the ids Groups gives them;
+	// not those of a content hash whose sharers have more than MaxShared
+	// keys, which is no evidence unless redirects join their groups).
+	// It reads a few dozen nodes per citation
 	// involved, so its cost depends on the size of the group, not of the
 	// database. It misses one thing that Groups over the whole database
 	// sees: any other same-host redirect into the group that ends at a URL
@@ -66,7 +71,7 @@ type Lineage struct {
 	CitationID string  `json:"citation_id"`
 	Engine     string  `json:"engine,omitempty"`
 	AnswerID   string  `json:"answer_id,omitempty"`
-	Position   string  `json:"position,omitempty"` // the lexical form stored
+	Position   Integer `json:"position,omitempty"` // the lexical form stored
 	Question   string  `json:"question,omitempty"`
 	ObservedAt string  `json:"observed_at"`
 	RawURL     string  `json:"raw_url"`
@@ -91,6 +96,53 @@ type Lineage struct {
 	Group     *LineageGroup `json:"group"`
 	Ungrouped string        `json:"ungrouped,omitempty"`
 	Warnings  []string      `json:"warnings,omitempty"`
+}
+
+// Integer is an xsd:integer literal in the lexical form stored (a
+// position, an HTTP status). JSON has it as a number; a stored form that
+// is not an integer (possible only in RDF loaded from elsewhere) stays a
+// string there, as it is: nothing is invented.
+type Integer string
+
+// MarshalJSON writes n as a JSON number when it is an integer.
+func (n Integer) MarshalJSON() ([]byte, error) {
+	if v, err := strconv.ParseInt(string(n), 10, 64); err == nil {
+		return strconv.AppendInt(nil, v, 10), nil
+	}
+	return appendJSONText(nil, string(n)), nil
+}
+
+// MarshalJSON writes a hop with number, counted from 1 as the text output
+// counts hops (Index is counted from 0, as pg:hopIndex), and its status as
+// a number.
+func (h Hop) MarshalJSON() ([]byte, error) {
+	return marshalText(struct {
+		Number      int     `json:"number"`
+		From        string  `json:"from"`
+		To          string  `json:"to"`
+		Status      Integer `json:"status"`
+		At          string  `json:"at,omitempty"`
+		CrossesHost bool    `json:"crosses_host"`
+		Location    string  `json:"location,omitempty"`
+	}{h.Index + 1, h.From, h.To, Integer(h.Status), h.At, h.CrossesHost, h.Location})
+}
+
+// marshalText is json.Marshal without HTML escaping: the URLs are
+// evidence, written as they are.
+func marshalText(v any) ([]byte, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return []byte(strings.TrimSuffix(b.String(), "\n")), nil
+}
+
+// appendJSONText appends s as a JSON string, without HTML escaping.
+func appendJSONText(b []byte, s string) []byte {
+	q, _ := marshalText(s) // a string always encodes
+	return append(b, q...)
 }
 
 // LineageNormalization is the normalization of a raw URL under one policy.
@@ -120,6 +172,9 @@ type LineageGroup struct {
 	Members int      `json:"members"`
 	// Reasons say why this citation is in the group, as Member.Reasons.
 	Reasons []string `json:"reasons"`
+	// Relations are the group's relations to other groups and uncited
+	// URLs, exactly as Groups lists them for the group.
+	Relations []*GroupRelation `json:"relations"`
 	// Scope is ScopeNeighbourhood or ScopeDatabase; Read is how many
 	// citations the group was computed from.
 	Scope string `json:"scope"`
@@ -247,7 +302,11 @@ func (r *reader) lineages(nodes []string, opts *LineageOptions) ([]*Lineage, err
 	if err != nil {
 		return nil, err
 	}
-	snap := &Snapshot{Policies: pols, Policy: pol}
+	runs, err := r.runs()
+	if err != nil {
+		return nil, err
+	}
+	snap := &Snapshot{Policies: pols, Policy: pol, Runs: runs}
 	var cits []*Citation
 	for _, n := range nodes {
 		c, err := r.citation(n, pol)
@@ -284,7 +343,7 @@ func (r *reader) lineages(nodes []string, opts *LineageOptions) ([]*Lineage, err
 // lineage assembles the report of one citation.
 func (r *reader) lineage(c *Citation, pol PolicyRef, rep *Report, scope string, read int) *Lineage {
 	l := &Lineage{
-		CitationID: c.ID, Engine: c.Engine, AnswerID: c.AnswerID, Position: c.Position,
+		CitationID: c.ID, Engine: c.Engine, AnswerID: c.AnswerID, Position: Integer(c.Position),
 		Question: c.Question, ObservedAt: c.ObservedAt, RawURL: c.Raw, Fragment: c.Fragment,
 		BaseURL: c.BaseURL, ResolvedURL: resolved(c), Policy: pol,
 		NormalizedUnder: r.under[c.Node], Retrievals: c.Retrievals, Relations: c.Relations,
@@ -323,7 +382,7 @@ func (r *reader) lineage(c *Citation, pol PolicyRef, rep *Report, scope string, 
 			}
 			l.Group = &LineageGroup{
 				ID: g.ID, Key: g.Key, Keys: g.Keys, Verdict: g.Verdict, Members: len(g.Members),
-				Reasons: m.Reasons, Scope: scope, Read: read,
+				Reasons: m.Reasons, Relations: g.Relations, Scope: scope, Read: read,
 			}
 			return l
 		}
@@ -511,7 +570,7 @@ func (r *reader) citation(n string, pol PolicyRef) (*Citation, error) {
 		if p, ok := r.pols[plan]; ok {
 			r.under[n] = append(r.under[n], p.String())
 		}
-		if plan != pol.node {
+		if plan == "" || plan != pol.node {
 			continue
 		}
 		key, err := r.generated(nrm, vocab.ComparisonKey)
@@ -593,7 +652,7 @@ type hood struct {
 	into      map[string]map[string]bool // redirect target key -> source keys, among the loaded citations
 	members   map[string]bool            // keys whose citations are loaded
 	incoming  map[string]bool            // keys whose exact-text redirect sources are loaded
-	inGroup   map[string]bool            // keys reached through redirect joins
+	inGroup   map[string]bool            // keys whose groups are loaded (the citations' own, then their relations' targets)
 }
 
 func newHood(r *reader, snap *Snapshot, maxShared int) *hood {
@@ -672,7 +731,7 @@ func (h *hood) add(n string) error {
 func (h *hood) explore(cits []*Citation) error {
 	var queue []string
 	join := func(k string) {
-		if !h.inGroup[k] {
+		if k != "" && !h.inGroup[k] {
 			h.inGroup[k] = true
 			queue = append(queue, k)
 		}
@@ -685,12 +744,89 @@ func (h *hood) explore(cits []*Citation) error {
 			join(c.Norm.Key)
 		}
 	}
-	// Every key in a group: its citations, the redirects into it, and the
-	// targets of its citations' redirects that are not shared too widely
-	// (Groups joins a target with its sources only then).
-	for len(queue) > 0 {
-		k := queue[0]
-		queue = queue[1:]
+	if err := h.grow(&queue, join); err != nil {
+		return err
+	}
+	group := maps.Clone(h.inGroup)
+	// Content hashes of the group's members: Groups counts the groups that
+	// share each one, and a hash shared too widely is no evidence.
+	var hashes []string
+	for _, c := range h.order {
+		if !keyed(c) || !group[c.Norm.Key] {
+			continue
+		}
+		for _, rt := range c.Retrievals {
+			if rt.ContentHash != "" && !slices.Contains(hashes, rt.ContentHash) {
+				hashes = append(hashes, rt.ContentHash)
+			}
+		}
+	}
+	for _, hash := range hashes {
+		rts, err := h.r.subjects(vocab.ContentHash, graph.String(hash))
+		if err != nil {
+			return err
+		}
+		for _, rt := range rts {
+			if err := h.addRetrievedIn(rt); err != nil {
+				return err
+			}
+		}
+	}
+	// The groups the group's relations point to, whole, so that each is
+	// named by the id Groups gives it: the groups of the content hash
+	// sharers, and of the keys of redirect, canonical and relation
+	// targets. A hash whose sharers have more keys than maxShared is
+	// taken for a common page (no relation), and its sharers' groups are
+	// not read: a soft-404 page can be shared by half the database.
+	for _, hash := range hashes {
+		var keys []string
+		for _, c := range h.order {
+			if !keyed(c) || group[c.Norm.Key] || slices.Contains(keys, c.Norm.Key) {
+				continue
+			}
+			for _, rt := range c.Retrievals {
+				if rt.ContentHash == hash {
+					keys = append(keys, c.Norm.Key)
+					break
+				}
+			}
+			if len(keys) > h.maxShared {
+				break
+			}
+		}
+		if len(keys) <= h.maxShared {
+			for _, k := range keys {
+				join(k)
+			}
+		}
+	}
+	for _, c := range slices.Clone(h.order) {
+		if !keyed(c) || !group[c.Norm.Key] {
+			continue
+		}
+		for _, rt := range c.Retrievals {
+			if rt.FinalURL != "" && len(rt.Hops) > 0 {
+				join(h.keyOf(rt.FinalURL))
+			}
+			for _, cn := range rt.Canonicals {
+				join(h.keyOf(cn.URL))
+			}
+		}
+		for _, rel := range c.Relations {
+			join(h.keyOf(rel.Target))
+		}
+	}
+	return h.grow(&queue, join)
+}
+
+// grow loads every key in the groups of the queued keys: its citations,
+// the redirects into it, and the targets of its citations' redirects that
+// are not shared too widely (Groups joins a target with its sources only
+// then).
+func (h *hood) grow(queue *[]string, join func(string)) error {
+	for len(*queue) > 0 {
+		k := (*queue)[0]
+		*queue = (*queue)[1:]
 		if err := h.loadMembers(k); err != nil {
 			return err
 		}
@@ -710,30 +846,6 @@ func (h *hood) explore(cits []*Citation) error {
 				if len(h.into[t]) <= h.maxShared {
 					join(t)
 				}
-			}
-		}
-	}
-	// Content hashes of the group's members: Groups counts the groups that
-	// share each one, and a hash shared too widely is no evidence.
-	var hashes []string
-	for _, c := range h.order {
-		if !keyed(c) || !h.inGroup[c.Norm.Key] {
-			continue
-		}
-		for _, rt := range c.Retrievals {
-			if rt.ContentHash != "" && !slices.Contains(hashes, rt.ContentHash) {
-				hashes = append(hashes, rt.ContentHash)
-			}
-		}
-	}
-	for _, hash := range hashes {
-		rts, err := h.r.subjects(vocab.ContentHash, graph.String(hash))
-		if err != nil {
-			return err
-		}
-		for _, rt := range rts {
-			if err := h.addRetrievedIn(rt); err != nil {
-				return err
 			}
 		}
 	}
@@ -922,7 +1034,7 @@ func strNormalization(p map[string]map[string][]graph.Term, nrm, key string, pol
 func strRetrieval(p map[string]map[string][]graph.Term, text map[string][]graph.Term, r string, decls []string) *Retrieval {
 	rt := &Retrieval{
 		Node: r, RetrievedAt: one(p[vocab.RetrievedAt], r), FinalURL: one(p[vocab.FinalURL], r),
-		FinalStatus: one(p[vocab.FinalStatus], r), ContentHash: one(p[vocab.ContentHash], r),
+		FinalStatus: Integer(one(p[vocab.FinalStatus], r)), ContentHash: one(p[vocab.ContentHash], r),
 		ContentType: one(p[vocab.ContentType], r), SnapshotRef: one(p[vocab.SnapshotRef], r),
 		Outcome: one(p[vocab.Outcome], r), OutcomeError: one(p[vocab.OutcomeError], r),
 		Hops: []Hop{}, Canonicals: []Canonical{},

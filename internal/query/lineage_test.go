@@ -82,7 +82,7 @@ type lineageSummary struct {
 
 func summarize(l *query.Lineage) lineageSummary {
 	s := lineageSummary{
-		Engine: l.Engine, Answer: l.AnswerID + "#" + l.Position, Observed: l.ObservedAt,
+		Engine: l.Engine, Answer: l.AnswerID + "#" + string(l.Position), Observed: l.ObservedAt,
 		Fragment: "(none)", Base: l.BaseURL, Key: l.Key, Resolved: l.ResolvedURL, Hashes: l.ContentHashes,
 	}
 	if l.Fragment != nil {

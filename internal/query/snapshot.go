@@ -85,7 +85,7 @@ type Retrieval struct {
 	Node         string      `json:"-"`
 	RetrievedAt  string      `json:"retrieved_at,omitempty"`
 	FinalURL     string      `json:"final_url,omitempty"`
-	FinalStatus  string      `json:"final_status,omitempty"`
+	FinalStatus  Integer     `json:"final_status,omitempty"`
 	ContentHash  string      `json:"content_hash,omitempty"`
 	ContentType  string      `json:"content_type,omitempty"`
 	SnapshotRef  string      `json:"snapshot_ref,omitempty"`
@@ -105,7 +105,8 @@ func (r *Retrieval) CrossesHost() bool {
 	return false
 }
 
-// Hop is one redirect.
+// Hop is one redirect. Index is pg:hopIndex, counted from 0; JSON has
+// number, counted from 1 as the text output numbers hops (MarshalJSON).
 type Hop struct {
 	Index       int    `json:"index"`
 	From        string `json:"from"`
@@ -137,6 +138,7 @@ type Snapshot struct {
 	Policies  []PolicyRef // every policy in the database, oldest first
 	Policy    PolicyRef   // the policy the snapshot's normalizations are under
 	Citations []*Citation // sorted by citation id
+	Runs      []Run       // every ingest and resolve run, in start order
 	norm      *normalize.Normalizer
 	normErr   error
 }
@@ -171,15 +173,22 @@ func (l *loader) choose(snap *Snapshot, want string) error {
 		return err
 	}
 	snap.Policies = pols
+	if snap.Runs, err = l.runs(); err != nil {
+		return err
+	}
 	snap.Policy, err = choosePolicy(pols, want)
 	return err
 }
 
 func choosePolicy(pols []PolicyRef, want string) (PolicyRef, error) {
-	if len(pols) == 0 {
-		return PolicyRef{}, fmt.Errorf("%w: the database has no normalization policy (is it empty?)", ErrNoPolicy)
-	}
-	if want == "" {
+	switch {
+	case len(pols) == 0 && want == "":
+		// An empty database is valid: no citation is normalized under
+		// the zero policy, so every count is zero.
+		return PolicyRef{}, nil
+	case len(pols) == 0:
+		return PolicyRef{}, fmt.Errorf("%w: %q (the database has no normalization policy: is it empty?)", ErrNoPolicy, want)
+	case want == "":
 		return pols[len(pols)-1], nil
 	}
 	var names []string
@@ -773,7 +782,7 @@ func (l *loader) gather(pol PolicyRef, lean bool) (*gathered, error) {
 			}
 			nrms = l.appendAll(nrms[:0], pNormalizedAs, n)
 			for _, nrm := range nrms {
-				if l.get(pProvHadPlan, l.get(pProvQualifiedAssociation, nrm)) != policy {
+				if plan := l.get(pProvHadPlan, l.get(pProvQualifiedAssociation, nrm)); plan == 0 || plan != policy {
 					continue
 				}
 				pt.norm, pt.key = nrm, keyOf[nrm]
@@ -933,7 +942,7 @@ func (l *loader) normalization(nrm, key graph.ID, pol *PolicyRef, params map[gra
 func (l *loader) retrieval(r graph.ID, decls []graph.ID) *Retrieval {
 	rt := &Retrieval{
 		Node: l.names[r], RetrievedAt: l.one(pRetrievedAt, r), FinalURL: l.one(pFinalURL, r),
-		FinalStatus: l.one(pFinalStatus, r), ContentHash: l.one(pContentHash, r),
+		FinalStatus: Integer(l.one(pFinalStatus, r)), ContentHash: l.one(pContentHash, r),
 		ContentType: l.one(pContentType, r), SnapshotRef: l.one(pSnapshotRef, r),
 		Outcome: l.one(pOutcome, r), OutcomeError: l.one(pOutcomeError, r),
 		Hops: []Hop{}, Canonicals: []Canonical{},

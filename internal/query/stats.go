@@ -25,6 +25,9 @@ type Stats struct {
 	Rejected             int            `json:"rejected"`
 	Unnormalized         int            `json:"unnormalized"`
 	Domains              []DomainCount  `json:"ownership_by_registrable_domain"`
+	// IncompleteRuns are the runs that did not complete: the counts may
+	// miss what they did not write.
+	IncompleteRuns []Run `json:"incomplete_runs"`
 	// Explain names the --explain argument that lists what is behind each
 	// deduplicated count.
 	Explain map[string]string `json:"explain"`
@@ -45,7 +48,7 @@ func ComputeStats(snap *Snapshot, rep *Report) *Stats {
 		Policy: snap.Policy, Citations: len(snap.Citations),
 		GroupsByVerdict: map[string]int{}, RelationsByType: map[string]int{},
 		Rejected: len(rep.Rejected), Unnormalized: len(rep.Missing), Groups: len(rep.Groups),
-		Domains: []DomainCount{},
+		Domains: []DomainCount{}, IncompleteRuns: rep.IncompleteRuns,
 		Explain: map[string]string{
 			"distinct_raw_urls":      "raw-urls",
 			"distinct_resolved_urls": "resolved-urls",
