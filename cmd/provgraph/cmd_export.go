@@ -56,7 +56,8 @@ statement of it has a subject under https://w3id.org/provgraph/id/export/,
 so a comparison can drop it. ingest --format nq|nt|ttl loads an export back.
 
 --include-groups adds the review groups that provgraph groups lists with the
-same --policy, --min-size, --verdict and --max-shared, after the data: each
+same --policy, --min-size, --review-relations, --verdict and --max-shared,
+after the data: each
 group (pg:ReviewGroup, a prov:Collection with id and verdict as groups
 prints them) prov:hadMember its citations, prov:wasDerivedFrom their
 comparison keys, with each member's reasons and the group's relations,
@@ -88,6 +89,7 @@ holds what it needs of every citation in memory, as groups does.
 	f.BoolVar(&o.includeGroups, "include-groups", false, "also write the review groups, as derived PROV entities in a graph of their own")
 	f.StringVar(&o.groups.policy, "policy", "", "with --include-groups: the policy whose keys to group by, as for groups (default: the policy of the latest ingest run)")
 	f.IntVar(&o.groups.minSize, "min-size", 2, "with --include-groups: write only groups with at least this many members")
+	f.BoolVar(&o.groups.review, "review-relations", true, "with --include-groups: also write the groups smaller than --min-size that are the source or target of a relation marked for review, as groups lists them")
 	f.StringVar(&o.groups.verdict, "verdict", "", "with --include-groups: write only groups with this verdict: "+strings.Join(verdicts, ", "))
 	f.IntVar(&o.groups.maxShared, "max-shared", query.DefaultMaxShared, "with --include-groups: as for groups")
 	return cmd
@@ -108,7 +110,7 @@ func runExport(cmd *cobra.Command, o exportOptions) error {
 		return usagef("-o: empty file name (use - for standard output)")
 	}
 	if !o.includeGroups {
-		for _, name := range []string{"policy", "min-size", "verdict", "max-shared"} {
+		for _, name := range []string{"policy", "min-size", "review-relations", "verdict", "max-shared"} {
 			if cmd.Flags().Changed(name) {
 				return usagef("--%s chooses the review groups: it needs --include-groups", name)
 			}
@@ -132,7 +134,7 @@ func runExport(cmd *cobra.Command, o exportOptions) error {
 	opts := &export.Options{Format: format, IncludeOntology: o.includeOntology, Version: version()}
 	if o.includeGroups {
 		tuneGCForQueries()
-		opts.Groups = &export.GroupOptions{Policy: o.groups.policy, MinSize: o.groups.minSize, Verdict: o.groups.verdict, MaxShared: o.groups.maxShared}
+		opts.Groups = &export.GroupOptions{Policy: o.groups.policy, MinSize: o.groups.minSize, Review: o.groups.review, Verdict: o.groups.verdict, MaxShared: o.groups.maxShared}
 	}
 	var sum export.Summary
 	where := "standard output"

@@ -174,7 +174,7 @@ func TestQueryLoadErrorIsNotUsage(t *testing.T) {
 		{fmt.Errorf("graph: read q.db: %w", graph.ErrCorrupt), exitCorrupt},
 		{fmt.Errorf("%w: %q", query.ErrNoPolicy, "nope@1"), exitUsage},
 	} {
-		if got := exitCode(loadError(tc.err), io.Discard); got != tc.want {
+		if got := exitCode(loadError(tc.err), "provgraph groups", io.Discard); got != tc.want {
 			t.Errorf("exitCode(loadError(%v)) = %d, want %d", tc.err, got, tc.want)
 		}
 	}

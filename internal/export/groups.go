@@ -32,6 +32,9 @@ type GroupOptions struct {
 	MaxShared int
 	MinSize   int
 	Verdict   string
+	// Review is groups --review-relations: groups smaller than MinSize are
+	// also written where they take part in a relation that needs review.
+	Review bool
 }
 
 // groupWriter writes the review groups of one export.
@@ -52,7 +55,7 @@ type groupWriter struct {
 // bad policy fails the export without output.
 func newGroupWriter(ctx context.Context, st *graph.Store, o GroupOptions, d *description, now func() time.Time) (*groupWriter, error) {
 	started := now()
-	set, err := query.LoadGroups(ctx, st, o.Policy, query.GroupOptions{MaxShared: o.MaxShared, MinSize: o.MinSize, Verdict: o.Verdict})
+	set, err := query.LoadGroups(ctx, st, o.Policy, query.GroupOptions{MaxShared: o.MaxShared, MinSize: o.MinSize, Verdict: o.Verdict, Review: o.Review})
 	if err != nil {
 		return nil, fmt.Errorf("export: groups: %w", err)
 	}
@@ -141,6 +144,7 @@ func (gw *groupWriter) activityQuads(ended time.Time) []graph.Quad {
 	}
 	add(vocab.MaxShared, integer(gw.opts.MaxShared))
 	add(vocab.MinSize, integer(gw.opts.MinSize))
+	add(vocab.ReviewRelations, graph.Literal(strconv.FormatBool(gw.opts.Review), graph.XSDBoolean))
 	if gw.opts.Verdict != "" {
 		add(vocab.VerdictFilter, graph.String(gw.opts.Verdict))
 	}

@@ -141,9 +141,9 @@ const (
 	// derivation of review groups, as provgraph groups makes it, done for an
 	// export: it prov:used the normalization policy whose keys it grouped,
 	// prov:wasAssociatedWith the provgraph build, and carries its options
-	// (pg:maxShared, pg:minSize, pg:verdictFilter). Derived data, never
-	// stored: an export writes it, with its groups, in a named graph of its
-	// own.
+	// (pg:maxShared, pg:minSize, pg:reviewRelations, pg:verdictFilter).
+	// Derived data, never stored: an export writes it, with its groups, in a
+	// named graph of its own.
 	Grouping = NS + "Grouping"
 
 	// ReviewGroup is pg:ReviewGroup, a class, subclass of prov:Collection.
@@ -637,6 +637,12 @@ const (
 	// MinSize is pg:minSize, a datatype property. The grouping's groups
 	// --min-size: only groups with at least this many members were written.
 	MinSize = NS + "minSize"
+
+	// ReviewRelations is pg:reviewRelations, a datatype property. The
+	// grouping's groups --review-relations: when true, groups smaller than the
+	// minimum size were also written where they are the source or target of a
+	// relation that needs review.
+	ReviewRelations = NS + "reviewRelations"
 
 	// VerdictFilter is pg:verdictFilter, a datatype property. The grouping's
 	// groups --verdict, when given: only groups with this verdict were
