@@ -91,7 +91,7 @@ func runGroups(cmd *cobra.Command, o groupsOptions) error {
 		return usageError{err}
 	}
 	for _, w := range set.Warnings() {
-		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", escapeLine(w))
 	}
 	return writeGroups(cmd.OutOrStdout(), o.format, set.Policy(), set.Warnings(), func(encode func([]byte, *query.Group) []byte, write func([]byte) error) (*query.Report, error) {
 		return set.Write(cmd.Context(), encode, write)
@@ -192,14 +192,14 @@ func writeGroups(w io.Writer, format string, pol query.PolicyRef, warnings []str
 			return err
 		}
 	default:
-		fmt.Fprintf(bw, "# policy %s %s\n", pol, pol.Digest)
+		fmt.Fprintf(bw, "# policy %s %s\n", escapeText(pol.String()), escapeText(pol.Digest))
 		if rest, err = groups(groupTable, write); err != nil {
 			return err
 		}
 		if len(rest.Rejected) > 0 {
 			fmt.Fprintf(bw, "\nrejected by the policy (never grouped):\n")
 			for _, r := range rest.Rejected {
-				fmt.Fprintf(bw, "  %s  %s  %s\n", r.CitationID, quoteIfNeeded(r.RawURL), r.Code)
+				fmt.Fprintf(bw, "  %s  %s  %s\n", escapeText(r.CitationID), quoteIfNeeded(r.RawURL), escapeText(r.Code))
 			}
 		}
 		keys := make([]string, 0, len(rest.Counts))
@@ -209,7 +209,7 @@ func writeGroups(w io.Writer, format string, pol query.PolicyRef, warnings []str
 		slices.Sort(keys)
 		fmt.Fprintln(bw)
 		for _, k := range keys {
-			fmt.Fprintf(bw, "# %s: %d\n", k, rest.Counts[k])
+			fmt.Fprintf(bw, "# %s: %d\n", escapeText(k), rest.Counts[k])
 		}
 	}
 	return bw.Flush()
@@ -228,39 +228,44 @@ func jsonValue(v any, prefix string) []byte {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
-// groupTable appends one group in the table format.
+// groupTable appends one group in the table format. Every value is
+// escaped (escapeText, quoteIfNeeded; escapeLine for the reasons and
+// evidence, which are sentences).
 func groupTable(b []byte, g *query.Group) []byte {
-	b = append(append(append(append(b, '\n'), g.ID...), "  "...), g.Verdict...)
-	b = strconv.AppendInt(append(b, "  "...), int64(len(g.Members)), 10)
-	b = append(append(append(b, " members  "...), g.Key...), '\n')
+	b = append(append(append(append(b, '\n'), escapeText(g.ID)...), "  "...), escapeText(g.Verdict)...)
+	b = append(append(b, "  "...), plural(len(g.Members), "member")...)
+	b = append(append(append(b, "  "...), quoteIfNeeded(g.Key)...), '\n')
 	for _, m := range g.Members {
-		b = append(append(append(append(b, "  "...), m.CitationID...), "  "...), quoteIfNeeded(m.RawURL)...)
+		b = append(append(append(append(b, "  "...), escapeText(m.CitationID)...), "  "...), quoteIfNeeded(m.RawURL)...)
 		if m.Fragment != nil {
 			b = append(strconv.AppendQuote(append(b, "  (fragment "...), *m.Fragment), " kept as evidence)"...)
 		}
 		if m.ResolvedURL != "" {
-			b = append(append(b, "  resolved "...), m.ResolvedURL...)
+			b = append(append(b, "  resolved "...), quoteIfNeeded(m.ResolvedURL)...)
 		}
 		b = append(b, '\n')
 		for _, r := range m.Reasons {
-			b = append(append(append(b, "      "...), r...), '\n')
+			b = append(append(append(b, "      "...), escapeLine(r)...), '\n')
 		}
 	}
 	for _, r := range g.Relations {
-		to := r.To
-		if to == "" {
-			to = r.ToURL + " (not cited)"
+		to := escapeText(r.To)
+		if r.To == "" {
+			to = quoteIfNeeded(r.ToURL) + " (not cited)"
 		}
-		b = append(append(append(append(b, "  "...), r.Type...), " -> "...), to...)
+		b = append(append(append(append(b, "  "...), escapeText(r.Type)...), " -> "...), to...)
 		if r.Review {
 			b = append(b, " [review]"...)
 		}
-		b = append(append(append(b, "\n      "...), r.Evidence...), '\n')
+		b = append(append(append(b, "\n      "...), escapeLine(r.Evidence)...), '\n')
 	}
 	return b
 }
 
-// groupCSV appends one row per member of a group.
+// groupCSV appends one row per member of a group. A field that holds a
+// control or bidirectional formatting character is written as escapeText
+// writes it (a double-quoted Go string), so that a CSV file shown in a
+// terminal cannot rewrite it; --format json has the exact values.
 func groupCSV(b []byte, g *query.Group) []byte {
 	var buf bytes.Buffer
 	cw := csv.NewWriter(&buf)
@@ -269,7 +274,7 @@ func groupCSV(b []byte, g *query.Group) []byte {
 		if m.Fragment != nil {
 			frag = *m.Fragment
 		}
-		cw.Write([]string{g.ID, g.Verdict, g.Key, m.CitationID, m.RawURL, frag, m.ResolvedURL, m.Key, strings.Join(m.Reasons, "; ")})
+		cw.Write(escapeAll([]string{g.ID, g.Verdict, g.Key, m.CitationID, m.RawURL, frag, m.ResolvedURL, m.Key, strings.Join(m.Reasons, "; ")}))
 	}
 	cw.Flush()
 	return append(b, buf.Bytes()...)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
@@ -236,9 +237,9 @@ type textWriter struct {
 func newTextWriter(w io.Writer, p *normalize.Policy, base string) *textWriter {
 	pi := normalize.ParserInfo()
 	fmt.Fprintf(w, "# policy %s %s %s\n# parser %s %s (%s, golang.org/x/net %s, Unicode %s)\n",
-		p.Name(), p.Version(), p.Digest(), pi.Name, pi.Version, pi.Go, pi.XNet, pi.Unicode)
+		escapeText(p.Name()), escapeText(p.Version()), p.Digest(), pi.Name, pi.Version, pi.Go, pi.XNet, pi.Unicode)
 	if base != "" {
-		fmt.Fprintf(w, "# base %s\n", base)
+		fmt.Fprintf(w, "# base %s\n", quoteIfNeeded(base))
 	}
 	return &textWriter{w: w, first: true}
 }
@@ -251,21 +252,21 @@ func (t *textWriter) write(res normalize.Result, nerr *normalize.Error) error {
 		if nerr.Offset >= 0 {
 			where = fmt.Sprintf(" at byte %d", nerr.Offset)
 		}
-		fmt.Fprintf(tw, "error:\t%s%s: %s\n", nerr.Code, where, nerr.Msg)
+		fmt.Fprintf(tw, "error:\t%s%s: %s\n", nerr.Code, where, escapeLine(nerr.Msg))
 	} else {
-		fmt.Fprintf(tw, "key:\t%s\n", res.Key)
+		fmt.Fprintf(tw, "key:\t%s\n", quoteIfNeeded(res.Key))
 		if res.Parsed != res.Key {
-			fmt.Fprintf(tw, "parsed:\t%s\n", res.Parsed)
+			fmt.Fprintf(tw, "parsed:\t%s\n", quoteIfNeeded(res.Parsed))
 		}
 		if res.HasFragment {
 			fmt.Fprintf(tw, "fragment:\t%s\n", quoteIfNeeded(res.Fragment))
 		}
 		fmt.Fprintf(tw, "compare:\t%s\n", res.Compare)
 		if res.HostRule != "" {
-			fmt.Fprintf(tw, "host rule:\t%s\n", res.HostRule)
+			fmt.Fprintf(tw, "host rule:\t%s\n", escapeText(res.HostRule))
 		}
 		if len(res.RemovedParams()) > 0 {
-			fmt.Fprintf(tw, "removed:\t%s\n", strings.Join(res.RemovedParams(), " "))
+			fmt.Fprintf(tw, "removed:\t%s\n", strings.Join(escapeAll(res.RemovedParams()), " "))
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -284,11 +285,12 @@ func (t *textWriter) write(res normalize.Result, nerr *normalize.Error) error {
 
 func (t *textWriter) flush() error { return nil }
 
-// quoteIfNeeded quotes a value that would be misread in text output: one
-// with surrounding or embedded whitespace, controls or invalid UTF-8.
+// quoteIfNeeded quotes a value that would be misread in text output as a
+// Go string literal, as escapeText does: a URL or key that is empty or
+// holds whitespace, besides one escapeText escapes.
 func quoteIfNeeded(s string) string {
-	if s == "" || !utf8.ValidString(s) || strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
-		return fmt.Sprintf("%q", s)
+	if s == "" || needsEscape(s) || strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' }) {
+		return strconv.Quote(s)
 	}
 	return s
 }

@@ -95,18 +95,18 @@ followed by how the policies themselves differ.
 			}
 			bw := bufio.NewWriter(cmd.OutOrStdout())
 			fmt.Fprintf(bw, "# A %s %s\n# B %s %s\n# %d groups under A, %d under B; %d merges, %d splits\n",
-				d.A, d.A.Digest, d.B, d.B.Digest, d.Counts["groups_a"], d.Counts["groups_b"], d.Counts["merge"], d.Counts["split"])
+				escapeText(d.A.String()), escapeText(d.A.Digest), escapeText(d.B.String()), escapeText(d.B.Digest), d.Counts["groups_a"], d.Counts["groups_b"], d.Counts["merge"], d.Counts["split"])
 			for _, c := range d.Changes {
-				fmt.Fprintf(bw, "\n%s %s %s\n", c.Kind, c.Group.ID, c.Group.Key)
+				fmt.Fprintf(bw, "\n%s %s %s\n", escapeText(c.Kind), escapeText(c.Group.ID), quoteIfNeeded(c.Group.Key))
 				for _, p := range c.Parts {
-					fmt.Fprintf(bw, "  part %s %s\n", p.ID, p.Key)
+					fmt.Fprintf(bw, "  part %s %s\n", escapeText(p.ID), quoteIfNeeded(p.Key))
 				}
-				fmt.Fprintf(bw, "  citations: %s\n  rules: %s\n", strings.Join(c.Citations, " "), strings.Join(c.Rules, ", "))
+				fmt.Fprintf(bw, "  citations: %s\n  rules: %s\n", strings.Join(escapeAll(c.Citations), " "), strings.Join(escapeAll(c.Rules), ", "))
 			}
 			if len(d.Rules) > 0 {
 				fmt.Fprintf(bw, "\npolicy differences:\n")
 				for _, r := range d.Rules {
-					fmt.Fprintf(bw, "  %s\n", r)
+					fmt.Fprintf(bw, "  %s\n", escapeLine(r))
 				}
 			}
 			return bw.Flush()

@@ -77,13 +77,13 @@ func runStats(cmd *cobra.Command, o statsOptions) error {
 			return writeJSON(out, lines)
 		}
 		bw := bufio.NewWriter(out)
-		fmt.Fprintf(bw, "# %s under policy %s: %d\n", o.explain, snap.Policy, len(lines))
+		fmt.Fprintf(bw, "# %s under policy %s: %d\n", escapeText(o.explain), escapeText(snap.Policy.String()), len(lines))
 		for _, l := range lines {
 			g := ""
 			if l.Group != "" {
-				g = l.Group + "  "
+				g = escapeText(l.Group) + "  "
 			}
-			fmt.Fprintf(bw, "%s%s\n    %s\n", g, quoteIfNeeded(l.Item), strings.Join(l.Members, " "))
+			fmt.Fprintf(bw, "%s%s\n    %s\n", g, quoteIfNeeded(l.Item), strings.Join(escapeAll(l.Members), " "))
 		}
 		return bw.Flush()
 	}
@@ -96,7 +96,7 @@ func runStats(cmd *cobra.Command, o statsOptions) error {
 
 func statsTable(w io.Writer, s *query.Stats) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "# policy %s %s\n", s.Policy, s.Policy.Digest)
+	fmt.Fprintf(bw, "# policy %s %s\n", escapeText(s.Policy.String()), escapeText(s.Policy.Digest))
 	row := func(name string, n int, explain string) {
 		if explain != "" {
 			explain = "  (--explain " + explain + ")"
@@ -110,17 +110,17 @@ func statsTable(w io.Writer, s *query.Stats) error {
 	row("review groups", s.Groups, "groups")
 	row("  with several members", s.GroupsWithSeveral, "")
 	for _, v := range sortedKeys(s.GroupsByVerdict) {
-		row("  "+v, s.GroupsByVerdict[v], "verdict:"+v)
+		row("  "+escapeText(v), s.GroupsByVerdict[v], "verdict:"+escapeText(v))
 	}
 	row("relations between groups", sum(s.RelationsByType), "")
 	for _, t := range sortedKeys(s.RelationsByType) {
-		row("  "+t, s.RelationsByType[t], "relation:"+t)
+		row("  "+escapeText(t), s.RelationsByType[t], "relation:"+escapeText(t))
 	}
 	row("rejected raw URLs", s.Rejected, "rejected")
 	row("not normalized under policy", s.Unnormalized, "")
 	fmt.Fprintf(bw, "\nownership by registrable domain (not a URL count):\n")
 	for _, d := range s.Domains {
-		fmt.Fprintf(bw, "  %-40s %6d citations %6d keys %6d groups\n", d.Domain, d.Citations, d.Keys, d.Groups)
+		fmt.Fprintf(bw, "  %-40s %6d citations %6d keys %6d groups\n", escapeText(d.Domain), d.Citations, d.Keys, d.Groups)
 	}
 	return bw.Flush()
 }
