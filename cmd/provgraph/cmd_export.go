@@ -16,6 +16,7 @@ type exportOptions struct {
 	format          string
 	output          string
 	includeOntology bool
+	redact          bool
 }
 
 func newExportCommand() *cobra.Command {
@@ -48,6 +49,11 @@ codebook of review groups, the provgraph version and the export time. Every
 statement of it has a subject under https://w3id.org/provgraph/id/export/,
 so a comparison can drop it. ingest --format nq|nt|ttl loads an export back.
 
+An export is the evidence itself: raw URLs are written exactly, credentials
+included, and --redact-userinfo (which groups, lineage, stats, normalize
+and policy-diff take) is refused here with exit status 2, as a redacted
+export would no longer be the stored evidence.
+
 ` + exitStatusHelp,
 		Example: `  provgraph export --db example.db > example.nq
   provgraph export --db example.db --format ttl -o example.ttl
@@ -62,10 +68,14 @@ so a comparison can drop it. ingest --format nq|nt|ttl loads an export back.
 	f.StringVar(&o.format, "format", string(export.NQuads), "output format: nq, nt, ttl or jsonld")
 	f.StringVarP(&o.output, "output", "o", "-", `output file, written atomically; "-" is standard output`)
 	f.BoolVar(&o.includeOntology, "include-ontology", false, "also write the provgraph vocabulary (ontology/provgraph.ttl)")
+	f.BoolVar(&o.redact, "redact-userinfo", false, "refused: an export is the stored evidence, written exactly (see above)")
 	return cmd
 }
 
 func runExport(cmd *cobra.Command, o exportOptions) error {
+	if o.redact {
+		return usagef("--redact-userinfo: export writes the stored evidence exactly and does not redact it; redact what groups, lineage or stats print instead")
+	}
 	format := export.Format(o.format)
 	known := false
 	var names []string

@@ -23,6 +23,7 @@ type groupsOptions struct {
 	minSize   int
 	verdict   string
 	maxShared int
+	redact    bool
 }
 
 var verdicts = []string{query.VerdictIdentityConfirmed, query.VerdictNormalizedCompare, query.VerdictNeedsContentCheck, query.VerdictConflict}
@@ -70,6 +71,7 @@ row per member).
 	f.IntVar(&o.minSize, "min-size", 2, "list only groups with at least this many members")
 	f.StringVar(&o.verdict, "verdict", "", "list only groups with this verdict: "+strings.Join(verdicts, ", "))
 	f.IntVar(&o.maxShared, "max-shared", query.DefaultMaxShared, "a redirect target or content hash shared by more groups than this is not duplicate evidence")
+	addRedactFlag(cmd, &o.redact)
 	return cmd
 }
 
@@ -90,12 +92,26 @@ func runGroups(cmd *cobra.Command, o groupsOptions) error {
 	if err != nil {
 		return usageError{err}
 	}
-	for _, w := range set.Warnings() {
+	warnings := redactIf(o.redact, set.Warnings())
+	for _, w := range warnings {
 		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", escapeLine(w))
 	}
-	return writeGroups(cmd.OutOrStdout(), o.format, set.Policy(), set.Warnings(), func(encode func([]byte, *query.Group) []byte, write func([]byte) error) (*query.Report, error) {
+	var groups groupWriter = func(encode func([]byte, *query.Group) []byte, write func([]byte) error) (*query.Report, error) {
 		return set.Write(cmd.Context(), encode, write)
-	})
+	}
+	if o.redact {
+		groups = redactGroups(groups)
+	}
+	return writeGroups(cmd.OutOrStdout(), o.format, redactIf(o.redact, set.Policy()), warnings, groups)
+}
+
+// redactGroups writes the groups of gw and the rest of its report with
+// their URLs' userinfo redacted (--redact-userinfo).
+func redactGroups(gw groupWriter) groupWriter {
+	return func(encode func([]byte, *query.Group) []byte, write func([]byte) error) (*query.Report, error) {
+		rest, err := gw(func(b []byte, g *query.Group) []byte { return encode(b, redacted(g)) }, write)
+		return redacted(rest), err
+	}
 }
 
 // load opens the database read-only and loads a snapshot under policy.

@@ -21,6 +21,7 @@ type lineageOptions struct {
 	format    string
 	scope     string
 	maxShared int
+	redact    bool
 }
 
 func newLineageCommand() *cobra.Command {
@@ -83,6 +84,7 @@ Exit status:
 	f.StringVar(&o.format, "format", "text", "output format: text, json or dot")
 	f.StringVar(&o.scope, "group-scope", query.ScopeNeighbourhood, "where the review group is computed from: neighbourhood (fast) or database (exact, reads everything)")
 	f.IntVar(&o.maxShared, "max-shared", query.DefaultMaxShared, "a redirect target or content hash shared by more groups than this is not duplicate evidence (as for groups)")
+	addRedactFlag(cmd, &o.redact)
 	return cmd
 }
 
@@ -127,6 +129,7 @@ func runLineage(cmd *cobra.Command, o lineageOptions, args []string) error {
 	case err != nil:
 		return err
 	}
+	ls = redactIf(o.redact, ls)
 	if len(ls) > 0 {
 		for _, w := range ls[0].Warnings {
 			fmt.Fprintln(cmd.ErrOrStderr(), "warning:", escapeLine(w))

@@ -65,6 +65,7 @@ func newPolicyDiffCommand() *cobra.Command {
 	var o dbOptions
 	var format string
 	var maxShared int
+	var redact bool
 	cmd := &cobra.Command{
 		Use:   "policy-diff [flags] A B",
 		Short: "List the review groups that merge or split between two policies, and why",
@@ -89,7 +90,7 @@ followed by how the policies themselves differ.
 			if err != nil {
 				return err
 			}
-			d := query.DiffPolicies(a, b, query.GroupOptions{MaxShared: maxShared})
+			d := redactIf(redact, query.DiffPolicies(a, b, query.GroupOptions{MaxShared: maxShared}))
 			if format == "json" {
 				return writeJSON(cmd.OutOrStdout(), d)
 			}
@@ -115,5 +116,6 @@ followed by how the policies themselves differ.
 	o.addFlags(cmd)
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
 	cmd.Flags().IntVar(&maxShared, "max-shared", query.DefaultMaxShared, "as for groups")
+	addRedactFlag(cmd, &redact)
 	return cmd
 }

@@ -18,6 +18,7 @@ type statsOptions struct {
 	format    string
 	explain   string
 	maxShared int
+	redact    bool
 }
 
 func newStatsCommand() *cobra.Command {
@@ -55,6 +56,7 @@ Every deduplicated count can be explained: --explain lists what is behind it.
 	f.StringVar(&o.format, "format", "table", "output format: table or json")
 	f.StringVar(&o.explain, "explain", "", "list what is behind a count (see above)")
 	f.IntVar(&o.maxShared, "max-shared", query.DefaultMaxShared, "as for groups")
+	addRedactFlag(cmd, &o.redact)
 	return cmd
 }
 
@@ -73,6 +75,7 @@ func runStats(cmd *cobra.Command, o statsOptions) error {
 		if err != nil {
 			return usageError{err}
 		}
+		lines = redactIf(o.redact, lines)
 		if o.format == "json" {
 			return writeJSON(out, lines)
 		}
@@ -87,7 +90,7 @@ func runStats(cmd *cobra.Command, o statsOptions) error {
 		}
 		return bw.Flush()
 	}
-	s := query.ComputeStats(snap, rep)
+	s := redactIf(o.redact, query.ComputeStats(snap, rep))
 	if o.format == "json" {
 		return writeJSON(out, s)
 	}

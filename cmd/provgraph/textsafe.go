@@ -2,6 +2,9 @@ package main
 
 import (
 	"reflect"
+
+	"github.com/spf13/cobra"
+
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -300,4 +303,21 @@ func redactValue(v reflect.Value) {
 		}
 		v.Set(c)
 	}
+}
+
+// redactUsage is the help line of --redact-userinfo, the same on every
+// command that has it.
+const redactUsage = `print the userinfo (credentials) of every URL as "user:***" (with a password) or "***"; the database keeps them exactly`
+
+// addRedactFlag adds --redact-userinfo to a command that prints URLs.
+func addRedactFlag(cmd *cobra.Command, redact *bool) {
+	cmd.Flags().BoolVar(redact, "redact-userinfo", false, redactUsage)
+}
+
+// redactIf returns v redacted when redact is set, and v itself otherwise.
+func redactIf[T any](redact bool, v T) T {
+	if redact {
+		return redacted(v)
+	}
+	return v
 }
