@@ -115,13 +115,17 @@ func runExport(cmd *cobra.Command, o exportOptions) error {
 	}
 	stderr := cmd.ErrOrStderr()
 	if sum.RepairedIRIs > 0 {
-		fmt.Fprintf(stderr, "warning: %d stored IRIs were not valid IRIs (RFC 3987) and were written percent-encoded\n", sum.RepairedIRIs)
+		what := "IRIs were not valid IRIs (RFC 3987) and were"
+		if sum.RepairedIRIs == 1 {
+			what = "IRI was not a valid IRI (RFC 3987) and was"
+		}
+		fmt.Fprintf(stderr, "warning: %d stored %s written percent-encoded\n", sum.RepairedIRIs, what)
 	}
 	ontology := ""
 	if o.includeOntology {
 		ontology = fmt.Sprintf(", %d ontology", sum.Ontology)
 	}
-	fmt.Fprintf(stderr, "export: %d statements (%d data%s, %d dataset description) written to %s as %s in %s; dataset %s\n",
-		sum.Statements(), sum.Data, ontology, sum.Description, where, format, sum.Elapsed.Round(time.Millisecond), sum.Dataset.Value)
+	fmt.Fprintf(stderr, "export: %s (%d data%s, %d dataset description) written to %s as %s in %s; dataset %s\n",
+		plural(int(sum.Statements()), "statement"), sum.Data, ontology, sum.Description, where, format, sum.Elapsed.Round(time.Millisecond), sum.Dataset.Value)
 	return nil
 }

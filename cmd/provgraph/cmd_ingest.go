@@ -153,7 +153,14 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 	}
 	if err != nil && !errors.Is(err, ingest.ErrInvalidRecords) {
 		if sum.Run.Value != "" {
-			fmt.Fprintf(stderr, "ingest stopped; %d quads were written. Run the same command again to complete run %s.\n", sum.QuadsAdded, sum.Run.Value)
+			were := "were"
+			if sum.QuadsAdded == 1 {
+				were = "was"
+			}
+			fmt.Fprintf(stderr, "ingest stopped; %s %s written. Run the same command again to complete run %s.\n", plural(sum.QuadsAdded, "quad"), were, sum.Run.Value)
+			if interrupted(cmd.Context(), err) {
+				return interruptError{err: err, said: true}
+			}
 		}
 		var re *ingest.RecordError
 		var ce *ingest.ConflictError
@@ -162,16 +169,16 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 		}
 		return err
 	}
-	what := "records"
+	what := "record"
 	if o.format != "jsonl" {
-		what = "statements"
+		what = "statement"
 	}
 	resumed := ""
 	if sum.Resumed {
 		resumed = " (completing an interrupted run)"
 	}
-	fmt.Fprintf(stderr, "ingest %s: %d %s, %d invalid lines, %d raw URLs rejected by policy %s (stored with their errors), %d quads added, %s%s\n",
-		name, sum.Records, what, len(sum.Invalid), sum.URLRejected, pol.Name(), sum.QuadsAdded, sum.Elapsed.Round(time.Millisecond), resumed)
+	fmt.Fprintf(stderr, "ingest %s: %s, %s, %s rejected by policy %s (stored with their errors), %s added, %s%s\n",
+		name, plural(sum.Records, what), plural(len(sum.Invalid), "invalid line"), plural(sum.URLRejected, "raw URL"), pol.Name(), plural(sum.QuadsAdded, "quad"), sum.Elapsed.Round(time.Millisecond), resumed)
 	if err != nil {
 		return errRejected
 	}

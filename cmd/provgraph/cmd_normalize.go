@@ -127,7 +127,8 @@ func runNormalize(cmd *cobra.Command, o normalizeOptions, args []string, stdin i
 			}
 			if err := cmd.Context().Err(); err != nil {
 				out.Flush()
-				return fmt.Errorf("interrupted after line %d: %w", line, err)
+				fmt.Fprintf(cmd.ErrOrStderr(), "normalize: interrupted; the results of the first %s are printed\n", plural(line, "line"))
+				return interruptError{err: err, said: true}
 			}
 		}
 	}

@@ -51,8 +51,8 @@ and policy-diff compares two.
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "renormalize: %d citations under %s@%s, %d raw URLs rejected, %d quads added, %s\n",
-				sum.Records, pol.Name(), pol.Version(), sum.URLRejected, sum.QuadsAdded, sum.Elapsed.Round(time.Millisecond))
+			fmt.Fprintf(cmd.ErrOrStderr(), "renormalize: %s under %s@%s, %s rejected, %s added, %s\n",
+				plural(sum.Records, "citation"), pol.Name(), pol.Version(), plural(sum.URLRejected, "raw URL"), plural(sum.QuadsAdded, "quad"), sum.Elapsed.Round(time.Millisecond))
 			return nil
 		},
 	}
@@ -95,8 +95,8 @@ followed by how the policies themselves differ.
 				return writeJSON(cmd.OutOrStdout(), d)
 			}
 			bw := bufio.NewWriter(cmd.OutOrStdout())
-			fmt.Fprintf(bw, "# A %s %s\n# B %s %s\n# %d groups under A, %d under B; %d merges, %d splits\n",
-				escapeText(d.A.String()), escapeText(d.A.Digest), escapeText(d.B.String()), escapeText(d.B.Digest), d.Counts["groups_a"], d.Counts["groups_b"], d.Counts["merge"], d.Counts["split"])
+			fmt.Fprintf(bw, "# A %s %s\n# B %s %s\n# %s under A, %d under B; %s, %s\n",
+				escapeText(d.A.String()), escapeText(d.A.Digest), escapeText(d.B.String()), escapeText(d.B.Digest), plural(d.Counts["groups_a"], "group"), d.Counts["groups_b"], plural(d.Counts["merge"], "merge"), plural(d.Counts["split"], "split"))
 			for _, c := range d.Changes {
 				fmt.Fprintf(bw, "\n%s %s %s\n", escapeText(c.Kind), escapeText(c.Group.ID), quoteIfNeeded(c.Group.Key))
 				for _, p := range c.Parts {

@@ -49,6 +49,26 @@ type inputError struct{ err error }
 func (e inputError) Error() string { return e.err.Error() }
 func (e inputError) Unwrap() error { return e.err }
 
+// interruptError is the error of a command stopped by an interrupt: Ctrl-C
+// cancels the context of Run. said is set by a command that has already
+// printed where it stopped and what was kept (ingest, resolve, normalize);
+// exitCode then adds nothing, and otherwise prints "provgraph:
+// interrupted" instead of the internal "context canceled". Either way the
+// exit status is 3.
+type interruptError struct {
+	err  error
+	said bool
+}
+
+func (e interruptError) Error() string { return e.err.Error() }
+func (e interruptError) Unwrap() error { return e.err }
+
+// interrupted reports whether err is the cancellation of ctx: its error
+// or its cause (signal.NotifyContext's "interrupt signal received").
+func interrupted(ctx context.Context, err error) bool {
+	return err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.Cause(ctx)))
+}
+
 // errRejected reports that a command finished but rejected some inputs.
 var errRejected = errors.New("some inputs were rejected")
 
@@ -60,6 +80,10 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
+	var ie interruptError
+	if interrupted(ctx, err) && !errors.As(err, &ie) {
+		err = interruptError{err: err}
+	}
 	return exitCode(err, stderr)
 }
 
@@ -68,9 +92,15 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 func exitCode(err error, stderr io.Writer) int {
 	var ue usageError
 	var ie inputError
+	var ir interruptError
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.As(err, &ir):
+		if !ir.said {
+			fmt.Fprintln(stderr, "provgraph: interrupted")
+		}
+		return exitFailure
 	case errors.Is(err, errRejected):
 		return exitRejected
 	case errors.As(err, &ie):
