@@ -102,13 +102,17 @@ func runExport(cmd *cobra.Command, o exportOptions) error {
 	}
 	defer st.Close()
 	opts := &export.Options{Format: format, IncludeOntology: o.includeOntology, Version: version()}
+	ctx := cmd.Context()
+	if hold := testHold("export-check", cmd.ErrOrStderr()); hold != nil {
+		ctx = holdContext{ctx, hold}
+	}
 	var sum export.Summary
 	where := "standard output"
 	if o.output == "-" {
-		sum, err = export.Write(cmd.Context(), st, cmd.OutOrStdout(), opts)
+		sum, err = export.Write(ctx, st, cmd.OutOrStdout(), opts)
 	} else {
 		where = o.output
-		sum, err = export.WriteFile(cmd.Context(), st, o.output, opts)
+		sum, err = export.WriteFile(ctx, st, o.output, opts)
 	}
 	if err != nil {
 		return err

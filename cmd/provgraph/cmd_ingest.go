@@ -138,6 +138,17 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 			bar.Set(p.Lines)
 		}
 	}
+	if hold := testHold("ingest-batch", stderr); hold != nil {
+		progress := opts.Progress
+		opts.Progress = func(p ingest.Progress) {
+			if progress != nil {
+				progress(p)
+			}
+			if p.Phase == "write" {
+				hold()
+			}
+		}
+	}
 	tuneGCForWrites()
 	var sum ingest.Summary
 	if o.format == "jsonl" {
