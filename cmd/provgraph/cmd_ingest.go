@@ -160,7 +160,7 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 		bar.Finish()
 	}
 	for _, re := range sum.Invalid {
-		fmt.Fprintf(stderr, "rejected %s\n", re)
+		fmt.Fprintf(stderr, "rejected %s\n", escapeLine(re.Error()))
 	}
 	if err != nil && !errors.Is(err, ingest.ErrInvalidRecords) {
 		if sum.Run.Value != "" {
@@ -189,7 +189,7 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 		resumed = " (completing an interrupted run)"
 	}
 	fmt.Fprintf(stderr, "ingest %s: %s, %s, %s rejected by policy %s (stored with their errors), %s added, %s%s\n",
-		name, plural(sum.Records, what), plural(len(sum.Invalid), "invalid line"), plural(sum.URLRejected, "raw URL"), pol.Name(), plural(sum.QuadsAdded, "quad"), sum.Elapsed.Round(time.Millisecond), resumed)
+		name, plural(sum.Records, what), plural(len(sum.Invalid), "invalid line"), plural(sum.URLRejected, "raw URL"), escapeText(pol.Name()), plural(sum.QuadsAdded, "quad"), sum.Elapsed.Round(time.Millisecond), resumed)
 	if err != nil {
 		return errRejected
 	}

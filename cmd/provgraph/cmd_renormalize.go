@@ -52,7 +52,7 @@ and policy-diff compares two.
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "renormalize: %s under %s@%s, %s rejected, %s added, %s\n",
-				plural(sum.Records, "citation"), pol.Name(), pol.Version(), plural(sum.URLRejected, "raw URL"), plural(sum.QuadsAdded, "quad"), sum.Elapsed.Round(time.Millisecond))
+				plural(sum.Records, "citation"), escapeText(pol.Name()), escapeText(pol.Version()), plural(sum.URLRejected, "raw URL"), plural(sum.QuadsAdded, "quad"), sum.Elapsed.Round(time.Millisecond))
 			return nil
 		},
 	}

@@ -90,6 +90,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // exitCode maps an error to the exit status, printing it first. This is the
 // one place where errors become exit statuses.
 func exitCode(err error, stderr io.Writer) int {
+	stderr = escapingWriter{stderr}
 	var ue usageError
 	var ie inputError
 	var ir interruptError

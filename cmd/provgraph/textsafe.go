@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"reflect"
 
 	"github.com/spf13/cobra"
@@ -320,4 +321,23 @@ func redactIf[T any](redact bool, v T) T {
 		return redacted(v)
 	}
 	return v
+}
+
+// escapingWriter writes text with escapeLine applied to each line, for
+// the error messages of exitCode: they quote input (a policy name from the
+// database, a field of a rejected line) and go to a terminal.
+type escapingWriter struct{ w io.Writer }
+
+func (e escapingWriter) Write(p []byte) (int, error) {
+	if !hasUnsafe(strings.ReplaceAll(string(p), "\n", "")) {
+		return e.w.Write(p)
+	}
+	lines := strings.Split(string(p), "\n")
+	for i := range lines {
+		lines[i] = escapeLine(lines[i])
+	}
+	if _, err := io.WriteString(e.w, strings.Join(lines, "\n")); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -91,6 +93,37 @@ func TestTextOutputsEscapeControls(t *testing.T) {
 			if !strings.Contains(out, w) {
 				t.Errorf("provgraph %q: output lacks %s\n%s", args, w, out)
 			}
+		}
+	}
+
+	// A policy file may name itself with control characters; the name is
+	// then in the database and in messages.
+	_, policyText, _ := run(t, "policy", "show", "default")
+	evil := filepath.Join(dir, "evil.toml")
+	policyText = strings.Replace(policyText, `name = "provgraph-default"`, `name = "evil\u001b[31m\u202ename"`, 1)
+	if err := os.WriteFile(evil, []byte(policyText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	badLines := filepath.Join(dir, "bad.jsonl")
+	bad := `{"citation_id":"b\u001b[2K","observed_at":"2026-11-02T09:15:00Z\u001b[2K","raw_url":"https://example.org/"}` + "\n" +
+		`{"citation_id":"c","observed_at":"2026-11-02T09:15:00Z","raw_url":"https://example.org/","relations":[{"type":"mirror_of\u001b[2K","target":"https://x.example/"}]}` + "\n"
+	if err := os.WriteFile(badLines, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"policy", "check", evil},
+		{"normalize", "--policy", evil, "https://example.org/"},
+		{"renormalize", "--db", db, "--policy", evil},
+		{"groups", "--db", db, "--policy", "no-such-policy"},
+		{"lineage", "--db", db, "no\x1b[2Ksuch"},
+		{"ingest", "--db", db, "--skip-invalid", badLines},
+	} {
+		code, out, stderr := run(t, args...)
+		if bad := unsafeOutput(out + stderr); bad != "" {
+			t.Errorf("provgraph %q (exit %d): output holds %s\n%s%s", args, code, bad, out, stderr)
+		}
+		if !strings.Contains(out+stderr, `\x1b`) {
+			t.Errorf("provgraph %q (exit %d) does not show ESC escaped:\n%s%s", args, code, out, stderr)
 		}
 	}
 
