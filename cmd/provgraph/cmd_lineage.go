@@ -129,6 +129,7 @@ func runLineage(cmd *cobra.Command, o lineageOptions, args []string) error {
 	case err != nil:
 		return err
 	}
+	orig := ls
 	ls = redactIf(o.redact, ls)
 	if len(ls) > 0 {
 		for _, w := range ls[0].Warnings {
@@ -143,7 +144,7 @@ func runLineage(cmd *cobra.Command, o lineageOptions, args []string) error {
 		enc.SetIndent("", "  ")
 		err = enc.Encode(ls)
 	case "dot":
-		err = writeLineageDOT(out, ls)
+		err = writeLineageDOT(out, ls, orig)
 	default:
 		err = writeLineageText(out, ls)
 	}
@@ -369,10 +370,14 @@ func (g *dotGraph) edge(from, to, label string, attrs ...string) {
 // writeLineageDOT draws the lineages as one Graphviz digraph in PROV style.
 // Edges point from the later thing to the earlier one, as PROV relations
 // read: the key wasGeneratedBy the normalization, which used the raw URL.
-func writeLineageDOT(w *bufio.Writer, ls []*query.Lineage) error {
+// orig are the lineages as stored, ls as shown (the same, or redacted by
+// --redact-userinfo): nodes are identified by the stored values, so that
+// two URLs that differ only in their credentials stay two nodes.
+func writeLineageDOT(w *bufio.Writer, ls, orig []*query.Lineage) error {
 	g := &dotGraph{ids: map[string]string{}, seen: map[string]bool{}}
 	var titles []string
-	for _, l := range ls {
+	for i, l := range ls {
+		o := orig[i]
 		titles = append(titles, visible(l.CitationID))
 		pol := l.Policy
 		cit := g.node("citation\x00"+l.CitationID, dotEntity, "citation\n"+dotText(l.CitationID),
@@ -389,11 +394,11 @@ func writeLineageDOT(w *bufio.Writer, ls []*query.Lineage) error {
 		if l.Fragment != nil {
 			rawLabel += "\nfragment #" + dotText(*l.Fragment)
 		}
-		raw := g.node("raw\x00"+l.RawURL, dotEntity, rawLabel, visible(l.RawURL))
+		raw := g.node("raw\x00"+o.RawURL, dotEntity, rawLabel, visible(l.RawURL))
 		g.edge(cit, raw, "cites")
 
 		if n := l.Normalization; n != nil {
-			normID := "norm\x00" + l.RawURL + "\x00" + l.BaseURL + "\x00" + pol.Digest
+			normID := "norm\x00" + o.RawURL + "\x00" + o.BaseURL + "\x00" + pol.Digest
 			label := "normalization\n" + plural(len(n.Steps), "step")
 			if n.Error != nil {
 				label += "\nrejected: " + n.Error.Code
@@ -439,7 +444,8 @@ func writeLineageDOT(w *bufio.Writer, ls []*query.Lineage) error {
 			}
 		}
 
-		for _, r := range l.Retrievals {
+		for j, r := range l.Retrievals {
+			or := o.Retrievals[j]
 			label := "retrieval"
 			if r.RetrievedAt != "" {
 				label += "\n" + dotText(r.RetrievedAt)
@@ -476,20 +482,20 @@ func writeLineageDOT(w *bufio.Writer, ls []*query.Lineage) error {
 			}
 			declarer := raw
 			if r.FinalURL != "" {
-				res := g.node("resolved\x00"+r.FinalURL, dotEntity, "resolved URL\n"+dotText(r.FinalURL), visible(r.FinalURL))
+				res := g.node("resolved\x00"+or.FinalURL, dotEntity, "resolved URL\n"+dotText(r.FinalURL), visible(r.FinalURL))
 				g.edge(res, ret, "wasGeneratedBy (resolvedTo)")
 				declarer = res
 			}
-			for _, c := range r.Canonicals {
-				decl := g.node("canonical\x00"+r.Node+"\x00"+c.URL+"\x00"+c.Source, dotEntity,
+			for k, c := range r.Canonicals {
+				decl := g.node("canonical\x00"+r.Node+"\x00"+or.Canonicals[k].URL+"\x00"+c.Source, dotEntity,
 					"canonical ("+dotText(c.Source)+")\n"+dotText(c.URL), visible(c.URL+" ("+c.Source+")"))
 				g.edge(decl, ret, "wasGeneratedBy")
 				g.edge(decl, declarer, "declaredBy")
 			}
 		}
 
-		for _, r := range l.Relations {
-			res := g.node("resource\x00"+r.Target, dotEntity, "related resource\n"+dotText(r.Target), visible(r.Target))
+		for j, r := range l.Relations {
+			res := g.node("resource\x00"+o.Relations[j].Target, dotEntity, "related resource\n"+dotText(r.Target), visible(r.Target))
 			attrs := []string{r.Evidence}
 			if r.Format != "" {
 				attrs = append(attrs, r.Format)

@@ -12,6 +12,7 @@ var credentialLines = []string{
 	`{"citation_id":"cred-1","engine":"e","answer_id":"c1","position":1,"observed_at":"2026-11-02T09:15:00Z","raw_url":"https://alice:s3cr3t@example.org/report?utm_source=x#p2","retrieval":{"retrieved_at":"2026-11-02T09:20:00Z","hops":[{"from":"https://alice:s3cr3t@example.org/report?utm_source=x","to":"https://TOKEN123@cdn.example.net/report","status":302}],"final_url":"https://TOKEN123@cdn.example.net/report","final_status":200,"canonical":[{"url":"https://bob:s3cr3t@example.org/canonical","source":"html-link"}]},"relations":[{"type":"mirror_of","target":"https://TOKEN123@mirror.example/report"}]}`,
 	`{"citation_id":"cred-2","engine":"e","answer_id":"c2","position":1,"observed_at":"2026-11-02T09:16:00Z","raw_url":"https://alice:s3cr3t@example.org/report"}`,
 	`{"citation_id":"cred-3","engine":"e","answer_id":"c3","position":1,"observed_at":"2026-11-02T09:17:00Z","raw_url":"https://TOKEN123@example.org/report"}`,
+	`{"citation_id":"cred-4","engine":"e","answer_id":"c4","position":1,"observed_at":"2026-11-02T09:18:00Z","raw_url":"https://example.org/four","retrieval":{"final_url":"https://example.org/four","final_status":200,"canonical":[{"url":"https://bob:s3cr3t@example.org/c","source":"html-link"},{"url":"https://bob:0thers3cr3t@example.org/c","source":"html-link"}]},"relations":[{"type":"mirror_of","target":"https://s3cr3t@mirror.example/four"},{"type":"mirror_of","target":"https://0thers3cr3t@mirror.example/four"}]}`,
 }
 
 // TestRedactUserinfoFlag (issue 18, item 16): with --redact-userinfo, no
@@ -95,6 +96,15 @@ func TestRedactUserinfoFlag(t *testing.T) {
 	}
 	for _, c := range lenient {
 		check(c)
+	}
+
+	// Redaction never merges what differs only in its credentials: the
+	// DOT graph of cred-4 has as many nodes redacted as not.
+	_, plainDOT, _ := run(t, "lineage", "--db", db, "--format", "dot", "cred-4")
+	_, redactedDOT, _ := run(t, "lineage", "--db", db, "--format", "dot", "--redact-userinfo", "cred-4")
+	nodes := func(dot string) int { return strings.Count(dot, ", tooltip=") }
+	if nodes(plainDOT) != nodes(redactedDOT) || strings.Contains(redactedDOT, "s3cr3t") {
+		t.Errorf("lineage --format dot cred-4: %d nodes, %d with --redact-userinfo\n%s", nodes(plainDOT), nodes(redactedDOT), redactedDOT)
 	}
 
 	code, out, stderr := run(t, "export", "--db", db, "--redact-userinfo")
