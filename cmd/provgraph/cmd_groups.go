@@ -53,7 +53,9 @@ than --max-shared groups (a login wall, a home page, an error page) is not
 duplicate evidence. Raw URLs the policy rejected are listed apart.
 
 Formats: table (default), json (policy, groups, rejected, counts), csv (one
-row per member).
+row per member). Table and CSV show a value that holds a control or
+bidirectional formatting character as a quoted Go string ("a\x1b[2K");
+JSON is exact.
 
 ` + exitStatusHelp,
 		Example: `  provgraph groups --db example.db

@@ -42,7 +42,9 @@ what is wrong and where; the command then exits with status 1 after printing
 every result.
 
 Formats:
-  text  a block per URL for people (the default)
+  text  a block per URL for people (the default); a value that holds a
+        control or bidirectional formatting character is shown as a quoted
+        Go string ("a\x1b[2K")
   json  one JSON object per input line: raw, normalized, parsed, fragment,
         compare, host_rule, removed_params, steps [{rule, before, after}],
         error {code, rule, offset, message}, policy {name, version, digest},
