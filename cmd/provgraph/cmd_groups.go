@@ -251,7 +251,10 @@ func jsonValue(v any, prefix string) []byte {
 // evidence, which are sentences).
 func groupTable(b []byte, g *query.Group) []byte {
 	b = append(append(append(append(b, '\n'), escapeText(g.ID)...), "  "...), escapeText(g.Verdict)...)
-	b = append(append(b, "  "...), plural(len(g.Members), "member")...)
+	b = append(strconv.AppendInt(append(b, "  "...), int64(len(g.Members)), 10), " member"...)
+	if len(g.Members) != 1 {
+		b = append(b, 's')
+	}
 	b = append(append(append(b, "  "...), quoteIfNeeded(g.Key)...), '\n')
 	for _, m := range g.Members {
 		b = append(append(append(append(b, "  "...), escapeText(m.CitationID)...), "  "...), quoteIfNeeded(m.RawURL)...)
