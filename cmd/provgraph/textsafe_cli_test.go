@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -92,6 +94,16 @@ func TestTextOutputsEscapeControls(t *testing.T) {
 		for _, w := range tc.want {
 			if !strings.Contains(out, w) {
 				t.Errorf("provgraph %q: output lacks %s\n%s", args, w, out)
+			}
+		}
+		// The escaped DOT is still DOT that Graphviz reads.
+		if _, err := exec.LookPath("dot"); err == nil && strings.HasPrefix(out, "digraph") {
+			cmd := exec.Command("dot", "-Tsvg")
+			cmd.Stdin = strings.NewReader(out)
+			var dotErr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = io.Discard, &dotErr
+			if err := cmd.Run(); err != nil || dotErr.Len() > 0 {
+				t.Errorf("dot -Tsvg on provgraph %q: %v\n%s", args, err, dotErr.String())
 			}
 		}
 	}
