@@ -55,7 +55,7 @@ duplicate evidence. Raw URLs the policy rejected are listed apart.
 Formats: table (default), json (policy, groups, rejected, counts), csv (one
 row per member). Table and CSV show a value that holds a control or
 bidirectional formatting character as a quoted Go string ("a\x1b[2K");
-JSON is exact.
+JSON holds the values unescaped.
 
 ` + exitStatusHelp,
 		Example: `  provgraph groups --db example.db

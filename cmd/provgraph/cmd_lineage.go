@@ -59,7 +59,7 @@ Formats:
   text  an indented report for people (the default); a value that holds a
         control or bidirectional formatting character is shown as a quoted
         Go string ("a\x1b[2K"), in DOT labels as \u001B
-  json  a JSON array with one object per citation (exact)
+  json  a JSON array with one object per citation (values unescaped)
   dot   one Graphviz digraph in PROV style: entities as yellow ellipses,
         activities as blue rectangles, agents as orange houses; render it
         with 'dot -Tsvg'

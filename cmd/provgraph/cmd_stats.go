@@ -31,7 +31,7 @@ distinct resolved URLs, distinct comparison keys, review groups by verdict,
 relations by type and rejected URLs, and, reported apart from the URL counts,
 ownership by registrable domain (public suffix list). The table shows a
 value that holds a control or bidirectional formatting character as a
-quoted Go string ("a\x1b[2K"); JSON is exact.
+quoted Go string ("a\x1b[2K"); JSON holds the values unescaped.
 
 Every deduplicated count can be explained: --explain lists what is behind it.
   --explain groups          each group with its key and citations
