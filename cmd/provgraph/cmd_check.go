@@ -57,8 +57,9 @@ func runCheck(cmd *cobra.Command, o checkOptions) error {
 		return err
 	}
 	out := cmd.OutOrStdout()
-	fmt.Fprintf(out, "%s: %s version %d, %d quads, %d terms, %d hash-index runs, %d quad-index runs, %d bytes\n",
-		o.db, stats.Format, stats.Version, stats.Quads, stats.Terms, stats.HashRuns, stats.QuadRuns, stats.FileBytes)
+	fmt.Fprintf(out, "%s: %s version %d, %s, %s, %s, %s, %s\n",
+		o.db, stats.Format, stats.Version, plural(int(stats.Quads), "quad"), plural(int(stats.Terms), "term"),
+		plural(int(stats.HashRuns), "hash-index run"), plural(int(stats.QuadRuns), "quad-index run"), plural(int(stats.FileBytes), "byte"))
 	start := time.Now()
 	if err := st.Check(cmd.Context()); err != nil {
 		return err

@@ -88,6 +88,6 @@ func runConvert(cmd *cobra.Command, o convertOptions) error {
 	if err != nil {
 		return fmt.Errorf("convert %s to %s: %w (the new file is incomplete: delete it and convert again)", o.from, o.db, err)
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "convert %s: %d quads read, %d written to %s, %s\n", o.from, read, added, o.db, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(cmd.ErrOrStderr(), "convert %s: %s read, %d written to %s, %s\n", o.from, plural(read, "quad"), added, o.db, time.Since(start).Round(time.Millisecond))
 	return nil
 }

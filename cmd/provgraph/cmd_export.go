@@ -21,6 +21,7 @@ type exportOptions struct {
 	includeOntology bool
 	includeGroups   bool
 	groups          groupsOptions // policy, minSize, verdict, maxShared: as groups takes them
+	redact          bool
 }
 
 func newExportCommand() *cobra.Command {
@@ -66,6 +67,11 @@ derived, not read from the database: their subjects are under the export's
 IRI, and in N-Quads they are in the graph <export IRI>/groups. The grouping
 holds what it needs of every citation in memory, as groups does.
 
+An export is the evidence itself: raw URLs are written exactly, credentials
+included, and --redact-userinfo (which groups, lineage, stats, normalize
+and policy-diff take) is refused here with exit status 2, as a redacted
+export would no longer be the stored evidence.
+
 ` + exitHelp(
 			exitLineOK,
 			"  2  usage error: bad flag, --format or -o",
@@ -92,10 +98,14 @@ holds what it needs of every citation in memory, as groups does.
 	f.BoolVar(&o.groups.review, "review-relations", true, "with --include-groups: also write the groups smaller than --min-size that are the source or target of a relation marked for review, as groups lists them")
 	f.StringVar(&o.groups.verdict, "verdict", "", "with --include-groups: write only groups with this verdict: "+strings.Join(verdicts, ", "))
 	f.IntVar(&o.groups.maxShared, "max-shared", query.DefaultMaxShared, "with --include-groups: as for groups")
+	f.BoolVar(&o.redact, "redact-userinfo", false, "refused: an export is the stored evidence, written exactly (see above)")
 	return cmd
 }
 
 func runExport(cmd *cobra.Command, o exportOptions) error {
+	if o.redact {
+		return usagef("--redact-userinfo: export writes the stored evidence exactly and does not redact it; redact what groups, lineage or stats print instead")
+	}
 	format := export.Format(o.format)
 	known := false
 	var names []string
@@ -136,13 +146,17 @@ func runExport(cmd *cobra.Command, o exportOptions) error {
 		tuneGCForQueries()
 		opts.Groups = &export.GroupOptions{Policy: o.groups.policy, MinSize: o.groups.minSize, Review: o.groups.review, Verdict: o.groups.verdict, MaxShared: o.groups.maxShared}
 	}
+	ctx := cmd.Context()
+	if hold := testHold("export-check", cmd.ErrOrStderr()); hold != nil {
+		ctx = holdContext{ctx, hold}
+	}
 	var sum export.Summary
 	where := "standard output"
 	if o.output == "-" {
-		sum, err = export.Write(cmd.Context(), st, cmd.OutOrStdout(), opts)
+		sum, err = export.Write(ctx, st, cmd.OutOrStdout(), opts)
 	} else {
 		where = o.output
-		sum, err = export.WriteFile(cmd.Context(), st, o.output, opts)
+		sum, err = export.WriteFile(ctx, st, o.output, opts)
 	}
 	if errors.Is(err, query.ErrNoPolicy) {
 		return usageError{err}
@@ -152,7 +166,11 @@ func runExport(cmd *cobra.Command, o exportOptions) error {
 	}
 	stderr := cmd.ErrOrStderr()
 	if sum.RepairedIRIs > 0 {
-		fmt.Fprintf(stderr, "warning: %d stored IRIs were not valid IRIs (RFC 3987) and were written percent-encoded\n", sum.RepairedIRIs)
+		what := "IRIs were not valid IRIs (RFC 3987) and were"
+		if sum.RepairedIRIs == 1 {
+			what = "IRI was not a valid IRI (RFC 3987) and was"
+		}
+		fmt.Fprintf(stderr, "warning: %d stored %s written percent-encoded\n", sum.RepairedIRIs, what)
 	}
 	ontology := ""
 	if o.includeOntology {
@@ -160,9 +178,9 @@ func runExport(cmd *cobra.Command, o exportOptions) error {
 	}
 	groups := ""
 	if o.includeGroups {
-		groups = fmt.Sprintf(", %d review-group statements (%d groups)", sum.Groups, sum.ReviewGroups)
+		groups = fmt.Sprintf(", %d review-group statements (%s)", sum.Groups, plural(int(sum.ReviewGroups), "group"))
 	}
-	fmt.Fprintf(stderr, "export: %d statements (%d data%s%s, %d dataset description) written to %s as %s in %s; dataset %s\n",
-		sum.Statements(), sum.Data, ontology, groups, sum.Description, where, format, sum.Elapsed.Round(time.Millisecond), sum.Dataset.Value)
+	fmt.Fprintf(stderr, "export: %s (%d data%s%s, %d dataset description) written to %s as %s in %s; dataset %s\n",
+		plural(int(sum.Statements()), "statement"), sum.Data, ontology, groups, sum.Description, where, format, sum.Elapsed.Round(time.Millisecond), sum.Dataset.Value)
 	return nil
 }

@@ -25,6 +25,7 @@ type groupsOptions struct {
 	verdict   string
 	maxShared int
 	review    bool
+	redact    bool
 }
 
 var verdicts = []string{query.VerdictIdentityConfirmed, query.VerdictNormalizedCompare, query.VerdictNeedsContentCheck, query.VerdictConflict}
@@ -58,7 +59,9 @@ the source or target of a relation flagged for review (an AMP page and its
 origin, each cited once), unless --review-relations=false.
 
 Formats: table (default), json (policy, groups, rejected, counts,
-incomplete_runs), csv (one row per member).
+incomplete_runs), csv (one row per member). Table and CSV show a value that
+holds a control or bidirectional formatting character as a quoted Go string
+("a\x1b[2K"); JSON holds the values unescaped.
 
 An ingest or resolve run that never completed is named on standard error
 (and in JSON, incomplete_runs): the groups may miss what it did not write.
@@ -86,6 +89,7 @@ An empty database gives no group and zero counts.
 	f.BoolVar(&o.review, "review-relations", true, "also list the groups smaller than --min-size that are the source or target of a relation marked for review; false lists by size only")
 	f.StringVar(&o.verdict, "verdict", "", "list only groups with this verdict: "+strings.Join(verdicts, ", "))
 	f.IntVar(&o.maxShared, "max-shared", query.DefaultMaxShared, "a redirect target or content hash shared by more groups than this is not duplicate evidence")
+	addRedactFlag(cmd, &o.redact)
 	return cmd
 }
 
@@ -106,12 +110,26 @@ func runGroups(cmd *cobra.Command, o groupsOptions) error {
 	if err != nil {
 		return loadError(err)
 	}
-	for _, w := range set.Warnings() {
-		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+	warnings := redactIf(o.redact, set.Warnings())
+	for _, w := range warnings {
+		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", escapeLine(w))
 	}
-	return writeGroups(cmd.OutOrStdout(), o.format, set.Policy(), set.Warnings(), func(encode func([]byte, *query.Group) []byte, write func([]byte) error) (*query.Report, error) {
+	var groups groupWriter = func(encode func([]byte, *query.Group) []byte, write func([]byte) error) (*query.Report, error) {
 		return set.Write(cmd.Context(), encode, write)
-	})
+	}
+	if o.redact {
+		groups = redactGroups(groups)
+	}
+	return writeGroups(cmd.OutOrStdout(), o.format, redactIf(o.redact, set.Policy()), warnings, groups)
+}
+
+// redactGroups writes the groups of gw and the rest of its report with
+// their URLs' userinfo redacted (--redact-userinfo).
+func redactGroups(gw groupWriter) groupWriter {
+	return func(encode func([]byte, *query.Group) []byte, write func([]byte) error) (*query.Report, error) {
+		rest, err := gw(func(b []byte, g *query.Group) []byte { return encode(b, redacted(g)) }, write)
+		return redacted(rest), err
+	}
 }
 
 // load opens the database read-only and loads a snapshot under policy.
@@ -227,7 +245,7 @@ func writeGroups(w io.Writer, format string, pol query.PolicyRef, warnings []str
 		if len(rest.Rejected) > 0 {
 			fmt.Fprintf(bw, "\nrejected by the policy (never grouped):\n")
 			for _, r := range rest.Rejected {
-				fmt.Fprintf(bw, "  %s  %s  %s\n", r.CitationID, quoteIfNeeded(r.RawURL), r.Code)
+				fmt.Fprintf(bw, "  %s  %s  %s\n", escapeText(r.CitationID), quoteIfNeeded(r.RawURL), escapeText(r.Code))
 			}
 		}
 		keys := make([]string, 0, len(rest.Counts))
@@ -237,7 +255,7 @@ func writeGroups(w io.Writer, format string, pol query.PolicyRef, warnings []str
 		slices.Sort(keys)
 		fmt.Fprintln(bw)
 		for _, k := range keys {
-			fmt.Fprintf(bw, "# %s: %d\n", k, rest.Counts[k])
+			fmt.Fprintf(bw, "# %s: %d\n", escapeText(k), rest.Counts[k])
 		}
 	}
 	return bw.Flush()
@@ -249,7 +267,7 @@ func policyHeader(p query.PolicyRef) string {
 	if p.Digest == "" {
 		return "# policy: none (the database holds no normalization policy)\n"
 	}
-	return fmt.Sprintf("# policy %s %s\n", p, p.Digest)
+	return fmt.Sprintf("# policy %s %s\n", escapeText(p.String()), escapeText(p.Digest))
 }
 
 // jsonValue encodes v as encoding/json does with a two-space indent under
@@ -265,39 +283,47 @@ func jsonValue(v any, prefix string) []byte {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
-// groupTable appends one group in the table format.
+// groupTable appends one group in the table format. Every value is
+// escaped (escapeText, quoteIfNeeded; escapeLine for the reasons and
+// evidence, which are sentences).
 func groupTable(b []byte, g *query.Group) []byte {
-	b = append(append(append(append(b, '\n'), g.ID...), "  "...), g.Verdict...)
-	b = strconv.AppendInt(append(b, "  "...), int64(len(g.Members)), 10)
-	b = append(append(append(b, " members  "...), g.Key...), '\n')
+	b = append(append(append(append(b, '\n'), escapeText(g.ID)...), "  "...), escapeText(g.Verdict)...)
+	b = append(strconv.AppendInt(append(b, "  "...), int64(len(g.Members)), 10), " member"...)
+	if len(g.Members) != 1 {
+		b = append(b, 's')
+	}
+	b = append(append(append(b, "  "...), quoteIfNeeded(g.Key)...), '\n')
 	for _, m := range g.Members {
-		b = append(append(append(append(b, "  "...), m.CitationID...), "  "...), quoteIfNeeded(m.RawURL)...)
+		b = append(append(append(append(b, "  "...), escapeText(m.CitationID)...), "  "...), quoteIfNeeded(m.RawURL)...)
 		if m.Fragment != nil {
 			b = append(strconv.AppendQuote(append(b, "  (fragment "...), *m.Fragment), " kept as evidence)"...)
 		}
 		if m.ResolvedURL != "" {
-			b = append(append(b, "  resolved "...), m.ResolvedURL...)
+			b = append(append(b, "  resolved "...), quoteIfNeeded(m.ResolvedURL)...)
 		}
 		b = append(b, '\n')
 		for _, r := range m.Reasons {
-			b = append(append(append(b, "      "...), r...), '\n')
+			b = append(append(append(b, "      "...), escapeLine(r)...), '\n')
 		}
 	}
 	for _, r := range g.Relations {
-		to := r.To
-		if to == "" {
-			to = r.ToURL + " (not cited)"
+		to := escapeText(r.To)
+		if r.To == "" {
+			to = quoteIfNeeded(r.ToURL) + " (not cited)"
 		}
-		b = append(append(append(append(b, "  "...), r.Type...), " -> "...), to...)
+		b = append(append(append(append(b, "  "...), escapeText(r.Type)...), " -> "...), to...)
 		if r.Review {
 			b = append(b, " [review]"...)
 		}
-		b = append(append(append(b, "\n      "...), r.Evidence...), '\n')
+		b = append(append(append(b, "\n      "...), escapeLine(r.Evidence)...), '\n')
 	}
 	return b
 }
 
-// groupCSV appends one row per member of a group.
+// groupCSV appends one row per member of a group. A field that holds a
+// control or bidirectional formatting character is written as escapeText
+// writes it (a double-quoted Go string), so that a CSV file shown in a
+// terminal cannot rewrite it; --format json has the exact values.
 func groupCSV(b []byte, g *query.Group) []byte {
 	var buf bytes.Buffer
 	cw := csv.NewWriter(&buf)
@@ -306,7 +332,7 @@ func groupCSV(b []byte, g *query.Group) []byte {
 		if m.Fragment != nil {
 			frag = *m.Fragment
 		}
-		cw.Write([]string{g.ID, g.Verdict, g.Key, m.CitationID, m.RawURL, frag, m.ResolvedURL, m.Key, strings.Join(m.Reasons, "; ")})
+		cw.Write(escapeAll([]string{g.ID, g.Verdict, g.Key, m.CitationID, m.RawURL, frag, m.ResolvedURL, m.Key, strings.Join(m.Reasons, "; ")}))
 	}
 	cw.Flush()
 	return append(b, buf.Bytes()...)

@@ -169,6 +169,17 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 			bar.Set(p.Lines)
 		}
 	}
+	if hold := testHold("ingest-batch", stderr); hold != nil {
+		progress := opts.Progress
+		opts.Progress = func(p ingest.Progress) {
+			if progress != nil {
+				progress(p)
+			}
+			if p.Phase == "write" {
+				hold()
+			}
+		}
+	}
 	tuneGCForWrites()
 	var sum ingest.Summary
 	if o.format == "jsonl" {
@@ -180,11 +191,18 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 		bar.Finish()
 	}
 	for _, re := range sum.Invalid {
-		fmt.Fprintf(stderr, "rejected %s\n", re)
+		fmt.Fprintf(stderr, "rejected %s\n", escapeLine(re.Error()))
 	}
 	if err != nil && !errors.Is(err, ingest.ErrInvalidRecords) {
 		if sum.Run.Value != "" && !errors.Is(err, ingest.ErrInputChanged) {
-			fmt.Fprintf(stderr, "ingest stopped; %d quads were written. Run the same command again to complete run %s.\n", sum.QuadsAdded, sum.Run.Value)
+			were := "were"
+			if sum.QuadsAdded == 1 {
+				were = "was"
+			}
+			fmt.Fprintf(stderr, "ingest stopped; %s %s written. Run the same command again to complete run %s.\n", plural(sum.QuadsAdded, "quad"), were, sum.Run.Value)
+			if interrupted(cmd.Context(), err) {
+				return interruptError{err: err, said: true}
+			}
 		}
 		var re *ingest.RecordError
 		var ce *ingest.ConflictError
@@ -193,16 +211,16 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 		}
 		return err
 	}
-	what := "records"
+	what := "record"
 	if o.format != "jsonl" {
-		what = "statements"
+		what = "statement"
 	}
 	resumed := ""
 	if sum.Resumed {
 		resumed = " (completing an interrupted run)"
 	}
-	fmt.Fprintf(stderr, "ingest %s: %d %s, %d invalid lines, %d raw URLs rejected by policy %s (stored with their errors), %d quads added, %s%s\n",
-		name, sum.Records, what, len(sum.Invalid), sum.URLRejected, pol.Name(), sum.QuadsAdded, sum.Elapsed.Round(time.Millisecond), resumed)
+	fmt.Fprintf(stderr, "ingest %s: %s, %s, %s rejected by policy %s (stored with their errors), %s added, %s%s\n",
+		name, plural(sum.Records, what), plural(len(sum.Invalid), "invalid line"), plural(sum.URLRejected, "raw URL"), escapeText(pol.Name()), plural(sum.QuadsAdded, "quad"), sum.Elapsed.Round(time.Millisecond), resumed)
 	if err != nil {
 		return errRejected
 	}

@@ -21,6 +21,7 @@ type lineageOptions struct {
 	format    string
 	scope     string
 	maxShared int
+	redact    bool
 }
 
 func newLineageCommand() *cobra.Command {
@@ -56,8 +57,10 @@ the group over the whole database, exactly as 'provgraph groups' does, at
 the cost of reading all of it.
 
 Formats:
-  text  an indented report for people (the default)
-  json  a JSON array with one object per citation
+  text  an indented report for people (the default); a value that holds a
+        control or bidirectional formatting character is shown as a quoted
+        Go string ("a\x1b[2K"), in DOT labels as \u001B
+  json  a JSON array with one object per citation (values unescaped)
   dot   one Graphviz digraph in PROV style: entities as yellow ellipses,
         activities as blue rectangles, agents as orange houses; render it
         with 'dot -Tsvg'
@@ -85,6 +88,7 @@ Formats:
 	f.StringVar(&o.format, "format", "text", "output format: text, json or dot")
 	f.StringVar(&o.scope, "group-scope", query.ScopeNeighbourhood, "where the review group is computed from: neighbourhood (fast) or database (exact, reads everything)")
 	f.IntVar(&o.maxShared, "max-shared", query.DefaultMaxShared, "a redirect target or content hash shared by more groups than this is not duplicate evidence (as for groups)")
+	addRedactFlag(cmd, &o.redact)
 	return cmd
 }
 
@@ -129,9 +133,11 @@ func runLineage(cmd *cobra.Command, o lineageOptions, args []string) error {
 	case err != nil:
 		return err
 	}
+	orig := ls
+	ls = redactIf(o.redact, ls)
 	if len(ls) > 0 {
 		for _, w := range ls[0].Warnings {
-			fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+			fmt.Fprintln(cmd.ErrOrStderr(), "warning:", escapeLine(w))
 		}
 	}
 	out := bufio.NewWriter(cmd.OutOrStdout())
@@ -142,7 +148,7 @@ func runLineage(cmd *cobra.Command, o lineageOptions, args []string) error {
 		enc.SetIndent("", "  ")
 		err = enc.Encode(ls)
 	case "dot":
-		err = writeLineageDOT(out, ls)
+		err = writeLineageDOT(out, ls, orig)
 	default:
 		err = writeLineageText(out, ls)
 	}
@@ -160,14 +166,14 @@ func writeLineageText(w *bufio.Writer, ls []*query.Lineage) error {
 		}
 		p := reportPrinter{w: w}
 		fmt.Fprintf(w, "citation %s\n", quoteIfNeeded(l.CitationID))
-		p.field(1, "engine", l.Engine)
-		answer := l.AnswerID
+		p.text(1, "engine", l.Engine)
+		answer := escapeText(l.AnswerID)
 		if l.Position != "" {
-			answer += ", position " + string(l.Position)
+			answer += ", position " + escapeText(string(l.Position))
 		}
 		p.field(1, "answer", answer)
-		p.field(1, "question", l.Question)
-		p.field(1, "observed at", l.ObservedAt)
+		p.text(1, "question", l.Question)
+		p.text(1, "observed at", l.ObservedAt)
 		p.value(1, "raw URL", l.RawURL)
 		frag := "(none)"
 		if l.Fragment != nil {
@@ -178,11 +184,11 @@ func writeLineageText(w *bufio.Writer, ls []*query.Lineage) error {
 			p.value(1, "base URL", l.BaseURL)
 		}
 
-		fmt.Fprintf(w, "\n  normalization under %s (%s)\n", l.Policy, l.Policy.Digest)
+		fmt.Fprintf(w, "\n  normalization under %s (%s)\n", escapeText(l.Policy.String()), escapeText(l.Policy.Digest))
 		if n := l.Normalization; n == nil {
 			under := "no policy"
 			if len(l.NormalizedUnder) > 0 {
-				under = strings.Join(l.NormalizedUnder, ", ")
+				under = strings.Join(escapeAll(l.NormalizedUnder), ", ")
 			}
 			fmt.Fprintf(w, "    none: this citation was normalized under %s\n", under)
 		} else {
@@ -195,26 +201,26 @@ func writeLineageText(w *bufio.Writer, ls []*query.Lineage) error {
 				fmt.Fprintf(w, "    steps:\n")
 				rw, bw := 0, 0
 				for _, s := range n.Steps {
-					rw = max(rw, len(s.Rule))
+					rw = max(rw, utf8.RuneCountInString(escapeText(string(s.Rule))))
 					bw = max(bw, utf8.RuneCountInString(showValue(s.Before)))
 				}
 				for _, s := range n.Steps {
 					b := showValue(s.Before)
-					fmt.Fprintf(w, "      %-*s  %s%s -> %s\n", rw, s.Rule, b, strings.Repeat(" ", bw-utf8.RuneCountInString(b)), showValue(s.After))
+					fmt.Fprintf(w, "      %-*s  %s%s -> %s\n", rw, escapeText(string(s.Rule)), b, strings.Repeat(" ", bw-utf8.RuneCountInString(b)), showValue(s.After))
 				}
 			}
 			if n.Error != nil {
-				p.field(2, "rejected", n.Error.Code+": "+n.Error.Message)
+				p.field(2, "rejected", escapeText(n.Error.Code)+": "+escapeLine(n.Error.Message))
 			} else {
 				p.value(2, "key", l.Key)
-				p.field(2, "compare", n.Compare)
+				p.text(2, "compare", n.Compare)
 				if n.Parsed != "" {
 					p.value(2, "parsed", n.Parsed)
 				}
 				if len(n.RemovedParams) > 0 {
-					p.field(2, "removed", strings.Join(n.RemovedParams, "&"))
+					p.field(2, "removed", strings.Join(escapeAll(n.RemovedParams), "&"))
 				}
-				p.field(2, "host rule", n.HostRule)
+				p.text(2, "host rule", n.HostRule)
 			}
 		}
 
@@ -222,7 +228,7 @@ func writeLineageText(w *bufio.Writer, ls []*query.Lineage) error {
 			fmt.Fprintf(w, "\n  retrieval: none recorded\n")
 		}
 		for j, r := range l.Retrievals {
-			at := r.RetrievedAt
+			at := escapeText(r.RetrievedAt)
 			if at == "" {
 				at = "(time not recorded)"
 			}
@@ -236,9 +242,9 @@ func writeLineageText(w *bufio.Writer, ls []*query.Lineage) error {
 			} else {
 				fmt.Fprintf(w, "    hops:\n")
 				for _, h := range r.Hops {
-					fmt.Fprintf(w, "      %d. %s %s -> %s", h.Index+1, h.Status, quoteIfNeeded(h.From), quoteIfNeeded(h.To))
+					fmt.Fprintf(w, "      %d. %s %s -> %s", h.Index+1, escapeText(h.Status), quoteIfNeeded(h.From), quoteIfNeeded(h.To))
 					if h.At != "" {
-						fmt.Fprintf(w, " at %s", h.At)
+						fmt.Fprintf(w, " at %s", escapeText(h.At))
 					}
 					if h.CrossesHost {
 						fmt.Fprintf(w, " (crosses host)")
@@ -246,17 +252,17 @@ func writeLineageText(w *bufio.Writer, ls []*query.Lineage) error {
 					fmt.Fprintln(w)
 				}
 			}
-			p.field(2, "final status", string(r.FinalStatus))
+			p.text(2, "final status", string(r.FinalStatus))
 			if r.FinalURL != "" {
 				p.value(2, "resolved URL", r.FinalURL)
 			}
-			p.field(2, "content hash", r.ContentHash)
-			p.field(2, "content type", r.ContentType)
-			p.field(2, "snapshot", r.SnapshotRef)
-			p.field(2, "outcome", r.Outcome)
-			p.field(2, "outcome error", r.OutcomeError)
+			p.text(2, "content hash", r.ContentHash)
+			p.text(2, "content type", r.ContentType)
+			p.text(2, "snapshot", r.SnapshotRef)
+			p.text(2, "outcome", r.Outcome)
+			p.text(2, "outcome error", r.OutcomeError)
 			for _, c := range r.Canonicals {
-				p.field(2, "canonical", quoteIfNeeded(c.URL)+" ("+c.Source+")")
+				p.field(2, "canonical", quoteIfNeeded(c.URL)+" ("+escapeText(c.Source)+")")
 			}
 		}
 
@@ -265,30 +271,34 @@ func writeLineageText(w *bufio.Writer, ls []*query.Lineage) error {
 		} else {
 			fmt.Fprintf(w, "\n  relations of the raw URL:\n")
 			for _, r := range l.Relations {
-				attrs := []string{r.Evidence}
+				attrs := []string{escapeText(r.Evidence)}
 				if r.Format != "" {
-					attrs = append(attrs, "format "+r.Format)
+					attrs = append(attrs, "format "+escapeText(r.Format))
 				}
 				if r.CapturedAt != "" {
-					attrs = append(attrs, "captured "+r.CapturedAt)
+					attrs = append(attrs, "captured "+escapeText(r.CapturedAt))
 				}
-				fmt.Fprintf(w, "    %s %s (%s)\n", r.Type, quoteIfNeeded(r.Target), strings.Join(attrs, ", "))
+				fmt.Fprintf(w, "    %s %s (%s)\n", escapeText(r.Type), quoteIfNeeded(r.Target), strings.Join(attrs, ", "))
 			}
 		}
 
 		if g := l.Group; g == nil {
-			fmt.Fprintf(w, "\n  group: none: %s\n", l.Ungrouped)
+			fmt.Fprintf(w, "\n  group: none: %s\n", escapeLine(l.Ungrouped))
 		} else {
-			fmt.Fprintf(w, "\n  group %s (computed from the %s: %s read)\n", g.ID, g.Scope, plural(g.Read, "citation"))
-			p.field(2, "verdict", g.Verdict)
+			fmt.Fprintf(w, "\n  group %s (computed from the %s: %s read)\n", escapeText(g.ID), escapeText(g.Scope), plural(g.Read, "citation"))
+			p.text(2, "verdict", g.Verdict)
 			p.field(2, "members", fmt.Sprint(g.Members))
 			p.value(2, "key", g.Key)
 			if len(g.Keys) > 0 {
-				p.field(2, "keys", strings.Join(g.Keys, " "))
+				keys := make([]string, len(g.Keys))
+				for i, k := range g.Keys {
+					keys[i] = quoteIfNeeded(k)
+				}
+				p.field(2, "keys", strings.Join(keys, " "))
 			}
 			fmt.Fprintf(w, "    why:\n")
 			for _, r := range g.Reasons {
-				fmt.Fprintf(w, "      %s\n", r)
+				fmt.Fprintf(w, "      %s\n", escapeLine(r))
 			}
 			// The group's relations, as groups lists them.
 			if len(g.Relations) == 0 {
@@ -315,13 +325,19 @@ func writeLineageText(w *bufio.Writer, ls []*query.Lineage) error {
 // reportPrinter prints "label: value" lines with the values aligned.
 type reportPrinter struct{ w io.Writer }
 
-// field prints a line when value is not empty.
+// field prints a line when value is not empty. The value must have been
+// escaped (escapeText, quoteIfNeeded) by the caller.
 func (p reportPrinter) field(depth int, label, value string) {
 	if value == "" {
 		return
 	}
 	// At least one space after the label, however long it is.
 	fmt.Fprintf(p.w, "%s%-13s %s\n", strings.Repeat("  ", depth), label+":", value)
+}
+
+// text prints a stored text, escaped when it holds control characters.
+func (p reportPrinter) text(depth int, label, value string) {
+	p.field(depth, label, escapeText(value))
 }
 
 // value prints a stored text such as a URL, quoted when it holds spaces or
@@ -375,19 +391,23 @@ func (g *dotGraph) edge(from, to, label string, attrs ...string) {
 // writeLineageDOT draws the lineages as one Graphviz digraph in PROV style.
 // Edges point from the later thing to the earlier one, as PROV relations
 // read: the key wasGeneratedBy the normalization, which used the raw URL.
-func writeLineageDOT(w *bufio.Writer, ls []*query.Lineage) error {
+// orig are the lineages as stored, ls as shown (the same, or redacted by
+// --redact-userinfo): nodes are identified by the stored values, so that
+// two URLs that differ only in their credentials stay two nodes.
+func writeLineageDOT(w *bufio.Writer, ls, orig []*query.Lineage) error {
 	g := &dotGraph{ids: map[string]string{}, seen: map[string]bool{}}
 	var titles []string
-	for _, l := range ls {
-		titles = append(titles, l.CitationID)
+	for i, l := range ls {
+		o := orig[i]
+		titles = append(titles, visible(l.CitationID))
 		pol := l.Policy
 		cit := g.node("citation\x00"+l.CitationID, dotEntity, "citation\n"+dotText(l.CitationID),
-			fmt.Sprintf("citation %s\nobserved at %s\nquestion: %s", l.CitationID, l.ObservedAt, l.Question))
+			fmt.Sprintf("citation %s\nobserved at %s\nquestion: %s", visible(l.CitationID), visible(l.ObservedAt), visible(l.Question)))
 		if l.Engine != "" || l.AnswerID != "" {
-			ans := g.node("answer\x00"+l.Engine+"\x00"+l.AnswerID, dotEntity, "answer\n"+dotText(l.AnswerID), "answer "+l.AnswerID)
+			ans := g.node("answer\x00"+l.Engine+"\x00"+l.AnswerID, dotEntity, "answer\n"+dotText(l.AnswerID), "answer "+visible(l.AnswerID))
 			g.edge(cit, ans, "inAnswer")
 			if l.Engine != "" {
-				eng := g.node("engine\x00"+l.Engine, dotAgent, dotText(l.Engine)+"\n(answer engine)", "answer engine "+l.Engine)
+				eng := g.node("engine\x00"+l.Engine, dotAgent, dotText(l.Engine)+"\n(answer engine)", "answer engine "+visible(l.Engine))
 				g.edge(ans, eng, "wasAttributedTo")
 			}
 		}
@@ -395,11 +415,11 @@ func writeLineageDOT(w *bufio.Writer, ls []*query.Lineage) error {
 		if l.Fragment != nil {
 			rawLabel += "\nfragment #" + dotText(*l.Fragment)
 		}
-		raw := g.node("raw\x00"+l.RawURL, dotEntity, rawLabel, l.RawURL)
+		raw := g.node("raw\x00"+o.RawURL, dotEntity, rawLabel, visible(l.RawURL))
 		g.edge(cit, raw, "cites")
 
 		if n := l.Normalization; n != nil {
-			normID := "norm\x00" + l.RawURL + "\x00" + l.BaseURL + "\x00" + pol.Digest
+			normID := "norm\x00" + o.RawURL + "\x00" + o.BaseURL + "\x00" + pol.Digest
 			label := "normalization\n" + plural(len(n.Steps), "step")
 			if n.Error != nil {
 				label += "\nrejected: " + n.Error.Code
@@ -409,13 +429,13 @@ func writeLineageDOT(w *bufio.Writer, ls []*query.Lineage) error {
 				tip = append(tip, fmt.Sprintf("%s: %s -> %s", s.Rule, showValue(s.Before), showValue(s.After)))
 			}
 			if n.Error != nil {
-				tip = append(tip, "rejected: "+n.Error.Message)
+				tip = append(tip, "rejected: "+visible(n.Error.Message))
 			}
 			if len(tip) == 0 {
 				tip = append(tip, "no step: the raw URL was already in normal form")
 			}
 			if l.BaseURL != "" {
-				tip = append(tip, "base URL "+l.BaseURL)
+				tip = append(tip, "base URL "+visible(l.BaseURL))
 			}
 			nrm := g.node(normID, dotActivity, label, strings.Join(tip, "\n"))
 			g.edge(cit, nrm, "normalizedAs")
@@ -423,15 +443,15 @@ func writeLineageDOT(w *bufio.Writer, ls []*query.Lineage) error {
 			agent := g.node("agent\x00provgraph", dotAgent, "provgraph", "provgraph, the software agent of every normalization")
 			g.edge(nrm, agent, "wasAssociatedWith")
 			declared, _, _ := strings.Cut(pol.Version, "+")
-			plan := g.node("policy\x00"+pol.Digest, dotEntity, "policy (plan)\n"+dotText(pol.Name)+"\nversion "+dotText(declared), pol.String()+"\n"+pol.Digest)
+			plan := g.node("policy\x00"+pol.Digest, dotEntity, "policy (plan)\n"+dotText(pol.Name)+"\nversion "+dotText(declared), visible(pol.String())+"\n"+visible(pol.Digest))
 			g.edge(nrm, plan, "hadPlan")
 			if n.Error == nil {
-				tip := "key " + l.Key + "\ncompare: " + n.Compare
+				tip := "key " + visible(l.Key) + "\ncompare: " + visible(n.Compare)
 				if len(n.RemovedParams) > 0 {
-					tip += "\nremoved: " + strings.Join(n.RemovedParams, "&")
+					tip += "\nremoved: " + visible(strings.Join(n.RemovedParams, "&"))
 				}
 				if n.HostRule != "" {
-					tip += "\nhost rule: " + n.HostRule
+					tip += "\nhost rule: " + visible(n.HostRule)
 				}
 				key := g.node("key\x00"+normID, dotEntity, "comparison key\n"+dotText(l.Key), tip)
 				g.edge(key, nrm, "wasGeneratedBy")
@@ -439,27 +459,28 @@ func writeLineageDOT(w *bufio.Writer, ls []*query.Lineage) error {
 				if gr := l.Group; gr != nil {
 					grp := g.node("group\x00"+gr.ID, dotDerived,
 						fmt.Sprintf("review group %s\n%s\n%s", gr.ID, gr.Verdict, plural(gr.Members, "member")),
-						"derived, not stored: "+strings.Join(gr.Reasons, "\n"))
+						"derived, not stored: "+strings.Join(visibleAll(gr.Reasons), "\n"))
 					g.edge(key, grp, "inGroup", "style=dashed", `color="#808080"`)
 				}
 			}
 		}
 
-		for _, r := range l.Retrievals {
+		for j, r := range l.Retrievals {
+			or := o.Retrievals[j]
 			label := "retrieval"
 			if r.RetrievedAt != "" {
-				label += "\n" + r.RetrievedAt
+				label += "\n" + dotText(r.RetrievedAt)
 			}
 			if r.FinalStatus != "" {
-				label += "\nstatus " + string(r.FinalStatus)
+				label += "\nstatus " + dotText(string(r.FinalStatus))
 			}
 			if r.ContentHash != "" {
 				label += "\n" + dotText(shorten(r.ContentHash, 24))
 			}
-			tip := []string{"retrieval " + r.RetrievedAt}
+			tip := []string{"retrieval " + visible(r.RetrievedAt)}
 			for _, s := range [][2]string{{"content hash", r.ContentHash}, {"content type", r.ContentType}, {"snapshot", r.SnapshotRef}, {"outcome", r.Outcome}, {"outcome error", r.OutcomeError}} {
 				if s[1] != "" {
-					tip = append(tip, s[0]+": "+s[1])
+					tip = append(tip, s[0]+": "+visible(s[1]))
 				}
 			}
 			ret := g.node("retrieval\x00"+r.Node, dotActivity, label, strings.Join(tip, "\n"))
@@ -467,13 +488,13 @@ func writeLineageDOT(w *bufio.Writer, ls []*query.Lineage) error {
 			g.edge(ret, raw, "used")
 			prev := ""
 			for _, h := range r.Hops {
-				label := fmt.Sprintf("redirect %d: %s", h.Index+1, h.Status)
+				label := fmt.Sprintf("redirect %d: %s", h.Index+1, dotText(h.Status))
 				if h.CrossesHost {
 					label += " (crosses host)"
 				}
 				label += "\n" + dotText(h.From) + "\n→ " + dotText(h.To)
 				hop := g.node(fmt.Sprintf("hop\x00%s\x00%d", r.Node, h.Index), dotActivity, label,
-					fmt.Sprintf("%s %s -> %s at %s", h.Status, h.From, h.To, h.At))
+					visible(fmt.Sprintf("%s %s -> %s at %s", h.Status, h.From, h.To, h.At)))
 				g.edge(ret, hop, "hop")
 				if prev != "" {
 					g.edge(hop, prev, "wasInformedBy")
@@ -482,20 +503,20 @@ func writeLineageDOT(w *bufio.Writer, ls []*query.Lineage) error {
 			}
 			declarer := raw
 			if r.FinalURL != "" {
-				res := g.node("resolved\x00"+r.FinalURL, dotEntity, "resolved URL\n"+dotText(r.FinalURL), r.FinalURL)
+				res := g.node("resolved\x00"+or.FinalURL, dotEntity, "resolved URL\n"+dotText(r.FinalURL), visible(r.FinalURL))
 				g.edge(res, ret, "wasGeneratedBy (resolvedTo)")
 				declarer = res
 			}
-			for _, c := range r.Canonicals {
-				decl := g.node("canonical\x00"+r.Node+"\x00"+c.URL+"\x00"+c.Source, dotEntity,
-					"canonical ("+dotText(c.Source)+")\n"+dotText(c.URL), c.URL+" ("+c.Source+")")
+			for k, c := range r.Canonicals {
+				decl := g.node("canonical\x00"+r.Node+"\x00"+or.Canonicals[k].URL+"\x00"+c.Source, dotEntity,
+					"canonical ("+dotText(c.Source)+")\n"+dotText(c.URL), visible(c.URL+" ("+c.Source+")"))
 				g.edge(decl, ret, "wasGeneratedBy")
 				g.edge(decl, declarer, "declaredBy")
 			}
 		}
 
-		for _, r := range l.Relations {
-			res := g.node("resource\x00"+r.Target, dotEntity, "related resource\n"+dotText(r.Target), r.Target)
+		for j, r := range l.Relations {
+			res := g.node("resource\x00"+o.Relations[j].Target, dotEntity, "related resource\n"+dotText(r.Target), visible(r.Target))
 			attrs := []string{r.Evidence}
 			if r.Format != "" {
 				attrs = append(attrs, r.Format)
@@ -503,13 +524,13 @@ func writeLineageDOT(w *bufio.Writer, ls []*query.Lineage) error {
 			if r.CapturedAt != "" {
 				attrs = append(attrs, "captured "+r.CapturedAt)
 			}
-			g.edge(raw, res, relationEdge(r.Type)+" ("+strings.Join(attrs, ", ")+")")
+			g.edge(raw, res, visible(relationEdge(r.Type)+" ("+strings.Join(attrs, ", ")+")"))
 		}
 	}
 
 	title := "lineage of " + strings.Join(titles, ", ")
 	if len(ls) > 0 {
-		title += "\npolicy " + ls[0].Policy.String()
+		title += "\npolicy " + visible(ls[0].Policy.String())
 	}
 	fmt.Fprintf(w, "digraph lineage {\n")
 	fmt.Fprintf(w, "  graph [rankdir=BT, fontname=\"Helvetica\", fontsize=11, labelloc=t, label=%s];\n", dotQuote(title))
@@ -587,9 +608,20 @@ func dotText(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-// visible replaces invalid UTF-8 and control characters with escapes.
+// visibleAll applies visible to each of ss.
+func visibleAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = visible(s)
+	}
+	return out
+}
+
+// visible replaces invalid UTF-8 and the runes a terminal or a renderer
+// may act on (isUnsafeRune: controls, bidirectional formatting) with
+// escapes.
 func visible(s string) string {
-	if utf8.ValidString(s) && !strings.ContainsFunc(s, isControl) {
+	if !hasUnsafe(s) {
 		return s
 	}
 	var b strings.Builder
@@ -598,7 +630,7 @@ func visible(s string) string {
 		switch {
 		case r == utf8.RuneError && size == 1:
 			fmt.Fprintf(&b, `\x%02X`, s[i])
-		case isControl(r):
+		case isUnsafeRune(r):
 			fmt.Fprintf(&b, `\u%04X`, r)
 		default:
 			b.WriteRune(r)
@@ -607,8 +639,6 @@ func visible(s string) string {
 	}
 	return b.String()
 }
-
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }
 
 // dotQuote makes a DOT double-quoted string whose text Graphviz shows as
 // s, with "\n" in s starting a new centred line. In DOT strings a backslash

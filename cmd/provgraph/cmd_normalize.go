@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
@@ -19,6 +20,7 @@ type normalizeOptions struct {
 	policy string
 	base   string
 	format string
+	redact bool
 }
 
 func newNormalizeCommand(stdin io.Reader) *cobra.Command {
@@ -40,7 +42,9 @@ what is wrong and where; the command then exits with status 1 after printing
 every result.
 
 Formats:
-  text  a block per URL for people (the default)
+  text  a block per URL for people (the default); a value that holds a
+        control or bidirectional formatting character is shown as a quoted
+        Go string ("a\x1b[2K")
   json  one JSON object per input line: raw, normalized, parsed, fragment,
         compare, host_rule, removed_params, steps [{rule, before, after}],
         error {code, rule, offset, message}, policy {name, version, digest},
@@ -63,6 +67,7 @@ Formats:
 	f.StringVar(&o.policy, "policy", "default", `policy: "default", "lenient" (in any letter case) or a TOML policy file of at most 1 MiB (see 'provgraph policy show')`)
 	f.StringVar(&o.base, "base", "", "absolute base URL, with a scheme, to resolve relative references against (none: relative references are rejected)")
 	f.StringVar(&o.format, "format", "text", "output format: text or json")
+	f.BoolVar(&o.redact, "redact-userinfo", false, `print the userinfo (credentials) of every URL as "user:***" (with a password) or "***"`)
 	return cmd
 }
 
@@ -85,9 +90,9 @@ func runNormalize(cmd *cobra.Command, o normalizeOptions, args []string, stdin i
 	out := bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10)
 	var w resultWriter
 	if o.format == "json" {
-		w = newJSONWriter(out, pol)
+		w = newJSONWriter(out, pol, o.redact)
 	} else {
-		w = newTextWriter(out, pol, o.base)
+		w = newTextWriter(out, pol, o.base, o.redact)
 	}
 	rejected := false
 	handle := func(raw string) error {
@@ -128,7 +133,8 @@ func runNormalize(cmd *cobra.Command, o normalizeOptions, args []string, stdin i
 			}
 			if err := cmd.Context().Err(); err != nil {
 				out.Flush()
-				return fmt.Errorf("interrupted after line %d: %w", line, err)
+				fmt.Fprintf(cmd.ErrOrStderr(), "normalize: interrupted; the results of the first %s are printed\n", plural(line, "line"))
+				return interruptError{err: err, said: true}
 			}
 		}
 	}
@@ -183,15 +189,17 @@ type jsonWriter struct {
 	enc    *json.Encoder
 	policy jsonPolicy
 	parser normalize.Parser
+	redact bool
 }
 
-func newJSONWriter(w io.Writer, p *normalize.Policy) *jsonWriter {
+func newJSONWriter(w io.Writer, p *normalize.Policy, redact bool) *jsonWriter {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return &jsonWriter{
 		enc:    enc,
 		policy: jsonPolicy{Name: p.Name(), Version: p.Version(), Digest: p.Digest()},
 		parser: normalize.ParserInfo(),
+		redact: redact,
 	}
 }
 
@@ -227,58 +235,78 @@ func (j *jsonWriter) write(res normalize.Result, nerr *normalize.Error) error {
 	if r.Steps == nil {
 		r.Steps = []normalize.Step{}
 	}
+	if j.redact {
+		r = redacted(r)
+		if r.RawHex != "" {
+			r.RawHex = hex.EncodeToString([]byte(r.Raw))
+		}
+	}
 	return j.enc.Encode(&r)
 }
 
 func (j *jsonWriter) flush() error { return nil }
 
 type textWriter struct {
-	w     io.Writer
-	first bool
+	w      io.Writer
+	first  bool
+	redact bool
 }
 
-func newTextWriter(w io.Writer, p *normalize.Policy, base string) *textWriter {
+func newTextWriter(w io.Writer, p *normalize.Policy, base string, redact bool) *textWriter {
 	pi := normalize.ParserInfo()
 	fmt.Fprintf(w, "# policy %s %s %s\n# parser %s %s (%s, golang.org/x/net %s, Unicode %s)\n",
-		p.Name(), p.Version(), p.Digest(), pi.Name, pi.Version, pi.Go, pi.XNet, pi.Unicode)
+		escapeText(p.Name()), escapeText(p.Version()), p.Digest(), pi.Name, pi.Version, pi.Go, pi.XNet, pi.Unicode)
 	if base != "" {
-		fmt.Fprintf(w, "# base %s\n", base)
+		fmt.Fprintf(w, "# base %s\n", quoteIfNeeded(redactIf(redact, base)))
 	}
-	return &textWriter{w: w, first: true}
+	return &textWriter{w: w, first: true, redact: redact}
+}
+
+// textResult holds the values of a result that the text output shows, so
+// that they can be redacted together.
+type textResult struct {
+	Raw, Key, Parsed, Fragment, Msg string
+	Removed                         []string
+	Steps                           []normalize.Step
 }
 
 func (t *textWriter) write(res normalize.Result, nerr *normalize.Error) error {
+	v := textResult{Raw: res.Raw, Key: res.Key, Parsed: res.Parsed, Fragment: res.Fragment, Removed: res.RemovedParams(), Steps: res.Steps()}
+	if nerr != nil {
+		v.Msg = nerr.Msg
+	}
+	v = redactIf(t.redact, v)
 	tw := tabwriter.NewWriter(t.w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "\nraw:\t%s\n", quoteIfNeeded(res.Raw))
+	fmt.Fprintf(tw, "\nraw:\t%s\n", quoteIfNeeded(v.Raw))
 	if nerr != nil {
 		where := ""
 		if nerr.Offset >= 0 {
 			where = fmt.Sprintf(" at byte %d", nerr.Offset)
 		}
-		fmt.Fprintf(tw, "error:\t%s%s: %s\n", nerr.Code, where, nerr.Msg)
+		fmt.Fprintf(tw, "error:\t%s%s: %s\n", nerr.Code, where, escapeLine(v.Msg))
 	} else {
-		fmt.Fprintf(tw, "key:\t%s\n", res.Key)
+		fmt.Fprintf(tw, "key:\t%s\n", quoteIfNeeded(v.Key))
 		if res.Parsed != res.Key {
-			fmt.Fprintf(tw, "parsed:\t%s\n", res.Parsed)
+			fmt.Fprintf(tw, "parsed:\t%s\n", quoteIfNeeded(v.Parsed))
 		}
 		if res.HasFragment {
-			fmt.Fprintf(tw, "fragment:\t%s\n", quoteIfNeeded(res.Fragment))
+			fmt.Fprintf(tw, "fragment:\t%s\n", quoteIfNeeded(v.Fragment))
 		}
 		fmt.Fprintf(tw, "compare:\t%s\n", res.Compare)
 		if res.HostRule != "" {
-			fmt.Fprintf(tw, "host rule:\t%s\n", res.HostRule)
+			fmt.Fprintf(tw, "host rule:\t%s\n", escapeText(res.HostRule))
 		}
-		if len(res.RemovedParams()) > 0 {
-			fmt.Fprintf(tw, "removed:\t%s\n", strings.Join(res.RemovedParams(), " "))
+		if len(v.Removed) > 0 {
+			fmt.Fprintf(tw, "removed:\t%s\n", strings.Join(escapeAll(v.Removed), " "))
 		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if len(res.Steps()) > 0 {
+	if len(v.Steps) > 0 {
 		tw = tabwriter.NewWriter(t.w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "steps:")
-		for _, s := range res.Steps() {
+		for _, s := range v.Steps {
 			fmt.Fprintf(tw, "  %s\t%s\t-> %s\n", s.Rule, showValue(s.Before), showValue(s.After))
 		}
 		return tw.Flush()
@@ -288,11 +316,12 @@ func (t *textWriter) write(res normalize.Result, nerr *normalize.Error) error {
 
 func (t *textWriter) flush() error { return nil }
 
-// quoteIfNeeded quotes a value that would be misread in text output: one
-// with surrounding or embedded whitespace, controls or invalid UTF-8.
+// quoteIfNeeded quotes a value that would be misread in text output as a
+// Go string literal, as escapeText does: a URL or key that is empty or
+// holds whitespace, besides one escapeText escapes.
 func quoteIfNeeded(s string) string {
-	if s == "" || !utf8.ValidString(s) || strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
-		return fmt.Sprintf("%q", s)
+	if s == "" || needsEscape(s) || strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' }) {
+		return strconv.Quote(s)
 	}
 	return s
 }

@@ -88,7 +88,7 @@ the action of each rule in sequence order.
 				return usageError{err}
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-			fmt.Fprintf(w, "name:\t%s\nversion:\t%s\ndigest:\t%s\nsource:\t%s\n", p.Name(), p.Version(), p.Digest(), p.Source())
+			fmt.Fprintf(w, "name:\t%s\nversion:\t%s\ndigest:\t%s\nsource:\t%s\n", escapeText(p.Name()), escapeText(p.Version()), p.Digest(), escapeText(p.Source()))
 			ports := p.DefaultPorts()
 			var portList []string
 			for _, s := range slices.Sorted(maps.Keys(ports)) {

@@ -58,8 +58,8 @@ policy.
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "renormalize: %d citations under %s@%s, %d raw URLs rejected, %d quads added, %s\n",
-				sum.Records, pol.Name(), pol.Version(), sum.URLRejected, sum.QuadsAdded, sum.Elapsed.Round(time.Millisecond))
+			fmt.Fprintf(cmd.ErrOrStderr(), "renormalize: %s under %s@%s, %s rejected, %s added, %s\n",
+				plural(sum.Records, "citation"), escapeText(pol.Name()), escapeText(pol.Version()), plural(sum.URLRejected, "raw URL"), plural(sum.QuadsAdded, "quad"), sum.Elapsed.Round(time.Millisecond))
 			return nil
 		},
 	}
@@ -72,6 +72,7 @@ func newPolicyDiffCommand() *cobra.Command {
 	var o dbOptions
 	var format string
 	var maxShared int
+	var redact bool
 	cmd := &cobra.Command{
 		Use:   "policy-diff [flags] A B",
 		Short: "List the review groups that merge or split between two policies, and why",
@@ -101,24 +102,24 @@ followed by how the policies themselves differ.
 			if err != nil {
 				return err
 			}
-			d := query.DiffPolicies(a, b, query.GroupOptions{MaxShared: maxShared})
+			d := redactIf(redact, query.DiffPolicies(a, b, query.GroupOptions{MaxShared: maxShared}))
 			if format == "json" {
 				return writeJSON(cmd.OutOrStdout(), d)
 			}
 			bw := bufio.NewWriter(cmd.OutOrStdout())
-			fmt.Fprintf(bw, "# A %s %s\n# B %s %s\n# %d groups under A, %d under B; %d merges, %d splits\n",
-				d.A, d.A.Digest, d.B, d.B.Digest, d.Counts["groups_a"], d.Counts["groups_b"], d.Counts["merge"], d.Counts["split"])
+			fmt.Fprintf(bw, "# A %s %s\n# B %s %s\n# %s under A, %d under B; %s, %s\n",
+				escapeText(d.A.String()), escapeText(d.A.Digest), escapeText(d.B.String()), escapeText(d.B.Digest), plural(d.Counts["groups_a"], "group"), d.Counts["groups_b"], plural(d.Counts["merge"], "merge"), plural(d.Counts["split"], "split"))
 			for _, c := range d.Changes {
-				fmt.Fprintf(bw, "\n%s %s %s\n", c.Kind, c.Group.ID, c.Group.Key)
+				fmt.Fprintf(bw, "\n%s %s %s\n", escapeText(c.Kind), escapeText(c.Group.ID), quoteIfNeeded(c.Group.Key))
 				for _, p := range c.Parts {
-					fmt.Fprintf(bw, "  part %s %s\n", p.ID, p.Key)
+					fmt.Fprintf(bw, "  part %s %s\n", escapeText(p.ID), quoteIfNeeded(p.Key))
 				}
-				fmt.Fprintf(bw, "  citations: %s\n  rules: %s\n", strings.Join(c.Citations, " "), strings.Join(c.Rules, ", "))
+				fmt.Fprintf(bw, "  citations: %s\n  rules: %s\n", strings.Join(escapeAll(c.Citations), " "), strings.Join(escapeAll(c.Rules), ", "))
 			}
 			if len(d.Rules) > 0 {
 				fmt.Fprintf(bw, "\npolicy differences:\n")
 				for _, r := range d.Rules {
-					fmt.Fprintf(bw, "  %s\n", r)
+					fmt.Fprintf(bw, "  %s\n", escapeLine(r))
 				}
 			}
 			return bw.Flush()
@@ -127,5 +128,6 @@ followed by how the policies themselves differ.
 	o.addFlags(cmd)
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
 	cmd.Flags().IntVar(&maxShared, "max-shared", query.DefaultMaxShared, "as for groups")
+	addRedactFlag(cmd, &redact)
 	return cmd
 }

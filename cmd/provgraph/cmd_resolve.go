@@ -156,7 +156,7 @@ func runResolve(cmd *cobra.Command, o resolveOptions) error {
 	}
 	skipped := skippedText(counts)
 	if len(targets) == 0 {
-		fmt.Fprintf(stderr, "resolve: nothing to resolve among %d citations%s\n", counts.Citations, skipped)
+		fmt.Fprintf(stderr, "resolve: nothing to resolve among %s%s\n", plural(counts.Citations, "citation"), skipped)
 		return nil
 	}
 	opts := ingest.ResolveOptions{
@@ -193,16 +193,20 @@ func runResolve(cmd *cobra.Command, o resolveOptions) error {
 	if len(reasons) > 0 {
 		why = " (" + strings.Join(reasons, ", ") + ")"
 	}
-	fmt.Fprintf(stderr, "resolve: %d of %d URLs retrieved for %d citations%s: %d resolved, %d redirected, %d cross-host, %d failed%s; %d quads added, %s\n",
-		sum.Retrievals, sum.Targets, sum.Citations, skipped, sum.Outcomes[resolve.OutcomeOK], sum.Redirected, sum.CrossHost, failed, why,
-		sum.QuadsAdded, sum.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(stderr, "resolve: %d of %s retrieved for %s%s: %d resolved, %d redirected, %d cross-host, %d failed%s; %s added, %s\n",
+		sum.Retrievals, plural(sum.Targets, "URL"), plural(sum.Citations, "citation"), skipped, sum.Outcomes[resolve.OutcomeOK], sum.Redirected, sum.CrossHost, failed, why,
+		plural(sum.QuadsAdded, "quad"), sum.Elapsed.Round(time.Millisecond))
 	if blocked := sum.Outcomes[resolve.OutcomeBlockedAddress] + sum.Outcomes[resolve.OutcomeBlockedPort]; blocked > 0 && !o.allowPrivate {
 		ports := strings.ReplaceAll(strings.Trim(fmt.Sprint(fetcher.Policy().Ports), "[]"), " ", ", ")
-		fmt.Fprintf(stderr, "resolve: the guard refused %d retrievals (blocked-address, blocked-port): a non-public address, or a port other than %s. They are recorded as failed, and --only-unresolved retries them; --allow-private lifts the guard, for servers on this machine.\n",
-			blocked, ports)
+		fmt.Fprintf(stderr, "resolve: the guard refused %s (blocked-address, blocked-port): a non-public address, or a port other than %s. They are recorded as failed, and --only-unresolved retries them; --allow-private lifts the guard, for servers on this machine.\n",
+			plural(blocked, "retrieval"), ports)
+	}
+	if interrupted(cmd.Context(), err) {
+		fmt.Fprintf(stderr, "resolve interrupted: the %s finished are saved and run %s is marked interrupted\n", plural(sum.Retrievals, "retrieval"), sum.Run.Value)
+		return interruptError{err: err, said: true}
 	}
 	if err != nil {
-		return fmt.Errorf("%w; the %d retrievals finished are saved and run %s is marked interrupted", err, sum.Retrievals, sum.Run.Value)
+		return fmt.Errorf("%w; the %s finished are saved and run %s is marked interrupted", err, plural(sum.Retrievals, "retrieval"), sum.Run.Value)
 	}
 	return nil
 }

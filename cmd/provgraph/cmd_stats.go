@@ -18,6 +18,7 @@ type statsOptions struct {
 	format    string
 	explain   string
 	maxShared int
+	redact    bool
 }
 
 func newStatsCommand() *cobra.Command {
@@ -30,7 +31,9 @@ distinct resolved URLs, distinct comparison keys, review groups by verdict,
 relations by type and rejected URLs, and, reported apart from the URL counts,
 ownership by registrable domain (public suffix list). Ingest and resolve
 runs that never completed are counted, named on standard error and listed
-in JSON (incomplete_runs); an empty database gives zero counts.
+in JSON (incomplete_runs); an empty database gives zero counts. The table
+shows a value that holds a control or bidirectional formatting character as
+a quoted Go string ("a\x1b[2K"); JSON holds the values unescaped.
 
 Every deduplicated count can be explained: --explain lists what is behind it.
   --explain groups          each group with its key and citations
@@ -62,6 +65,7 @@ Every deduplicated count can be explained: --explain lists what is behind it.
 	f.StringVar(&o.format, "format", "table", "output format: table or json")
 	f.StringVar(&o.explain, "explain", "", "list what is behind a count (see above)")
 	f.IntVar(&o.maxShared, "max-shared", query.DefaultMaxShared, "as for groups")
+	addRedactFlag(cmd, &o.redact)
 	return cmd
 }
 
@@ -83,21 +87,22 @@ func runStats(cmd *cobra.Command, o statsOptions) error {
 		if err != nil {
 			return usageError{err}
 		}
+		lines = redactIf(o.redact, lines)
 		if o.format == "json" {
 			return writeJSON(out, lines)
 		}
 		bw := bufio.NewWriter(out)
-		fmt.Fprintf(bw, "# %s under policy %s: %d\n", o.explain, snap.Policy, len(lines))
+		fmt.Fprintf(bw, "# %s under policy %s: %d\n", escapeText(o.explain), escapeText(snap.Policy.String()), len(lines))
 		for _, l := range lines {
 			g := ""
 			if l.Group != "" {
-				g = l.Group + "  "
+				g = escapeText(l.Group) + "  "
 			}
-			fmt.Fprintf(bw, "%s%s\n    %s\n", g, quoteIfNeeded(l.Item), strings.Join(l.Members, " "))
+			fmt.Fprintf(bw, "%s%s\n    %s\n", g, quoteIfNeeded(l.Item), strings.Join(escapeAll(l.Members), " "))
 		}
 		return bw.Flush()
 	}
-	s := query.ComputeStats(snap, rep)
+	s := redactIf(o.redact, query.ComputeStats(snap, rep))
 	if o.format == "json" {
 		return writeJSON(out, s)
 	}
@@ -120,18 +125,18 @@ func statsTable(w io.Writer, s *query.Stats) error {
 	row("review groups", s.Groups, "groups")
 	row("  with several members", s.GroupsWithSeveral, "")
 	for _, v := range sortedKeys(s.GroupsByVerdict) {
-		row("  "+v, s.GroupsByVerdict[v], "verdict:"+v)
+		row("  "+escapeText(v), s.GroupsByVerdict[v], "verdict:"+escapeText(v))
 	}
 	row("relations between groups", sum(s.RelationsByType), "")
 	for _, t := range sortedKeys(s.RelationsByType) {
-		row("  "+t, s.RelationsByType[t], "relation:"+t)
+		row("  "+escapeText(t), s.RelationsByType[t], "relation:"+escapeText(t))
 	}
 	row("rejected raw URLs", s.Rejected, "rejected")
 	row("not normalized under policy", s.Unnormalized, "")
 	row("incomplete runs", len(s.IncompleteRuns), "")
 	fmt.Fprintf(bw, "\nownership by registrable domain (not a URL count):\n")
 	for _, d := range s.Domains {
-		fmt.Fprintf(bw, "  %-40s %6d citations %6d keys %6d groups\n", d.Domain, d.Citations, d.Keys, d.Groups)
+		fmt.Fprintf(bw, "  %-40s %6d citations %6d keys %6d groups\n", escapeText(d.Domain), d.Citations, d.Keys, d.Groups)
 	}
 	return bw.Flush()
 }

@@ -10,9 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/provgraph/provgraph/internal/testenv"
 )
@@ -117,8 +115,12 @@ func TestExportErrors(t *testing.T) {
 }
 
 // TestExportKilledLeavesNoPartialFile kills real export processes with
-// SIGKILL at various moments: the output file is then either absent or a
-// complete export, never a partial one.
+// SIGKILL at its 1st, 2nd, 4th, 8th, ... interruption check (it holds
+// there, see testhold.go) until one runs to the end: the output file then
+// still holds what it held before, never a partial export, and the
+// temporary file the export was writing is what is left. At least one
+// export must have been killed with statements in its temporary file, or
+// the test has not tested atomicity and fails.
 func TestExportKilledLeavesNoPartialFile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts several processes; skipped with -short")
@@ -129,32 +131,51 @@ func TestExportKilledLeavesNoPartialFile(t *testing.T) {
 		t.Fatalf("ingest: %d %s", code, stderr)
 	}
 	_, full := exported(t, "--db", db, "--format", "nt", "-o", filepath.Join(dir, "full.nt"))
-	killedMidway := 0
-	for i, delay := range []time.Duration{0, 5, 10, 20, 40, 80, 160, 320} {
-		out := filepath.Join(dir, "out"+strconv.Itoa(i)+".nt")
-		cmd := command("export", "--db", db, "--format", "nt", "-o", out)
-		if err := cmd.Start(); err != nil {
+	const earlier = "what the file held before\n"
+	killedWriting := 0
+	for n := 1; ; n *= 2 {
+		out := filepath.Join(dir, "out"+strconv.Itoa(n)+".nt")
+		if err := os.WriteFile(out, []byte(earlier), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(delay * time.Millisecond)
-		cmd.Process.Signal(syscall.SIGKILL)
-		cmd.Wait()
+		p, held := startHeld(t, "export-check:"+strconv.Itoa(n), "export", "--db", db, "--format", "nt", "-o", out)
+		if held {
+			p.kill(t)
+		} else if p.cmd.ProcessState.ExitCode() != 0 {
+			t.Fatalf("export: exit %d: %s", p.cmd.ProcessState.ExitCode(), p.said.String())
+		}
 		b, err := os.ReadFile(out)
-		switch {
-		case os.IsNotExist(err):
-			if tmps, _ := filepath.Glob(filepath.Join(dir, ".out"+strconv.Itoa(i)+".nt.tmp-*")); len(tmps) > 0 {
-				killedMidway++
-			}
-		case err != nil:
+		if err != nil {
 			t.Fatal(err)
-		default:
+		}
+		tmps, _ := filepath.Glob(filepath.Join(dir, ".out"+strconv.Itoa(n)+".nt.tmp-*"))
+		if !held {
 			// Statements differ from the full export only in the description.
-			if n := bytes.Count(b, []byte("\n")); n != full || !bytes.Contains(b, []byte("<http://rdfs.org/ns/void#triples>")) {
-				t.Errorf("killed after %v: %s has %d lines, want none or %d", delay, out, n, full)
+			if lines := bytes.Count(b, []byte("\n")); lines != full || !bytes.Contains(b, []byte("<http://rdfs.org/ns/void#triples>")) {
+				t.Errorf("uninterrupted export: %s has %d lines, want %d", out, lines, full)
 			}
+			if len(tmps) != 0 {
+				t.Errorf("uninterrupted export left %v behind", tmps)
+			}
+			break
+		}
+		if string(b) != earlier {
+			t.Errorf("export killed at check %d: %s holds %d bytes, want what it held before", n, out, len(b))
+		}
+		if len(tmps) != 1 {
+			t.Fatalf("export killed at check %d: temporary files %v, want the one it was writing", n, tmps)
+		}
+		if fi, err := os.Stat(tmps[0]); err == nil && fi.Size() > 0 {
+			killedWriting++
+		}
+		if n > 1<<20 {
+			t.Fatal("export did not finish after a million interruption checks")
 		}
 	}
-	t.Logf("%d of 8 exports were killed while writing", killedMidway)
+	if killedWriting == 0 {
+		t.Fatal("no export was killed with statements written to its temporary file: atomicity was not tested")
+	}
+	t.Logf("%d exports were killed with statements in their temporary file", killedWriting)
 }
 
 // TestExportIncludeGroups exports with --include-groups and checks, with

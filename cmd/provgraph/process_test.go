@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,6 +38,55 @@ func command(args ...string) *exec.Cmd {
 	return cmd
 }
 
+// heldProcess is a provgraph process started with PROVGRAPH_TEST_HOLD.
+type heldProcess struct {
+	cmd    *exec.Cmd
+	stderr io.ReadCloser
+	said   bytes.Buffer // standard error up to the hold line, or all of it
+}
+
+// startHeld runs "provgraph args..." with PROVGRAPH_TEST_HOLD=hold
+// (POINT:N, see testhold.go) and waits, reading its standard error, until
+// it says it holds there. It reports false when the process ended first;
+// it has then been waited for. A held process waits until kill.
+func startHeld(t *testing.T, hold string, args ...string) (*heldProcess, bool) {
+	t.Helper()
+	p := &heldProcess{cmd: command(args...)}
+	p.cmd.Env = append(p.cmd.Env, testHoldEnv+"="+hold)
+	var err error
+	if p.stderr, err = p.cmd.StderrPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	point, _, _ := strings.Cut(hold, ":")
+	sc := bufio.NewScanner(p.stderr)
+	for sc.Scan() {
+		p.said.WriteString(sc.Text() + "\n")
+		if strings.HasPrefix(sc.Text(), "provgraph: test hold at "+point+" ") {
+			return p, true
+		}
+	}
+	io.Copy(&p.said, p.stderr)
+	p.cmd.Wait()
+	return p, false
+}
+
+// kill kills a held process with SIGKILL and waits for it.
+func (p *heldProcess) kill(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, p.stderr)
+	err := p.cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		t.Fatalf("held process ended with %v, not killed", err)
+	}
+}
+
 func synthFile(t *testing.T, n int) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "cites.jsonl")
@@ -49,39 +100,22 @@ func synthFile(t *testing.T, n int) string {
 	return p
 }
 
-// TestIngestSurvivesKill kills a real ingest process mid-run with SIGKILL,
-// checks that the database opens, is consistent and shows the run as
-// unfinished, then runs the same ingest again and checks the result equals
-// an uninterrupted ingest.
+// TestIngestSurvivesKill kills a real ingest process with SIGKILL once
+// three batches of its write pass are committed (it holds there, see
+// testhold.go), checks that the database opens, is consistent and shows
+// the run as unfinished, then runs the same ingest again and checks the
+// result equals an uninterrupted ingest.
 func TestIngestSurvivesKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts several processes; skipped with -short")
 	}
 	input := synthFile(t, 6000)
 	db := filepath.Join(t.TempDir(), "killed.db")
-	cmd := command("ingest", "--db", db, "--batch", "500", input)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	p, held := startHeld(t, "ingest-batch:3", "ingest", "--db", db, "--batch", "500", input)
+	if !held {
+		t.Fatalf("ingest ended before its third batch; stderr: %s", p.said.String())
 	}
-	// Kill once some batches are in: wait for the file to grow past its
-	// initial size, then a little more.
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		if fi, err := os.Stat(db); err == nil && fi.Size() > 1<<20 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	err := cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) {
-		t.Fatalf("ingest finished before it could be killed (%v); stderr: %s", err, stderr.String())
-	}
+	p.kill(t)
 
 	if out, err := command("check", "--db", db).CombinedOutput(); err != nil || !strings.Contains(string(out), "consistent") {
 		t.Errorf("provgraph check after kill -9: %v\n%s", err, out)
@@ -100,6 +134,9 @@ func TestIngestSurvivesKill(t *testing.T) {
 	}
 	killed, _ := st.Count()
 	st.Close()
+	if killed < 3*500 {
+		t.Errorf("the killed database holds %d quads; three committed batches of 500 were expected in it", killed)
+	}
 
 	out, err := command("ingest", "--db", db, "--batch", "500", input).CombinedOutput()
 	if err != nil {
@@ -145,28 +182,21 @@ func dumpDB(t *testing.T, path string) string {
 	return strings.Join(lines, "\n")
 }
 
-// TestSecondWriterGetsLockedError: while one process writes, a second
-// writer gets exit status 4 and a clear message within its lock timeout.
+// TestSecondWriterGetsLockedError: while one process writes (it holds
+// after its first batch, see testhold.go, so it is still writing whatever
+// the machine's speed), a second writer gets exit status 4 and a clear
+// message.
 func TestSecondWriterGetsLockedError(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes; skipped with -short")
 	}
 	input := synthFile(t, 3000)
 	db := filepath.Join(t.TempDir(), "busy.db")
-	first := command("ingest", "--db", db, "--batch", "200", input)
-	if err := first.Start(); err != nil {
-		t.Fatal(err)
+	first, held := startHeld(t, "ingest-batch:1", "ingest", "--db", db, "--batch", "200", input)
+	if !held {
+		t.Fatalf("the first writer ended before its first batch; stderr: %s", first.said.String())
 	}
-	defer func() {
-		first.Process.Kill()
-		first.Wait()
-	}()
-	for i := 0; i < 500; i++ {
-		if fi, err := os.Stat(db); err == nil && fi.Size() > 0 {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	defer first.kill(t)
 	start := time.Now()
 	second := command("ingest", "--db", db, "--lock-timeout", "300ms", input)
 	out, err := second.CombinedOutput()
@@ -177,9 +207,6 @@ func TestSecondWriterGetsLockedError(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "locked") {
 		t.Errorf("second writer's message does not say the database is locked: %s", out)
-	}
-	if elapsed > 30*time.Second {
-		t.Errorf("second writer took %v to give up with a 300ms lock timeout", elapsed)
 	}
 	t.Logf("second writer gave up after %v", elapsed.Round(time.Millisecond))
 }

@@ -67,6 +67,26 @@ type inputError struct{ err error }
 func (e inputError) Error() string { return e.err.Error() }
 func (e inputError) Unwrap() error { return e.err }
 
+// interruptError is the error of a command stopped by an interrupt: Ctrl-C
+// cancels the context of Run. said is set by a command that has already
+// printed where it stopped and what was kept (ingest, resolve, normalize);
+// exitCode then adds nothing, and otherwise prints "provgraph:
+// interrupted" instead of the internal "context canceled". Either way the
+// exit status is 3.
+type interruptError struct {
+	err  error
+	said bool
+}
+
+func (e interruptError) Error() string { return e.err.Error() }
+func (e interruptError) Unwrap() error { return e.err }
+
+// interrupted reports whether err is the cancellation of ctx: its error
+// or its cause (signal.NotifyContext's "interrupt signal received").
+func interrupted(ctx context.Context, err error) bool {
+	return err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.Cause(ctx)))
+}
+
 // errRejected reports that a command finished but rejected some inputs.
 var errRejected = errors.New("some inputs were rejected")
 
@@ -82,6 +102,10 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if cmd != nil {
 		path = cmd.CommandPath()
 	}
+	var ie interruptError
+	if interrupted(ctx, err) && !errors.As(err, &ie) {
+		err = interruptError{err: err}
+	}
 	return exitCode(err, path, stderr)
 }
 
@@ -89,11 +113,18 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // error ends with the help hint of the command that failed, named by path.
 // This is the one place where errors become exit statuses.
 func exitCode(err error, path string, stderr io.Writer) int {
+	stderr = escapingWriter{stderr}
 	var ue usageError
 	var ie inputError
+	var ir interruptError
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.As(err, &ir):
+		if !ir.said {
+			fmt.Fprintln(stderr, "provgraph: interrupted")
+		}
+		return exitFailure
 	case errors.Is(err, errRejected):
 		return exitRejected
 	case errors.As(err, &ie):

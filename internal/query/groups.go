@@ -161,7 +161,7 @@ func relations(g *Group, keyOf func(string) string, target func(string) (string,
 				t := keyOf(r.FinalURL)
 				switch n := sources(t); {
 				case r.CrossesHost():
-					add(RelCrossHostRedirect, t, r.FinalURL, fmt.Sprintf("%s redirects across hosts to %s (%d hops)", c.Raw, r.FinalURL, len(r.Hops)), true)
+					add(RelCrossHostRedirect, t, r.FinalURL, fmt.Sprintf("%s redirects across hosts to %s (%s)", c.Raw, r.FinalURL, hopCount(len(r.Hops))), true)
 				case n > maxShared:
 					add(RelSharedRedirect, t, r.FinalURL, fmt.Sprintf("%s redirects to %s, which %d groups redirect to: not duplicate evidence", c.Raw, r.FinalURL, n), false)
 				}
@@ -263,7 +263,7 @@ func (r *reasoner) reasons(c *Citation) []string {
 	rs = append(rs, r.lines[j]...)
 	for _, rt := range c.Retrievals {
 		if len(rt.Hops) > 0 && !rt.CrossesHost() && rt.FinalURL != "" {
-			rs = append(rs, fmt.Sprintf("same-host redirect to %s (%d hops)", rt.FinalURL, len(rt.Hops)))
+			rs = append(rs, fmt.Sprintf("same-host redirect to %s (%s)", rt.FinalURL, hopCount(len(rt.Hops))))
 		}
 	}
 	for _, rt := range c.Retrievals {
@@ -305,4 +305,12 @@ func host(key string) string {
 func groupID(policyDigest, key string) string {
 	sum := sha256.Sum256([]byte(policyDigest + "\x00" + key))
 	return "g-" + hex.EncodeToString(sum[:6])
+}
+
+// hopCount says how many redirect hops: "1 hop", "2 hops".
+func hopCount(n int) string {
+	if n == 1 {
+		return "1 hop"
+	}
+	return fmt.Sprintf("%d hops", n)
 }

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Every value a text, table, CSV or DOT output shows comes from the input
+// or from a fetched page, so it may hold bytes a terminal obeys: ESC and
+// CSI sequences that move the cursor or erase a line, OSC 8 hyperlinks, a
+// carriage return that overwrites the line, or a bidirectional override
+// that shows the line in another order. Such a value is shown escaped, so
+// that an audit report reads as what is stored.
+
+// isUnsafeRune reports whether a terminal may act on r instead of showing
+// it: a C0 control, DEL, a C1 control (U+0080–U+009F), a bidirectional
+// formatting character (U+061C, U+200E, U+200F, the embeddings and
+// overrides U+202A–U+202E and the isolates U+2066–U+2069), or a line or
+// paragraph separator (U+2028, U+2029).
+func isUnsafeRune(r rune) bool {
+	switch {
+	case r < 0x20, r >= 0x7f && r < 0xa0:
+		return true
+	case r == 0x061c, r == 0x200e, r == 0x200f:
+		return true
+	case r >= 0x2028 && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true
+	}
+	return false
+}
+
+// needsEscape reports whether text output must show s escaped: it holds
+// an unsafe rune or invalid UTF-8, or it starts with a double quote and
+// would otherwise read as an escaped value.
+func needsEscape(s string) bool {
+	return s != "" && s[0] == '"' || hasUnsafe(s)
+}
+
+// hasUnsafe reports whether s holds an unsafe rune or invalid UTF-8.
+func hasUnsafe(s string) bool {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 || c == 0x7f {
+				return true
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if (r == utf8.RuneError && size == 1) || isUnsafeRune(r) {
+			return true
+		}
+		i += size
+	}
+	return false
+}
+
+// escapeText returns s as it is when it is safe to print, and otherwise as
+// a double-quoted Go string literal (strconv.Quote): ESC is \x1b, CR \r,
+// U+009B \u009b, U+202E \u202e and an invalid byte \xNN. A value shown in
+// double quotes is therefore always an escaped one, and strconv.Unquote
+// gives back its exact text.
+func escapeText(s string) string {
+	if needsEscape(s) {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
+// escapeAll escapes each value of ss.
+func escapeAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = escapeText(s)
+	}
+	return out
+}
+
+// escapeLine makes a message that is not a single value (a warning)
+// safe to print on one line: unsafe runes and invalid bytes become \xNN or
+// \uNNNN, the rest is kept.
+func escapeLine(s string) string {
+	if !hasUnsafe(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteString(`\x` + strconv.FormatUint(uint64(s[i])|0x100, 16)[1:])
+		case isUnsafeRune(r) && r < 0x80:
+			b.WriteString(`\x` + strconv.FormatUint(uint64(r)|0x100, 16)[1:])
+		case isUnsafeRune(r):
+			b.WriteString(`\u` + strconv.FormatUint(uint64(r)|0x10000, 16)[1:])
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// escapingWriter writes text with escapeLine applied to each line, for
+// the error messages of exitCode: they quote input (a policy name from the
+// database, a field of a rejected line) and go to a terminal.
+type escapingWriter struct{ w io.Writer }
+
+func (e escapingWriter) Write(p []byte) (int, error) {
+	if !hasUnsafe(strings.ReplaceAll(string(p), "\n", "")) {
+		return e.w.Write(p)
+	}
+	lines := strings.Split(string(p), "\n")
+	for i := range lines {
+		lines[i] = escapeLine(lines[i])
+	}
+	if _, err := io.WriteString(e.w, strings.Join(lines, "\n")); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
