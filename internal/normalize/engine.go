@@ -12,7 +12,7 @@ import (
 // rejection for some input.
 const (
 	ParserName    = "provgraph-whatwg"
-	ParserVersion = "1"
+	ParserVersion = "2"
 )
 
 // xnetVersion is the golang.org/x/net version this package is built with.
