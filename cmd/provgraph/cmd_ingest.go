@@ -157,7 +157,8 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 		}
 		var re *ingest.RecordError
 		var ce *ingest.ConflictError
-		if errors.As(err, &re) || errors.As(err, &ce) {
+		var se *ingest.SyntaxError
+		if errors.As(err, &re) || errors.As(err, &ce) || errors.As(err, &se) {
 			return inputError{err}
 		}
 		return err
