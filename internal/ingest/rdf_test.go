@@ -136,3 +136,144 @@ func TestRDFWritesWhatWasValidated(t *testing.T) {
 		t.Errorf("the load wrote what the file held after validation:\n%s\n---\nwant\n%s", a, b)
 	}
 }
+
+// rdfErrorTests are inputs that RDFFile must reject, each with where and
+// what. Columns count bytes from 1.
+var rdfErrorTests = []struct {
+	name, format, in string
+	line, col        int
+	wantMsg          string
+}{
+	// Issue 19.4: bad text was replaced by U+FFFD.
+	{"invalid UTF-8 in a literal", "nq", "<http://a/s> <http://a/p> \"a\xffb\" .\n", 1, 29, "invalid UTF-8: byte 0xff"},
+	{"invalid UTF-8 in an IRI", "nt", "\n<http://a/\xc3> <http://a/p> <http://a/o> .\n", 2, 11, "invalid UTF-8: byte 0xc3"},
+	{"surrogate escape in a literal", "nq", `<http://a/s> <http://a/p> "x\uD800y" .` + "\n", 1, 29, `\uD800 is a UTF-16 surrogate`},
+	{"low surrogate escape in an IRI", "nq", `<http://a/s\udfff> <http://a/p> "x" .`, 1, 12, `\udfff is a UTF-16 surrogate`},
+	{"escape past U+10FFFF", "nt", `<http://a/s> <http://a/p> "\U00110000" .`, 1, 28, `past U+10FFFF`},
+	{"invalid UTF-8 in Turtle", "ttl", "@prefix ex: <http://a/> .\nex:s ex:p \"\x80\" .\n", 2, 12, "invalid UTF-8: byte 0x80"},
+	{"surrogate escape in a Turtle long string", "ttl", "<http://a/s> <http://a/p> \"\"\"one\ntwo \\uD83D\"\"\" .\n", 2, 5, `\uD83D is a UTF-16 surrogate`},
+	// Issue 19.11: the parser's token numbers.
+	{"literal as predicate", "nq", `<http://a/s> "p" <http://a/o> .`, 1, 14, "expected a predicate IRI, found a literal"},
+	{"missing dot", "nt", `<http://a/s> <http://a/p> <http://a/o>`, 1, 39, "expected '.' ending the N-Triples statement, found the end of the line"},
+	{"literal as graph", "nq", `<http://a/s> <http://a/p> <http://a/o> "g" .`, 1, 40, "expected a graph name or '.' ending the N-Quads statement, found a literal"},
+	{"two statements on a line", "nq", `<http://a/s> <http://a/p> <http://a/o> . <http://a/s> <http://a/p> <http://a/o> .`, 1, 42, "expected the end of the line after '.', found an IRI"},
+	{"relative IRI", "nt", `<s> <http://a/p> <http://a/o> .`, 1, 1, "IRI <s> is relative"},
+	{"bad language tag", "nq", `<http://a/s> <http://a/p> "x"@en- .`, 1, 30, `bad language tag "@en-"`},
+	{"unclosed literal", "nq", `<http://a/s> <http://a/p> "x .`, 1, 27, "literal is not closed"},
+	{"langString without tag", "nt", `<http://a/s> <http://a/p> "x"^^<http://www.w3.org/1999/02/22-rdf-syntax-ns#langString> .`, 1, 32, "needs a language tag"},
+	{"Turtle property list as predicate", "ttl", "<http://a/s> [ <http://a/p> 1 ] <http://a/o> .\n", 1, 14, "expected a predicate IRI, found '['"},
+	{"Turtle undeclared prefix", "ttl", "<http://a/s> <http://a/p> ex:o .\n", 1, 0, `prefix "ex:" is not declared`},
+	{"Turtle missing termination", "ttl", "<http://a/s> <http://a/p> <http://a/o> <http://a/x> .\n", 1, 41, "expected '.', ';' or ',' after the object, found an IRI"},
+	{"Turtle relative IRI", "ttl", "<s> <http://a/p> <http://a/o> .\n", 1, 0, "IRI <s> is relative"},
+}
+
+func TestRDFSyntaxErrors(t *testing.T) {
+	for _, tt := range rdfErrorTests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := openStore(t)
+			path := writeFile(t, "in."+tt.format, tt.in)
+			_, err := loadRDF(t, st, path, tt.format)
+			var se *ingest.SyntaxError
+			if !errors.As(err, &se) {
+				t.Fatalf("RDFFile(%q) = %v, want a *SyntaxError", tt.in, err)
+			}
+			if se.File != "in."+tt.format || se.Line != tt.line || se.Column != tt.col || !strings.Contains(se.Msg, tt.wantMsg) {
+				t.Errorf("RDFFile(%q) = %v, want in.%s:%d:%d: …%s…", tt.in, err, tt.format, tt.line, tt.col, tt.wantMsg)
+			}
+			if n := count(t, st); n != 0 {
+				t.Errorf("%d quads written", n)
+			}
+		})
+	}
+}
+
+// Regression test for issue 19.7: RDF input had no line or literal limit,
+// so a line without an end (ingest --format nq /dev/zero) grew without
+// bound.
+func TestRDFStatementLimit(t *testing.T) {
+	for _, format := range []string{"nq", "nt", "ttl"} {
+		t.Run(format+" /dev/zero", func(t *testing.T) {
+			st := openStore(t)
+			_, err := ingest.RDFFile(context.Background(), st, "/dev/zero", "/dev/zero", format, ingest.Options{})
+			var se *ingest.SyntaxError
+			if !errors.As(err, &se) || se.Line != 1 || !strings.Contains(se.Msg, fmt.Sprintf("line longer than %d bytes", ingest.MaxStatementBytes)) {
+				t.Errorf("RDFFile(/dev/zero) = %v, want /dev/zero:1: line longer than %d bytes", err, ingest.MaxStatementBytes)
+			}
+		})
+	}
+	t.Run("ttl long literal", func(t *testing.T) {
+		// A """literal""" over many short lines: each line is short, the
+		// statement is not.
+		var b strings.Builder
+		b.WriteString("<http://a/s> <http://a/p> \"\"\"\n")
+		line := strings.Repeat("x", 1023) + "\n"
+		lines := ingest.MaxStatementBytes/len(line) + 1
+		for range lines {
+			b.WriteString(line)
+		}
+		b.WriteString("\"\"\" .\n")
+		st := openStore(t)
+		_, err := loadRDF(t, st, writeFile(t, "long.ttl", b.String()), "ttl")
+		var se *ingest.SyntaxError
+		if !errors.As(err, &se) || se.Line != lines || se.Column != 0 || !strings.Contains(se.Msg, "statement longer than") {
+			t.Errorf("RDFFile(long.ttl) = %v, want long.ttl:%d: statement longer than …", err, lines)
+		}
+	})
+	t.Run("ttl many statements", func(t *testing.T) {
+		// The same bytes in statements of their own are fine.
+		var b strings.Builder
+		for i := range 2000 {
+			fmt.Fprintf(&b, "<http://a/s> <http://a/p> \"\"\"%d\n%s\"\"\" .\n", i, strings.Repeat("x", 9000))
+		}
+		st := openStore(t)
+		if sum, err := loadRDF(t, st, writeFile(t, "many.ttl", b.String()), "ttl"); err != nil || sum.Records != 2000 {
+			t.Errorf("RDFFile(many.ttl) = %d statements, %v; want 2000", sum.Records, err)
+		}
+	})
+}
+
+// Regression test for issue 19.9: blank nodes of two inputs became one
+// node, and a graph named _:defaultGraph was folded into the default graph.
+func TestRDFBlankNodesScopedPerInput(t *testing.T) {
+	st := openStore(t)
+	a := writeFile(t, "a.nq", "_:b0 <http://a/p> \"from a\" _:defaultGraph .\n")
+	b := writeFile(t, "b.ttl", "_:b0 <http://a/p> \"from b\" .\n")
+	sa, err := loadRDF(t, st, a, "nq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loadRDF(t, st, b, "ttl"); err != nil {
+		t.Fatal(err)
+	}
+	subjects := map[graph.Term]bool{}
+	graphs := map[graph.Term]bool{}
+	err = st.Match(context.Background(), graph.Quad{P: graph.IRI("http://a/p")}, func(q graph.Quad) error {
+		subjects[q.S] = true
+		graphs[q.G] = true
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(subjects) != 2 {
+		t.Errorf("subjects %v: want one node per input", subjects)
+	}
+	for s := range subjects {
+		if s.Kind != graph.KindIRI || !strings.HasPrefix(s.Value, ingest.GenIDBase) || !strings.HasSuffix(s.Value, "/b0") {
+			t.Errorf("subject %v: want a skolem IRI under %s ending in /b0", s, ingest.GenIDBase)
+		}
+	}
+	if len(graphs) != 2 || !graphs[graph.Term{}] {
+		t.Errorf("graphs %v: want _:defaultGraph's skolem IRI and the default graph", graphs)
+	}
+	// Loading a.nq again adds only the record of the run.
+	before := count(t, st)
+	again, err := loadRDF(t, st, a, "nq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runQuads, _ := st.Count()
+	if added := runQuads - before; int(added) != again.QuadsAdded || again.QuadsAdded != sa.QuadsAdded-1 {
+		t.Errorf("second load of a.nq added %d quads; the first added %d, one of them a statement", again.QuadsAdded, sa.QuadsAdded)
+	}
+}

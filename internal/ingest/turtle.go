@@ -92,6 +92,7 @@ type turtleReader struct {
 	err     *SyntaxError
 	ioErr   error
 	done    bool
+	recent  [2][]byte // the last two lines handed out, for columns
 
 	// Lexical state carried from one line to the next.
 	long  byte // the quote of an open long string (""" or '''), or 0
@@ -155,6 +156,7 @@ func (t *turtleReader) next() ([]byte, error) {
 			t.err = serr
 			return nil, serr
 		}
+		t.recent[t.line%2] = line
 		return line, nil
 	}
 }
@@ -266,7 +268,7 @@ scan:
 		t.stmt += len(b)
 	}
 	if t.stmt > MaxStatementBytes {
-		return fail(0, "statement longer than %d bytes, the limit for one Turtle statement (a long literal counts in full)", MaxStatementBytes)
+		return &SyntaxError{File: t.name, Line: t.line, Msg: fmt.Sprintf("statement longer than %d bytes, the limit for one Turtle statement (a long literal counts in full)", MaxStatementBytes)}
 	}
 	return nil
 }
@@ -353,6 +355,7 @@ func (t *turtleReader) syntaxError(err error) error {
 	case knakkUnexpected.MatchString(msg):
 		m := knakkUnexpected.FindStringSubmatch(msg)
 		msg = fmt.Sprintf("expected %s, found %s", turtleExpected(m[2]), turtleToken(m[1]))
+		col = t.bracketColumn(line, col, m[1])
 	case knakkTermination.MatchString(msg):
 		m := knakkTermination.FindStringSubmatch(msg)
 		msg = fmt.Sprintf("expected '.', ';' or ',' after the object, found %s", turtleToken(m[1]))
@@ -363,6 +366,44 @@ func (t *turtleReader) syntaxError(err error) error {
 		msg = fmt.Sprintf("prefix %q is not declared: add @prefix %s: <https://...> . before its first use", p+":", p)
 	}
 	return &SyntaxError{File: t.name, Line: line, Column: col, Msg: msg}
+}
+
+// bracketColumn corrects the column of a bracket token: knakk/rdf's lexer
+// gives the position after '(', ')', ']' and after '[' and the blanks that
+// follow it. It returns col unchanged for other tokens or lines it no
+// longer holds.
+func (t *turtleReader) bracketColumn(line, col int, typ string) int {
+	var want byte
+	switch typ {
+	case "25", "26":
+		want = '['
+	case "27":
+		want = ']'
+	case "28":
+		want = '('
+	case "29":
+		want = ')'
+	default:
+		return col
+	}
+	b := t.recent[line%2]
+	if line < 1 || line > t.line || line < t.line-1 || col < 2 || col-2 >= len(b) {
+		return col
+	}
+	for i := col - 2; i >= 0; i-- {
+		switch b[i] {
+		case want:
+			return i + 1
+		case ' ', '\t':
+		case ']': // '[]', an anonymous blank node
+			if typ != "25" {
+				return col
+			}
+		default:
+			return col
+		}
+	}
+	return col
 }
 
 // turtleExpected says what knakk/rdf's parser wanted, by its context name.
