@@ -38,7 +38,7 @@ func eachNQuad(r io.Reader, name string, quads bool, fn func(graph.Quad) error) 
 		if err == bufio.ErrBufferFull {
 			long = append(long, chunk...)
 			if len(long) > MaxStatementBytes {
-				return n, &SyntaxError{File: name, Line: p.line + 1, Msg: fmt.Sprintf("line longer than %d bytes, the limit for one N-Triples or N-Quads statement", MaxStatementBytes)}
+				return n, &SyntaxError{File: name, Line: p.line + 1, Msg: fmt.Sprintf("line longer than %d bytes, the limit for one N-Triples or N-Quads statement (is the input N-Triples or N-Quads, one statement a line?)", MaxStatementBytes)}
 			}
 			continue
 		}
@@ -48,7 +48,7 @@ func eachNQuad(r io.Reader, name string, quads bool, fn func(graph.Quad) error) 
 			long = nil
 		}
 		if len(line) > MaxStatementBytes {
-			return n, &SyntaxError{File: name, Line: p.line + 1, Msg: fmt.Sprintf("line longer than %d bytes, the limit for one N-Triples or N-Quads statement", MaxStatementBytes)}
+			return n, &SyntaxError{File: name, Line: p.line + 1, Msg: fmt.Sprintf("line longer than %d bytes, the limit for one N-Triples or N-Quads statement (is the input N-Triples or N-Quads, one statement a line?)", MaxStatementBytes)}
 		}
 		if len(line) > 0 {
 			p.line++

@@ -162,8 +162,11 @@ var rdfErrorTests = []struct {
 	{"unclosed literal", "nq", `<http://a/s> <http://a/p> "x .`, 1, 27, "literal is not closed"},
 	{"langString without tag", "nt", `<http://a/s> <http://a/p> "x"^^<http://www.w3.org/1999/02/22-rdf-syntax-ns#langString> .`, 1, 32, "needs a language tag"},
 	{"Turtle property list as predicate", "ttl", "<http://a/s> [ <http://a/p> 1 ] <http://a/o> .\n", 1, 14, "expected a predicate IRI, found '['"},
+	{"Turtle literal as predicate", "ttl", "<http://a/s> <http://a/p> \"one\" ;\n    'two' .\n", 2, 5, "expected a predicate IRI, found a literal"},
+	{"Turtle long literal as subject", "ttl", "<http://a/s> <http://a/p> 1 .\n  \"\"\"x\"\"\" <http://a/p> 1 .\n", 2, 0, "expected a subject"},
+	{"Turtle collection as predicate", "ttl", "<http://a/s> ( 1 ) 2 .\n", 1, 14, "expected a predicate IRI, found '('"},
 	{"Turtle undeclared prefix", "ttl", "<http://a/s> <http://a/p> ex:o .\n", 1, 0, `prefix "ex:" is not declared`},
-	{"Turtle missing termination", "ttl", "<http://a/s> <http://a/p> <http://a/o> <http://a/x> .\n", 1, 41, "expected '.', ';' or ',' after the object, found an IRI"},
+	{"Turtle missing termination", "ttl", "<http://a/s> <http://a/p> <http://a/o> <http://a/x> .\n", 1, 40, "expected '.', ';' or ',' after the object, found an IRI"},
 	{"Turtle relative IRI", "ttl", "<s> <http://a/p> <http://a/o> .\n", 1, 0, "IRI <s> is relative"},
 }
 

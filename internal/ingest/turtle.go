@@ -355,10 +355,11 @@ func (t *turtleReader) syntaxError(err error) error {
 	case knakkUnexpected.MatchString(msg):
 		m := knakkUnexpected.FindStringSubmatch(msg)
 		msg = fmt.Sprintf("expected %s, found %s", turtleExpected(m[2]), turtleToken(m[1]))
-		col = t.bracketColumn(line, col, m[1])
+		col = t.tokenColumn(line, col, m[1])
 	case knakkTermination.MatchString(msg):
 		m := knakkTermination.FindStringSubmatch(msg)
 		msg = fmt.Sprintf("expected '.', ';' or ',' after the object, found %s", turtleToken(m[1]))
+		col = t.tokenColumn(line, col, m[1])
 	case knakkSyntax.MatchString(msg):
 		msg = knakkSyntax.FindStringSubmatch(msg)[1]
 	case knakkPrefix.MatchString(msg):
@@ -368,11 +369,21 @@ func (t *turtleReader) syntaxError(err error) error {
 	return &SyntaxError{File: t.name, Line: line, Column: col, Msg: msg}
 }
 
-// bracketColumn corrects the column of a bracket token: knakk/rdf's lexer
-// gives the position after '(', ')', ']' and after '[' and the blanks that
-// follow it. It returns col unchanged for other tokens or lines it no
-// longer holds.
-func (t *turtleReader) bracketColumn(line, col int, typ string) int {
+// tokenColumn corrects the column knakk/rdf's lexer gives a token that
+// starts with a delimiter it skips: the column after '<' of an IRI, after
+// the opening quote(s) of a literal, after '(', ')' and ']', and after '['
+// and the blanks that follow it. It returns col unchanged for other tokens
+// or when the line is no longer at hand.
+func (t *turtleReader) tokenColumn(line, col int, typ string) int {
+	if col == 0 {
+		return 0
+	}
+	switch typ {
+	case "3", "4", "6": // <IRI>, "literal"
+		return col - 1
+	case "7": // """literal"""
+		return col - 3
+	}
 	var want byte
 	switch typ {
 	case "25", "26":
