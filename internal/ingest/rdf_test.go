@@ -165,6 +165,7 @@ var rdfErrorTests = []struct {
 	{"Turtle literal as predicate", "ttl", "<http://a/s> <http://a/p> \"one\" ;\n    'two' .\n", 2, 5, "expected a predicate IRI, found a literal"},
 	{"Turtle long literal as subject", "ttl", "<http://a/s> <http://a/p> 1 .\n  \"\"\"x\"\"\" <http://a/p> 1 .\n", 2, 0, "expected a subject"},
 	{"Turtle collection as predicate", "ttl", "<http://a/s> ( 1 ) 2 .\n", 1, 14, "expected a predicate IRI, found '('"},
+	{"Turtle error after blank nodes", "ttl", "_:a <http://a/p> _:b, \"y\" \"z\" .\n", 1, 27, "expected '.', ';' or ',' after the object, found a literal"},
 	{"Turtle undeclared prefix", "ttl", "<http://a/s> <http://a/p> ex:o .\n", 1, 0, `prefix "ex:" is not declared`},
 	{"Turtle missing termination", "ttl", "<http://a/s> <http://a/p> <http://a/o> <http://a/x> .\n", 1, 40, "expected '.', ';' or ',' after the object, found an IRI"},
 	{"Turtle relative IRI", "ttl", "<s> <http://a/p> <http://a/o> .\n", 1, 0, "IRI <s> is relative"},
@@ -269,6 +270,24 @@ func TestRDFBlankNodesScopedPerInput(t *testing.T) {
 	if len(graphs) != 2 || !graphs[graph.Term{}] {
 		t.Errorf("graphs %v: want _:defaultGraph's skolem IRI and the default graph", graphs)
 	}
+	// knakk/rdf names the node of [] _:b1: it stays apart from the
+	// document's own _:b1.
+	st2 := openStore(t)
+	if _, err := loadRDF(t, st2, writeFile(t, "anon.ttl", "_:b1 <http://a/p> [ <http://a/q> 1 ] .\n"), "ttl"); err != nil {
+		t.Fatal(err)
+	}
+	objects, err := st2.Objects(graph.Term{}, graph.IRI("http://a/p"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	subjects2, err := st2.Subjects(graph.IRI("http://a/p"), graph.Term{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objects) != 1 || len(subjects2) != 1 || objects[0] == subjects2[0] {
+		t.Errorf("_:b1 <p> [ <q> 1 ]: subject %v, object %v; want two nodes", subjects2, objects)
+	}
+
 	// Loading a.nq again adds only the record of the run.
 	before := count(t, st)
 	again, err := loadRDF(t, st, a, "nq")

@@ -68,7 +68,12 @@ func turtleTerm(t rdf.Term) graph.Term {
 	case rdf.IRI:
 		return graph.IRI(v.String())
 	case rdf.Blank:
-		return graph.Blank(v.String())
+		label := v.String()
+		if len(label) > 0 && label[0] == labelMark {
+			return graph.Blank(label[1:]) // a label of the document
+		}
+		return graph.Blank("." + label) // one knakk/rdf made
+
 	case rdf.Literal:
 		if v.Lang() != "" {
 			return graph.LangString(v.String(), v.Lang())
@@ -93,6 +98,9 @@ type turtleReader struct {
 	ioErr   error
 	done    bool
 	recent  [2][]byte // the last two lines handed out, for columns
+	// recentIns holds, for the same lines, where a label mark was
+	// inserted (see check), to give columns in the input's bytes.
+	recentIns [2][]int
 
 	// Lexical state carried from one line to the next.
 	long  byte // the quote of an open long string (""" or '''), or 0
@@ -152,18 +160,26 @@ func (t *turtleReader) next() ([]byte, error) {
 			return nil, t.err
 		}
 		t.line++
-		if serr := t.check(line); serr != nil {
+		ins, serr := t.check(line)
+		if serr != nil {
 			t.err = serr
 			return nil, serr
 		}
-		t.recent[t.line%2] = line
+		if len(ins) > 0 {
+			line = markLabels(line, ins)
+		}
+		t.recent[t.line%2], t.recentIns[t.line%2] = line, ins
 		return line, nil
 	}
 }
 
 // check checks one line and follows the lexical state: strings, IRIs and
 // comments, where escapes may stand and where a '.' may end a statement.
-func (t *turtleReader) check(b []byte) *SyntaxError {
+// It returns where blank node labels start (after "_:"): knakk/rdf names
+// the blank nodes of [] and ( ) _:b1, _:b2, ..., the labels a document may
+// use itself, so each label of the document gets a mark (labelMark) in
+// front that turtleTerm takes off again.
+func (t *turtleReader) check(b []byte) (labels []int, _ *SyntaxError) {
 	fail := func(at int, format string, args ...any) *SyntaxError {
 		return &SyntaxError{File: t.name, Line: t.line, Column: at + 1, Msg: fmt.Sprintf(format, args...)}
 	}
@@ -171,7 +187,7 @@ func (t *turtleReader) check(b []byte) *SyntaxError {
 		for i := 0; i < len(b); {
 			r, n := utf8.DecodeRune(b[i:])
 			if r == utf8.RuneError && n == 1 {
-				return fail(i, "invalid UTF-8: byte 0x%02x (Turtle must be UTF-8; convert the file, e.g. with iconv)", b[i])
+				return nil, fail(i, "invalid UTF-8: byte 0x%02x (Turtle must be UTF-8; convert the file, e.g. with iconv)", b[i])
 			}
 			i += n
 		}
@@ -211,7 +227,7 @@ scan:
 			case c == '\\':
 				n, err := escape(i)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				i += n
 			case c == t.long && i+2 < len(b) && b[i+1] == c && b[i+2] == c:
@@ -240,7 +256,7 @@ scan:
 				if b[i] == '\\' {
 					n, err := escape(i)
 					if err != nil {
-						return err
+						return nil, err
 					}
 					i += n
 					continue
@@ -259,6 +275,11 @@ scan:
 			}
 		case '\\':
 			i++ // an escaped character in a local name
+		case '_':
+			if i+1 < len(b) && b[i+1] == ':' && (i == 0 || !isNameByte(b[i-1])) {
+				labels = append(labels, i+2)
+				i++
+			}
 		}
 		i++
 	}
@@ -268,9 +289,33 @@ scan:
 		t.stmt += len(b)
 	}
 	if t.stmt > MaxStatementBytes {
-		return &SyntaxError{File: t.name, Line: t.line, Msg: fmt.Sprintf("statement longer than %d bytes, the limit for one Turtle statement (a long literal counts in full)", MaxStatementBytes)}
+		return nil, &SyntaxError{File: t.name, Line: t.line, Msg: fmt.Sprintf("statement longer than %d bytes, the limit for one Turtle statement (a long literal counts in full)", MaxStatementBytes)}
 	}
-	return nil
+	return labels, nil
+}
+
+// labelMark goes in front of each blank node label of a Turtle document.
+// Labels the parser makes ([] and collections) get a '.' in front instead,
+// which no label of a document can start with.
+const labelMark = 'x'
+
+// markLabels inserts labelMark at each offset of at (in order).
+func markLabels(b []byte, at []int) []byte {
+	out := make([]byte, 0, len(b)+len(at))
+	prev := 0
+	for _, i := range at {
+		out = append(out, b[prev:i]...)
+		out = append(out, labelMark)
+		prev = i
+	}
+	return append(out, b[prev:]...)
+}
+
+// isNameByte reports a byte that can stand inside a prefixed name, so that
+// "_:" after it is not the start of a blank node label (as in a_:b).
+func isNameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+		c == '_' || c == '-' || c == '.' || c == ':' || c == '%' || c == '\\' || c >= utf8.RuneSelf
 }
 
 // checkQuad checks what the parser lets through and the store refuses:
@@ -351,6 +396,7 @@ func (t *turtleReader) syntaxError(err error) error {
 	if line == 0 {
 		line, col = t.line, 0
 	}
+
 	switch {
 	case knakkUnexpected.MatchString(msg):
 		m := knakkUnexpected.FindStringSubmatch(msg)
@@ -366,7 +412,22 @@ func (t *turtleReader) syntaxError(err error) error {
 		p := knakkPrefix.FindStringSubmatch(msg)[1]
 		msg = fmt.Sprintf("prefix %q is not declared: add @prefix %s: <https://...> . before its first use", p+":", p)
 	}
-	return &SyntaxError{File: t.name, Line: line, Column: col, Msg: msg}
+	return &SyntaxError{File: t.name, Line: line, Column: t.inputColumn(line, col), Msg: msg}
+}
+
+// inputColumn turns a column of a line as the parser saw it into one of
+// the input, taking off the label marks in front of it.
+func (t *turtleReader) inputColumn(line, col int) int {
+	if col == 0 || line < 1 || line > t.line || line < t.line-1 {
+		return col
+	}
+	shift := 0
+	for k, at := range t.recentIns[line%2] {
+		if at+k < col-1 {
+			shift++
+		}
+	}
+	return col - shift
 }
 
 // tokenColumn corrects the column knakk/rdf's lexer gives a token that
