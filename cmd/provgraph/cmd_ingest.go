@@ -60,7 +60,12 @@ Nothing is lost and nothing is overwritten:
     running the same input again completes it.
 
 With --format nt, nq or ttl it loads RDF instead, such as a provgraph
-export, keeping every literal exactly.
+export, keeping every literal exactly, with the same promises: a statement
+that does not parse (or is not UTF-8, or escapes a surrogate) stops the run
+with file:line:column before anything is written. A line of N-Triples or
+N-Quads, and a Turtle statement, may be at most 16 MiB. Blank nodes become
+IRIs under https://w3id.org/provgraph/id/.well-known/genid/ named by the
+input's digest and the label, so two inputs never share one.
 
 ` + exitStatusHelp,
 		Example: `  provgraph ingest --db cites.db testdata/citations.jsonl
