@@ -97,7 +97,11 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 		return usageError{err}
 	}
 	path, name := input, input
-	if input == "-" {
+	if input == "-" && o.format != "jsonl" {
+		// RDF is read once (its parsed statements are spooled), so
+		// standard input is not copied.
+		name = "<stdin>"
+	} else if input == "-" {
 		// Standard input is spooled to a temporary file: the input is read
 		// twice, once to validate and once to write.
 		tmp, err := os.CreateTemp("", "provgraph-ingest-*.jsonl")
@@ -148,7 +152,11 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 	if o.format == "jsonl" {
 		sum, err = ingest.File(cmd.Context(), st, path, name, opts)
 	} else {
-		sum, err = ingest.RDFFile(cmd.Context(), st, path, name, o.format, opts)
+		if input == "-" {
+			sum, err = ingest.RDF(cmd.Context(), st, stdin, name, o.format, opts)
+		} else {
+			sum, err = ingest.RDFFile(cmd.Context(), st, path, name, o.format, opts)
+		}
 	}
 	if bar != nil {
 		bar.Finish()

@@ -66,8 +66,17 @@ func TestIngestRDFRejectedWritesNothing(t *testing.T) {
 			t.Errorf("after the rejected input: %d quads and %d runs, before: %d and %d", q, r, quads, runs)
 		}
 	}
-	// A good load from standard input also leaves nothing behind.
+	// Endless standard input stops at the limit instead of being copied
+	// to disk without end.
 	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"ingest", "--db", db, "--format", "nq", "-"}, zeros{}, &stdout, &stderr)
+	if want := "provgraph: <stdin>:1: line longer than"; code != exitRejected || !strings.HasPrefix(stderr.String(), want) {
+		t.Errorf("ingest --format nq - < /dev/zero: exit %d\n%s\nwant exit 1 and %s", code, stderr.String(), want)
+	}
+
+	// A good load from standard input also leaves nothing behind.
+	stdout.Reset()
+	stderr.Reset()
 	if code := Run(context.Background(), []string{"ingest", "--db", db, "--format", "nq", "-"}, strings.NewReader("<http://a/s> <http://a/p> \"two\" .\n"), &stdout, &stderr); code != 0 {
 		t.Errorf("ingest of good standard input: exit %d\n%s", code, stderr.String())
 	}
@@ -78,4 +87,12 @@ func TestIngestRDFRejectedWritesNothing(t *testing.T) {
 	for _, e := range left {
 		t.Errorf("temporary file left behind: %s", e.Name())
 	}
+}
+
+// zeros reads as /dev/zero does.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }

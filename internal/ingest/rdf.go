@@ -66,6 +66,18 @@ const GenIDBase = IDBase + ".well-known/genid/"
 // GenIDBase made from the input's digest and its label, so the same file
 // loaded twice gives the same nodes and two files never share one.
 func RDFFile(ctx context.Context, st *graph.Store, path, name, format string, opts Options) (Summary, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Summary{Input: name}, err
+	}
+	defer f.Close()
+	return RDF(ctx, st, f, name, format, opts)
+}
+
+// RDF loads RDF read from r, as RDFFile does. It reads r once, so standard
+// input needs no copy: what the write pass reads is the spool of parsed
+// statements.
+func RDF(ctx context.Context, st *graph.Store, r io.Reader, name, format string, opts Options) (Summary, error) {
 	now := opts.Now
 	if now == nil {
 		now = time.Now
@@ -92,7 +104,7 @@ func RDFFile(ctx context.Context, st *graph.Store, path, name, format string, op
 	sw := bufio.NewWriterSize(spool, 1<<20)
 	h := sha256.New()
 	var enc []byte
-	n, err := eachRDF(ctx, path, name, format, h, func(q graph.Quad) error {
+	n, err := eachRDF(ctx, r, name, format, h, func(q graph.Quad) error {
 		enc = appendSpoolQuad(enc[:0], q)
 		if _, err := sw.Write(enc); err != nil {
 			return fmt.Errorf("rdf spool: %w", err)
@@ -162,16 +174,12 @@ func RDFFile(ctx context.Context, st *graph.Store, path, name, format string, op
 	return sum, err
 }
 
-// eachRDF parses the file and calls fn for every statement, writing every
-// byte read to h. It returns how many statements there were.
-func eachRDF(ctx context.Context, path, name, format string, h io.Writer, fn func(graph.Quad) error) (int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	r := io.TeeReader(f, h)
+// eachRDF parses in and calls fn for every statement, writing every byte
+// read to h. It returns how many statements there were.
+func eachRDF(ctx context.Context, in io.Reader, name, format string, h io.Writer, fn func(graph.Quad) error) (int, error) {
+	r := io.TeeReader(in, h)
 	n := 0
+	var err error
 	each := func(q graph.Quad) error {
 		if n++; n%10000 == 0 {
 			if err := ctx.Err(); err != nil {
