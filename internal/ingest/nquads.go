@@ -285,6 +285,10 @@ func (p *nquadsParser) iri() (graph.Term, error) {
 			}
 		case c <= 0x20 || strings.IndexByte("<\"{}|^`", c) >= 0:
 			return graph.Term{}, p.fail(p.i, "%s is not allowed in an IRI (percent-encode it)", p.found())
+		case c < utf8.RuneSelf:
+			sb.WriteByte(c)
+			p.i++
+			continue
 		default:
 			var n int
 			var err error
