@@ -63,3 +63,46 @@ func FuzzNQuads(f *testing.F) {
 		}
 	})
 }
+
+// FuzzTurtle checks that the Turtle parser never panics, fails only with
+// a *SyntaxError, and that the canonical N-Quads of what it parsed parse
+// again (as N-Quads) to the same text. (knakk/rdf, used before, panicked
+// in its lexer's goroutine on ".5" at the start of a line and on
+// """"0""0".)
+func FuzzTurtle(f *testing.F) {
+	for _, s := range []string{
+		"@prefix ex: <http://a/> .\nex:s ex:p \"x\"@en, 1, 2.5, true, [ ex:q ( 1 2 ) ] ; a ex:C .\n",
+		"<http://a/s> <http://a/p> \"\"\"one\ntwo \\u00e9\"\"\" .\n",
+		"_:b1 <http://a/p> [] .\n# comment\nPREFIX ex: <http://a/>\nex:a_:b ex:p ex:o .\n",
+		"<http://a/s> [ <http://a/p> 1 ] <http://a/o> .\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Add([]byte(".5 <http://a/p> 1 .\n"))
+	f.Add([]byte(`""""0""0"`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var out []byte
+		_, err := eachTurtle(bytes.NewReader(in), "f", func(q graph.Quad) error {
+			out = graph.AppendNQuad(out, q)
+			return nil
+		})
+		if err != nil {
+			var se *SyntaxError
+			if !errors.As(err, &se) {
+				t.Fatalf("eachTurtle(%q) = %v, not a *SyntaxError", in, err)
+			}
+			return
+		}
+		again, err := parseNQuads(out)
+		if err != nil {
+			t.Fatalf("eachTurtle(%q) wrote N-Quads %q that do not parse: %v", in, out, err)
+		}
+		var out2 []byte
+		for _, q := range again {
+			out2 = graph.AppendNQuad(out2, q)
+		}
+		if !bytes.Equal(out, out2) {
+			t.Fatalf("N-Quads %q parse and write as %q", out, out2)
+		}
+	})
+}

@@ -163,12 +163,13 @@ var rdfErrorTests = []struct {
 	{"langString without tag", "nt", `<http://a/s> <http://a/p> "x"^^<http://www.w3.org/1999/02/22-rdf-syntax-ns#langString> .`, 1, 32, "needs a language tag"},
 	{"Turtle property list as predicate", "ttl", "<http://a/s> [ <http://a/p> 1 ] <http://a/o> .\n", 1, 14, "expected a predicate IRI, found '['"},
 	{"Turtle literal as predicate", "ttl", "<http://a/s> <http://a/p> \"one\" ;\n    'two' .\n", 2, 5, "expected a predicate IRI, found a literal"},
-	{"Turtle long literal as subject", "ttl", "<http://a/s> <http://a/p> 1 .\n  \"\"\"x\"\"\" <http://a/p> 1 .\n", 2, 0, "expected a subject"},
+	{"Turtle long literal as subject", "ttl", "<http://a/s> <http://a/p> 1 .\n  \"\"\"x\"\"\" <http://a/p> 1 .\n", 2, 3, "expected a subject"},
 	{"Turtle collection as predicate", "ttl", "<http://a/s> ( 1 ) 2 .\n", 1, 14, "expected a predicate IRI, found '('"},
 	{"Turtle error after blank nodes", "ttl", "_:a <http://a/p> _:b, \"y\" \"z\" .\n", 1, 27, "expected '.', ';' or ',' after the object, found a literal"},
-	{"Turtle undeclared prefix", "ttl", "<http://a/s> <http://a/p> ex:o .\n", 1, 0, `prefix "ex:" is not declared`},
+	{"Turtle undeclared prefix", "ttl", "<http://a/s> <http://a/p> ex:o .\n", 1, 27, `prefix "ex:" is not declared`},
 	{"Turtle missing termination", "ttl", "<http://a/s> <http://a/p> <http://a/o> <http://a/x> .\n", 1, 40, "expected '.', ';' or ',' after the object, found an IRI"},
-	{"Turtle relative IRI", "ttl", "<s> <http://a/p> <http://a/o> .\n", 1, 0, "IRI <s> is relative"},
+	{"Turtle nested too deep", "ttl", "<http://a/s> <http://a/p> " + strings.Repeat("[ <http://a/p> ", 1001) + "\n", 1, 27 + 1000*15, "nest more than 1000 deep"},
+	{"Turtle relative IRI", "ttl", "<s> <http://a/p> <http://a/o> .\n", 1, 1, "IRI <s> is relative"},
 }
 
 func TestRDFSyntaxErrors(t *testing.T) {
@@ -270,8 +271,8 @@ func TestRDFBlankNodesScopedPerInput(t *testing.T) {
 	if len(graphs) != 2 || !graphs[graph.Term{}] {
 		t.Errorf("graphs %v: want _:defaultGraph's skolem IRI and the default graph", graphs)
 	}
-	// knakk/rdf names the node of [] _:b1: it stays apart from the
-	// document's own _:b1.
+	// The node of [] stays apart from the document's own _:b1 (knakk/rdf,
+	// used before, named it _:b1 too).
 	st2 := openStore(t)
 	if _, err := loadRDF(t, st2, writeFile(t, "anon.ttl", "_:b1 <http://a/p> [ <http://a/q> 1 ] .\n"), "ttl"); err != nil {
 		t.Fatal(err)
