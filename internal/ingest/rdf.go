@@ -99,8 +99,16 @@ func RDF(ctx context.Context, st *graph.Store, r io.Reader, name, format string,
 	if err != nil {
 		return sum, fmt.Errorf("rdf spool: %w", err)
 	}
-	defer os.Remove(spool.Name())
-	defer spool.Close()
+	// Unlinked at once, the spool lives only as long as its descriptor,
+	// so not even kill -9 leaves it behind (where the system allows
+	// removing an open file; elsewhere it goes at the end).
+	unlinked := os.Remove(spool.Name()) == nil
+	defer func() {
+		spool.Close()
+		if !unlinked {
+			os.Remove(spool.Name())
+		}
+	}()
 	sw := bufio.NewWriterSize(spool, 1<<20)
 	h := sha256.New()
 	var enc []byte

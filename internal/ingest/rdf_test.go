@@ -300,3 +300,31 @@ func TestRDFBlankNodesScopedPerInput(t *testing.T) {
 		t.Errorf("second load of a.nq added %d quads; the first added %d, one of them a statement", again.QuadsAdded, sa.QuadsAdded)
 	}
 }
+
+// TestRDFSpoolLeavesNoFile checks that the spool of parsed statements is
+// unlinked while it is in use, so that even a killed load leaves no
+// temporary file behind.
+func TestRDFSpoolLeavesNoFile(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	input := writeFile(t, "in.nq", goodNQuads(300))
+	st := openStore(t)
+	var during []os.DirEntry
+	_, err := ingest.RDFFile(context.Background(), st, input, "in.nq", ingest.FormatNQuads, ingest.Options{
+		Now: clock(), BatchQuads: 100,
+		Progress: func(p ingest.Progress) {
+			if during == nil {
+				var err error
+				if during, err = os.ReadDir(tmp); err != nil {
+					t.Fatal(err)
+				}
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range during {
+		t.Errorf("while writing, %s is in TMPDIR: a killed load would leave it behind", e.Name())
+	}
+}
