@@ -65,7 +65,8 @@ that does not parse (or is not UTF-8, or escapes a surrogate) stops the run
 with file:line:column before anything is written. A line of N-Triples or
 N-Quads, and a Turtle statement, may be at most 16 MiB. Blank nodes become
 IRIs under https://w3id.org/provgraph/id/.well-known/genid/ named by the
-input's digest and the label, so two inputs never share one.
+input's digest and the label, so two inputs never share one. RDF is loaded
+whole or not at all: --skip-invalid is for jsonl only.
 
 ` + exitStatusHelp,
 		Example: `  provgraph ingest --db cites.db testdata/citations.jsonl
@@ -91,6 +92,9 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 	case "jsonl", ingest.FormatNTriples, ingest.FormatNQuads, ingest.FormatTurtle:
 	default:
 		return usagef("--format %q: want jsonl, nt, nq or ttl", o.format)
+	}
+	if o.skipInvalid && o.format != "jsonl" {
+		return usagef("--skip-invalid applies to --format jsonl only: RDF input is loaded whole or not at all")
 	}
 	pol, err := normalize.LoadPolicy(o.policy)
 	if err != nil {
