@@ -169,6 +169,7 @@ var rdfErrorTests = []struct {
 	{"Turtle undeclared prefix", "ttl", "<http://a/s> <http://a/p> ex:o .\n", 1, 27, `prefix "ex:" is not declared`},
 	{"Turtle missing termination", "ttl", "<http://a/s> <http://a/p> <http://a/o> <http://a/x> .\n", 1, 40, "expected '.', ';' or ',' after the object, found an IRI"},
 	{"Turtle nested too deep", "ttl", "<http://a/s> <http://a/p> " + strings.Repeat("[ <http://a/p> ", 1001) + "\n", 1, 27 + 1000*15, "nest more than 1000 deep"},
+	{"Turtle @PREFIX", "ttl", "@PREFIX ex: <http://a/> .\n", 1, 1, "unknown directive \"@PREFIX\": want @prefix or @base"},
 	{"Turtle relative IRI", "ttl", "<s> <http://a/p> <http://a/o> .\n", 1, 1, "IRI <s> is relative"},
 }
 

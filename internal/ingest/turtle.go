@@ -225,10 +225,16 @@ func (p *turtleParser) document() error {
 	}
 }
 
-// keyword reports whether the case-insensitive word w stands at the
-// position, followed by a blank or '<' (so that "prefix:x" is a name).
+// keyword reports whether the word w stands at the position, followed by
+// a blank or '<' (so that "prefix:x" is a name). @prefix and @base are
+// written in lowercase; PREFIX and BASE in any case (Turtle §6.5 [5s],
+// [6s]).
 func (p *turtleParser) keyword(w string) bool {
-	if p.i+len(w) >= len(p.b) || !strings.EqualFold(string(p.b[p.i:p.i+len(w)]), w) {
+	if p.i+len(w) >= len(p.b) {
+		return false
+	}
+	word := string(p.b[p.i : p.i+len(w)])
+	if w[0] == '@' && word != w || !strings.EqualFold(word, w) {
 		return false
 	}
 	c := p.b[p.i+len(w)]
@@ -247,7 +253,11 @@ func (p *turtleParser) statement() error {
 			p.i += len("@base")
 			return p.baseDirective(true)
 		}
-		return p.fail(p.i, "unknown directive %s: want @prefix or @base", p.found())
+		end := p.i + 1
+		for end < len(p.b) && isASCIILetter(p.b[end]) {
+			end++
+		}
+		return p.fail(p.i, "unknown directive %q: want @prefix or @base (in lowercase)", p.b[p.i:end])
 	case p.keyword("PREFIX"):
 		p.i += len("PREFIX")
 		return p.prefixDirective(false)
