@@ -170,6 +170,11 @@ var rdfErrorTests = []struct {
 	{"Turtle missing termination", "ttl", "<http://a/s> <http://a/p> <http://a/o> <http://a/x> .\n", 1, 40, "expected '.', ';' or ',' after the object, found an IRI"},
 	{"Turtle nested too deep", "ttl", "<http://a/s> <http://a/p> " + strings.Repeat("[ <http://a/p> ", 1001) + "\n", 1, 27 + 1000*15, "nest more than 1000 deep"},
 	{"Turtle @PREFIX", "ttl", "@PREFIX ex: <http://a/> .\n", 1, 1, "unknown directive \"@PREFIX\": want @prefix or @base"},
+	// Negative syntax tests of the W3C RDF 1.1 Turtle suite
+	// (github.com/w3c/rdf-tests, rdf/rdf11/rdf-turtle).
+	{"W3C turtle-syntax-bad-number-dot-in-anon", "ttl", "@prefix : <http://www.w3.org/2013/TurtleTests/> .\n\n:s :p [ :p1 27. ] .\n", 3, 15, "expected ']' closing a '[', found '.'"},
+	{"W3C turtle-syntax-bad-missing-ns-dot-start", "ttl", "@prefix .undefined: <http://example.com/u#> .\n\n.undefined:s .undefined:p .undefined:o .\n", 1, 9, "expected a prefix name ending with ':'"},
+	{"W3C turtle-syntax-bad-missing-ns-dot-end", "ttl", "@prefix valid: <http://example.com/v#> .\n@prefix invalid.: <http://example.com/i#> .\n\nvalid:s valid:p invalid.:o .\n", 2, 9, "expected a prefix name ending with ':'"},
 	{"Turtle relative IRI", "ttl", "<s> <http://a/p> <http://a/o> .\n", 1, 1, "IRI <s> is relative"},
 }
 
