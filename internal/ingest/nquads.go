@@ -284,7 +284,7 @@ func (p *nquadsParser) iri() (graph.Term, error) {
 				return graph.Term{}, p.fail(at, "escaped character %q is not allowed in an IRI", r)
 			}
 		case c <= 0x20 || strings.IndexByte("<\"{}|^`", c) >= 0:
-			return graph.Term{}, p.fail(p.i, "%s is not allowed in an IRI (percent-encode it)", p.found())
+			return graph.Term{}, p.fail(p.i, "%s is not allowed in an IRI (percent-encode it)", iriByte(c))
 		case c < utf8.RuneSelf:
 			sb.WriteByte(c)
 			p.i++
@@ -304,6 +304,17 @@ func (p *nquadsParser) iri() (graph.Term, error) {
 		return graph.Term{}, p.fail(start, "IRI <%s> is relative; N-Triples and N-Quads need absolute IRIs (with a scheme such as https:)", s)
 	}
 	return graph.IRI(s), nil
+}
+
+// iriByte names an ASCII character that IRIREF forbids, for messages.
+func iriByte(c byte) string {
+	switch {
+	case c == ' ':
+		return "a space"
+	case c < 0x20:
+		return fmt.Sprintf("the control character %U", rune(c))
+	}
+	return fmt.Sprintf("%q", rune(c))
 }
 
 // hasScheme reports whether s starts with scheme ":" (RFC 3986 §3.1:

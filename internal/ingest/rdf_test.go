@@ -157,6 +157,8 @@ var rdfErrorTests = []struct {
 	{"missing dot", "nt", `<http://a/s> <http://a/p> <http://a/o>`, 1, 39, "expected '.' ending the N-Triples statement, found the end of the line"},
 	{"literal as graph", "nq", `<http://a/s> <http://a/p> <http://a/o> "g" .`, 1, 40, "expected a graph name or '.' ending the N-Quads statement, found a literal"},
 	{"two statements on a line", "nq", `<http://a/s> <http://a/p> <http://a/o> . <http://a/s> <http://a/p> <http://a/o> .`, 1, 42, "expected the end of the line after '.', found an IRI"},
+	{"space in an IRI", "nq", `<http://a/s t> <http://a/p> "x" .`, 1, 12, "a space is not allowed in an IRI"},
+	{"'<' in a Turtle IRI", "ttl", `<http://a/s<t> <http://a/p> "x" .`, 1, 12, "'<' is not allowed in an IRI"},
 	{"relative IRI", "nt", `<s> <http://a/p> <http://a/o> .`, 1, 1, "IRI <s> is relative"},
 	{"bad language tag", "nq", `<http://a/s> <http://a/p> "x"@en- .`, 1, 30, `bad language tag "@en-"`},
 	{"unclosed literal", "nq", `<http://a/s> <http://a/p> "x .`, 1, 27, "literal is not closed"},

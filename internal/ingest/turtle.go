@@ -806,7 +806,7 @@ func (p *turtleParser) iriRef() (string, error) {
 			}
 			sb.WriteRune(r)
 		case c <= 0x20 || strings.IndexByte("<\"{}|^`", c) >= 0:
-			return "", p.fail(p.i, "%q is not allowed in an IRI (percent-encode it)", c)
+			return "", p.fail(p.i, "%s is not allowed in an IRI (percent-encode it)", iriByte(c))
 		default:
 			sb.WriteByte(c)
 			p.i++
