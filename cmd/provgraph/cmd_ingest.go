@@ -71,7 +71,13 @@ Nothing is lost and nothing is overwritten:
     running the same input again completes it.
 
 With --format nt, nq or ttl it loads RDF instead, such as a provgraph
-export, keeping every literal exactly.
+export, keeping every literal exactly, with the same promises: a statement
+that does not parse (or is not UTF-8, or escapes a surrogate) stops the run
+with file:line:column before anything is written. A line of N-Triples or
+N-Quads, and a Turtle statement, may be at most 16 MiB. Blank nodes become
+IRIs under https://w3id.org/provgraph/id/.well-known/genid/ named by the
+input's digest and the label, so two inputs never share one. RDF is loaded
+whole or not at all: --skip-invalid is for jsonl only.
 
 ` + exitHelp(
 			exitLineOK,
@@ -107,12 +113,19 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 	if o.batch < 1 {
 		return usagef("--batch %d: want the number of quads per transaction, at least 1 (default %d)", o.batch, ingest.DefaultBatchQuads)
 	}
+	if o.skipInvalid && o.format != "jsonl" {
+		return usagef("--skip-invalid applies to --format jsonl only: RDF input is loaded whole or not at all")
+	}
 	pol, err := normalize.LoadPolicy(o.policy)
 	if err != nil {
 		return usageError{err}
 	}
 	path, name := input, input
-	if input == "-" {
+	if input == "-" && o.format != "jsonl" {
+		// RDF is read once (its parsed statements are spooled), so
+		// standard input is not copied.
+		name = "<stdin>"
+	} else if input == "-" {
 		// Standard input is spooled to a temporary file: the input is read
 		// twice, once to validate and once to write.
 		tmp, err := os.CreateTemp("", "provgraph-ingest-*.jsonl")
@@ -185,7 +198,11 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 	if o.format == "jsonl" {
 		sum, err = ingest.File(cmd.Context(), st, path, name, opts)
 	} else {
-		sum, err = ingest.RDFFile(cmd.Context(), st, path, name, o.format, opts)
+		if input == "-" {
+			sum, err = ingest.RDF(cmd.Context(), st, stdin, name, o.format, opts)
+		} else {
+			sum, err = ingest.RDFFile(cmd.Context(), st, path, name, o.format, opts)
+		}
 	}
 	if bar != nil {
 		bar.Finish()
@@ -206,7 +223,8 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 		}
 		var re *ingest.RecordError
 		var ce *ingest.ConflictError
-		if errors.As(err, &re) || errors.As(err, &ce) {
+		var se *ingest.SyntaxError
+		if errors.As(err, &re) || errors.As(err, &ce) || errors.As(err, &se) {
 			return inputError{err}
 		}
 		return err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -245,9 +246,26 @@ func oddStore(tb testing.TB) (*graph.Store, []graph.Quad) {
 	return st, quads
 }
 
+// unskolem turns a skolem IRI of ingest back into a blank node with its
+// label.
+func unskolem(t graph.Term) graph.Term {
+	rest, ok := strings.CutPrefix(t.Value, ingest.GenIDBase)
+	if t.Kind != graph.KindIRI || !ok {
+		return t
+	}
+	_, label, _ := strings.Cut(rest, "/")
+	label, err := url.PathUnescape(label)
+	if err != nil {
+		return t
+	}
+	return graph.Blank(label)
+}
+
 // TestLiteralsRoundTrip checks that every literal comes back exactly, with
 // its datatype, through N-Triples, N-Quads and Turtle (read by
-// knakk/rdf through ingest) and JSON-LD (read as JSON).
+// knakk/rdf through ingest) and JSON-LD (read as JSON). Ingest scopes blank
+// nodes to their input as skolem IRIs ending in the label; they are read
+// back as blank nodes here.
 func TestLiteralsRoundTrip(t *testing.T) {
 	st, quads := oddStore(t)
 	want := map[string]bool{}
@@ -266,6 +284,7 @@ func TestLiteralsRoundTrip(t *testing.T) {
 				return nil
 			}
 			q.G = graph.Term{}
+			q.S, q.O = unskolem(q.S), unskolem(q.O)
 			got[q.String()] = true
 			return nil
 		})

@@ -35,3 +35,31 @@ func runCompleted(run graph.Term, end time.Time, records int) []graph.Quad {
 		{S: run, P: graph.IRI(vocab.Records), O: graph.Literal(strconv.Itoa(records), graph.XSDInteger)},
 	}
 }
+
+// findUnfinishedRDFRun returns an RDF load of the same input that never
+// recorded its completion. RDF loads use no policy, which tells them apart
+// from JSON Lines runs of the same bytes.
+func findUnfinishedRDFRun(st *graph.Store, inputDigest string) (graph.Term, bool, error) {
+	runs, err := st.Subjects(graph.IRI(vocab.InputDigest), graph.String(inputDigest))
+	if err != nil {
+		return graph.Term{}, false, err
+	}
+	for _, run := range runs {
+		done, err := st.Has(graph.Quad{S: run, P: graph.IRI(vocab.RunStatus), O: graph.String("complete")})
+		if err != nil {
+			return graph.Term{}, false, err
+		}
+		policies, err := st.Objects(run, graph.IRI(vocab.ProvUsed))
+		if err != nil {
+			return graph.Term{}, false, err
+		}
+		ingestRun, err := st.Has(graph.Quad{S: run, P: graph.IRI(vocab.RDFType), O: graph.IRI(vocab.IngestRun)})
+		if err != nil {
+			return graph.Term{}, false, err
+		}
+		if !done && len(policies) == 0 && ingestRun {
+			return run, true, nil
+		}
+	}
+	return graph.Term{}, false, nil
+}
