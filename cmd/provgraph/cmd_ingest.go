@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -133,7 +134,7 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 			return fmt.Errorf("spool standard input: %w", err)
 		}
 		defer os.Remove(tmp.Name())
-		if _, err := io.Copy(tmp, stdin); err != nil {
+		if err := copyContext(cmd.Context(), tmp, stdin); err != nil {
 			tmp.Close()
 			return fmt.Errorf("spool standard input: %w", err)
 		}
@@ -243,4 +244,22 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 		return errRejected
 	}
 	return nil
+}
+
+// copyContext copies src to dst until EOF or until ctx is done: a read from
+// a pipe whose writer neither writes nor closes blocks, and an interrupt or
+// SIGTERM must still end the command (and remove the spool). The copying
+// goroutine is left blocked in its read; the process is about to exit.
+func copyContext(ctx context.Context, dst io.Writer, src io.Reader) error {
+	done := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(dst, src)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
 }

@@ -8,10 +8,14 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"syscall"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// SIGTERM (what kill, systemd and container runtimes send) stops a
+	// command as Ctrl-C does: a write finishes its batch, temporary files
+	// are removed, the run is left resumable.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	// PROVGRAPH_CPUPROFILE=FILE writes a CPU profile of the command, for
 	// `go tool pprof`: how to see where a slow command spends its time.
 	if path := os.Getenv("PROVGRAPH_CPUPROFILE"); path != "" {

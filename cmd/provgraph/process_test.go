@@ -236,3 +236,56 @@ func TestCPUProfileEnv(t *testing.T) {
 		t.Errorf("the command ran although its profile could not be written: %q", out)
 	}
 }
+
+// TestIngestSIGTERMFromStdin sends SIGTERM to an ingest that is spooling a
+// standard input whose writer neither writes more nor closes it: the
+// command must end with exit status 3 and remove its spool file, as it does
+// on Ctrl-C.
+func TestIngestSIGTERMFromStdin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes; skipped with -short")
+	}
+	tmp := t.TempDir()
+	cmd := command("ingest", "--db", filepath.Join(t.TempDir(), "t.db"), "-")
+	cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	if _, err := io.WriteString(stdin, `{"citation_id":"c1","engine":"e","observed_at":"2026-11-01T00:00:00Z","raw_url":"https://example.test/"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	// The spool file appearing is the event: the command is then reading
+	// standard input and will block in that read.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if m, _ := filepath.Glob(filepath.Join(tmp, "provgraph-ingest-*")); len(m) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no spool file appeared in TMPDIR; stderr: %s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitFailure {
+		t.Fatalf("ingest after SIGTERM: %v, want exit status %d; stderr: %s", err, exitFailure, stderr.String())
+	}
+	if m, _ := filepath.Glob(filepath.Join(tmp, "*")); len(m) != 0 {
+		t.Errorf("files left in TMPDIR after SIGTERM: %v", m)
+	}
+	if strings.Contains(stderr.String(), "context canceled") || !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("stderr after SIGTERM: %q", stderr.String())
+	}
+}
