@@ -81,8 +81,9 @@ func allBuckets() []string {
 
 // inspect reads what the file holds. It returns needInit when the file is
 // a bbolt file with no bucket at all (new, or created by an Open that
-// stopped before its first commit), and an error wrapping ErrNotStore or
-// ErrVersion when the file is something else.
+// stopped before its first commit), an error wrapping ErrNotStore or
+// ErrVersion when the file is something else, and one wrapping ErrCorrupt
+// when its marker is there but damaged.
 func inspect(tx *bbolt.Tx) (needInit bool, err error) {
 	if b := tx.Bucket([]byte(metaBucket)); b != nil {
 		return false, checkMarker(tx, b)
@@ -124,7 +125,7 @@ func checkMarker(tx *bbolt.Tx, b *bbolt.Bucket) error {
 	}
 	v, err := strconv.Atoi(raw)
 	if err != nil {
-		return fmt.Errorf("%w: unreadable format version %q", ErrNotStore, raw)
+		return corruptf("the file is damaged: its format marker names %s with an unreadable version %q", formatName, raw)
 	}
 	if v == 2 {
 		return fmt.Errorf("%w: file is in format %s version 2 (POS and OSP as B-trees, written by provgraph before they became sorted runs); this build reads version %d; %s",
@@ -135,11 +136,11 @@ func checkMarker(tx *bbolt.Tx, b *bbolt.Bucket) error {
 	}
 	for _, name := range allBuckets() {
 		if tx.Bucket([]byte(name)) == nil {
-			return fmt.Errorf("%w: format marker present but bucket %q is missing (damaged file?)", ErrNotStore, name)
+			return corruptf("the file is damaged: its format marker is there but bucket %q is missing", name)
 		}
 	}
 	if len(b.Get([]byte(keyNextID))) != 4 || len(b.Get([]byte(keyQuads))) != 8 {
-		return fmt.Errorf("%w: meta bucket lacks the %q or %q counter (damaged file?)", ErrNotStore, keyNextID, keyQuads)
+		return corruptf("the file is damaged: its %q bucket lacks the %q or %q counter", metaBucket, keyNextID, keyQuads)
 	}
 	return nil
 }
@@ -183,6 +184,33 @@ func readCounters(tx *bbolt.Tx) counters {
 		nextID: binary.BigEndian.Uint32(m.Get([]byte(keyNextID))),
 		quads:  binary.BigEndian.Uint64(m.Get([]byte(keyQuads))),
 	}
+}
+
+// minQuadBytes is the least a quad takes in the file: at least 3 bytes (a
+// varint each for the first three ids) in each of the three indexes.
+const minQuadBytes = 9
+
+// validCounters reads the counters and checks them against the file, for
+// readers that size arrays by them: next-id against the last term of the
+// dictionary (one seek), and the quad counter against the file's size.
+// A damaged counter is an error wrapping ErrCorrupt instead of an
+// allocation of gigabytes.
+func validCounters(tx *bbolt.Tx) (counters, error) {
+	c := readCounters(tx)
+	last := uint32(0)
+	if k, _ := tx.Bucket([]byte(termsBucket)).Cursor().Last(); k != nil {
+		if len(k) != 4 {
+			return c, corruptf("the terms bucket ends with key %x, not a 4-byte id", k)
+		}
+		last = binary.BigEndian.Uint32(k)
+	}
+	if c.nextID == 0 || last != c.nextID-1 {
+		return c, corruptf("the %q counter is %d but the last term of the dictionary has id %d", keyNextID, c.nextID, last)
+	}
+	if c.quads > uint64(tx.Size())/minQuadBytes {
+		return c, corruptf("the %q counter says %d quads, more than a file of %d bytes can hold", keyQuads, c.quads, tx.Size())
+	}
+	return c, nil
 }
 
 func writeCounters(tx *bbolt.Tx, c counters) error {
