@@ -178,6 +178,7 @@ type guard struct {
 	errp     *error
 	old      bool // the goroutine's SetPanicOnFault setting before
 	inCaller bool // a callback of the caller is running
+	name     bool // wrap an error about the file's content in an *Error naming it
 }
 
 func newGuard(path, op string, errp *error) *guard {
@@ -205,6 +206,10 @@ func (g *guard) done() {
 	}
 	if v := recover(); v != nil {
 		*g.errp = &Error{Op: g.op, Path: g.path, Err: fmt.Errorf("%w: the file is damaged: %s; restore it from a copy", ErrCorrupt, damageText(v))}
+		return
+	}
+	if g.name && *g.errp != nil && errors.Is(*g.errp, ErrCorrupt) {
+		*g.errp = readError(g.path, g.op, *g.errp)
 	}
 }
 
@@ -271,7 +276,9 @@ var errMissingTerm = corruptError("missing from the dictionary")
 // readError wraps err, returned by a read of op, in an *Error naming the
 // file, unless it is one already; an error about the file's content says
 // that the file is damaged.
-func (s *Store) readError(op string, err error) error {
+func (s *Store) readError(op string, err error) error { return readError(s.path, op, err) }
+
+func readError(path, op string, err error) error {
 	var e *Error
 	if err == nil || errors.As(err, &e) {
 		return err
@@ -279,5 +286,5 @@ func (s *Store) readError(op string, err error) error {
 	if errors.Is(err, ErrCorrupt) && !strings.Contains(err.Error(), "damaged") {
 		err = fmt.Errorf("the file is damaged: %w", err)
 	}
-	return &Error{Op: op, Path: s.path, Err: err}
+	return &Error{Op: op, Path: path, Err: err}
 }

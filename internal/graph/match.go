@@ -220,7 +220,14 @@ type Reader struct {
 // own, because query code calls Terms and QuadsIn on goroutines of its
 // own, and a fault can only be turned into a panic on the goroutine that
 // takes it.
-func (r *Reader) guard(errp *error) *guard { return r.s.guard("read", errp) }
+//
+// An error about the file's content that a method returns names the file:
+// query code often returns it past Read.
+func (r *Reader) guard(errp *error) *guard {
+	g := r.s.guard("read", errp)
+	g.name = true
+	return g
+}
 
 // checkIDs returns an error wrapping ErrCorrupt when an id of q, decoded
 // from index ind, is not in the dictionary: callers index arrays by id
