@@ -57,10 +57,37 @@ var errRejected = errors.New("some inputs were rejected")
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRootCommand(stdin)
 	root.SetArgs(args)
-	root.SetOut(stdout)
+	out := &outputWriter{w: stdout}
+	root.SetOut(out)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
+	if err == nil && out.err != nil {
+		err = fmt.Errorf("write standard output: %w", out.err)
+	}
 	return exitCode(err, stderr)
+}
+
+// outputWriter keeps the first error of a write to standard output, so
+// that output that could not be written (a full disk, > /dev/full) fails
+// the command (exit status 3) whichever command wrote it, and however it
+// did: many write with fmt.Fprintf, or through a bufio.Writer, and
+// help output is cobra's. Once a write failed, every later one fails at
+// once.
+type outputWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (o *outputWriter) Write(p []byte) (int, error) {
+	if o.err != nil {
+		return 0, o.err
+	}
+	n, err := o.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	o.err = err
+	return n, err
 }
 
 // exitCode maps an error to the exit status, printing it first. This is the
