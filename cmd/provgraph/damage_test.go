@@ -151,3 +151,46 @@ func damageFile(rnd *rand.Rand, data []byte) ([]byte, string) {
 		return d, fmt.Sprintf("page %d copied over page %d", from, to)
 	}
 }
+
+// TestDamagedPolicyText alters the stored policy text in the file (a
+// default port, same length, so that the file stays readable): check
+// finds the term no longer matches its hash, and the read commands, which
+// rebuild the normalizer from that text, refuse the database instead of
+// answering under another policy. Regression test for issue 19.8.
+func TestDamagedPolicyText(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "policy.db")
+	var errb bytes.Buffer
+	if code := Run(context.Background(), []string{"ingest", "--db", path, "../../testdata/citations.jsonl"}, strings.NewReader(""), io.Discard, &errb); code != 0 {
+		t.Fatalf("ingest: exit %d: %s", code, errb.String())
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from, to := []byte("https = 443"), []byte("https = 444")
+	if !bytes.Contains(data, from) {
+		t.Fatalf("the file does not hold %q", from)
+	}
+	if err := os.WriteFile(path, bytes.ReplaceAll(data, from, to), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"check"},
+		{"groups"},
+		{"stats"},
+		{"lineage", "pplx-001-1"},
+		{"lineage", "--group-scope", "database", "pplx-001-1"},
+	} {
+		args = append([]string{args[0], "--db", path}, args[1:]...)
+		var stderr bytes.Buffer
+		code := Run(context.Background(), args, strings.NewReader(""), io.Discard, &stderr)
+		want := "its stored text has digest"
+		if args[0] == "check" {
+			want = "is not found by its hash"
+		}
+		if code != exitCorrupt || !strings.Contains(stderr.String(), want) || !strings.Contains(stderr.String(), path) {
+			t.Errorf("provgraph %s: exit %d, want %d saying %q and naming the file\n%s", strings.Join(args, " "), code, exitCorrupt, want, stderr.String())
+		}
+	}
+}

@@ -60,11 +60,24 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	out := &outputWriter{w: stdout}
 	root.SetOut(out)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil && out.err != nil {
 		err = fmt.Errorf("write standard output: %w", out.err)
 	}
-	return exitCode(err, stderr)
+	return exitCode(nameDatabase(cmd, err), stderr)
+}
+
+// nameDatabase makes sure that an error saying the database is damaged
+// names its file: the store's errors do, but query code may return one it
+// found in what it read.
+func nameDatabase(cmd *cobra.Command, err error) error {
+	if cmd == nil || !errors.Is(err, graph.ErrCorrupt) {
+		return err
+	}
+	if f := cmd.Flags().Lookup("db"); f != nil && !strings.Contains(err.Error(), f.Value.String()) {
+		return fmt.Errorf("%s: %w", f.Value.String(), err)
+	}
+	return err
 }
 
 // outputWriter keeps the first error of a write to standard output, so

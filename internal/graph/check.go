@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"go.etcd.io/bbolt"
 )
@@ -227,13 +228,13 @@ func (c *checker) dictionary(tx *bbolt.Tx) error {
 			continue
 		}
 		if n, why := normTerm(t); why != "" || n != t || t.IsZero() {
-			if err := c.problem("terms: id %d (%s) is not a valid term in stored form %s", id, t, why); err != nil {
+			if err := c.problem("terms: id %d (%s) is not a valid term in stored form %s", id, brief(t), why); err != nil {
 				return err
 			}
 			continue
 		}
 		if enc = appendTermCode(enc[:0], t); !bytes.Equal(enc, v) {
-			if err := c.problem("terms: id %d (%s) is not in its one encoding", id, t); err != nil {
+			if err := c.problem("terms: id %d (%s) is not in its one encoding", id, brief(t)); err != nil {
 				return err
 			}
 			continue
@@ -241,7 +242,7 @@ func (c *checker) dictionary(tx *bbolt.Tx) error {
 		c.kinds[id] = t.Kind
 		// The lookup goes through the runs' filters, so it checks them too.
 		if dict.lookup(v) != id {
-			if err := c.problem("ids: term %d (%s) is not found by its hash", id, t); err != nil {
+			if err := c.problem("ids: term %d (%s) is not found by its hash", id, brief(t)); err != nil {
 				return err
 			}
 		}
@@ -361,6 +362,23 @@ func (c *checker) chunks(name string, b *bbolt.Bucket, ind int, fp *fingerprint)
 		}
 	}
 	return n, nil
+}
+
+// briefMax is how much of a term a problem shows.
+const briefMax = 100
+
+// brief formats t for a problem, cut short: a stored policy text runs to
+// kilobytes.
+func brief(t Term) string {
+	s := t.String()
+	if len(s) <= briefMax {
+		return s
+	}
+	i := briefMax
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", s[:i], len(t.Value))
 }
 
 // fingerprint sums a hash of each quad of an index, in two ways: two

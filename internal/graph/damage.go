@@ -108,15 +108,15 @@ func checkFile(path string) error {
 	}
 	if pageSize == 0 {
 		if m0.magic == boltMagic {
-			return fmt.Errorf("%w: the file is damaged: both of its bbolt meta pages fail their checksum (restore the file from a copy)", ErrCorrupt)
+			return corruptf("the file is damaged: both of its bbolt meta pages fail their checksum (restore the file from a copy)")
 		}
 		return fmt.Errorf("%w: not a bbolt database file (no intact bbolt meta page)", ErrNotStore)
 	}
 	if pageSize < boltMinPageSize || pageSize&(pageSize-1) != 0 {
-		return fmt.Errorf("%w: the file is damaged: its meta page gives a page size of %d bytes", ErrCorrupt, pageSize)
+		return corruptf("the file is damaged: its meta page gives a page size of %d bytes", pageSize)
 	}
 	if size < 2*pageSize {
-		return fmt.Errorf("%w: the file is damaged: it is %d bytes, shorter than its two meta pages of %d bytes (truncated?)", ErrCorrupt, size, pageSize)
+		return corruptf("the file is damaged: it is %d bytes, shorter than its two meta pages of %d bytes (truncated?)", size, pageSize)
 	}
 	m1 := parseBoltMeta(read(pageSize))
 	// bbolt uses the meta page with the larger transaction id when it is
@@ -132,16 +132,16 @@ func checkFile(path string) error {
 		}
 	}
 	if !m.valid || int64(m.pageSize) != pageSize {
-		return fmt.Errorf("%w: the file is damaged: its bbolt meta pages disagree on the page size", ErrCorrupt)
+		return corruptf("the file is damaged: its bbolt meta pages disagree on the page size")
 	}
 	switch {
 	case m.pgid < 2 || m.pgid > uint64(size/pageSize):
-		return fmt.Errorf("%w: the file is damaged: it is %d bytes, but its meta page %d (transaction %d) says it holds %d pages of %d bytes (%d bytes): truncated or partly copied? restore it from a copy",
-			ErrCorrupt, size, which, m.txid, m.pgid, pageSize, m.pgid*uint64(pageSize))
+		return corruptf("the file is damaged: it is %d bytes, but its meta page %d (transaction %d) says it holds %d pages of %d bytes (%d bytes): truncated or partly copied? restore it from a copy",
+			size, which, m.txid, m.pgid, pageSize, m.pgid*uint64(pageSize))
 	case m.root < 2 || m.root >= m.pgid:
-		return fmt.Errorf("%w: the file is damaged: its meta page %d puts the root page at %d, outside pages 2 to %d", ErrCorrupt, which, m.root, m.pgid-1)
+		return corruptf("the file is damaged: its meta page %d puts the root page at %d, outside pages 2 to %d", which, m.root, m.pgid-1)
 	case m.freelist != boltNoFreelist && (m.freelist < 2 || m.freelist >= m.pgid):
-		return fmt.Errorf("%w: the file is damaged: its meta page %d puts the free list at page %d, outside pages 2 to %d", ErrCorrupt, which, m.freelist, m.pgid-1)
+		return corruptf("the file is damaged: its meta page %d puts the free list at page %d, outside pages 2 to %d", which, m.freelist, m.pgid-1)
 	}
 	return nil
 }
@@ -205,7 +205,7 @@ func (g *guard) done() {
 		return // the panic, if any, is the caller's: recover is not called
 	}
 	if v := recover(); v != nil {
-		*g.errp = &Error{Op: g.op, Path: g.path, Err: fmt.Errorf("%w: the file is damaged: %s; restore it from a copy", ErrCorrupt, damageText(v))}
+		*g.errp = &Error{Op: g.op, Path: g.path, Err: corruptf("the file is damaged: %s; restore it from a copy", damageText(v))}
 		return
 	}
 	if g.name && *g.errp != nil && errors.Is(*g.errp, ErrCorrupt) {
