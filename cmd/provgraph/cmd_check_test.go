@@ -152,3 +152,39 @@ func TestConvertLeavesNothing(t *testing.T) {
 		t.Errorf("convert after the failures: exit %d\n%s", code, stderr)
 	}
 }
+
+// TestCheckListsPastStats: a file whose counters Stats cannot read (here a
+// stray key in the hash index) is still checked, and every problem is
+// listed, not only the first error.
+func TestCheckListsPastStats(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "damaged.db")
+	var errb bytes.Buffer
+	if code := Run(context.Background(), []string{"ingest", "--db", db, "../../testdata/citations.jsonl"}, strings.NewReader(""), io.Discard, &errb); code != 0 {
+		t.Fatalf("ingest: exit %d: %s", code, errb.String())
+	}
+	bdb, err := bbolt.Open(db, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = bdb.Update(func(tx *bbolt.Tx) error {
+		if err := tx.Bucket([]byte("ids")).Put([]byte("stray"), []byte("x")); err != nil {
+			return err
+		}
+		osp := tx.Bucket([]byte("osp"))
+		run, _ := osp.Cursor().Last()
+		b := osp.Bucket(run)
+		k, _ := b.Cursor().Last()
+		return b.Delete(append([]byte(nil), k...))
+	})
+	bdb.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	code := Run(context.Background(), []string{"check", "--db", db}, strings.NewReader(""), io.Discard, &stderr)
+	for _, want := range []string{"ids: ", "want only runs", "index osp lacks quad"} {
+		if code != exitCorrupt || !strings.Contains(stderr.String(), want) {
+			t.Errorf("check: exit %d, want %d listing %q\n%s", code, exitCorrupt, want, stderr.String())
+		}
+	}
+}

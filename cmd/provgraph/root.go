@@ -31,7 +31,8 @@ const exitStatusHelp = `Exit status:
   2  usage error: bad flag, argument, policy file or base URL
   3  I/O or internal error
   4  the database is locked by another process (see --lock-timeout)
-  5  check found the database inconsistent`
+  5  the database file is damaged or inconsistent (provgraph check lists
+     what it finds)`
 
 // usageError marks an error as the user's to fix (exit status 2).
 type usageError struct{ err error }

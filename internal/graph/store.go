@@ -466,5 +466,5 @@ func (s *Store) Stats() (Stats, error) {
 		st.FileBytes = tx.Size()
 		return err
 	})
-	return st, err
+	return st, s.readError("stats", err)
 }
