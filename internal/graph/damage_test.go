@@ -192,6 +192,18 @@ func TestOpenDamaged(t *testing.T) {
 			want: []string{"the file is damaged"},
 		},
 		{
+			name: "the marker's entry no longer a bucket",
+			damage: func(t *testing.T, path string, d []byte) []byte {
+				return boltEdit(t, path, d, func(tx *bbolt.Tx) error {
+					if err := tx.DeleteBucket([]byte("provgraph")); err != nil {
+						return err
+					}
+					return tx.Cursor().Bucket().Put([]byte("provgraph"), []byte("x"))
+				})
+			},
+			want: []string{`the file is damaged: its top-level entries are "ids", "osp", "pos", "provgraph", "spo", "terms"`},
+		},
+		{
 			name: "next-id counter beyond the dictionary",
 			damage: func(t *testing.T, path string, d []byte) []byte {
 				return setCounter(t, path, d, "next-id", []byte{0x7f, 0, 0, 0})
@@ -230,6 +242,12 @@ func TestOpenDamaged(t *testing.T) {
 // through bbolt (at path).
 func setCounter(t *testing.T, path string, d []byte, key string, v []byte) []byte {
 	t.Helper()
+	return boltEdit(t, path, d, func(tx *bbolt.Tx) error { return tx.Bucket([]byte("provgraph")).Put([]byte(key), v) })
+}
+
+// boltEdit returns d changed by edit, run through bbolt (at path).
+func boltEdit(t *testing.T, path string, d []byte, edit func(*bbolt.Tx) error) []byte {
+	t.Helper()
 	if err := os.WriteFile(path, d, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +255,7 @@ func setCounter(t *testing.T, path string, d []byte, key string, v []byte) []byt
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = db.Update(func(tx *bbolt.Tx) error { return tx.Bucket([]byte("provgraph")).Put([]byte(key), v) })
+	err = db.Update(edit)
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}

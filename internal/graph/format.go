@@ -3,6 +3,7 @@ package graph
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -89,8 +90,12 @@ func inspect(tx *bbolt.Tx) (needInit bool, err error) {
 		return false, checkMarker(tx, b)
 	}
 	var names []string
+	ours := 0 // names of the format's buckets
 	err = tx.ForEach(func(name []byte, _ *bbolt.Bucket) error {
 		names = append(names, strconv.Quote(string(name)))
+		if slices.Contains(allBuckets(), string(name)) {
+			ours++
+		}
 		return nil
 	})
 	if err != nil {
@@ -102,6 +107,11 @@ func inspect(tx *bbolt.Tx) (needInit bool, err error) {
 	if len(names) == len(allBuckets())-1 && tx.Bucket([]byte(termsBucket)) != nil && tx.Bucket([]byte(indexBuckets[idxSPO])) != nil {
 		return false, fmt.Errorf("%w: found the buckets of a provgraph store but its format marker is missing (damaged file?)", ErrNotStore)
 	}
+	if tx.Cursor().Bucket().Get([]byte(metaBucket)) != nil || ours >= len(allBuckets())-2 {
+		// The marker's name is there as a plain value (the bucket flag of
+		// its entry was lost), or most of the buckets are.
+		return false, corruptf("the file is damaged: its top-level entries are %s, want the buckets %s", strings.Join(names, ", "), strings.Join(quoteAll(allBuckets()), ", "))
+	}
 	if meta := tx.Bucket([]byte("meta")); meta != nil && meta.Get([]byte("version")) != nil {
 		return false, fmt.Errorf("%w: found a cayley quad store that provgraph did not create (no %q format marker)", ErrNotStore, metaBucket)
 	}
@@ -109,6 +119,14 @@ func inspect(tx *bbolt.Tx) (needInit bool, err error) {
 		names = append(names[:6], "...")
 	}
 	return false, fmt.Errorf("%w: found a bbolt database of another program (top-level buckets %s)", ErrNotStore, strings.Join(names, ", "))
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strconv.Quote(s)
+	}
+	return out
 }
 
 // checkMarker checks the format marker and that every bucket of the format
