@@ -268,3 +268,37 @@ func boltEdit(t *testing.T, path string, d []byte, edit func(*bbolt.Tx) error) [
 	}
 	return out
 }
+
+// TestCallbackPanicPropagates: the guards recover only what reading the
+// file raised; a panic in the caller's own callback reaches the caller
+// unchanged, and the store still works after it.
+func TestCallbackPanicPropagates(t *testing.T) {
+	s := newStore(t)
+	mustAdd(t, s, citation(1)...)
+	ctx := context.Background()
+	for name, f := range map[string]func(){
+		"Match": func() {
+			s.Match(ctx, graph.Quad{}, func(graph.Quad) error { panic("boom") })
+		},
+		"Reader.Quads": func() {
+			s.Read(func(r *graph.Reader) error {
+				return r.Quads(ctx, func(_, _, _ graph.ID) { panic("boom") })
+			})
+		},
+		"Read": func() {
+			s.Read(func(*graph.Reader) error { panic("boom") })
+		},
+	} {
+		func() {
+			defer func() {
+				if v := recover(); v != "boom" {
+					t.Errorf("%s: recovered %v, want the callback's panic", name, v)
+				}
+			}()
+			f()
+		}()
+	}
+	if n := mustCount(t, s); n == 0 {
+		t.Errorf("Count after the panics = %d", n)
+	}
+}
