@@ -28,7 +28,18 @@ consistent:
     hold as many quads as the quad counter says.
 
 Run it after a crash, a kill -9 or a copy of the file. It prints the store's
-counters and, when something is wrong, each problem found (up to 20).
+counters and, when something is wrong, each problem found (up to 20), with
+exit status 5.
+
+Before the file is mapped, its size is checked against the page count its
+bbolt meta page gives, and the meta pages against their checksums: a
+truncated file is refused at once, naming both sizes. A page that is not
+what its parent says (bbolt's "page expected to be" assertion), a read past
+the end of the file, an entry that does not decode or an id outside the
+dictionary ends the part of the check that met it (the dictionary, one
+index, the cross-index lookups) as a problem, and the other parts still run.
+Every other command refuses a damaged file the same way, with exit status 5
+and a message naming the file and what is wrong.
 
 ` + exitHelp(
 			"  0  the database is consistent",
@@ -52,17 +63,21 @@ func runCheck(cmd *cobra.Command, o checkOptions) error {
 		return err
 	}
 	defer st.Close()
-	stats, err := st.Stats()
-	if err != nil {
-		return err
-	}
+	// The counters come first, but a damaged file whose counters cannot
+	// be read is still checked: Check lists everything it finds.
 	out := cmd.OutOrStdout()
-	fmt.Fprintf(out, "%s: %s version %d, %s, %s, %s, %s, %s\n",
-		o.db, stats.Format, stats.Version, plural(int(stats.Quads), "quad"), plural(int(stats.Terms), "term"),
-		plural(int(stats.HashRuns), "hash-index run"), plural(int(stats.QuadRuns), "quad-index run"), plural(int(stats.FileBytes), "byte"))
+	stats, statsErr := st.Stats()
+	if statsErr == nil {
+		fmt.Fprintf(out, "%s: %s version %d, %s, %s, %s, %s, %s\n",
+			o.db, stats.Format, stats.Version, plural(int(stats.Quads), "quad"), plural(int(stats.Terms), "term"),
+			plural(int(stats.HashRuns), "hash-index run"), plural(int(stats.QuadRuns), "quad-index run"), plural(int(stats.FileBytes), "byte"))
+	}
 	start := time.Now()
 	if err := st.Check(cmd.Context()); err != nil {
 		return err
+	}
+	if statsErr != nil {
+		return statsErr
 	}
 	fmt.Fprintf(out, "consistent (checked in %s)\n", time.Since(start).Round(time.Millisecond))
 	return nil

@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,6 +99,92 @@ func TestCheckCommand(t *testing.T) {
 		}
 		if !bytes.Equal(after, data) {
 			t.Errorf("convert changed the format %s file", v.version)
+		}
+	}
+}
+
+// TestConvertLeavesNothing: convert checks the old file before it makes
+// the new one, and removes the new one when it fails. Regression tests
+// for issues 19.13 (a missing source left a 32 KB file that blocked the
+// retry) and 18.15 (a file already in the current format).
+func TestConvertLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	run := func(ctx context.Context, args ...string) (int, string) {
+		var errb bytes.Buffer
+		code := Run(ctx, args, strings.NewReader(""), io.Discard, &errb)
+		return code, errb.String()
+	}
+	v2 := filepath.Join(dir, "v2.db")
+	data, err := os.ReadFile("../../internal/graph/testdata/format-v2/prov.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(v2, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	tests := []struct {
+		name string
+		ctx  context.Context
+		from string
+		code int
+		want string
+	}{
+		{"missing source", context.Background(), filepath.Join(dir, "none.db"), exitFailure, "does not exist"},
+		{"current format", context.Background(), "../../internal/graph/testdata/format-v3/prov.db", exitUsage, "already in the current format (provgraph-store version 3): nothing to convert"},
+		{"interrupted", canceled, v2, exitFailure, "the incomplete new file was removed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			target := filepath.Join(dir, "new.db")
+			code, stderr := run(tt.ctx, "convert", "--from", tt.from, "--db", target)
+			if code != tt.code || !strings.Contains(stderr, tt.want) {
+				t.Errorf("convert: exit %d, want %d saying %q\n%s", code, tt.code, tt.want, stderr)
+			}
+			if _, err := os.Stat(target); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("convert left %s behind (%v)", target, err)
+			}
+		})
+	}
+	// The retry the first case blocked.
+	if code, stderr := run(context.Background(), "convert", "--from", v2, "--db", filepath.Join(dir, "new.db")); code != exitOK {
+		t.Errorf("convert after the failures: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestCheckListsPastStats: a file whose counters Stats cannot read (here a
+// stray key in the hash index) is still checked, and every problem is
+// listed, not only the first error.
+func TestCheckListsPastStats(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "damaged.db")
+	var errb bytes.Buffer
+	if code := Run(context.Background(), []string{"ingest", "--db", db, "../../testdata/citations.jsonl"}, strings.NewReader(""), io.Discard, &errb); code != 0 {
+		t.Fatalf("ingest: exit %d: %s", code, errb.String())
+	}
+	bdb, err := bbolt.Open(db, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = bdb.Update(func(tx *bbolt.Tx) error {
+		if err := tx.Bucket([]byte("ids")).Put([]byte("stray"), []byte("x")); err != nil {
+			return err
+		}
+		osp := tx.Bucket([]byte("osp"))
+		run, _ := osp.Cursor().Last()
+		b := osp.Bucket(run)
+		k, _ := b.Cursor().Last()
+		return b.Delete(append([]byte(nil), k...))
+	})
+	bdb.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	code := Run(context.Background(), []string{"check", "--db", db}, strings.NewReader(""), io.Discard, &stderr)
+	for _, want := range []string{"ids: ", "want only runs", "index osp lacks quad"} {
+		if code != exitCorrupt || !strings.Contains(stderr.String(), want) {
+			t.Errorf("check: exit %d, want %d listing %q\n%s", code, exitCorrupt, want, stderr.String())
 		}
 	}
 }

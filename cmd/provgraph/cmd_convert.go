@@ -31,8 +31,11 @@ opened read-only and left as it is; the new file must not exist yet, so that
 a conversion never mixes with other data. Literals are copied exactly: the
 new file exports the same statements as the old one did.
 
-Conversion writes in transactions of 50,000 quads: if it is interrupted,
-delete the new file and run it again.
+The old file is checked before the new one is made: a missing, damaged or
+locked file, or one that is not a provgraph store, is refused, and one
+already in the current format is refused as needing nothing (exit status
+2). Conversion writes in transactions of 50,000 quads; if it fails or is
+interrupted (Ctrl-C), the new file is removed, so it can be run again.
 
 ` + exitHelp(
 			exitLineOK,
@@ -52,7 +55,7 @@ delete the new file and run it again.
 	return cmd
 }
 
-func runConvert(cmd *cobra.Command, o convertOptions) error {
+func runConvert(cmd *cobra.Command, o convertOptions) (err error) {
 	if o.from == "" {
 		return usagef("--from is required: the database file to convert")
 	}
@@ -61,12 +64,40 @@ func runConvert(cmd *cobra.Command, o convertOptions) error {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	start := time.Now()
-	st, err := o.open(false)
-	if err != nil {
+	// The old file is opened as a current store first: a file missing,
+	// damaged, locked or of another program is refused before the new
+	// file is made, and one already in this format needs nothing.
+	src, err := (&dbOptions{db: o.from, lockTimeout: o.lockTimeout}).open(true)
+	if err == nil {
+		src.Close()
+		return usagef("--from %s is already in the current format (provgraph-store version 3): nothing to convert", o.from)
+	}
+	if !errors.Is(err, graph.ErrVersion) {
 		return err
 	}
-	defer st.Close()
+	start := time.Now()
+	// The new file is made here, exclusively, so that it is removed on
+	// failure only if this run made it.
+	f, err := os.OpenFile(o.db, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return usagef("--db %s exists: convert writes a new file only", o.db)
+	} else if err != nil {
+		return err
+	}
+	f.Close()
+	st, err := o.open(false)
+	if err != nil {
+		os.Remove(o.db)
+		return err
+	}
+	defer func() {
+		if cerr := st.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(o.db)
+		}
+	}()
 	batch := make([]graph.Quad, 0, ingest.DefaultBatchQuads)
 	var read, added int
 	flush := func() error {
@@ -85,8 +116,12 @@ func runConvert(cmd *cobra.Command, o convertOptions) error {
 	if err == nil {
 		err = flush()
 	}
+	if interrupted(cmd.Context(), err) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "convert interrupted: %s is as it was, and the incomplete new file was removed (%s)\n", escapeText(o.from), escapeText(o.db))
+		return interruptError{err: err, said: true}
+	}
 	if err != nil {
-		return fmt.Errorf("convert %s to %s: %w (the new file is incomplete: delete it and convert again)", o.from, o.db, err)
+		return fmt.Errorf("convert %s to %s: %w (the incomplete new file was removed)", o.from, o.db, err)
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "convert %s: %s read, %d written to %s, %s\n", o.from, plural(read, "quad"), added, o.db, time.Since(start).Round(time.Millisecond))
 	return nil

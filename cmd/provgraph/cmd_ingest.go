@@ -26,11 +26,15 @@ type dbOptions struct {
 
 func (o *dbOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.db, "db", "provgraph.db", "database file (must exist)")
-	cmd.Flags().DurationVar(&o.lockTimeout, "lock-timeout", 5*time.Second, "how long to wait for another process to release the database")
+	cmd.Flags().DurationVar(&o.lockTimeout, "lock-timeout", 5*time.Second, "how long to wait for another process to release the database (0: do not wait)")
 }
 
 func (o *dbOptions) open(readOnly bool) (*graph.Store, error) {
-	return graph.Open(o.db, &graph.Options{LockTimeout: o.lockTimeout, ReadOnly: readOnly})
+	timeout := o.lockTimeout
+	if timeout <= 0 {
+		timeout = -1 // graph.Options: fail at once (its zero means the default wait)
+	}
+	return graph.Open(o.db, &graph.Options{LockTimeout: timeout, ReadOnly: readOnly})
 }
 
 type ingestOptions struct {

@@ -95,7 +95,8 @@ var errRejected = errors.New("some inputs were rejected")
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRootCommand(stdin)
 	root.SetArgs(args)
-	root.SetOut(stdout)
+	out := &outputWriter{w: stdout}
+	root.SetOut(out)
 	root.SetErr(stderr)
 	cmd, err := root.ExecuteContextC(ctx)
 	path := root.CommandPath()
@@ -106,7 +107,46 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if interrupted(ctx, err) && !errors.As(err, &ie) {
 		err = interruptError{err: err}
 	}
-	return exitCode(err, path, stderr)
+	if err == nil && out.err != nil {
+		err = fmt.Errorf("write standard output: %w", out.err)
+	}
+	return exitCode(nameDatabase(cmd, err), path, stderr)
+}
+
+// nameDatabase makes sure that an error saying the database is damaged
+// names its file: the store's errors do, but query code may return one it
+// found in what it read.
+func nameDatabase(cmd *cobra.Command, err error) error {
+	if cmd == nil || !errors.Is(err, graph.ErrCorrupt) {
+		return err
+	}
+	if f := cmd.Flags().Lookup("db"); f != nil && !strings.Contains(err.Error(), f.Value.String()) {
+		return fmt.Errorf("%s: %w", f.Value.String(), err)
+	}
+	return err
+}
+
+// outputWriter keeps the first error of a write to standard output, so
+// that output that could not be written (a full disk, > /dev/full) fails
+// the command (exit status 3) whichever command wrote it, and however it
+// did: many write with fmt.Fprintf, or through a bufio.Writer, and
+// help output is cobra's. Once a write failed, every later one fails at
+// once.
+type outputWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (o *outputWriter) Write(p []byte) (int, error) {
+	if o.err != nil {
+		return 0, o.err
+	}
+	n, err := o.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	o.err = err
+	return n, err
 }
 
 // exitCode maps an error to the exit status, printing it first; a usage

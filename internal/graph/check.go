@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime/debug"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"go.etcd.io/bbolt"
 )
@@ -53,7 +55,42 @@ type checker struct {
 	problems []string
 	next     uint32
 	kinds    []TermKind // by id, from the dictionary pass
+	kindsOK  bool       // the dictionary pass read every term
 	fps      [numIndexes]fingerprint
+}
+
+// partPanic is a panic raised while a part of the check read the file.
+type partPanic struct{ text string }
+
+func (p partPanic) Error() string { return p.text }
+
+// part runs one part of the check (the dictionary, an index, the twins
+// lookups) and reports whether it ran to its end. A panic while reading a
+// damaged page, or an error, ends that part only, as a problem naming it:
+// the parts share nothing but what the dictionary part recorded, so the
+// next ones still read what they can. Only errTooMany and the context's
+// error end the check.
+func (c *checker) part(name string, fn func() error) (bool, error) {
+	err := func() (err error) {
+		old := debug.SetPanicOnFault(true)
+		defer func() {
+			debug.SetPanicOnFault(old)
+			if v := recover(); v != nil {
+				err = partPanic{damageText(v)}
+			}
+		}()
+		return fn()
+	}()
+	var pp partPanic
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, errTooMany), c.ctx.Err() != nil:
+		return false, err
+	case errors.As(err, &pp):
+		return false, c.problem("%s: the file is damaged: %s", name, pp.text)
+	}
+	return false, c.problem("%s: %v", name, err)
 }
 
 // errTooMany ends the check once maxProblems are listed.
@@ -78,21 +115,41 @@ func (c *checker) run(tx *bbolt.Tx) error {
 	}
 	cnt := readCounters(tx)
 	c.next = cnt.nextID
-	if err := c.dictionary(tx); err != nil {
+	if _, err := validCounters(tx); err != nil {
+		if err := c.problem("counters: %v", err); err != nil {
+			return err
+		}
+		// The dictionary pass allocates by next-id: a damaged one is
+		// bounded by the dictionary's last id.
+		if k, _ := tx.Bucket([]byte(termsBucket)).Cursor().Last(); len(k) == 4 && binary.BigEndian.Uint32(k) < c.next {
+			c.next = binary.BigEndian.Uint32(k) + 1
+		}
+	}
+	if _, err := c.part("dictionary", func() error { return c.dictionary(tx) }); err != nil {
 		return err
 	}
+	whole := true
 	for ind := range numIndexes {
-		n, err := c.index(tx, ind)
+		var n uint64
+		ok, err := c.part("index "+indexBuckets[ind], func() (err error) {
+			n, err = c.index(tx, ind)
+			return err
+		})
 		if err != nil {
 			return err
 		}
-		if n != cnt.quads {
+		whole = whole && ok
+		if ok && n != cnt.quads {
 			if err := c.problem("index %s holds %d quads, the quad counter says %d", indexBuckets[ind], n, cnt.quads); err != nil {
 				return err
 			}
 		}
 	}
-	return c.twins(tx)
+	if !whole {
+		return nil // the fingerprints cover only part of an index
+	}
+	_, err = c.part("twins", func() error { return c.twins(tx) })
+	return err
 }
 
 // dictionary checks the term dictionary and its hash index, and records
@@ -171,13 +228,13 @@ func (c *checker) dictionary(tx *bbolt.Tx) error {
 			continue
 		}
 		if n, why := normTerm(t); why != "" || n != t || t.IsZero() {
-			if err := c.problem("terms: id %d (%s) is not a valid term in stored form %s", id, t, why); err != nil {
+			if err := c.problem("terms: id %d (%s) is not a valid term in stored form %s", id, brief(t), why); err != nil {
 				return err
 			}
 			continue
 		}
 		if enc = appendTermCode(enc[:0], t); !bytes.Equal(enc, v) {
-			if err := c.problem("terms: id %d (%s) is not in its one encoding", id, t); err != nil {
+			if err := c.problem("terms: id %d (%s) is not in its one encoding", id, brief(t)); err != nil {
 				return err
 			}
 			continue
@@ -185,7 +242,7 @@ func (c *checker) dictionary(tx *bbolt.Tx) error {
 		c.kinds[id] = t.Kind
 		// The lookup goes through the runs' filters, so it checks them too.
 		if dict.lookup(v) != id {
-			if err := c.problem("ids: term %d (%s) is not found by its hash", id, t); err != nil {
+			if err := c.problem("ids: term %d (%s) is not found by its hash", id, brief(t)); err != nil {
 				return err
 			}
 		}
@@ -197,6 +254,7 @@ func (c *checker) dictionary(tx *bbolt.Tx) error {
 	}
 	// Every term was found under its hash; equal counts mean the hash
 	// index holds nothing else.
+	c.kindsOK = true
 	if entries != uint64(c.next-1) {
 		return c.problem("ids: %d entries for %d terms", entries, c.next-1)
 	}
@@ -306,6 +364,23 @@ func (c *checker) chunks(name string, b *bbolt.Bucket, ind int, fp *fingerprint)
 	return n, nil
 }
 
+// briefMax is how much of a term a problem shows.
+const briefMax = 100
+
+// brief formats t for a problem, cut short: a stored policy text runs to
+// kilobytes.
+func brief(t Term) string {
+	s := t.String()
+	if len(s) <= briefMax {
+		return s
+	}
+	i := briefMax
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", s[:i], len(t.Value))
+}
+
 // fingerprint sums a hash of each quad of an index, in two ways: two
 // indexes with equal counts and no repeats hold the same quads when their
 // fingerprints agree, but for a chance of about 2^-64 per difference.
@@ -338,6 +413,8 @@ func (c *checker) ids(q ids4) string {
 		}
 	}
 	switch {
+	case !c.kindsOK:
+		return "" // the dictionary pass could not read every term
 	case c.kinds[q[0]] == KindLiteral:
 		return "the subject is a literal"
 	case c.kinds[q[1]] != KindIRI:
@@ -449,6 +526,9 @@ func (f *finder) has(t tuple) (bool, error) {
 		}
 		f.lo, f.valid = keyTuple(k), true
 		if nk, _ := f.c.Next(); nk != nil {
+			if len(nk) != keySize {
+				return false, fmt.Errorf("%w: key of %d bytes", errBadChunk, len(nk))
+			}
 			f.hi, f.last = keyTuple(nk), false
 		} else {
 			f.last = true

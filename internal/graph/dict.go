@@ -253,7 +253,7 @@ func (r *dictReader) lookup(enc []byte) uint32 {
 	return 0
 }
 
-var errBadRunChunk = errors.New("undecodable chunk of the hash index")
+var errBadRunChunk error = corruptError("undecodable chunk of the hash index")
 
 // eachEntry calls fn with the entries of the run chunk k, v in order until
 // fn returns false. It returns errBadRunChunk if the chunk does not decode
@@ -315,7 +315,7 @@ func (r *termReader) term(id uint32) (Term, error) {
 	idKey(&k, id)
 	v := r.terms.Get(k[:])
 	if v == nil {
-		return Term{}, fmt.Errorf("term %d is used by a quad but missing from the dictionary", id)
+		return Term{}, fmt.Errorf("term %d is used by a quad but %w", id, errMissingTerm)
 	}
 	t, err := decodeTerm(v)
 	if err != nil {

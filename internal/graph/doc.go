@@ -71,6 +71,18 @@
 //   - load typed quad: it expects quad.Int, quad.Float, quad.Bool and
 //     quad.Time back from NameOf, and adds a quad.Time with nanoseconds.
 //
+// # Damaged files
+//
+// A damaged file (truncated, partly overwritten, with flipped bits) gives
+// an *Error wrapping ErrCorrupt that names the file and what is wrong,
+// from Open or from the read that meets the damage, never a panic or a
+// memory fault: Open checks the bbolt meta pages and the file's size
+// before bbolt maps the file, every method that reads runs with
+// debug.SetPanicOnFault and recovers bbolt's panics, and ids and counters
+// read from the file are checked before they are used. A panic raised by
+// a caller's callback (Match, Read, a Reader method) is not recovered.
+// FORMAT.md lists the checks.
+//
 // # Caveats
 //
 // The store is append-only: there is no delete, because evidence must never

@@ -35,7 +35,11 @@ var (
 	// ErrClosed is returned by every method called after Close.
 	ErrClosed = errors.New("store is closed")
 
-	// ErrCorrupt is returned by Check when the store is inconsistent.
+	// ErrCorrupt is returned by Check when the store is inconsistent, and
+	// by Open and every read that finds the file damaged: truncated, a
+	// meta page or a page that is not what it should be, an entry that
+	// does not decode, an id outside the dictionary. The message names
+	// what is wrong. Nothing is written to a damaged file.
 	ErrCorrupt = errors.New("store is inconsistent")
 )
 

@@ -3,6 +3,7 @@ package graph
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -81,15 +82,20 @@ func allBuckets() []string {
 
 // inspect reads what the file holds. It returns needInit when the file is
 // a bbolt file with no bucket at all (new, or created by an Open that
-// stopped before its first commit), and an error wrapping ErrNotStore or
-// ErrVersion when the file is something else.
+// stopped before its first commit), an error wrapping ErrNotStore or
+// ErrVersion when the file is something else, and one wrapping ErrCorrupt
+// when its marker is there but damaged.
 func inspect(tx *bbolt.Tx) (needInit bool, err error) {
 	if b := tx.Bucket([]byte(metaBucket)); b != nil {
 		return false, checkMarker(tx, b)
 	}
 	var names []string
+	ours := 0 // names of the format's buckets
 	err = tx.ForEach(func(name []byte, _ *bbolt.Bucket) error {
 		names = append(names, strconv.Quote(string(name)))
+		if slices.Contains(allBuckets(), string(name)) {
+			ours++
+		}
 		return nil
 	})
 	if err != nil {
@@ -101,6 +107,11 @@ func inspect(tx *bbolt.Tx) (needInit bool, err error) {
 	if len(names) == len(allBuckets())-1 && tx.Bucket([]byte(termsBucket)) != nil && tx.Bucket([]byte(indexBuckets[idxSPO])) != nil {
 		return false, fmt.Errorf("%w: found the buckets of a provgraph store but its format marker is missing (damaged file?)", ErrNotStore)
 	}
+	if tx.Cursor().Bucket().Get([]byte(metaBucket)) != nil || ours >= len(allBuckets())-2 {
+		// The marker's name is there as a plain value (the bucket flag of
+		// its entry was lost), or most of the buckets are.
+		return false, corruptf("the file is damaged: its top-level entries are %s, want the buckets %s", strings.Join(names, ", "), strings.Join(quoteAll(allBuckets()), ", "))
+	}
 	if meta := tx.Bucket([]byte("meta")); meta != nil && meta.Get([]byte("version")) != nil {
 		return false, fmt.Errorf("%w: found a cayley quad store that provgraph did not create (no %q format marker)", ErrNotStore, metaBucket)
 	}
@@ -108,6 +119,14 @@ func inspect(tx *bbolt.Tx) (needInit bool, err error) {
 		names = append(names[:6], "...")
 	}
 	return false, fmt.Errorf("%w: found a bbolt database of another program (top-level buckets %s)", ErrNotStore, strings.Join(names, ", "))
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strconv.Quote(s)
+	}
+	return out
 }
 
 // checkMarker checks the format marker and that every bucket of the format
@@ -124,7 +143,7 @@ func checkMarker(tx *bbolt.Tx, b *bbolt.Bucket) error {
 	}
 	v, err := strconv.Atoi(raw)
 	if err != nil {
-		return fmt.Errorf("%w: unreadable format version %q", ErrNotStore, raw)
+		return corruptf("the file is damaged: its format marker names %s with an unreadable version %q", formatName, raw)
 	}
 	if v == 2 {
 		return fmt.Errorf("%w: file is in format %s version 2 (POS and OSP as B-trees, written by provgraph before they became sorted runs); this build reads version %d; %s",
@@ -135,11 +154,11 @@ func checkMarker(tx *bbolt.Tx, b *bbolt.Bucket) error {
 	}
 	for _, name := range allBuckets() {
 		if tx.Bucket([]byte(name)) == nil {
-			return fmt.Errorf("%w: format marker present but bucket %q is missing (damaged file?)", ErrNotStore, name)
+			return corruptf("the file is damaged: its format marker is there but bucket %q is missing", name)
 		}
 	}
 	if len(b.Get([]byte(keyNextID))) != 4 || len(b.Get([]byte(keyQuads))) != 8 {
-		return fmt.Errorf("%w: meta bucket lacks the %q or %q counter (damaged file?)", ErrNotStore, keyNextID, keyQuads)
+		return corruptf("the file is damaged: its %q bucket lacks the %q or %q counter", metaBucket, keyNextID, keyQuads)
 	}
 	return nil
 }
@@ -183,6 +202,33 @@ func readCounters(tx *bbolt.Tx) counters {
 		nextID: binary.BigEndian.Uint32(m.Get([]byte(keyNextID))),
 		quads:  binary.BigEndian.Uint64(m.Get([]byte(keyQuads))),
 	}
+}
+
+// minQuadBytes is the least a quad takes in the file: at least 3 bytes (a
+// varint each for the first three ids) in each of the three indexes.
+const minQuadBytes = 9
+
+// validCounters reads the counters and checks them against the file, for
+// readers that size arrays by them: next-id against the last term of the
+// dictionary (one seek), and the quad counter against the file's size.
+// A damaged counter is an error wrapping ErrCorrupt instead of an
+// allocation of gigabytes.
+func validCounters(tx *bbolt.Tx) (counters, error) {
+	c := readCounters(tx)
+	last := uint32(0)
+	if k, _ := tx.Bucket([]byte(termsBucket)).Cursor().Last(); k != nil {
+		if len(k) != 4 {
+			return c, corruptf("the terms bucket ends with key %x, not a 4-byte id", k)
+		}
+		last = binary.BigEndian.Uint32(k)
+	}
+	if c.nextID == 0 || last != c.nextID-1 {
+		return c, corruptf("the %q counter is %d but the last term of the dictionary has id %d", keyNextID, c.nextID, last)
+	}
+	if c.quads > uint64(tx.Size())/minQuadBytes {
+		return c, corruptf("the %q counter says %d quads, more than a file of %d bytes can hold", keyQuads, c.quads, tx.Size())
+	}
+	return c, nil
 }
 
 func writeCounters(tx *bbolt.Tx, c counters) error {

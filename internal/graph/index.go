@@ -3,7 +3,6 @@ package graph
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -88,7 +87,7 @@ func appendEntry(dst []byte, prev, t tuple) []byte {
 	return dst
 }
 
-var errBadChunk = errors.New("undecodable index chunk")
+var errBadChunk error = corruptError("undecodable index chunk")
 
 // decodeChunk appends to dst the tuples of the chunk with key k and value v.
 func decodeChunk(dst []tuple, k, v []byte) ([]tuple, error) {
@@ -204,6 +203,9 @@ func (w *indexWriter) insert(ts []tuple, dup func(i int)) error {
 		j := len(ts)
 		if k != nil {
 			if nk, _ := c.Next(); nk != nil {
+				if len(nk) != keySize {
+					return fmt.Errorf("%w: key of %d bytes", errBadChunk, len(nk))
+				}
 				next := keyTuple(nk)
 				j = i + 1
 				for j < len(ts) && ts[j].cmp(next) < 0 {

@@ -20,7 +20,9 @@ import (
 // that it can be converted: `provgraph convert` adds them to a new store.
 // The file is opened read-only and never changed. A file in another format
 // is an error wrapping ErrNotStore.
-func ReadV1(ctx context.Context, path string, fn func(Quad) error) error {
+func ReadV1(ctx context.Context, path string, fn func(Quad) error) (err error) {
+	g := newGuard(path, "read format 1", &err)
+	defer g.done()
 	fail := func(err error) error { return &Error{Op: "read format 1", Path: path, Err: err} }
 	db, err := openEarlier(path)
 	if err != nil {
@@ -58,7 +60,7 @@ func ReadV1(ctx context.Context, path string, fn func(Quad) error) error {
 				return fail(fmt.Errorf("quad %d: %w", n, err))
 			}
 		}
-		if err := fn(out); err != nil {
+		if err := g.call(func() error { return fn(out) }); err != nil {
 			return err
 		}
 	}
@@ -92,7 +94,9 @@ func v1Term(v quad.Value) (Term, error) {
 // converted. Versions 2 and 3 share the dictionary and the SPO index,
 // which is all it reads. The file is opened read-only and never changed.
 // A file in another format is an error wrapping ErrNotStore.
-func ReadV2(ctx context.Context, path string, fn func(Quad) error) error {
+func ReadV2(ctx context.Context, path string, fn func(Quad) error) (err error) {
+	g := newGuard(path, "read format 2", &err)
+	defer g.done()
 	fail := func(err error) error { return &Error{Op: "read format 2", Path: path, Err: err} }
 	db, err := openEarlier(path)
 	if err != nil {
@@ -125,7 +129,7 @@ func ReadV2(ctx context.Context, path string, fn func(Quad) error) error {
 			if err != nil {
 				return fmt.Errorf("quad %v: %w", t, err)
 			}
-			if fnErr = fn(q); fnErr != nil {
+			if fnErr = g.call(func() error { return fn(q) }); fnErr != nil {
 				return errStop
 			}
 			return nil
@@ -145,7 +149,7 @@ func ReadV2(ctx context.Context, path string, fn func(Quad) error) error {
 func ReadEarlier(ctx context.Context, path string, fn func(Quad) error) error {
 	version, err := markerVersion(path)
 	if err != nil {
-		return &Error{Op: "read", Path: path, Err: err}
+		return readError(path, "read", err)
 	}
 	if version == "2" {
 		return ReadV2(ctx, path, fn)
@@ -155,13 +159,14 @@ func ReadEarlier(ctx context.Context, path string, fn func(Quad) error) error {
 
 // markerVersion reads the version a file's format marker names, or "" for
 // a file without one.
-func markerVersion(path string) (string, error) {
+func markerVersion(path string) (v string, err error) {
+	g := newGuard(path, "read", &err)
+	defer g.done()
 	db, err := openEarlier(path)
 	if err != nil {
 		return "", err
 	}
 	defer db.Close()
-	var v string
 	db.View(func(tx *bbolt.Tx) error {
 		if b := tx.Bucket([]byte(metaBucket)); b != nil && string(b.Get([]byte(keyFormat))) == formatName {
 			v = string(b.Get([]byte(keyVersion)))
@@ -178,10 +183,15 @@ func openEarlier(path string) (*bbolt.DB, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, err
 	}
-	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true, Timeout: DefaultLockTimeout})
+	if err := checkFile(path); err != nil {
+		return nil, err
+	}
+	db, err := openBolt(path, &bbolt.Options{ReadOnly: true, Timeout: DefaultLockTimeout})
 	switch {
 	case errors.Is(err, berrors.ErrTimeout):
 		return nil, ErrLocked
+	case errors.As(err, new(*Error)):
+		return nil, err
 	case err != nil:
 		return nil, fmt.Errorf("%w: %v", ErrNotStore, err)
 	}

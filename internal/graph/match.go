@@ -24,9 +24,9 @@ import (
 // it would wait for the Match that called it, forever).
 func (s *Store) Match(ctx context.Context, pattern Quad, fn func(Quad) error) error {
 	var fnErr error
-	err := s.view("match", func(tx *bbolt.Tx) error {
+	err := s.viewCalling("match", func(tx *bbolt.Tx, g *guard) error {
 		return s.scan(ctx, tx, pattern, true, func(q Quad) error {
-			if fnErr = fn(q); fnErr != nil {
+			if fnErr = g.call(func() error { return fn(q) }); fnErr != nil {
 				return errStop
 			}
 			return nil
@@ -35,11 +35,7 @@ func (s *Store) Match(ctx context.Context, pattern Quad, fn func(Quad) error) er
 	if fnErr != nil {
 		return fnErr
 	}
-	var e *Error
-	if err != nil && !errors.As(err, &e) {
-		err = &Error{Op: "match", Path: s.path, Err: err}
-	}
-	return err
+	return s.readError("match", err)
 }
 
 // errStop ends a scan early.
@@ -216,46 +212,97 @@ type Reader struct {
 	dict  *dictReader
 	names *termReader
 	buf   []tuple
+	cnt   counters // checked against the file (validCounters)
+	dmg   *damage  // what ID met, for Read to return
+}
+
+// guard is Store.guard for a Reader method. Each method that reads has its
+// own, because query code calls Terms and QuadsIn on goroutines of its
+// own, and a fault can only be turned into a panic on the goroutine that
+// takes it.
+//
+// An error about the file's content that a method returns names the file:
+// query code often returns it past Read.
+func (r *Reader) guard(errp *error) *guard {
+	g := r.s.guard("read", errp)
+	g.name = true
+	return g
+}
+
+// checkIDs returns an error wrapping ErrCorrupt when an id of q, decoded
+// from index ind, is not in the dictionary: callers index arrays by id
+// (MaxID).
+func (r *Reader) checkIDs(ind int, q ids4) error {
+	if max(q[0], q[1], q[2], q[3]) >= r.cnt.nextID {
+		return corruptf("index %s holds quad %v, whose ids go beyond the dictionary's %d terms", indexBuckets[ind], q, r.cnt.nextID-1)
+	}
+	return nil
 }
 
 // Read calls fn with a Reader on a consistent snapshot of the store. The
 // Reader must not be used after fn returns, nor by several goroutines,
 // except for Terms and QuadsIn, which read with cursors of their own and
 // so let a caller split a pass over the whole store among goroutines.
+//
+// A damaged file gives an *Error wrapping ErrCorrupt, whether the Reader
+// met it in a method that returns errors or in one that does not (ID):
+// Read returns it even when fn did not.
 func (s *Store) Read(fn func(*Reader) error) error {
-	err := s.view("read", func(tx *bbolt.Tx) error {
+	var r *Reader
+	err := s.viewCalling("read", func(tx *bbolt.Tx, g *guard) error {
+		cnt, err := validCounters(tx)
+		if err != nil {
+			return err
+		}
 		d, err := s.dict(tx)
 		if err != nil {
 			return err
 		}
-		return fn(&Reader{s: s, tx: tx, dict: d, names: newTermReader(tx)})
+		r = &Reader{s: s, tx: tx, dict: d, names: newTermReader(tx), cnt: cnt, dmg: new(damage)}
+		return g.call(func() error { return fn(r) })
 	})
-	var e *Error
-	if err != nil && !errors.As(err, &e) {
-		err = &Error{Op: "read", Path: s.path, Err: err}
+	if r != nil {
+		if d := r.dmg.get(); d != nil && (err == nil || !errors.Is(err, ErrCorrupt)) {
+			err = d
+		}
 	}
-	return err
+	return s.readError("read", err)
 }
 
 // ID returns the id of t, or 0 when t is not stored.
-func (r *Reader) ID(t Term) ID {
+func (r *Reader) ID(t Term) (id ID) {
 	n, why := normTerm(t)
 	if why != "" || n.IsZero() {
 		return 0
 	}
+	var err error
+	defer func() {
+		if err != nil {
+			r.dmg.set(err)
+			id = 0
+		}
+	}()
+	g := r.guard(&err)
+	defer g.done()
 	return ID(r.dict.lookup(appendTermCode(nil, n)))
 }
 
 // Term returns the term with id. It is cached: looking up the same id
 // twice is cheap.
-func (r *Reader) Term(id ID) (Term, error) { return r.names.term(uint32(id)) }
+func (r *Reader) Term(id ID) (t Term, err error) {
+	g := r.guard(&err)
+	defer g.done()
+	return r.names.term(uint32(id))
+}
 
 // Pairs calls fn with the subject and object of every quad with predicate
 // pred (in any graph), in object order.
-func (r *Reader) Pairs(ctx context.Context, pred ID, fn func(s, o ID)) error {
+func (r *Reader) Pairs(ctx context.Context, pred ID, fn func(s, o ID)) (err error) {
 	if pred == 0 {
 		return nil
 	}
+	g := r.guard(&err)
+	defer g.done()
 	n := 0
 	return scanIDs(r.tx, ids4{1: uint32(pred)}, true, func(q ids4) error {
 		if n++; n%65536 == 0 {
@@ -263,7 +310,12 @@ func (r *Reader) Pairs(ctx context.Context, pred ID, fn func(s, o ID)) error {
 				return err
 			}
 		}
+		if err := r.checkIDs(idxPOS, q); err != nil {
+			return err
+		}
+		g.inCaller = true
 		fn(ID(q[0]), ID(q[2]))
+		g.inCaller = false
 		return nil
 	})
 }
@@ -271,13 +323,15 @@ func (r *Reader) Pairs(ctx context.Context, pred ID, fn func(s, o ID)) error {
 // Terms calls fn with each id of ids (sorted, without repeats) and its
 // term, reading the dictionary in order: much faster than Term for many
 // ids. Several goroutines may call Terms at once, on disjoint ids.
-func (r *Reader) Terms(ctx context.Context, ids []ID, fn func(ID, Term) error) error {
+func (r *Reader) Terms(ctx context.Context, ids []ID, fn func(ID, Term) error) (err error) {
+	g := r.guard(&err)
+	defer g.done()
 	return r.termCodes(ctx, ids, func(id ID, enc []byte) error {
 		t, err := decodeTerm(enc)
 		if err != nil {
 			return fmt.Errorf("term %d: %w", id, err)
 		}
-		return fn(id, t)
+		return g.call(func() error { return fn(id, t) })
 	})
 }
 
@@ -286,14 +340,16 @@ func (r *Reader) Terms(ctx context.Context, ids []ID, fn func(ID, Term) error) e
 // that are valid only during the call, so that a caller decoding millions
 // of terms can copy them where it likes instead of allocating a string
 // each.
-func (r *Reader) Values(ctx context.Context, ids []ID, fn func(ID, []byte) error) error {
+func (r *Reader) Values(ctx context.Context, ids []ID, fn func(ID, []byte) error) (err error) {
+	g := r.guard(&err)
+	defer g.done()
 	var buf []byte
 	return r.termCodes(ctx, ids, func(id ID, enc []byte) error {
 		var err error
 		if buf, err = appendTermValue(buf[:0], enc); err != nil {
 			return fmt.Errorf("term %d: %w", id, err)
 		}
-		return fn(id, buf)
+		return g.call(func() error { return fn(id, buf) })
 	})
 }
 
@@ -321,7 +377,7 @@ func (r *Reader) termCodes(ctx context.Context, ids []ID, fn func(ID, []byte) er
 			k, v = c.Seek(key[:])
 		}
 		if k == nil || !bytes.Equal(k, key[:]) {
-			return fmt.Errorf("term %d is missing from the dictionary", id)
+			return fmt.Errorf("term %d is %w", id, errMissingTerm)
 		}
 		if err := fn(id, v); err != nil {
 			return err
@@ -332,39 +388,58 @@ func (r *Reader) termCodes(ctx context.Context, ids []ID, fn func(ID, []byte) er
 
 // Subjects calls fn with the subject of every quad with predicate pred and
 // object obj (in any graph), in subject order.
-func (r *Reader) Subjects(ctx context.Context, pred, obj ID, fn func(ID)) error {
+func (r *Reader) Subjects(ctx context.Context, pred, obj ID, fn func(ID)) (err error) {
 	if pred == 0 || obj == 0 {
 		return nil
 	}
+	g := r.guard(&err)
+	defer g.done()
 	return scanIDs(r.tx, ids4{1: uint32(pred), 2: uint32(obj)}, true, func(q ids4) error {
+		if err := r.checkIDs(idxPOS, q); err != nil {
+			return err
+		}
+		g.inCaller = true
 		fn(ID(q[0]))
+		g.inCaller = false
 		return nil
 	})
 }
 
 // Objects calls fn with the object of every quad with subject subj and
 // predicate pred (in any graph), in object order.
-func (r *Reader) Objects(ctx context.Context, subj, pred ID, fn func(ID)) error {
+func (r *Reader) Objects(ctx context.Context, subj, pred ID, fn func(ID)) (err error) {
 	if subj == 0 || pred == 0 {
 		return nil
 	}
+	g := r.guard(&err)
+	defer g.done()
 	return scanIDs(r.tx, ids4{0: uint32(subj), 1: uint32(pred)}, true, func(q ids4) error {
+		if err := r.checkIDs(idxSPO, q); err != nil {
+			return err
+		}
+		g.inCaller = true
 		fn(ID(q[2]))
+		g.inCaller = false
 		return nil
 	})
 }
 
-// Count returns how many quads the store holds.
-func (r *Reader) Count() int64 { return int64(readCounters(r.tx).quads) }
+// Count returns how many quads the store holds. Read has checked the
+// counter against the file's size, so that it can size arrays.
+func (r *Reader) Count() int64 { return int64(r.cnt.quads) }
 
 // MaxID returns the largest id in use: every id of the store is between 1
-// and MaxID, so callers can index arrays by id.
-func (r *Reader) MaxID() ID { return ID(readCounters(r.tx).nextID - 1) }
+// and MaxID, so callers can index arrays by id. Read has checked it
+// against the dictionary, and every method that returns ids checks them
+// against it.
+func (r *Reader) MaxID() ID { return ID(r.cnt.nextID - 1) }
 
 // Quads calls fn with the ids of every quad (in any graph) in subject,
 // predicate, object order: the quads of one subject come together, and
 // subjects in increasing id order.
-func (r *Reader) Quads(ctx context.Context, fn func(s, p, o ID)) error {
+func (r *Reader) Quads(ctx context.Context, fn func(s, p, o ID)) (err error) {
+	g := r.guard(&err)
+	defer g.done()
 	n := 0
 	return scanIDs(r.tx, ids4{}, true, func(q ids4) error {
 		if n++; n%65536 == 0 {
@@ -372,7 +447,12 @@ func (r *Reader) Quads(ctx context.Context, fn func(s, p, o ID)) error {
 				return err
 			}
 		}
+		if err := r.checkIDs(idxSPO, q); err != nil {
+			return err
+		}
+		g.inCaller = true
 		fn(ID(q[0]), ID(q[1]), ID(q[2]))
+		g.inCaller = false
 		return nil
 	})
 }
@@ -380,13 +460,15 @@ func (r *Reader) Quads(ctx context.Context, fn func(s, p, o ID)) error {
 // QuadsIn is Quads for the subjects with ids in [from, to) only. Several
 // goroutines may call QuadsIn at once: a pass over every quad splits into
 // subject ranges read in parallel.
-func (r *Reader) QuadsIn(ctx context.Context, from, to ID, fn func(s, p, o ID)) error {
+func (r *Reader) QuadsIn(ctx context.Context, from, to ID, fn func(s, p, o ID)) (err error) {
 	if from < 1 {
 		from = 1
 	}
 	if to <= from {
 		return nil
 	}
+	g := r.guard(&err)
+	defer g.done()
 	lo := tuple{uint32(from), 0, 0, 0}
 	hi := tuple{uint32(to - 1), 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF}
 	n := 0
@@ -396,7 +478,12 @@ func (r *Reader) QuadsIn(ctx context.Context, from, to ID, fn func(s, p, o ID)) 
 				return err
 			}
 		}
+		if err := r.checkIDs(idxSPO, ids4(t)); err != nil {
+			return err
+		}
+		g.inCaller = true
 		fn(ID(t[0]), ID(t[1]), ID(t[2]))
+		g.inCaller = false
 		return nil
 	})
 }
@@ -404,10 +491,12 @@ func (r *Reader) QuadsIn(ctx context.Context, from, to ID, fn func(s, p, o ID)) 
 // Match is Store.Match within the Reader's transaction, sharing its
 // dictionary lookups and its cache of decoded terms: much cheaper than
 // Store.Match for a query that reads many small patterns.
-func (r *Reader) Match(ctx context.Context, pattern Quad, fn func(Quad) error) error {
+func (r *Reader) Match(ctx context.Context, pattern Quad, fn func(Quad) error) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	g := r.guard(&err)
+	defer g.done()
 	ids, ok, err := resolveWith(r.dict, pattern)
 	if err != nil || !ok {
 		return err
@@ -417,6 +506,6 @@ func (r *Reader) Match(ctx context.Context, pattern Quad, fn func(Quad) error) e
 		if err != nil {
 			return err
 		}
-		return fn(quad)
+		return g.call(func() error { return fn(quad) })
 	})
 }

@@ -125,6 +125,11 @@ func Open(path string, opts *Options) (*Store, error) {
 		return fail(fmt.Errorf("database file does not exist (a read-only open does not create it): %w", fs.ErrNotExist))
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return fail(err)
+	case err == nil:
+		// Before bbolt maps the file: a truncated file would fault.
+		if err := checkFile(path); err != nil {
+			return fail(err)
+		}
 	}
 
 	timeout := o.LockTimeout
@@ -137,7 +142,7 @@ func Open(path string, opts *Options) (*Store, error) {
 	if timeout < 0 {
 		boltTimeout = time.Nanosecond // one attempt
 	}
-	db, err := bbolt.Open(path, 0o600, &bbolt.Options{
+	db, err := openBolt(path, &bbolt.Options{
 		Timeout:      boltTimeout,
 		ReadOnly:     o.ReadOnly,
 		NoSync:       o.NoSync,
@@ -152,6 +157,8 @@ func Open(path string, opts *Options) (*Store, error) {
 		return fail(fmt.Errorf("%w (waited %v)", ErrLocked, timeout))
 	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, berrors.ErrChecksum):
 		return fail(fmt.Errorf("%w: not a bbolt database file, or a damaged one (bbolt: %v)", ErrNotStore, err))
+	case errors.As(err, new(*Error)):
+		return nil, err
 	case err != nil:
 		return fail(err)
 	}
@@ -166,15 +173,20 @@ func Open(path string, opts *Options) (*Store, error) {
 	}
 	if err := s.setup(); err != nil {
 		db.Close()
+		if errors.As(err, new(*Error)) {
+			return nil, err
+		}
 		return fail(err)
 	}
 	return s, nil
 }
 
 // setup checks the file's format and initializes a new file.
-func (s *Store) setup() error {
+func (s *Store) setup() (err error) {
+	g := s.guard("open", &err)
+	defer g.done()
 	var needInit bool
-	err := s.db.View(func(tx *bbolt.Tx) (err error) {
+	err = s.db.View(func(tx *bbolt.Tx) (err error) {
 		needInit, err = inspect(tx)
 		return err
 	})
@@ -210,8 +222,18 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// view runs fn in a read transaction.
+// view runs fn in a read transaction, under a guard: a damaged file
+// gives an *Error wrapping ErrCorrupt. Other errors are returned as they
+// are.
 func (s *Store) view(op string, fn func(tx *bbolt.Tx) error) error {
+	return s.viewCalling(op, func(tx *bbolt.Tx, _ *guard) error { return fn(tx) })
+}
+
+// viewCalling is view for methods that call the caller back: fn marks
+// those calls with the guard it gets (guard.call).
+func (s *Store) viewCalling(op string, fn func(tx *bbolt.Tx, g *guard) error) (err error) {
+	g := s.guard(op, &err)
+	defer g.done()
 	s.mu.RLock()
 	if s.closed {
 		s.mu.RUnlock()
@@ -225,7 +247,7 @@ func (s *Store) view(op string, fn func(tx *bbolt.Tx) error) error {
 		return &Error{Op: op, Path: s.path, Err: err}
 	}
 	defer tx.Rollback()
-	return fn(tx)
+	return fn(tx, g)
 }
 
 // Add writes quads in one bbolt transaction, so that either all of them are
@@ -261,6 +283,15 @@ func (s *Store) add(quads []Quad, strict bool) (added int, err error) {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// bbolt rolls the transaction back when it panics on a damaged page:
+	// nothing of the batch is written.
+	defer func() {
+		if err != nil {
+			added = 0
+		}
+	}()
+	g := s.guard("add", &err)
+	defer g.done()
 	if s.closed {
 		return fail(ErrClosed)
 	}
@@ -396,10 +427,11 @@ const fillPercent = 0.9
 func (s *Store) Count() (int64, error) {
 	var n int64
 	err := s.view("count", func(tx *bbolt.Tx) error {
-		n = int64(readCounters(tx).quads)
-		return nil
+		c, err := validCounters(tx)
+		n = int64(c.quads)
+		return err
 	})
-	return n, err
+	return n, s.readError("count", err)
 }
 
 // Stats describes a store, for `provgraph check` and benchmarks.
@@ -434,5 +466,5 @@ func (s *Store) Stats() (Stats, error) {
 		st.FileBytes = tx.Size()
 		return err
 	})
-	return st, err
+	return st, s.readError("stats", err)
 }

@@ -2,7 +2,6 @@ package graph
 
 import (
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -122,7 +121,7 @@ func isLowerHex32(s string) bool {
 	return true
 }
 
-var errBadTerm = errors.New("undecodable term")
+var errBadTerm error = corruptError("undecodable term")
 
 // decodeTerm decodes an encoding made by appendTermCode.
 func decodeTerm(b []byte) (Term, error) {

@@ -180,7 +180,42 @@ func (l *loader) choose(snap *Snapshot, want string) error {
 	return err
 }
 
+// choosePolicy picks the policy wanted (as Load takes it) among pols and
+// verifies its stored text (verifyPolicy).
 func choosePolicy(pols []PolicyRef, want string) (PolicyRef, error) {
+	p, err := pickPolicy(pols, want)
+	if err == nil {
+		err = verifyPolicy(p)
+	}
+	return p, err
+}
+
+// verifyPolicy checks the stored text of a policy against the name,
+// version and digest stored beside it: keys, groups and the normalizer
+// rebuilt from the text depend on it, and a text damaged on disk would
+// give answers under another policy than the one named. The digest is
+// compared when this build's engine is the one the policy was stored
+// with (the digest covers the engine too). A mismatch wraps
+// graph.ErrCorrupt.
+func verifyPolicy(p PolicyRef) error {
+	if p.text == "" {
+		return nil // older databases did not store it; Normalizer says so
+	}
+	pol, err := normalize.ParsePolicy([]byte(p.text), "database:"+p.String())
+	if err != nil {
+		return fmt.Errorf("policy %s: its stored text does not parse: %v: %w", p, err, graph.ErrCorrupt)
+	}
+	engine := "+" + normalize.EngineFingerprint()
+	switch {
+	case pol.Name() != p.Name || !strings.HasPrefix(p.Version, pol.DeclaredVersion()+"+"):
+		return fmt.Errorf("policy %s: its stored text is of policy %s version %s: %w", p, pol.Name(), pol.DeclaredVersion(), graph.ErrCorrupt)
+	case p.Version == pol.DeclaredVersion()+engine && pol.Digest() != p.Digest:
+		return fmt.Errorf("policy %s: its stored text has digest %s, but the database says %s: %w", p, pol.Digest(), p.Digest, graph.ErrCorrupt)
+	}
+	return nil
+}
+
+func pickPolicy(pols []PolicyRef, want string) (PolicyRef, error) {
 	switch {
 	case len(pols) == 0 && want == "":
 		// An empty database is valid: no citation is normalized under
