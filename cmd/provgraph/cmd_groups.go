@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/query"
 )
 
@@ -28,7 +29,7 @@ type groupsOptions struct {
 	redact    bool
 }
 
-var verdicts = []string{query.VerdictIdentityConfirmed, query.VerdictNormalizedCompare, query.VerdictNeedsContentCheck, query.VerdictConflict}
+var verdicts = []string{model.VerdictIdentityConfirmed, model.VerdictNormalizedCompare, model.VerdictNeedsContentCheck, model.VerdictConflict}
 
 func newGroupsCommand() *cobra.Command {
 	var o groupsOptions
@@ -88,7 +89,7 @@ An empty database gives no group and zero counts.
 	f.IntVar(&o.minSize, "min-size", 2, "list only groups with at least this many members, and smaller ones that take part in a relation that needs review (see --review-relations)")
 	f.BoolVar(&o.review, "review-relations", true, "also list the groups smaller than --min-size that are the source or target of a relation marked for review; false lists by size only")
 	f.StringVar(&o.verdict, "verdict", "", "list only groups with this verdict: "+strings.Join(verdicts, ", "))
-	f.IntVar(&o.maxShared, "max-shared", query.DefaultMaxShared, "a redirect target or content hash shared by more groups than this is not duplicate evidence")
+	f.IntVar(&o.maxShared, "max-shared", model.DefaultMaxShared, "a redirect target or content hash shared by more groups than this is not duplicate evidence")
 	addRedactFlag(cmd, &o.redact)
 	return cmd
 }

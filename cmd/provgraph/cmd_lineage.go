@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/query"
 )
 
@@ -87,7 +88,7 @@ Formats:
 	f.StringVar(&o.url, "url", "", "show every citation whose raw URL is exactly this text")
 	f.StringVar(&o.format, "format", "text", "output format: text, json or dot")
 	f.StringVar(&o.scope, "group-scope", query.ScopeNeighbourhood, "where the review group is computed from: neighbourhood (fast) or database (exact, reads everything)")
-	f.IntVar(&o.maxShared, "max-shared", query.DefaultMaxShared, "a redirect target or content hash shared by more groups than this is not duplicate evidence (as for groups)")
+	f.IntVar(&o.maxShared, "max-shared", model.DefaultMaxShared, "a redirect target or content hash shared by more groups than this is not duplicate evidence (as for groups)")
 	addRedactFlag(cmd, &o.redact)
 	return cmd
 }

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/provgraph/provgraph/internal/ingest"
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/resolve"
 )
 
@@ -129,7 +130,7 @@ func runResolve(cmd *cobra.Command, o resolveOptions) error {
 		return usagef("--user-agent is empty: requests must say who makes them")
 	}
 	fetcher, err := resolve.New(&resolve.Options{
-		Policy: ingest.FetchPolicy{
+		Policy: model.FetchPolicy{
 			MaxRedirects: o.maxRedirects, Timeout: o.timeout, UserAgent: o.userAgent,
 			AllowPrivate: o.allowPrivate,
 		},

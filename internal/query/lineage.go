@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/vocab"
 )
@@ -54,7 +55,7 @@ type LineageOptions struct {
 	// for Load: "name@version", "name", a digest, or "" for the policy of the
 	// most recent ingest run.
 	Policy string
-	// MaxShared is as in GroupOptions; zero means DefaultMaxShared.
+	// MaxShared is as in GroupOptions; zero means model.DefaultMaxShared.
 	MaxShared int
 	// Scope is ScopeNeighbourhood (also the meaning of "") or
 	// ScopeDatabase.
@@ -285,7 +286,7 @@ func (r *reader) lineages(nodes []string, opts *LineageOptions) ([]*Lineage, err
 		o = *opts
 	}
 	if o.MaxShared <= 0 {
-		o.MaxShared = DefaultMaxShared
+		o.MaxShared = model.DefaultMaxShared
 	}
 	switch o.Scope {
 	case "":
@@ -1037,7 +1038,7 @@ func strRetrieval(p map[string]map[string][]graph.Term, text map[string][]graph.
 		FinalStatus: Integer(one(p[vocab.FinalStatus], r)), ContentHash: one(p[vocab.ContentHash], r),
 		ContentType: one(p[vocab.ContentType], r), SnapshotRef: one(p[vocab.SnapshotRef], r),
 		Outcome: one(p[vocab.Outcome], r), OutcomeError: one(p[vocab.OutcomeError], r),
-		Hops: []Hop{}, Canonicals: []Canonical{},
+		Hops: []Hop{}, Canonicals: []model.Canonical{},
 	}
 	for _, h := range p[vocab.Hop][r] {
 		idx, _ := strconv.Atoi(one(p[vocab.HopIndex], h.Value))
@@ -1050,9 +1051,9 @@ func strRetrieval(p map[string]map[string][]graph.Term, text map[string][]graph.
 	}
 	slices.SortFunc(rt.Hops, func(a, b Hop) int { return a.Index - b.Index })
 	for _, d := range decls {
-		rt.Canonicals = append(rt.Canonicals, Canonical{URL: one(p[vocab.DeclaredURL], d), Source: one(p[vocab.SignalSource], d)})
+		rt.Canonicals = append(rt.Canonicals, model.Canonical{URL: one(p[vocab.DeclaredURL], d), Source: one(p[vocab.SignalSource], d)})
 	}
-	slices.SortFunc(rt.Canonicals, func(a, b Canonical) int { return strings.Compare(a.Source+a.URL, b.Source+b.URL) })
+	slices.SortFunc(rt.Canonicals, func(a, b model.Canonical) int { return strings.Compare(a.Source+a.URL, b.Source+b.URL) })
 	return rt
 }
 

@@ -17,6 +17,7 @@ import (
 	"unsafe"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/vocab"
 )
@@ -82,17 +83,17 @@ func (n *Normalization) Rejected() bool { return n.ErrorCode != "" }
 
 // Retrieval is one fetch of a raw URL.
 type Retrieval struct {
-	Node         string      `json:"-"`
-	RetrievedAt  string      `json:"retrieved_at,omitempty"`
-	FinalURL     string      `json:"final_url,omitempty"`
-	FinalStatus  Integer     `json:"final_status,omitempty"`
-	ContentHash  string      `json:"content_hash,omitempty"`
-	ContentType  string      `json:"content_type,omitempty"`
-	SnapshotRef  string      `json:"snapshot_ref,omitempty"`
-	Outcome      string      `json:"outcome,omitempty"`
-	OutcomeError string      `json:"outcome_error,omitempty"`
-	Hops         []Hop       `json:"hops"`
-	Canonicals   []Canonical `json:"canonical"`
+	Node         string            `json:"-"`
+	RetrievedAt  string            `json:"retrieved_at,omitempty"`
+	FinalURL     string            `json:"final_url,omitempty"`
+	FinalStatus  Integer           `json:"final_status,omitempty"`
+	ContentHash  string            `json:"content_hash,omitempty"`
+	ContentType  string            `json:"content_type,omitempty"`
+	SnapshotRef  string            `json:"snapshot_ref,omitempty"`
+	Outcome      string            `json:"outcome,omitempty"`
+	OutcomeError string            `json:"outcome_error,omitempty"`
+	Hops         []Hop             `json:"hops"`
+	Canonicals   []model.Canonical `json:"canonical"`
 }
 
 // CrossesHost reports whether any hop changed host.
@@ -115,12 +116,6 @@ type Hop struct {
 	At          string `json:"at,omitempty"`
 	CrossesHost bool   `json:"crosses_host"`
 	Location    string `json:"location,omitempty"` // the Location header as received, when recorded
-}
-
-// Canonical is a canonical declaration as observed.
-type Canonical struct {
-	URL    string `json:"url"`
-	Source string `json:"source"`
 }
 
 // Relation is a declared or detected relation of the cited resource.
@@ -945,7 +940,7 @@ func (l *loader) retrieval(r graph.ID, decls []graph.ID) *Retrieval {
 		FinalStatus: Integer(l.one(pFinalStatus, r)), ContentHash: l.one(pContentHash, r),
 		ContentType: l.one(pContentType, r), SnapshotRef: l.one(pSnapshotRef, r),
 		Outcome: l.one(pOutcome, r), OutcomeError: l.one(pOutcomeError, r),
-		Hops: []Hop{}, Canonicals: []Canonical{},
+		Hops: []Hop{}, Canonicals: []model.Canonical{},
 	}
 	for _, h := range l.all(pHop, r) {
 		idx, _ := strconv.Atoi(l.one(pHopIndex, h))
@@ -958,9 +953,9 @@ func (l *loader) retrieval(r graph.ID, decls []graph.ID) *Retrieval {
 	}
 	slices.SortFunc(rt.Hops, func(a, b Hop) int { return a.Index - b.Index })
 	for _, d := range decls {
-		rt.Canonicals = append(rt.Canonicals, Canonical{URL: l.one(pDeclaredURL, d), Source: l.one(pSignalSource, d)})
+		rt.Canonicals = append(rt.Canonicals, model.Canonical{URL: l.one(pDeclaredURL, d), Source: l.one(pSignalSource, d)})
 	}
-	slices.SortFunc(rt.Canonicals, func(a, b Canonical) int { return strings.Compare(a.Source+a.URL, b.Source+b.URL) })
+	slices.SortFunc(rt.Canonicals, func(a, b model.Canonical) int { return strings.Compare(a.Source+a.URL, b.Source+b.URL) })
 	return rt
 }
 

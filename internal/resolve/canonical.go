@@ -10,7 +10,7 @@ import (
 	"golang.org/x/net/html/atom"
 )
 
-// Canonical signal sources, as ingest.Canonical.Source names them.
+// Canonical signal sources, as model.Canonical.Source names them.
 const (
 	SourceHTMLLink   = "html-link"
 	SourceLinkHeader = "http-link-header"

@@ -20,7 +20,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/provgraph/provgraph/internal/ingest"
+	"github.com/provgraph/provgraph/internal/model"
 )
 
 // Policy defaults. The redirect limit, body limit, timeout, schemes and
@@ -43,7 +43,7 @@ var (
 // Options configures New. A nil *Options means the defaults. The zero
 // value of each Policy field means its default.
 type Options struct {
-	Policy  ingest.FetchPolicy
+	Policy  model.FetchPolicy
 	PerHost int // requests to one host name at once; 0 means DefaultPerHost
 	// LookupHost, when set, replaces DNS: it returns the addresses of a
 	// host name. Tests map names to loopback servers with it. The guard
@@ -65,7 +65,7 @@ type Options struct {
 
 // Fetcher retrieves URLs under one policy. It is safe for concurrent use.
 type Fetcher struct {
-	policy    ingest.FetchPolicy
+	policy    model.FetchPolicy
 	transport *http.Transport
 	dialer    *net.Dialer
 	lookup    func(ctx context.Context, host string) ([]netip.Addr, error)
@@ -148,7 +148,7 @@ func New(opts *Options) (*Fetcher, error) {
 }
 
 // Policy returns the policy the Fetcher applies, defaults filled in.
-func (f *Fetcher) Policy() ingest.FetchPolicy { return f.policy }
+func (f *Fetcher) Policy() model.FetchPolicy { return f.policy }
 
 // Close closes idle connections.
 func (f *Fetcher) Close() { f.transport.CloseIdleConnections() }
@@ -206,9 +206,9 @@ func isRedirect(status int) bool {
 // observed. Failures are observations too: they come back as a Retrieval
 // whose Outcome says what happened. The error is non-nil only when ctx was
 // cancelled; the Retrieval is then nil.
-func (f *Fetcher) Fetch(ctx context.Context, target string) (*ingest.Retrieval, error) {
-	rt := &ingest.Retrieval{RetrievedAt: f.stamp()}
-	fail := func(outcome, format string, args ...any) (*ingest.Retrieval, error) {
+func (f *Fetcher) Fetch(ctx context.Context, target string) (*model.Retrieval, error) {
+	rt := &model.Retrieval{RetrievedAt: f.stamp()}
+	fail := func(outcome, format string, args ...any) (*model.Retrieval, error) {
 		rt.Outcome, rt.OutcomeError = outcome, fmt.Sprintf(format, args...)
 		return rt, nil
 	}
@@ -230,7 +230,7 @@ func (f *Fetcher) Fetch(ctx context.Context, target string) (*ingest.Retrieval, 
 		if !res.redirect {
 			return rt, nil
 		}
-		hop := ingest.Hop{From: u.String(), Status: ingest.Integer(strconv.Itoa(res.status)), At: res.at, Location: res.location}
+		hop := model.Hop{From: u.String(), Status: model.Integer(strconv.Itoa(res.status)), At: res.at, Location: res.location}
 		next, perr := u.Parse(res.location)
 		if perr != nil {
 			hop.To = res.location
@@ -296,7 +296,7 @@ type response struct {
 // slot of u's host. A redirect is returned for Fetch to follow; a final
 // response, or a failure, is written into rt. The error is non-nil only
 // when ctx was cancelled.
-func (f *Fetcher) request(ctx context.Context, u *url.URL, rt *ingest.Retrieval) (response, error) {
+func (f *Fetcher) request(ctx context.Context, u *url.URL, rt *model.Retrieval) (response, error) {
 	host := strings.ToLower(u.Hostname())
 	if err := f.hosts.acquire(ctx, host); err != nil {
 		return response{}, err
@@ -338,7 +338,7 @@ func (f *Fetcher) request(ctx context.Context, u *url.URL, rt *ingest.Retrieval)
 	}
 	// The final response.
 	rt.FinalURL = u.String()
-	rt.FinalStatus = ingest.Integer(strconv.Itoa(resp.StatusCode))
+	rt.FinalStatus = model.Integer(strconv.Itoa(resp.StatusCode))
 	rt.ContentType = resp.Header.Get("Content-Type")
 	targets, dropped := LinkCanonicals(resp.Header.Values("Link"), MaxCanonicals)
 	rt.CanonicalDropped += dropped
@@ -376,7 +376,7 @@ var errTooLarge = errors.New("body too large")
 // readBody reads the final body up to the policy's limit, hashing it and,
 // when it is HTML, reading canonical links from its head. The hash is set
 // only when the whole body was read.
-func (f *Fetcher) readBody(body io.Reader, u *url.URL, rt *ingest.Retrieval, canon *canonicalSet) error {
+func (f *Fetcher) readBody(body io.Reader, u *url.URL, rt *model.Retrieval, canon *canonicalSet) error {
 	h := sha256.New()
 	lr := &io.LimitedReader{R: body, N: f.policy.MaxBodyBytes + 1}
 	br := bufio.NewReaderSize(io.TeeReader(lr, h), 4096)
@@ -420,13 +420,13 @@ func isHTML(contentType string, br *bufio.Reader) bool {
 // distinct). Different URLs are all kept: conflicting canonicals are
 // evidence.
 type canonicalSet struct {
-	seen map[ingest.Canonical]struct{} // rt.Canonical, once it is longer than smallSet
+	seen map[model.Canonical]struct{} // rt.Canonical, once it is longer than smallSet
 }
 
 // add adds a declaration unless the same URL from the same source is there
 // already or the URL is empty.
-func (s *canonicalSet) add(rt *ingest.Retrieval, u, source string) {
-	c := ingest.Canonical{URL: u, Source: source}
+func (s *canonicalSet) add(rt *model.Retrieval, u, source string) {
+	c := model.Canonical{URL: u, Source: source}
 	if u == "" {
 		return
 	}
@@ -442,7 +442,7 @@ func (s *canonicalSet) add(rt *ingest.Retrieval, u, source string) {
 	case s.seen != nil:
 		s.seen[c] = struct{}{}
 	case len(rt.Canonical) > smallSet:
-		s.seen = make(map[ingest.Canonical]struct{}, 2*len(rt.Canonical))
+		s.seen = make(map[model.Canonical]struct{}, 2*len(rt.Canonical))
 		for _, k := range rt.Canonical {
 			s.seen[k] = struct{}{}
 		}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/provgraph/provgraph/internal/ingest"
+	"github.com/provgraph/provgraph/internal/model"
 )
 
 // TestGuardCatchesRedirectToInternal runs the default guard with one
@@ -24,7 +24,7 @@ func TestGuardCatchesRedirectToInternal(t *testing.T) {
 	defer srv.Close()
 	ap := netip.MustParseAddrPort(srv.Listener.Addr().String())
 	f, err := New(&Options{
-		Policy: ingest.FetchPolicy{UserAgent: "t", Timeout: time.Second, Ports: []int{80, 443, int(ap.Port())}},
+		Policy: model.FetchPolicy{UserAgent: "t", Timeout: time.Second, Ports: []int{80, 443, int(ap.Port())}},
 		LookupHost: func(_ context.Context, host string) ([]netip.Addr, error) {
 			return []netip.Addr{netip.MustParseAddr("127.0.0.2")}, nil
 		},
