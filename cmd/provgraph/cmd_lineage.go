@@ -243,7 +243,7 @@ func writeLineageText(w *bufio.Writer, ls []*query.Lineage) error {
 			} else {
 				fmt.Fprintf(w, "    hops:\n")
 				for _, h := range r.Hops {
-					fmt.Fprintf(w, "      %d. %s %s -> %s", h.Index+1, escapeText(h.Status), quoteIfNeeded(h.From), quoteIfNeeded(h.To))
+					fmt.Fprintf(w, "      %d. %s %s -> %s", h.Index+1, escapeText(string(h.Status)), quoteIfNeeded(h.From), quoteIfNeeded(h.To))
 					if h.At != "" {
 						fmt.Fprintf(w, " at %s", escapeText(h.At))
 					}
@@ -489,7 +489,7 @@ func writeLineageDOT(w *bufio.Writer, ls, orig []*query.Lineage) error {
 			g.edge(ret, raw, "used")
 			prev := ""
 			for _, h := range r.Hops {
-				label := fmt.Sprintf("redirect %d: %s", h.Index+1, dotText(h.Status))
+				label := fmt.Sprintf("redirect %d: %s", h.Index+1, dotText(string(h.Status)))
 				if h.CrossesHost {
 					label += " (crosses host)"
 				}

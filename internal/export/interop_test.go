@@ -399,7 +399,7 @@ func TestSPARQLLineage(t *testing.T) {
 			sr := l.Retrievals[r.Node]
 			var want []hop
 			for _, h := range r.Hops {
-				want = append(want, hop{h.Index, h.From, h.To, h.Status})
+				want = append(want, hop{h.Index, h.From, h.To, string(h.Status)})
 			}
 			if !slices.Equal(sr.Hops, want) {
 				t.Errorf("%s: hops by SPARQL %+v, provgraph %+v", cit.ID, sr.Hops, want)
@@ -449,7 +449,7 @@ func TestSPARQLLineage(t *testing.T) {
 		for _, r := range lin.Retrievals {
 			var want []hop
 			for _, h := range r.Hops {
-				want = append(want, hop{h.Index, h.From, h.To, h.Status})
+				want = append(want, hop{h.Index, h.From, h.To, string(h.Status)})
 			}
 			if sr := l.Retrievals[r.Node]; !slices.Equal(sr.Hops, want) {
 				t.Errorf("%s: hops by SPARQL %+v, lineage %+v", id, sr.Hops, want)

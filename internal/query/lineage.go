@@ -1043,10 +1043,12 @@ func strRetrieval(p map[string]map[string][]graph.Term, text map[string][]graph.
 	for _, h := range p[vocab.Hop][r] {
 		idx, _ := strconv.Atoi(one(p[vocab.HopIndex], h.Value))
 		rt.Hops = append(rt.Hops, Hop{
-			Index: idx, From: one(p[vocab.From], h.Value), To: one(p[vocab.To], h.Value),
-			Status: one(p[vocab.Status], h.Value), At: one(p[vocab.At], h.Value),
-			CrossesHost: one(p[vocab.CrossesHost], h.Value) == "true",
-			Location:    one(p[vocab.Location], h.Value),
+			Hop: model.Hop{
+				From: one(p[vocab.From], h.Value), To: one(p[vocab.To], h.Value),
+				Status: model.Integer(one(p[vocab.Status], h.Value)), At: one(p[vocab.At], h.Value),
+				Location: one(p[vocab.Location], h.Value),
+			},
+			Index: idx, CrossesHost: one(p[vocab.CrossesHost], h.Value) == "true",
 		})
 	}
 	slices.SortFunc(rt.Hops, func(a, b Hop) int { return a.Index - b.Index })
@@ -1059,12 +1061,15 @@ func strRetrieval(p map[string]map[string][]graph.Term, text map[string][]graph.
 
 func strRelation(p map[string]map[string][]graph.Term, text map[string][]graph.Term, types []graph.Term, rel string) *Relation {
 	r := &Relation{
-		Target: one(text, one(p[vocab.Target], rel)), Format: one(p[vocab.Format], rel),
-		CapturedAt: one(p[vocab.CapturedAt], rel), Evidence: one(p[vocab.Evidence], rel),
+		Relation: model.Relation{
+			Target: one(text, one(p[vocab.Target], rel)), Format: one(p[vocab.Format], rel),
+			CapturedAt: one(p[vocab.CapturedAt], rel),
+		},
+		Evidence: one(p[vocab.Evidence], rel),
 	}
 	for _, t := range types {
-		if name, ok := relationTypes[t.Value]; ok {
-			r.Type = name
+		if k, ok := model.RelationKindOfClass(t.Value); ok {
+			r.Type = k.Name
 		}
 	}
 	return r

@@ -106,25 +106,22 @@ func (r *Retrieval) CrossesHost() bool {
 	return false
 }
 
-// Hop is one redirect. Index is pg:hopIndex, counted from 0; JSON has
-// number, counted from 1 as the text output numbers hops (MarshalJSON).
+// Hop is one redirect as stored: the observation (model.Hop) with what the
+// store adds to it, its position and whether it changed host. Index is
+// pg:hopIndex, counted from 0; JSON has number, counted from 1 as the text
+// output numbers hops (MarshalJSON).
 type Hop struct {
-	Index       int    `json:"index"`
-	From        string `json:"from"`
-	To          string `json:"to"`
-	Status      string `json:"status"`
-	At          string `json:"at,omitempty"`
-	CrossesHost bool   `json:"crosses_host"`
-	Location    string `json:"location,omitempty"` // the Location header as received, when recorded
+	model.Hop
+	Index       int
+	CrossesHost bool
 }
 
-// Relation is a declared or detected relation of the cited resource.
+// Relation is a relation of the cited resource as stored: the observation
+// (model.Relation), and whether the input declared it or ingest detected
+// it. Embedding keeps the JSON fields in the input's order, then evidence.
 type Relation struct {
-	Type       string `json:"type"` // format_of, mirror_of, syndication_of, archive_of
-	Target     string `json:"target"`
-	Format     string `json:"format,omitempty"`
-	CapturedAt string `json:"captured_at,omitempty"`
-	Evidence   string `json:"evidence"` // declared or detected
+	model.Relation
+	Evidence string `json:"evidence"` // declared or detected
 }
 
 // Snapshot is everything the queries read, loaded in one pass over the
@@ -714,13 +711,13 @@ func (l *loader) gather(pol PolicyRef, lean bool) (*gathered, error) {
 		return nil, err
 	}
 	l.rels = map[graph.ID]string{}
-	for class, name := range relationTypes {
-		ids, err := l.instances(class)
+	for _, k := range model.RelationKinds {
+		ids, err := l.instances(k.Class)
 		if err != nil {
 			return nil, err
 		}
 		for _, id := range ids {
-			l.rels[id] = name
+			l.rels[id] = k.Name
 		}
 	}
 	// Which node is each normalization's key and each retrieval's
@@ -893,9 +890,12 @@ func (b *builder) fill(c *Citation, pt *partial) {
 	}
 	for _, rel := range pt.relations {
 		c.Relations = append(c.Relations, &Relation{
-			Type:   l.rels[rel],
-			Target: l.one(pText, l.get(pTarget, rel)), Format: l.one(pFormat, rel),
-			CapturedAt: l.one(pCapturedAt, rel), Evidence: l.one(pEvidence, rel),
+			Relation: model.Relation{
+				Type:   l.rels[rel],
+				Target: l.one(pText, l.get(pTarget, rel)), Format: l.one(pFormat, rel),
+				CapturedAt: l.one(pCapturedAt, rel),
+			},
+			Evidence: l.one(pEvidence, rel),
 		})
 	}
 	sortCitation(c)
@@ -945,10 +945,12 @@ func (l *loader) retrieval(r graph.ID, decls []graph.ID) *Retrieval {
 	for _, h := range l.all(pHop, r) {
 		idx, _ := strconv.Atoi(l.one(pHopIndex, h))
 		rt.Hops = append(rt.Hops, Hop{
-			Index: idx, From: l.one(pFrom, h), To: l.one(pTo, h),
-			Status: l.one(pStatus, h), At: l.one(pAt, h),
-			CrossesHost: l.one(pCrossesHost, h) == "true",
-			Location:    l.one(pLocation, h),
+			Hop: model.Hop{
+				From: l.one(pFrom, h), To: l.one(pTo, h),
+				Status: model.Integer(l.one(pStatus, h)), At: l.one(pAt, h),
+				Location: l.one(pLocation, h),
+			},
+			Index: idx, CrossesHost: l.one(pCrossesHost, h) == "true",
 		})
 	}
 	slices.SortFunc(rt.Hops, func(a, b Hop) int { return a.Index - b.Index })
@@ -957,13 +959,6 @@ func (l *loader) retrieval(r graph.ID, decls []graph.ID) *Retrieval {
 	}
 	slices.SortFunc(rt.Canonicals, func(a, b model.Canonical) int { return strings.Compare(a.Source+a.URL, b.Source+b.URL) })
 	return rt
-}
-
-var relationTypes = map[string]string{
-	vocab.FormatRelation:      "format_of",
-	vocab.MirrorRelation:      "mirror_of",
-	vocab.SyndicationRelation: "syndication_of",
-	vocab.ArchiveRelation:     "archive_of",
 }
 
 // workers is how many goroutines parallel uses.
