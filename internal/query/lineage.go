@@ -510,8 +510,8 @@ func (r *reader) policies() ([]PolicyRef, error) {
 			return nil, err
 		}
 		p := PolicyRef{
-			Name: r.one(vocab.PolicyName, n), Version: r.one(vocab.PolicyVersion, n),
-			Digest: r.one(vocab.PolicyDigest, n), node: n, text: r.one(vocab.PolicyText, n), lastRun: last[n],
+			PolicyRef: model.PolicyRef{Name: r.one(vocab.PolicyName, n), Version: r.one(vocab.PolicyVersion, n), Digest: r.one(vocab.PolicyDigest, n)},
+			node:      n, text: r.one(vocab.PolicyText, n), lastRun: last[n],
 		}
 		r.pols[n] = p
 		out = append(out, p)

@@ -22,18 +22,15 @@ import (
 	"github.com/provgraph/provgraph/internal/vocab"
 )
 
-// PolicyRef identifies a normalization policy stored in the database.
+// PolicyRef is a normalization policy stored in the database: its name
+// (model.PolicyRef), and the node, text and last run the queries need to
+// choose it and rebuild its normalizer.
 type PolicyRef struct {
-	Name    string `json:"name"`
-	Version string `json:"version"`
-	Digest  string `json:"digest"`
+	model.PolicyRef
 	node    string
 	text    string
 	lastRun time.Time
 }
-
-// String returns "name@version".
-func (p PolicyRef) String() string { return p.Name + "@" + p.Version }
 
 // Citation is one citation as stored, with what the queries need of it.
 // Nothing here is derived or rewritten: every string is a stored literal.
@@ -631,8 +628,8 @@ func (l *loader) policies() ([]PolicyRef, error) {
 	for i, n := range nodes {
 		v := vals[i]
 		out = append(out, PolicyRef{
-			Name: l.names[v[vocab.PolicyName]], Version: l.names[v[vocab.PolicyVersion]],
-			Digest: l.names[v[vocab.PolicyDigest]], node: l.names[n], text: l.names[v[vocab.PolicyText]], lastRun: last[n],
+			PolicyRef: model.PolicyRef{Name: l.names[v[vocab.PolicyName]], Version: l.names[v[vocab.PolicyVersion]], Digest: l.names[v[vocab.PolicyDigest]]},
+			node:      l.names[n], text: l.names[v[vocab.PolicyText]], lastRun: last[n],
 		})
 	}
 	slices.SortFunc(out, func(a, b PolicyRef) int {
