@@ -122,7 +122,7 @@ func ResolveTargets(ctx context.Context, st *graph.Store, opts TargetOptions) ([
 		retrieved := p[vocab.RetrievedIn][c]
 		if opts.OnlyUnresolved && slices.ContainsFunc(retrieved, func(r graph.Term) bool {
 			o := first(p[vocab.Outcome][r.Value])
-			return o == "" || o == "ok"
+			return o == "" || o == model.OutcomeOK
 		}) {
 			counts.Resolved++
 			continue

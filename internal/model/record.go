@@ -121,9 +121,16 @@ func RelationKindOfClass(class string) (RelationKind, bool) {
 	return RelationKind{}, false
 }
 
-// CanonicalSources are the values Canonical.Source may take: where the
-// declaration was seen.
-var CanonicalSources = []string{"html-link", "http-link-header", "platform"}
+// Canonical.Source values (pg:signalSource): where a canonical declaration
+// was found. The fetcher finds the first two.
+const (
+	SourceHTMLLink   = "html-link"        // a link rel=canonical element in the page
+	SourceLinkHeader = "http-link-header" // a Link response header with rel=canonical
+	SourcePlatform   = "platform"         // stated by the hosting platform outside the page and its headers
+)
+
+// CanonicalSources lists the values Canonical.Source may take.
+var CanonicalSources = []string{SourceHTMLLink, SourceLinkHeader, SourcePlatform}
 
 // Formats are the values Relation.Format may take.
 var Formats = []string{"amp", "print", "mobile", "pdf", "reader"}

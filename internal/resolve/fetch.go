@@ -214,7 +214,7 @@ func (f *Fetcher) Fetch(ctx context.Context, target string) (*model.Retrieval, e
 	}
 	u, err := url.Parse(target)
 	if err != nil {
-		return fail(OutcomeInvalidURL, "%v", err)
+		return fail(model.OutcomeInvalidURL, "%v", err)
 	}
 	u.Fragment, u.RawFragment = "", ""
 	visited := map[string]bool{}
@@ -235,19 +235,19 @@ func (f *Fetcher) Fetch(ctx context.Context, target string) (*model.Retrieval, e
 		if perr != nil {
 			hop.To = res.location
 			rt.Hops = append(rt.Hops, hop)
-			return fail(OutcomeInvalidRedirect, "%d from %s: Location %q is not a URL reference: %v", res.status, u, res.location, perr)
+			return fail(model.OutcomeInvalidRedirect, "%d from %s: Location %q is not a URL reference: %v", res.status, u, res.location, perr)
 		}
 		hop.To = next.String()
 		rt.Hops = append(rt.Hops, hop)
 		next.Fragment, next.RawFragment = "", ""
 		if visited[next.String()] {
-			return fail(OutcomeRedirectLoop, "%d from %s back to %s, requested earlier in the chain", res.status, u, next)
+			return fail(model.OutcomeRedirectLoop, "%d from %s back to %s, requested earlier in the chain", res.status, u, next)
 		}
 		if len(rt.Hops) > f.policy.MaxRedirects {
 			if f.policy.MaxRedirects == 0 {
-				return fail(OutcomeTooManyRedirects, "%d from %s to %s not followed: the policy follows no redirect", res.status, u, next)
+				return fail(model.OutcomeTooManyRedirects, "%d from %s to %s not followed: the policy follows no redirect", res.status, u, next)
 			}
-			return fail(OutcomeTooManyRedirects, "%d from %s to %s would be redirect %d; the policy follows at most %d", res.status, u, next, len(rt.Hops), f.policy.MaxRedirects)
+			return fail(model.OutcomeTooManyRedirects, "%d from %s to %s would be redirect %d; the policy follows at most %d", res.status, u, next, len(rt.Hops), f.policy.MaxRedirects)
 		}
 		u = next
 	}
@@ -257,10 +257,10 @@ func (f *Fetcher) Fetch(ctx context.Context, target string) (*model.Retrieval, e
 // requested.
 func (f *Fetcher) check(u *url.URL) (outcome, msg string) {
 	if !slices.Contains(f.policy.Schemes, u.Scheme) {
-		return OutcomeUnsupportedScheme, fmt.Sprintf("%s: scheme %q is not one of %s", u, u.Scheme, strings.Join(f.policy.Schemes, ", "))
+		return model.OutcomeUnsupportedScheme, fmt.Sprintf("%s: scheme %q is not one of %s", u, u.Scheme, strings.Join(f.policy.Schemes, ", "))
 	}
 	if u.Hostname() == "" {
-		return OutcomeInvalidURL, fmt.Sprintf("%s: no host", u)
+		return model.OutcomeInvalidURL, fmt.Sprintf("%s: no host", u)
 	}
 	if f.policy.AllowPrivate {
 		return "", ""
@@ -271,7 +271,7 @@ func (f *Fetcher) check(u *url.URL) (outcome, msg string) {
 	}
 	n, err := strconv.Atoi(port)
 	if err != nil || !slices.Contains(f.policy.Ports, n) {
-		return OutcomeBlockedPort, fmt.Sprintf("%s: port %s is not one the policy allows (%s)", u, port, joinInts(f.policy.Ports))
+		return model.OutcomeBlockedPort, fmt.Sprintf("%s: port %s is not one the policy allows (%s)", u, port, joinInts(f.policy.Ports))
 	}
 	return "", ""
 }
@@ -306,7 +306,7 @@ func (f *Fetcher) request(ctx context.Context, u *url.URL, rt *model.Retrieval) 
 	defer cancel()
 	req, err := http.NewRequestWithContext(rctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		rt.Outcome, rt.OutcomeError = OutcomeInvalidURL, err.Error()
+		rt.Outcome, rt.OutcomeError = model.OutcomeInvalidURL, err.Error()
 		return response{}, nil
 	}
 	req.Header.Set("User-Agent", f.policy.UserAgent)
@@ -319,7 +319,7 @@ func (f *Fetcher) request(ctx context.Context, u *url.URL, rt *model.Retrieval) 
 		}
 		timedOut := rctx.Err() != nil
 		rt.Outcome = outcomeOf(err, timedOut)
-		if rt.Outcome == OutcomeTimeout {
+		if rt.Outcome == model.OutcomeTimeout {
 			rt.OutcomeError = fmt.Sprintf("GET %s: no response within %v: %v", u, f.policy.Timeout, err)
 		} else {
 			rt.OutcomeError = fmt.Sprintf("GET %s: %v", u, err)
@@ -344,28 +344,28 @@ func (f *Fetcher) request(ctx context.Context, u *url.URL, rt *model.Retrieval) 
 	rt.CanonicalDropped += dropped
 	var canon canonicalSet
 	for _, c := range targets {
-		canon.add(rt, resolveRef(u, c), SourceLinkHeader)
+		canon.add(rt, resolveRef(u, c), model.SourceLinkHeader)
 	}
 	readErr := f.readBody(resp.Body, u, rt, &canon)
 	switch {
 	case ctx.Err() != nil:
 		return response{}, ctx.Err()
 	case readErr != nil && rctx.Err() != nil:
-		rt.Outcome = OutcomeTimeout
+		rt.Outcome = model.OutcomeTimeout
 		rt.OutcomeError = fmt.Sprintf("GET %s: body not read within %v: %v", u, f.policy.Timeout, readErr)
 	case readErr != nil && errors.Is(readErr, errTooLarge):
-		rt.Outcome = OutcomeBodyTooLarge
+		rt.Outcome = model.OutcomeBodyTooLarge
 		rt.OutcomeError = fmt.Sprintf("GET %s: body longer than the policy's %d bytes; no content hash recorded", u, f.policy.MaxBodyBytes)
 	case readErr != nil:
-		rt.Outcome = OutcomeReadError
+		rt.Outcome = model.OutcomeReadError
 		rt.OutcomeError = fmt.Sprintf("GET %s: reading the body: %v", u, readErr)
 	case isRedirect(resp.StatusCode):
-		rt.Outcome = OutcomeInvalidRedirect
+		rt.Outcome = model.OutcomeInvalidRedirect
 		rt.OutcomeError = fmt.Sprintf("GET %s: %s without a Location header", u, resp.Status)
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
-		rt.Outcome = OutcomeOK
+		rt.Outcome = model.OutcomeOK
 	default:
-		rt.Outcome = OutcomeHTTPError
+		rt.Outcome = model.OutcomeHTTPError
 		rt.OutcomeError = fmt.Sprintf("GET %s: %s", u, resp.Status)
 	}
 	return response{at: at}, nil
@@ -390,7 +390,7 @@ func (f *Fetcher) readBody(body io.Reader, u *url.URL, rt *model.Retrieval, cano
 			}
 		}
 		for _, href := range hrefs {
-			canon.add(rt, resolveRef(baseURL, href), SourceHTMLLink)
+			canon.add(rt, resolveRef(baseURL, href), model.SourceHTMLLink)
 		}
 	}
 	if _, err := io.Copy(io.Discard, br); err != nil {
