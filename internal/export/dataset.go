@@ -81,11 +81,13 @@ func conventions(redirectLimits []int64) []convention {
 		values})
 }
 
-// policyInfo is a normalization policy as stored in the database.
+// policyInfo is a normalization policy as stored in the database: its
+// name (model.PolicyRef), its node and text, and the parser it ran on.
 type policyInfo struct {
-	node                                         string
-	name, version, digest, parser, parserVersion string
-	text                                         string
+	model.PolicyRef
+	node                  string
+	parser, parserVersion string
+	text                  string
 }
 
 // description collects, before the data is written, what the dataset
@@ -121,11 +123,11 @@ func newDescription(ctx context.Context, st *graph.Store, o Options, started tim
 			}
 			switch q.P.Value {
 			case vocab.PolicyName:
-				info.name = q.O.Value
+				info.Name = q.O.Value
 			case vocab.PolicyVersion:
-				info.version = q.O.Value
+				info.Version = q.O.Value
 			case vocab.PolicyDigest:
-				info.digest = q.O.Value
+				info.Digest = q.O.Value
 			case vocab.ParserName:
 				info.parser = q.O.Value
 			case vocab.ParserVersion:
@@ -140,7 +142,7 @@ func newDescription(ctx context.Context, st *graph.Store, o Options, started tim
 		}
 		d.policies = append(d.policies, info)
 	}
-	slices.SortFunc(d.policies, func(a, b policyInfo) int { return strings.Compare(a.digest+a.node, b.digest+b.node) })
+	slices.SortFunc(d.policies, func(a, b policyInfo) int { return strings.Compare(a.Digest+a.node, b.Digest+b.node) })
 	if d.redirectLimits, err = redirectLimits(st); err != nil {
 		return nil, err
 	}
@@ -239,13 +241,13 @@ func (d *description) quads(data, ontology int64, ended time.Time) []graph.Quad 
 	for _, p := range d.policies {
 		pn := graph.IRI(p.node)
 		add(act, vocab.ProvUsed, pn)
-		pd := sub("policy/" + strings.TrimPrefix(mintIRI("policy", p.digest, p.node).Value, model.IDBase+"policy/"))
+		pd := sub("policy/" + strings.TrimPrefix(mintIRI("policy", p.Digest, p.node).Value, model.IDBase+"policy/"))
 		add(ds, DCTNS+"conformsTo", pd)
 		types(pd, DCTNS+"Standard", SKOSNS+"ConceptScheme", vocab.ProvPlan, vocab.ProvEntity)
-		str(pd, vocab.RDFSLabel, "normalization policy "+p.name+"@"+p.version)
-		str(pd, DCTNS+"title", p.name)
-		str(pd, OWLNS+"versionInfo", p.version)
-		str(pd, DCTNS+"identifier", p.digest)
+		str(pd, vocab.RDFSLabel, "normalization policy "+p.String())
+		str(pd, DCTNS+"title", p.Name)
+		str(pd, OWLNS+"versionInfo", p.Version)
+		str(pd, DCTNS+"identifier", p.Digest)
 		add(pd, DCTNS+"source", pn)
 		add(pd, vocab.ProvWasDerivedFrom, pn)
 		if p.parser != "" {
@@ -312,7 +314,7 @@ func (d *description) trackingParams(pd graph.Term, p policyInfo, add func(graph
 		str(pd, vocab.RDFSComment, "The database does not hold this policy's text, so its tracking parameters cannot be listed.")
 		return
 	}
-	pol, err := normalize.ParsePolicy([]byte(p.text), "database:"+p.name)
+	pol, err := normalize.ParsePolicy([]byte(p.text), "database:"+p.Name)
 	if err != nil {
 		str(pd, vocab.RDFSComment, "This build cannot read the policy's stored text ("+err.Error()+"), so its tracking parameters cannot be listed.")
 		return
@@ -336,5 +338,5 @@ func (d *description) trackingParams(pd graph.Term, p policyInfo, add func(graph
 			param(r, "removed on hosts "+strings.Join(h.Hosts, ", ")+" only (host rule "+h.Name+")")
 		}
 	}
-	str(pd, DCTNS+"description", fmt.Sprintf("%s removes %d query parameters as tracking-only, each listed with its reason; every other parameter is kept.", p.name, n))
+	str(pd, DCTNS+"description", fmt.Sprintf("%s removes %d query parameters as tracking-only, each listed with its reason; every other parameter is kept.", p.Name, n))
 }

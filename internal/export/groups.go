@@ -74,7 +74,7 @@ func newGroupWriter(ctx context.Context, st *graph.Store, o GroupOptions, d *des
 	if digest := set.Policy().Digest; digest != "" {
 		gw.policy = mintIRI("policy", digest)
 		for _, p := range d.policies {
-			if p.digest == digest {
+			if p.Digest == digest {
 				gw.policy = graph.IRI(p.node)
 			}
 		}
