@@ -206,9 +206,9 @@ func (m *Mapper) Quads(dst []graph.Quad, r *model.Record) ([]graph.Quad, Citatio
 	rels := r.Relations
 	detected := DetectRelations(raw, res.Parsed)
 	for i, rel := range append(rels[:len(rels):len(rels)], detected...) {
-		evidence := "declared"
+		evidence := model.EvidenceDeclared
 		if i >= len(rels) {
-			evidence = "detected"
+			evidence = model.EvidenceDetected
 		}
 		m.relation(cit, rawNode, rel, evidence)
 	}

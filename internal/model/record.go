@@ -79,6 +79,15 @@ const (
 	RelArchiveOf     = "archive_of"
 )
 
+// Relation evidence (pg:evidence): whether the input declared a relation
+// or ingest detected it from the cited URL itself (an archive snapshot, an
+// AMP cache URL). The queries show it; a detected relation is a guess from
+// the URL's shape, a declared one is what the producer said.
+const (
+	EvidenceDeclared = "declared"
+	EvidenceDetected = "detected"
+)
+
 // RelationKind is one kind of relation between a cited resource and
 // another: its input name, the class of the qualified relation node and the
 // direct property ingest writes for it, and its one description. The graph

@@ -118,7 +118,7 @@ type Hop struct {
 // it. Embedding keeps the JSON fields in the input's order, then evidence.
 type Relation struct {
 	model.Relation
-	Evidence string `json:"evidence"` // declared or detected
+	Evidence string `json:"evidence"` // model.EvidenceDeclared or model.EvidenceDetected
 }
 
 // Snapshot is everything the queries read, loaded in one pass over the
