@@ -100,7 +100,8 @@ type Lineage struct {
 }
 
 // Integer is an xsd:integer literal in the lexical form stored (a
-// position, an HTTP status). JSON has it as a number; a stored form that
+// position, an HTTP status). JSON has it as a number (model.Integer, the
+// input's, marshals as a string, which Record.Digest depends on); a stored form that
 // is not an integer (possible only in RDF loaded from elsewhere) stays a
 // string there, as it is: nothing is invented.
 type Integer string

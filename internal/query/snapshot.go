@@ -78,7 +78,12 @@ type Normalization struct {
 // Rejected reports whether the policy rejected the raw URL.
 func (n *Normalization) Rejected() bool { return n.ErrorCode != "" }
 
-// Retrieval is one fetch of a raw URL.
+// Retrieval is one fetch of a raw URL as stored. It is not model.Retrieval
+// because the two marshal differently and model's JSON is fixed: model's is
+// the input line (feeding Record.Digest, so its field order and string
+// integers cannot change), this one is the queries' output, with the hops
+// numbered and flagged (Hop), the status as a JSON number and empty lists
+// written as []. The observed fields mean the same in both.
 type Retrieval struct {
 	Node         string            `json:"-"`
 	RetrievedAt  string            `json:"retrieved_at,omitempty"`
