@@ -11,9 +11,10 @@
 //
 // # Caveats
 //
-// model imports no other provgraph package: it is the bottom of the
-// dependency graph, so that the HTTP fetcher (internal/resolve) and a future
-// service can use the nouns without linking the store. The JSON tags of
+// model imports no other provgraph package but internal/vocab (for the
+// relation kinds' classes): it is the bottom of the dependency graph, so
+// that the HTTP fetcher (internal/resolve) and a future service can use the
+// nouns without linking the store. The JSON tags of
 // Record and below are the input format and feed Record.Digest, hence the
 // citation ids of records without citation_id: never change them.
 package model
