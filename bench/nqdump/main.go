@@ -32,6 +32,7 @@ import (
 
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/ingest"
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/vocab"
 )
@@ -194,7 +195,7 @@ func get(m map[string]*counts, k string) *counts {
 
 // nodeKind returns the kind a minted IRI names (IDBase + kind + "/...").
 func nodeKind(t graph.Term) string {
-	if rest, ok := strings.CutPrefix(t.Value, ingest.IDBase); ok {
+	if rest, ok := strings.CutPrefix(t.Value, model.IDBase); ok {
 		if k, _, ok := strings.Cut(rest, "/"); ok {
 			return k
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/provgraph/provgraph/internal/export"
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/query"
 )
 
@@ -97,7 +98,7 @@ export would no longer be the stored evidence.
 	f.IntVar(&o.groups.minSize, "min-size", 2, "with --include-groups: write only groups with at least this many members")
 	f.BoolVar(&o.groups.review, "review-relations", true, "with --include-groups: also write the groups smaller than --min-size that are the source or target of a relation marked for review, as groups lists them")
 	f.StringVar(&o.groups.verdict, "verdict", "", "with --include-groups: write only groups with this verdict: "+strings.Join(verdicts, ", "))
-	f.IntVar(&o.groups.maxShared, "max-shared", query.DefaultMaxShared, "with --include-groups: as for groups")
+	f.IntVar(&o.groups.maxShared, "max-shared", model.DefaultMaxShared, "with --include-groups: as for groups")
 	f.BoolVar(&o.redact, "redact-userinfo", false, "refused: an export is the stored evidence, written exactly (see above)")
 	return cmd
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/query"
 )
 
@@ -28,7 +29,30 @@ type groupsOptions struct {
 	redact    bool
 }
 
-var verdicts = []string{query.VerdictIdentityConfirmed, query.VerdictNormalizedCompare, query.VerdictNeedsContentCheck, query.VerdictConflict}
+// verdicts are the verdicts' names, in the codebook's order.
+var verdicts = func() []string {
+	var names []string
+	for _, v := range model.Verdicts {
+		names = append(names, v.Name)
+	}
+	return names
+}()
+
+// verdictHelp lists the codebook for the help: each verdict's name and its
+// short definition.
+func verdictHelp() string {
+	var b strings.Builder
+	for _, v := range model.Verdicts {
+		for i, line := range v.Short {
+			name := ""
+			if i == 0 {
+				name = v.Name
+			}
+			fmt.Fprintf(&b, "  %-21s%s\n", name, line)
+		}
+	}
+	return b.String()
+}
 
 func newGroupsCommand() *cobra.Command {
 	var o groupsOptions
@@ -41,12 +65,7 @@ same-host redirects to a common target. Every member keeps its own raw URL,
 fragment, resolved URL and key, with the reasons it is in the group.
 
 Verdicts (how strong the reason to review together is; never proof):
-  identity-confirmed   every member has a content hash and they agree
-  normalized-compare   keys equal by syntax rules and tracking removal only
-  needs-content-check  equality relied on a server-defined host rule or a
-                       redirect, and no content hash confirms it
-  conflict             members' content hashes disagree
-
+` + verdictHelp() + `
 Cross-host redirects, canonical declarations, format variants, mirrors,
 syndicated copies, archive snapshots and shared content hashes never join
 groups: they are listed as relations between groups, and the cross-host ones
@@ -88,7 +107,7 @@ An empty database gives no group and zero counts.
 	f.IntVar(&o.minSize, "min-size", 2, "list only groups with at least this many members, and smaller ones that take part in a relation that needs review (see --review-relations)")
 	f.BoolVar(&o.review, "review-relations", true, "also list the groups smaller than --min-size that are the source or target of a relation marked for review; false lists by size only")
 	f.StringVar(&o.verdict, "verdict", "", "list only groups with this verdict: "+strings.Join(verdicts, ", "))
-	f.IntVar(&o.maxShared, "max-shared", query.DefaultMaxShared, "a redirect target or content hash shared by more groups than this is not duplicate evidence")
+	f.IntVar(&o.maxShared, "max-shared", model.DefaultMaxShared, "a redirect target or content hash shared by more groups than this is not duplicate evidence")
 	addRedactFlag(cmd, &o.redact)
 	return cmd
 }

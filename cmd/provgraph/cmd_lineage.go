@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/query"
 )
 
@@ -87,7 +88,7 @@ Formats:
 	f.StringVar(&o.url, "url", "", "show every citation whose raw URL is exactly this text")
 	f.StringVar(&o.format, "format", "text", "output format: text, json or dot")
 	f.StringVar(&o.scope, "group-scope", query.ScopeNeighbourhood, "where the review group is computed from: neighbourhood (fast) or database (exact, reads everything)")
-	f.IntVar(&o.maxShared, "max-shared", query.DefaultMaxShared, "a redirect target or content hash shared by more groups than this is not duplicate evidence (as for groups)")
+	f.IntVar(&o.maxShared, "max-shared", model.DefaultMaxShared, "a redirect target or content hash shared by more groups than this is not duplicate evidence (as for groups)")
 	addRedactFlag(cmd, &o.redact)
 	return cmd
 }
@@ -242,7 +243,7 @@ func writeLineageText(w *bufio.Writer, ls []*query.Lineage) error {
 			} else {
 				fmt.Fprintf(w, "    hops:\n")
 				for _, h := range r.Hops {
-					fmt.Fprintf(w, "      %d. %s %s -> %s", h.Index+1, escapeText(h.Status), quoteIfNeeded(h.From), quoteIfNeeded(h.To))
+					fmt.Fprintf(w, "      %d. %s %s -> %s", h.Index+1, escapeText(string(h.Status)), quoteIfNeeded(h.From), quoteIfNeeded(h.To))
 					if h.At != "" {
 						fmt.Fprintf(w, " at %s", escapeText(h.At))
 					}
@@ -488,7 +489,7 @@ func writeLineageDOT(w *bufio.Writer, ls, orig []*query.Lineage) error {
 			g.edge(ret, raw, "used")
 			prev := ""
 			for _, h := range r.Hops {
-				label := fmt.Sprintf("redirect %d: %s", h.Index+1, dotText(h.Status))
+				label := fmt.Sprintf("redirect %d: %s", h.Index+1, dotText(string(h.Status)))
 				if h.CrossesHost {
 					label += " (crosses host)"
 				}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/provgraph/provgraph/internal/ingest"
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/query"
 )
@@ -127,7 +128,7 @@ followed by how the policies themselves differ.
 	}
 	o.addFlags(cmd)
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
-	cmd.Flags().IntVar(&maxShared, "max-shared", query.DefaultMaxShared, "as for groups")
+	cmd.Flags().IntVar(&maxShared, "max-shared", model.DefaultMaxShared, "as for groups")
 	addRedactFlag(cmd, &redact)
 	return cmd
 }

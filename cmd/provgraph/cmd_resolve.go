@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/provgraph/provgraph/internal/ingest"
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/resolve"
 )
 
@@ -129,7 +130,7 @@ func runResolve(cmd *cobra.Command, o resolveOptions) error {
 		return usagef("--user-agent is empty: requests must say who makes them")
 	}
 	fetcher, err := resolve.New(&resolve.Options{
-		Policy: ingest.FetchPolicy{
+		Policy: model.FetchPolicy{
 			MaxRedirects: o.maxRedirects, Timeout: o.timeout, UserAgent: o.userAgent,
 			AllowPrivate: o.allowPrivate,
 		},
@@ -183,7 +184,7 @@ func runResolve(cmd *cobra.Command, o resolveOptions) error {
 	}
 	failed := 0
 	var reasons []string
-	for _, oc := range resolve.Outcomes[1:] {
+	for _, oc := range model.Outcomes[1:] {
 		if n := sum.Outcomes[oc]; n > 0 {
 			failed += n
 			reasons = append(reasons, fmt.Sprintf("%s %d", oc, n))
@@ -194,9 +195,9 @@ func runResolve(cmd *cobra.Command, o resolveOptions) error {
 		why = " (" + strings.Join(reasons, ", ") + ")"
 	}
 	fmt.Fprintf(stderr, "resolve: %d of %s retrieved for %s%s: %d resolved, %d redirected, %d cross-host, %d failed%s; %s added, %s\n",
-		sum.Retrievals, plural(sum.Targets, "URL"), plural(sum.Citations, "citation"), skipped, sum.Outcomes[resolve.OutcomeOK], sum.Redirected, sum.CrossHost, failed, why,
+		sum.Retrievals, plural(sum.Targets, "URL"), plural(sum.Citations, "citation"), skipped, sum.Outcomes[model.OutcomeOK], sum.Redirected, sum.CrossHost, failed, why,
 		plural(sum.QuadsAdded, "quad"), sum.Elapsed.Round(time.Millisecond))
-	if blocked := sum.Outcomes[resolve.OutcomeBlockedAddress] + sum.Outcomes[resolve.OutcomeBlockedPort]; blocked > 0 && !o.allowPrivate {
+	if blocked := sum.Outcomes[model.OutcomeBlockedAddress] + sum.Outcomes[model.OutcomeBlockedPort]; blocked > 0 && !o.allowPrivate {
 		ports := strings.ReplaceAll(strings.Trim(fmt.Sprint(fetcher.Policy().Ports), "[]"), " ", ", ")
 		fmt.Fprintf(stderr, "resolve: the guard refused %s (blocked-address, blocked-port): a non-public address, or a port other than %s. They are recorded as failed, and --only-unresolved retries them; --allow-private lifts the guard, for servers on this machine.\n",
 			plural(blocked, "retrieval"), ports)

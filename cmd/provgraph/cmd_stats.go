@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/query"
 )
 
@@ -64,7 +65,7 @@ Every deduplicated count can be explained: --explain lists what is behind it.
 	f.StringVar(&o.policy, "policy", "", "the policy to count under: NAME@VERSION, NAME or a digest (default: the policy used by the latest ingest or renormalize run)")
 	f.StringVar(&o.format, "format", "table", "output format: table or json")
 	f.StringVar(&o.explain, "explain", "", "list what is behind a count (see above)")
-	f.IntVar(&o.maxShared, "max-shared", query.DefaultMaxShared, "as for groups")
+	f.IntVar(&o.maxShared, "max-shared", model.DefaultMaxShared, "as for groups")
 	addRedactFlag(cmd, &o.redact)
 	return cmd
 }

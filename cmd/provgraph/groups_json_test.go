@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/query"
 )
 
@@ -31,7 +32,7 @@ func TestGroupJSONMatchesEncodingJSON(t *testing.T) {
 		{},
 		{ID: "g-1", Key: odd, Keys: []string{}, Members: []*query.Member{}, Relations: []*query.GroupRelation{}},
 		{
-			ID: "g-2", Key: "https://a.example/", Keys: []string{"https://a.example/", odd}, Verdict: query.VerdictConflict,
+			ID: "g-2", Key: "https://a.example/", Keys: []string{"https://a.example/", odd}, Verdict: model.VerdictConflict,
 			Members: []*query.Member{
 				{CitationID: "c1", RawURL: odd, Fragment: &frag, ResolvedURL: "https://a.example/x", Key: "k", Reasons: []string{"r1", odd}},
 				{CitationID: "c2", RawURL: "https://a.example/", Key: "k"},

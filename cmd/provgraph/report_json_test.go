@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/query"
 )
 
@@ -29,7 +30,7 @@ func TestReportJSONStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := query.Groups(snap, query.GroupOptions{MaxShared: query.DefaultMaxShared})
+	rep := query.Groups(snap, query.GroupOptions{MaxShared: model.DefaultMaxShared})
 	empty := *rep
 	empty.Groups = rep.Groups[:0:0]
 	warned := *rep

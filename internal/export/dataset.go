@@ -2,9 +2,6 @@ package export
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strconv"
@@ -12,6 +9,7 @@ import (
 	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/vocab"
 )
@@ -32,42 +30,14 @@ const (
 	OWLNS = "http://www.w3.org/2002/07/owl#"
 )
 
-// IDBase is the namespace of instance nodes (ingest.IDBase); an export's
-// nodes are IDBase + "export/" + 32 hex digits, and below.
-const IDBase = "https://w3id.org/provgraph/id/"
-
-// agentIRI is the provgraph agent node that ingest writes.
-const agentIRI = IDBase + "agent/provgraph"
-
 // OntologyIRI is the IRI of the provgraph vocabulary, and the graph the
 // ontology is written in in N-Quads.
 const OntologyIRI = "https://w3id.org/provgraph/ns"
 
-// MaxShared is the default of groups --max-shared (query.DefaultMaxShared),
-// quoted in the codebook.
-const MaxShared = 3
-
-// Verdict is one entry of the codebook of review-group verdicts: the merge
-// rationale that a count of groups rests on (internal/query, Groups).
-type Verdict struct {
-	Name       string // as the groups command prints it
-	Label      string
-	Definition string
-}
-
-// Codebook is the verdict codebook, in the order the groups command's help
-// lists it. The names are internal/query's Verdict constants.
-var Codebook = []Verdict{
-	{"identity-confirmed", "identity confirmed", "Every member of the group has a content hash and they all agree."},
-	{"normalized-compare", "normalized compare", "The members' comparison keys are equal by syntax-level rules (RFC 3986 section 6, WHATWG URL) and tracking-parameter removal only; no content hash confirms or contradicts it."},
-	{"needs-content-check", "needs content check", "Equality relied on a server-defined host rule or on a same-host redirect, and no content hash confirms it: compare the content before counting the members as one source."},
-	{"conflict", "conflict", "The members' content hashes disagree: the same key served different content."},
-}
-
 // codebookRules is the codebook's description: how groups are formed.
 var codebookRules = "Review groups are derived by a query and merge nothing: every member keeps its own raw URL, fragment, resolved URL and key. " +
 	"Citations whose comparison keys are equal under the policy form a group. " +
-	"A same-host redirect chain joins the source's group with the target's, unless more than " + strconv.Itoa(MaxShared) +
+	"A same-host redirect chain joins the source's group with the target's, unless more than " + strconv.Itoa(model.DefaultMaxShared) +
 	" groups (groups --max-shared) redirect to that target: a login wall, a home page or a soft-404 page is not duplicate evidence; " +
 	"the same bound applies to a content hash shared between groups. " +
 	"Cross-host redirects, canonical declarations, format variants (AMP, print, ...), mirrors, syndicated copies, archive snapshots and content hashes shared between groups never join groups; they are relations between groups. " +
@@ -88,7 +58,7 @@ func conventions(redirectLimits []int64) []convention {
 		{"url-literals", "URLs are exact xsd:string literals",
 			"Every URL as given (raw URL, redirect hop from and to, final URL, canonical URL, relation target) and every comparison key is an xsd:string literal holding the exact text, never an IRI and never xsd:anyURI: " +
 				"an IRI would have to escape or reject text that is not a valid IRI, and xsd:anyURI invites processors to normalize or refuse the value, while the exact text is the evidence. " +
-				"Instance nodes are minted IRIs (" + IDBase + "KIND/HEX), never made from a URL, so every IRI in the data is valid per RFC 3987 whatever the raw URLs contained.",
+				"Instance nodes are minted IRIs (" + model.IDBase + "KIND/HEX), never made from a URL, so every IRI in the data is valid per RFC 3987 whatever the raw URLs contained.",
 			[]graph.Term{graph.IRI(graph.XSDString)}},
 		{"timestamps", "timestamps keep their observed lexical form",
 			"Every time is an xsd:dateTime literal whose lexical form is the RFC 3339 text exactly as observed, offset included: 2025-01-01T01:00:00+01:00 and 2025-01-01T00:00:00Z stay two literals. " +
@@ -111,11 +81,13 @@ func conventions(redirectLimits []int64) []convention {
 		values})
 }
 
-// policyInfo is a normalization policy as stored in the database.
+// policyInfo is a normalization policy as stored in the database: its
+// name (model.PolicyRef), its node and text, and the parser it ran on.
 type policyInfo struct {
-	node                                         string
-	name, version, digest, parser, parserVersion string
-	text                                         string
+	model.PolicyRef
+	node                  string
+	parser, parserVersion string
+	text                  string
 }
 
 // description collects, before the data is written, what the dataset
@@ -151,11 +123,11 @@ func newDescription(ctx context.Context, st *graph.Store, o Options, started tim
 			}
 			switch q.P.Value {
 			case vocab.PolicyName:
-				info.name = q.O.Value
+				info.Name = q.O.Value
 			case vocab.PolicyVersion:
-				info.version = q.O.Value
+				info.Version = q.O.Value
 			case vocab.PolicyDigest:
-				info.digest = q.O.Value
+				info.Digest = q.O.Value
 			case vocab.ParserName:
 				info.parser = q.O.Value
 			case vocab.ParserVersion:
@@ -170,7 +142,7 @@ func newDescription(ctx context.Context, st *graph.Store, o Options, started tim
 		}
 		d.policies = append(d.policies, info)
 	}
-	slices.SortFunc(d.policies, func(a, b policyInfo) int { return strings.Compare(a.digest+a.node, b.digest+b.node) })
+	slices.SortFunc(d.policies, func(a, b policyInfo) int { return strings.Compare(a.Digest+a.node, b.Digest+b.node) })
 	if d.redirectLimits, err = redirectLimits(st); err != nil {
 		return nil, err
 	}
@@ -200,18 +172,9 @@ func redirectLimits(st *graph.Store) ([]int64, error) {
 	return slices.Compact(limits), nil
 }
 
-// mintIRI names a node as ingest does (MODEL.md rule 2): IDBase, the kind,
-// and the first 128 bits of SHA-256 over the length-prefixed kind and
-// fields.
+// mintIRI names a node as ingest does (model.Mint), as a graph term.
 func mintIRI(kind string, fields ...string) graph.Term {
-	h := sha256.New()
-	var n [8]byte
-	for _, f := range append([]string{kind}, fields...) {
-		binary.BigEndian.PutUint64(n[:], uint64(len(f)))
-		h.Write(n[:])
-		h.Write([]byte(f))
-	}
-	return graph.IRI(IDBase + kind + "/" + hex.EncodeToString(h.Sum(nil)[:16]))
+	return graph.IRI(model.Mint(kind, fields...))
 }
 
 // quads returns the description, every quad in d.graphName.
@@ -269,7 +232,7 @@ func (d *description) quads(data, ontology int64, ended time.Time) []graph.Quad 
 		version = "unknown"
 	}
 	str(sw, OWLNS+"versionInfo", version)
-	add(sw, DCTNS+"isVersionOf", graph.IRI(agentIRI))
+	add(sw, DCTNS+"isVersionOf", graph.IRI(model.AgentIRI))
 
 	// The policies: the stored node (the data holds its name, version,
 	// digest, parser and text), and what the description repeats of it,
@@ -278,17 +241,17 @@ func (d *description) quads(data, ontology int64, ended time.Time) []graph.Quad 
 	for _, p := range d.policies {
 		pn := graph.IRI(p.node)
 		add(act, vocab.ProvUsed, pn)
-		pd := sub("policy/" + strings.TrimPrefix(mintIRI("policy", p.digest, p.node).Value, IDBase+"policy/"))
+		pd := sub("policy/" + strings.TrimPrefix(mintIRI("policy", p.Digest, p.node).Value, model.IDBase+"policy/"))
 		add(ds, DCTNS+"conformsTo", pd)
 		types(pd, DCTNS+"Standard", SKOSNS+"ConceptScheme", vocab.ProvPlan, vocab.ProvEntity)
-		str(pd, vocab.RDFSLabel, "normalization policy "+p.name+"@"+p.version)
-		str(pd, DCTNS+"title", p.name)
-		str(pd, OWLNS+"versionInfo", p.version)
-		str(pd, DCTNS+"identifier", p.digest)
+		str(pd, vocab.RDFSLabel, "normalization policy "+p.String())
+		str(pd, DCTNS+"title", p.Name)
+		str(pd, OWLNS+"versionInfo", p.Version)
+		str(pd, DCTNS+"identifier", p.Digest)
 		add(pd, DCTNS+"source", pn)
 		add(pd, vocab.ProvWasDerivedFrom, pn)
 		if p.parser != "" {
-			pa := sub("parser/" + strings.TrimPrefix(mintIRI("parser", p.parser, p.parserVersion).Value, IDBase+"parser/"))
+			pa := sub("parser/" + strings.TrimPrefix(mintIRI("parser", p.parser, p.parserVersion).Value, model.IDBase+"parser/"))
 			add(pd, DCTNS+"requires", pa)
 			if !parsers[pa] {
 				parsers[pa] = true
@@ -318,7 +281,7 @@ func (d *description) quads(data, ontology int64, ended time.Time) []graph.Quad 
 	types(cb, DCTNS+"Standard", SKOSNS+"ConceptScheme", vocab.ProvPlan, vocab.ProvEntity)
 	str(cb, DCTNS+"title", "verdicts of review groups")
 	str(cb, DCTNS+"description", codebookRules)
-	for _, v := range Codebook {
+	for _, v := range model.Verdicts {
 		vn := sub("codebook/" + v.Name)
 		add(cb, SKOSNS+"hasTopConcept", vn)
 		types(vn, SKOSNS+"Concept", vocab.ProvEntity)
@@ -351,7 +314,7 @@ func (d *description) trackingParams(pd graph.Term, p policyInfo, add func(graph
 		str(pd, vocab.RDFSComment, "The database does not hold this policy's text, so its tracking parameters cannot be listed.")
 		return
 	}
-	pol, err := normalize.ParsePolicy([]byte(p.text), "database:"+p.name)
+	pol, err := normalize.ParsePolicy([]byte(p.text), "database:"+p.Name)
 	if err != nil {
 		str(pd, vocab.RDFSComment, "This build cannot read the policy's stored text ("+err.Error()+"), so its tracking parameters cannot be listed.")
 		return
@@ -375,5 +338,5 @@ func (d *description) trackingParams(pd graph.Term, p policyInfo, add func(graph
 			param(r, "removed on hosts "+strings.Join(h.Hosts, ", ")+" only (host rule "+h.Name+")")
 		}
 	}
-	str(pd, DCTNS+"description", fmt.Sprintf("%s removes %d query parameters as tracking-only, each listed with its reason; every other parameter is kept.", p.name, n))
+	str(pd, DCTNS+"description", fmt.Sprintf("%s removes %d query parameters as tracking-only, each listed with its reason; every other parameter is kept.", p.Name, n))
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/provgraph/provgraph/internal/export"
 	"github.com/provgraph/provgraph/internal/ingest"
+	"github.com/provgraph/provgraph/internal/model"
 )
 
 // TestDescriptionRedirectLimits checks that the description states the
@@ -37,8 +38,8 @@ func TestDescriptionRedirectLimits(t *testing.T) {
 	}
 	for _, n := range []int{3, 10, 3, 0} {
 		_, err := ingest.Resolve(context.Background(), st, nil, ingest.ResolveOptions{
-			Policy: ingest.FetchPolicy{MaxRedirects: n, UserAgent: "t"},
-			Fetch:  func(context.Context, string) (*ingest.Retrieval, error) { return nil, nil },
+			Policy: model.FetchPolicy{MaxRedirects: n, UserAgent: "t"},
+			Fetch:  func(context.Context, string) (*model.Retrieval, error) { return nil, nil },
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"github.com/provgraph/provgraph/internal/export"
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/ingest"
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/query"
 	"github.com/provgraph/provgraph/internal/vocab"
@@ -100,7 +101,7 @@ func TestDescription(t *testing.T) {
 	st := fixtureStore(t)
 	out, sum := exportBytes(t, st, export.NQuads, t1, false)
 	ds := sum.Dataset.Value
-	if !strings.HasPrefix(ds, export.IDBase+"export/") || sum.DescriptionGraph.Value != ds+"/description" {
+	if !strings.HasPrefix(ds, model.IDBase+"export/") || sum.DescriptionGraph.Value != ds+"/description" {
 		t.Fatalf("dataset %s, graph %s", ds, sum.DescriptionGraph.Value)
 	}
 	var desc []string
@@ -133,13 +134,13 @@ func TestDescription(t *testing.T) {
 		`<http://www.w3.org/2002/07/owl#versionInfo> "` + normalize.ParserVersion + `"`,
 		`<` + ds + `/convention/timestamps> <http://www.w3.org/1999/02/22-rdf-syntax-ns#value> <http://www.w3.org/2001/XMLSchema#dateTime>`,
 		`<` + ds + `/convention/url-literals> <http://www.w3.org/1999/02/22-rdf-syntax-ns#value> <http://www.w3.org/2001/XMLSchema#string>`,
-		`<http://www.w3.org/ns/prov#used> <` + ingest.IDBase + `policy/`,
+		`<http://www.w3.org/ns/prov#used> <` + model.IDBase + `policy/`,
 	}
 	for _, p := range pol.TrackingParams() {
 		want = append(want, `<http://www.w3.org/2004/02/skos/core#notation> "`+p.Name+`"`)
 		want = append(want, `<http://www.w3.org/2004/02/skos/core#definition> "`+p.Reason+`"`)
 	}
-	for _, v := range []string{query.VerdictIdentityConfirmed, query.VerdictNormalizedCompare, query.VerdictNeedsContentCheck, query.VerdictConflict} {
+	for _, v := range []string{model.VerdictIdentityConfirmed, model.VerdictNormalizedCompare, model.VerdictNeedsContentCheck, model.VerdictConflict} {
 		want = append(want, `<http://www.w3.org/2004/02/skos/core#notation> "`+v+`"`)
 	}
 	for _, w := range want {
@@ -149,28 +150,6 @@ func TestDescription(t *testing.T) {
 	}
 	if n := strings.Count(text, "skos/core#notation"); n != len(pol.TrackingParams())+4 {
 		t.Errorf("%d skos:notation statements, want %d tracking parameters and 4 verdicts", n, len(pol.TrackingParams()))
-	}
-}
-
-// TestCodebookMatchesQuery ties the codebook and the identifiers the export
-// repeats to the packages that define them.
-func TestCodebookMatchesQuery(t *testing.T) {
-	var names []string
-	for _, v := range export.Codebook {
-		names = append(names, v.Name)
-	}
-	want := []string{query.VerdictIdentityConfirmed, query.VerdictNormalizedCompare, query.VerdictNeedsContentCheck, query.VerdictConflict}
-	if !slices.Equal(names, want) {
-		t.Errorf("codebook %v, query verdicts %v", names, want)
-	}
-	if export.MaxShared != query.DefaultMaxShared {
-		t.Errorf("export.MaxShared = %d, query.DefaultMaxShared = %d", export.MaxShared, query.DefaultMaxShared)
-	}
-	if export.IDBase != ingest.IDBase {
-		t.Errorf("export.IDBase = %q, ingest.IDBase = %q", export.IDBase, ingest.IDBase)
-	}
-	if !strings.HasPrefix(ingest.AgentIRI.Value, export.IDBase) {
-		t.Errorf("agent %s", ingest.AgentIRI.Value)
 	}
 }
 
@@ -280,7 +259,7 @@ func TestLiteralsRoundTrip(t *testing.T) {
 		}
 		got := map[string]bool{}
 		err := dst.Match(context.Background(), graph.Quad{}, func(q graph.Quad) error {
-			if q.S.Kind == graph.KindIRI && (strings.HasPrefix(q.S.Value, sum.Dataset.Value) || strings.HasPrefix(q.S.Value, ingest.IDBase+"ingest/")) {
+			if q.S.Kind == graph.KindIRI && (strings.HasPrefix(q.S.Value, sum.Dataset.Value) || strings.HasPrefix(q.S.Value, model.IDBase+"ingest/")) {
 				return nil
 			}
 			q.G = graph.Term{}
@@ -676,7 +655,7 @@ func TestGroups(t *testing.T) {
 	for _, w := range []string{
 		`<` + ds + `/grouping> <` + vocab.MinSize + `> "1"^^<` + graph.XSDInteger + `>`,
 		`<` + ds + `/grouping> <` + vocab.MaxShared + `> "3"^^<` + graph.XSDInteger + `>`,
-		`<` + ds + `/grouping> <` + vocab.ProvUsed + `> <` + ingest.IDBase + `policy/`,
+		`<` + ds + `/grouping> <` + vocab.ProvUsed + `> <` + model.IDBase + `policy/`,
 	} {
 		if !strings.Contains(text, w) {
 			t.Errorf("the grouping lacks %s", w)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/query"
 	"github.com/provgraph/provgraph/internal/vocab"
 )
@@ -27,7 +28,7 @@ type GroupOptions struct {
 	Policy string
 	// MaxShared, MinSize and Verdict are groups --max-shared, --min-size
 	// and --verdict (query.GroupOptions): zero MaxShared means
-	// query.DefaultMaxShared, zero MinSize lists every group, empty
+	// model.DefaultMaxShared, zero MinSize lists every group, empty
 	// Verdict every verdict.
 	MaxShared int
 	MinSize   int
@@ -60,7 +61,7 @@ func newGroupWriter(ctx context.Context, st *graph.Store, o GroupOptions, d *des
 		return nil, fmt.Errorf("export: groups: %w", err)
 	}
 	if o.MaxShared <= 0 {
-		o.MaxShared = query.DefaultMaxShared
+		o.MaxShared = model.DefaultMaxShared
 	}
 	gw := &groupWriter{
 		set: set, opts: o, started: started,
@@ -73,7 +74,7 @@ func newGroupWriter(ctx context.Context, st *graph.Store, o GroupOptions, d *des
 	if digest := set.Policy().Digest; digest != "" {
 		gw.policy = mintIRI("policy", digest)
 		for _, p := range d.policies {
-			if p.digest == digest {
+			if p.Digest == digest {
 				gw.policy = graph.IRI(p.node)
 			}
 		}

@@ -24,6 +24,7 @@ import (
 	"github.com/provgraph/provgraph/internal/export"
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/ingest"
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/query"
 	"github.com/provgraph/provgraph/internal/testenv"
@@ -60,25 +61,25 @@ func resolveCorpus(ctx context.Context, st *graph.Store, now func() time.Time) e
 	targets = targets[:min(len(targets), 6)]
 	n := 0
 	var mu sync.Mutex
-	fetch := func(_ context.Context, u string) (*ingest.Retrieval, error) {
+	fetch := func(_ context.Context, u string) (*model.Retrieval, error) {
 		mu.Lock()
 		n++
 		i := n
 		mu.Unlock()
 		at := "2026-11-29T12:00:00Z"
 		if i%3 == 0 {
-			return &ingest.Retrieval{RetrievedAt: at, Outcome: "timeout", OutcomeError: "request took longer than 1s"}, nil
+			return &model.Retrieval{RetrievedAt: at, Outcome: "timeout", OutcomeError: "request took longer than 1s"}, nil
 		}
 		final := strings.TrimSuffix(u, "/") + "/final"
-		return &ingest.Retrieval{
+		return &model.Retrieval{
 			RetrievedAt: at,
-			Hops:        []ingest.Hop{{From: u, To: final, Status: "301", At: at, Location: "final"}},
+			Hops:        []model.Hop{{From: u, To: final, Status: "301", At: at, Location: "final"}},
 			FinalURL:    final, FinalStatus: "200", ContentType: "text/html; charset=utf-8",
 			ContentHash: "sha256:" + strings.Repeat(strconv.Itoa(i), 64)[:64], Outcome: "ok",
-			Canonical: []ingest.Canonical{{URL: final, Source: "http-link-header"}},
+			Canonical: []model.Canonical{{URL: final, Source: "http-link-header"}},
 		}, nil
 	}
-	policy := ingest.FetchPolicy{MaxRedirects: 10, MaxBodyBytes: 1 << 20, Timeout: time.Second, UserAgent: "provgraph-test", Schemes: []string{"http", "https"}, Ports: []int{80, 443}}
+	policy := model.FetchPolicy{MaxRedirects: 10, MaxBodyBytes: 1 << 20, Timeout: time.Second, UserAgent: "provgraph-test", Schemes: []string{"http", "https"}, Ports: []int{80, 443}}
 	_, err = ingest.Resolve(ctx, st, targets, ingest.ResolveOptions{Policy: policy, Fetch: fetch, Concurrency: 1, Now: now})
 	return err
 }
@@ -398,7 +399,7 @@ func TestSPARQLLineage(t *testing.T) {
 			sr := l.Retrievals[r.Node]
 			var want []hop
 			for _, h := range r.Hops {
-				want = append(want, hop{h.Index, h.From, h.To, h.Status})
+				want = append(want, hop{h.Index, h.From, h.To, string(h.Status)})
 			}
 			if !slices.Equal(sr.Hops, want) {
 				t.Errorf("%s: hops by SPARQL %+v, provgraph %+v", cit.ID, sr.Hops, want)
@@ -448,7 +449,7 @@ func TestSPARQLLineage(t *testing.T) {
 		for _, r := range lin.Retrievals {
 			var want []hop
 			for _, h := range r.Hops {
-				want = append(want, hop{h.Index, h.From, h.To, h.Status})
+				want = append(want, hop{h.Index, h.From, h.To, string(h.Status)})
 			}
 			if sr := l.Retrievals[r.Node]; !slices.Equal(sr.Hops, want) {
 				t.Errorf("%s: hops by SPARQL %+v, lineage %+v", id, sr.Hops, want)

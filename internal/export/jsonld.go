@@ -6,12 +6,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/vocab"
 )
 
 // jsonldPrefixes are the @context of a JSON-LD export: the Turtle prefixes
 // and pgid: for instance nodes (a JSON-LD compact IRI may hold "/").
-var jsonldPrefixes = append(append([]prefix(nil), prefixes...), prefix{"pgid", IDBase})
+var jsonldPrefixes = append(append([]prefix(nil), prefixes...), prefix{"pgid", model.IDBase})
 
 // jsonldSink writes JSON-LD 1.1 in flattened form (JSON-LD 1.1 §4.2.2,
 // but streamed): a @context that defines only prefixes, and a @graph with

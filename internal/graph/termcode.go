@@ -44,7 +44,11 @@ const (
 	tagNS       = 16 // tagNS+i for namespaces[i]
 )
 
-// mintedPrefix is the namespace of provgraph's minted instance IRIs.
+// mintedPrefix is the namespace of provgraph's minted instance IRIs
+// (model.IDBase) as this file format stores them. It is part of the format,
+// like namespaces below, so it stays a literal here: were the domain's
+// namespace ever to change, files written before must still decode to the
+// IRIs they stored.
 const mintedPrefix = "https://w3id.org/provgraph/id/"
 
 // namespaces are IRI prefixes stored as one byte. The list is part of the

@@ -1,6 +1,10 @@
 package ingest
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/provgraph/provgraph/internal/model"
+)
 
 // DetectRelations recognises archive snapshots and AMP copies from the
 // cited URL itself: a Wayback Machine URL names the live URL and the
@@ -11,7 +15,7 @@ import "strings"
 //
 // The target is cut from the raw text, so it is exactly what the citation
 // contained.
-func DetectRelations(raw, parsed string) []Relation {
+func DetectRelations(raw, parsed string) []model.Relation {
 	if parsed == "" {
 		return nil
 	}
@@ -30,11 +34,11 @@ func DetectRelations(raw, parsed string) []Relation {
 		if digits == "" || len(digits) > 14 {
 			return nil
 		}
-		rel := Relation{Type: RelArchiveOf, Target: target}
+		rel := model.Relation{Type: model.RelArchiveOf, Target: target}
 		if len(digits) == 14 {
 			rel.CapturedAt = digits[0:4] + "-" + digits[4:6] + "-" + digits[6:8] + "T" + digits[8:10] + ":" + digits[10:12] + ":" + digits[12:14] + "Z"
 		}
-		return []Relation{rel}
+		return []model.Relation{rel}
 	case isArchiveToday(host):
 		// /<timestamp>/<target>, /newest/<target>, /oldest/<target>; short
 		// snapshot ids (/AbCdE) name no target and are not detected.
@@ -42,13 +46,13 @@ func DetectRelations(raw, parsed string) []Relation {
 		if !ok || !looksLikeURL(target) {
 			return nil
 		}
-		rel := Relation{Type: RelArchiveOf, Target: target}
+		rel := model.Relation{Type: model.RelArchiveOf, Target: target}
 		if t, ok := archiveTodayTime(ts); ok {
 			rel.CapturedAt = t
 		} else if ts != "newest" && ts != "oldest" {
 			return nil
 		}
-		return []Relation{rel}
+		return []model.Relation{rel}
 	case strings.HasSuffix(host, ".cdn.ampproject.org"):
 		// /c/s/<host/path> (https), /c/<host/path> (http); also /v/ and /i/.
 		for _, p := range []string{"/c/", "/v/", "/i/"} {
@@ -142,7 +146,7 @@ func looksLikeURL(s string) bool {
 
 // ampTarget reads "<p>s/<host/path>" (https) or "<p><host/path>" (http)
 // from the raw text.
-func ampTarget(raw, p string) []Relation {
+func ampTarget(raw, p string) []model.Relation {
 	i := strings.Index(raw, "://")
 	if i < 0 {
 		return nil
@@ -160,5 +164,5 @@ func ampTarget(raw, p string) []Relation {
 	if s == "" || s[0] == '/' {
 		return nil
 	}
-	return []Relation{{Type: RelFormatOf, Target: scheme + s, Format: "amp"}}
+	return []model.Relation{{Type: model.RelFormatOf, Target: scheme + s, Format: "amp"}}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/provgraph/provgraph/internal/ingest"
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 )
 
@@ -15,22 +16,22 @@ func TestDetectRelations(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		raw  string
-		want []ingest.Relation
+		want []model.Relation
 	}{
 		{"https://web.archive.org/web/20240115083000/https://example.com/report?id=3",
-			[]ingest.Relation{{Type: "archive_of", Target: "https://example.com/report?id=3", CapturedAt: "2024-01-15T08:30:00Z"}}},
+			[]model.Relation{{Type: "archive_of", Target: "https://example.com/report?id=3", CapturedAt: "2024-01-15T08:30:00Z"}}},
 		{"http://Web.Archive.org/web/20240115083000id_/http://example.com/",
-			[]ingest.Relation{{Type: "archive_of", Target: "http://example.com/", CapturedAt: "2024-01-15T08:30:00Z"}}},
+			[]model.Relation{{Type: "archive_of", Target: "http://example.com/", CapturedAt: "2024-01-15T08:30:00Z"}}},
 		{"https://web.archive.org/web/2024/https://example.com/",
-			[]ingest.Relation{{Type: "archive_of", Target: "https://example.com/"}}},
+			[]model.Relation{{Type: "archive_of", Target: "https://example.com/"}}},
 		{"https://archive.ph/2019.01.31-123456/https://example.com/a",
-			[]ingest.Relation{{Type: "archive_of", Target: "https://example.com/a", CapturedAt: "2019-01-31T12:34:56Z"}}},
+			[]model.Relation{{Type: "archive_of", Target: "https://example.com/a", CapturedAt: "2019-01-31T12:34:56Z"}}},
 		{"https://archive.today/newest/https://example.com/a",
-			[]ingest.Relation{{Type: "archive_of", Target: "https://example.com/a"}}},
+			[]model.Relation{{Type: "archive_of", Target: "https://example.com/a"}}},
 		{"https://example-com.cdn.ampproject.org/c/s/example.com/news/story.amp.html",
-			[]ingest.Relation{{Type: "format_of", Target: "https://example.com/news/story.amp.html", Format: "amp"}}},
+			[]model.Relation{{Type: "format_of", Target: "https://example.com/news/story.amp.html", Format: "amp"}}},
 		{"https://www.google.com/amp/s/www.bbc.co.uk/news/amp/world-1",
-			[]ingest.Relation{{Type: "format_of", Target: "https://www.bbc.co.uk/news/amp/world-1", Format: "amp"}}},
+			[]model.Relation{{Type: "format_of", Target: "https://www.bbc.co.uk/news/amp/world-1", Format: "amp"}}},
 		// Not detected: a short archive.today id names no target; other
 		// hosts and look-alikes are just URLs.
 		{"https://archive.ph/AbCdE", nil},

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/provgraph/provgraph/internal/ingest"
+	"github.com/provgraph/provgraph/internal/model"
 )
 
 // FuzzParseRecord checks that ParseRecord never panics and that a line it
@@ -38,7 +39,7 @@ func FuzzParseRecord(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	names := fieldNames(reflect.TypeOf(ingest.Record{}), map[string]bool{})
+	names := fieldNames(reflect.TypeOf(model.Record{}), map[string]bool{})
 	f.Fuzz(func(t *testing.T, line []byte) {
 		r, err := ingest.ParseRecord(line, "in.jsonl", 1)
 		if err != nil {

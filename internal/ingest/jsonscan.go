@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/provgraph/provgraph/internal/model"
 )
 
 // shape is the set of field names one JSON object of the input may have,
@@ -21,7 +23,7 @@ type shapeField struct {
 }
 
 // recordShape is the shape of one input line.
-var recordShape = shapeOf(reflect.TypeOf(Record{}))
+var recordShape = shapeOf(reflect.TypeOf(model.Record{}))
 
 func shapeOf(t reflect.Type) *shape {
 	s := &shape{}

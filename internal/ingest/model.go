@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/vocab"
 )
@@ -147,7 +148,7 @@ type Citation struct {
 }
 
 // Quads appends the quads of one record to dst.
-func (m *Mapper) Quads(dst []graph.Quad, r *Record) ([]graph.Quad, Citation, error) {
+func (m *Mapper) Quads(dst []graph.Quad, r *model.Record) ([]graph.Quad, Citation, error) {
 	m.quads = dst
 	id := r.ID()
 	cit := mint("citation", id)
@@ -205,9 +206,9 @@ func (m *Mapper) Quads(dst []graph.Quad, r *Record) ([]graph.Quad, Citation, err
 	rels := r.Relations
 	detected := DetectRelations(raw, res.Parsed)
 	for i, rel := range append(rels[:len(rels):len(rels)], detected...) {
-		evidence := "declared"
+		evidence := model.EvidenceDeclared
 		if i >= len(rels) {
-			evidence = "detected"
+			evidence = model.EvidenceDetected
 		}
 		m.relation(cit, rawNode, rel, evidence)
 	}
@@ -270,7 +271,7 @@ func (m *Mapper) NormalizationQuads(dst []graph.Quad, cit, rawNode graph.Term, r
 	return m.quads, nerr, err
 }
 
-func (m *Mapper) retrieval(cit, rawNode graph.Term, raw string, rt *Retrieval) {
+func (m *Mapper) retrieval(cit, rawNode graph.Term, raw string, rt *model.Retrieval) {
 	ret := retrievalNode(raw, rt)
 	m.add(cit, vocab.RetrievedIn, ret)
 	m.retrievalQuads(ret, rawNode, rt)
@@ -279,7 +280,7 @@ func (m *Mapper) retrieval(cit, rawNode graph.Term, raw string, rt *Retrieval) {
 // retrievalNode mints the node of a retrieval of raw: from the raw text and
 // the canonical JSON of the record, so a fetch at another time is another
 // node.
-func retrievalNode(raw string, rt *Retrieval) graph.Term {
+func retrievalNode(raw string, rt *model.Retrieval) graph.Term {
 	canon, _ := json.Marshal(rt)
 	return mint("retrieval", raw, string(canon))
 }
@@ -288,7 +289,7 @@ func retrievalNode(raw string, rt *Retrieval) graph.Term {
 // raw (node rawNode) that provgraph made in the resolve run run, linked
 // from each of the citations cits, and returns the retrieval's node. It
 // adds to what is stored; nothing earlier is replaced.
-func (m *Mapper) RetrievalQuads(dst []graph.Quad, cits []graph.Term, rawNode graph.Term, raw string, rt *Retrieval, run graph.Term) ([]graph.Quad, graph.Term) {
+func (m *Mapper) RetrievalQuads(dst []graph.Quad, cits []graph.Term, rawNode graph.Term, raw string, rt *model.Retrieval, run graph.Term) ([]graph.Quad, graph.Term) {
 	m.quads = dst
 	ret := retrievalNode(raw, rt)
 	for _, c := range cits {
@@ -304,7 +305,7 @@ func (m *Mapper) RetrievalQuads(dst []graph.Quad, cits []graph.Term, rawNode gra
 // pg:crossesHost of a hop between them says.
 func (m *Mapper) SameHost(a, b string) bool { return m.host(a) == m.host(b) }
 
-func (m *Mapper) retrievalQuads(ret, rawNode graph.Term, rt *Retrieval) {
+func (m *Mapper) retrievalQuads(ret, rawNode graph.Term, rt *model.Retrieval) {
 	m.types(ret, vocab.Retrieval, vocab.ProvActivity)
 	m.add(ret, vocab.ProvUsed, rawNode)
 	m.typed(ret, vocab.RetrievedAt, rt.RetrievedAt, xsdTime)
@@ -360,15 +361,8 @@ func (m *Mapper) host(u string) string {
 	return h
 }
 
-var relationClass = map[string]struct{ class, prop string }{
-	RelFormatOf:      {vocab.FormatRelation, vocab.FormatOf},
-	RelMirrorOf:      {vocab.MirrorRelation, vocab.MirrorOf},
-	RelSyndicationOf: {vocab.SyndicationRelation, vocab.SyndicationOf},
-	RelArchiveOf:     {vocab.ArchiveRelation, vocab.ArchiveOf},
-}
-
-func (m *Mapper) relation(cit, rawNode graph.Term, rel Relation, evidence string) {
-	rc := relationClass[rel.Type]
+func (m *Mapper) relation(cit, rawNode graph.Term, rel model.Relation, evidence string) {
+	rc, _ := model.RelationKindNamed(rel.Type) // ParseRecord accepted it
 	target := mint("resource", rel.Target)
 	if m.first(target) {
 		m.types(target, vocab.RelatedResource, vocab.ProvEntity)
@@ -376,12 +370,12 @@ func (m *Mapper) relation(cit, rawNode graph.Term, rel Relation, evidence string
 	}
 	q := mint("relation", cit.Value, rel.Type, rel.Target, rel.Format, rel.CapturedAt, evidence)
 	m.add(cit, vocab.QualifiedRelation, q)
-	m.types(q, vocab.SourceRelation, rc.class, vocab.ProvInfluence)
+	m.types(q, vocab.SourceRelation, rc.Class, vocab.ProvInfluence)
 	m.add(q, vocab.Target, target)
 	m.str(q, vocab.Evidence, evidence)
 	m.str(q, vocab.Format, rel.Format)
 	m.typed(q, vocab.CapturedAt, rel.CapturedAt, xsdTime)
-	m.add(rawNode, rc.prop, target)
+	m.add(rawNode, rc.Property, target)
 }
 
 // stepsJSON encodes a step log as one JSON array literal.

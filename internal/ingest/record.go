@@ -2,118 +2,17 @@ package ingest
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/provgraph/provgraph/internal/model"
 )
-
-// Record is one citation observation, one line of the JSON Lines input.
-// Field names are the input's. Integers keep their lexical form (Integer),
-// so what reaches the graph is what the input said.
-type Record struct {
-	CitationID string     `json:"citation_id,omitempty"`
-	Engine     string     `json:"engine,omitempty"`
-	AnswerID   string     `json:"answer_id,omitempty"`
-	Position   Integer    `json:"position,omitempty"`
-	Question   string     `json:"question,omitempty"`
-	ObservedAt string     `json:"observed_at"`
-	RawURL     *string    `json:"raw_url"`
-	BaseURL    string     `json:"base_url,omitempty"`
-	Retrieval  *Retrieval `json:"retrieval,omitempty"`
-	Relations  []Relation `json:"relations,omitempty"`
-}
-
-// Retrieval is what a fetch of the raw URL observed.
-type Retrieval struct {
-	RetrievedAt  string      `json:"retrieved_at,omitempty"`
-	Hops         []Hop       `json:"hops,omitempty"`
-	FinalURL     string      `json:"final_url,omitempty"`
-	FinalStatus  Integer     `json:"final_status,omitempty"`
-	ContentHash  string      `json:"content_hash,omitempty"`
-	ContentType  string      `json:"content_type,omitempty"`
-	Canonical    []Canonical `json:"canonical,omitempty"`
-	SnapshotRef  string      `json:"snapshot_ref,omitempty"`
-	Outcome      string      `json:"outcome,omitempty"`
-	OutcomeError string      `json:"outcome_error,omitempty"`
-
-	// CanonicalDropped counts the canonical declarations the response made
-	// beyond those the fetcher kept (pg:canonicalDropped); zero when none
-	// were dropped.
-	CanonicalDropped int `json:"canonical_dropped,omitempty"`
-}
-
-// Hop is one redirect: from, to, the status that caused it and when.
-// Location is the Location header exactly as received, when the fetcher
-// recorded it; To is then that reference resolved against From.
-type Hop struct {
-	From     string  `json:"from"`
-	To       string  `json:"to"`
-	Status   Integer `json:"status"`
-	At       string  `json:"at,omitempty"`
-	Location string  `json:"location,omitempty"`
-}
-
-// Canonical is a canonical declaration as observed.
-type Canonical struct {
-	URL    string `json:"url"`
-	Source string `json:"source"`
-}
-
-// Relation links the cited resource to another one: a format variant, a
-// mirror, a syndicated copy or an archive snapshot.
-type Relation struct {
-	Type       string `json:"type"`
-	Target     string `json:"target"`
-	Format     string `json:"format,omitempty"`
-	CapturedAt string `json:"captured_at,omitempty"`
-}
-
-// Relation types and their meaning, as accepted in the input.
-const (
-	RelFormatOf      = "format_of"
-	RelMirrorOf      = "mirror_of"
-	RelSyndicationOf = "syndication_of"
-	RelArchiveOf     = "archive_of"
-)
-
-var (
-	canonicalSources = []string{"html-link", "http-link-header", "platform"}
-	relationTypes    = []string{RelFormatOf, RelMirrorOf, RelSyndicationOf, RelArchiveOf}
-	formats          = []string{"amp", "print", "mobile", "pdf", "reader"}
-)
-
-// Integer is a JSON integer kept as its text. A quoted number is refused:
-// the schema says number, and a string there is a sign of a broken
-// producer.
-type Integer string
-
-// UnmarshalJSON implements json.Unmarshaler.
-func (n *Integer) UnmarshalJSON(b []byte) error {
-	if len(b) == 0 || b[0] < '0' && b[0] != '-' || b[0] > '9' {
-		what := "string"
-		switch {
-		case len(b) > 0 && b[0] == '{':
-			what = "object"
-		case len(b) > 0 && b[0] == '[':
-			what = "array"
-		case len(b) > 0 && (b[0] == 't' || b[0] == 'f'):
-			what = "bool"
-		case len(b) > 0 && b[0] == 'n':
-			return nil // null: absent
-		}
-		return &json.UnmarshalTypeError{Value: what, Type: reflect.TypeOf(Integer(""))}
-	}
-	*n = Integer(b)
-	return nil
-}
 
 // RecordError says what is wrong with one input line: the file, the line,
 // the field (a JSON path such as "retrieval.hops[1].status") and why.
@@ -137,7 +36,7 @@ func (e *RecordError) Error() string {
 // that is not valid UTF-8 and lone surrogate escapes such as "\uD800":
 // the decoder would keep one of the values, or replace the text by U+FFFD,
 // and the stored evidence would not be what the input said.
-func ParseRecord(line []byte, file string, lineNo int) (*Record, error) {
+func ParseRecord(line []byte, file string, lineNo int) (*model.Record, error) {
 	fail := func(field, format string, args ...any) error {
 		return &RecordError{File: file, Line: lineNo, Field: field, Msg: fmt.Sprintf(format, args...)}
 	}
@@ -150,7 +49,7 @@ func ParseRecord(line []byte, file string, lineNo int) (*Record, error) {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	dec.UseNumber()
-	var r Record
+	var r model.Record
 	if err := dec.Decode(&r); err != nil {
 		msg := jsonErrorMessage(err)
 		if err == io.ErrUnexpectedEOF {
@@ -215,21 +114,21 @@ func ParseRecord(line []byte, file string, lineNo int) (*Record, error) {
 			if c.URL == "" {
 				return nil, fail(f+".url", "required field is missing")
 			}
-			if !contains(canonicalSources, c.Source) {
-				return nil, fail(f+".source", "%q is not one of %s", c.Source, strings.Join(canonicalSources, ", "))
+			if !contains(model.CanonicalSources, c.Source) {
+				return nil, fail(f+".source", "%q is not one of %s", c.Source, strings.Join(model.CanonicalSources, ", "))
 			}
 		}
 	}
 	for i, rel := range r.Relations {
 		f := fmt.Sprintf("relations[%d]", i)
-		if !contains(relationTypes, rel.Type) {
-			return nil, fail(f+".type", "%q is not one of %s", rel.Type, strings.Join(relationTypes, ", "))
+		if _, ok := model.RelationKindNamed(rel.Type); !ok {
+			return nil, fail(f+".type", "%q is not one of %s", rel.Type, relationNames())
 		}
 		if rel.Target == "" {
 			return nil, fail(f+".target", "required field is missing")
 		}
-		if rel.Format != "" && !contains(formats, rel.Format) {
-			return nil, fail(f+".format", "%q is not one of %s", rel.Format, strings.Join(formats, ", "))
+		if rel.Format != "" && !contains(model.Formats, rel.Format) {
+			return nil, fail(f+".format", "%q is not one of %s", rel.Format, strings.Join(model.Formats, ", "))
 		}
 		if rel.CapturedAt != "" {
 			if err := checkTime(rel.CapturedAt); err != nil {
@@ -238,6 +137,15 @@ func ParseRecord(line []byte, file string, lineNo int) (*Record, error) {
 		}
 	}
 	return &r, nil
+}
+
+// relationNames lists the relation kinds' names for an error message.
+func relationNames() string {
+	var names []string
+	for _, k := range model.RelationKinds {
+		names = append(names, k.Name)
+	}
+	return strings.Join(names, ", ")
 }
 
 func contains(list []string, s string) bool {
@@ -275,7 +183,7 @@ func checkTime(s string) error {
 
 // checkInteger accepts a JSON number that is a plain integer (no fraction,
 // exponent or sign) within [lo, hi].
-func checkInteger(n Integer, lo, hi int64) error {
+func checkInteger(n model.Integer, lo, hi int64) error {
 	s := string(n)
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
@@ -330,7 +238,7 @@ func jsonTypeName(t string) string {
 	switch {
 	case t == "string" || t == "*string":
 		return "string"
-	case t == "ingest.Integer":
+	case t == "model.Integer":
 		return "integer"
 	case strings.HasPrefix(t, "[]"):
 		return "array"
@@ -368,27 +276,4 @@ func notAnObject(line []byte) string {
 func firstRune(b []byte) string {
 	r, _ := utf8.DecodeRune(b)
 	return string(r)
-}
-
-// Digest returns a deterministic digest of the record's content: SHA-256
-// over its canonical JSON form (fields in a fixed order, no whitespace), as
-// "sha256:" and hex. Two lines that differ only in whitespace or field
-// order have the same digest.
-func (r *Record) Digest() string {
-	b, err := json.Marshal(r)
-	if err != nil {
-		panic(err) // plain data
-	}
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
-
-// ID returns the citation id: the given citation_id, or a digest of the
-// record without it.
-func (r *Record) ID() string {
-	if r.CitationID != "" {
-		return r.CitationID
-	}
-	d := r.Digest()
-	return "c-" + d[len("sha256:"):len("sha256:")+32]
 }

@@ -11,22 +11,10 @@ import (
 	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/vocab"
 )
-
-// FetchPolicy is the set of rules the retrievals of a resolve run follow,
-// as the run's node records them (pg:maxRedirects and the rest). The
-// fetcher (internal/resolve) applies it; this package only records it.
-type FetchPolicy struct {
-	MaxRedirects int           // redirects followed at most
-	MaxBodyBytes int64         // bytes of a final body read at most
-	Timeout      time.Duration // per request, dialling to the end of the body
-	UserAgent    string
-	Schemes      []string // URL schemes fetched
-	Ports        []int    // TCP ports connected to
-	AllowPrivate bool     // non-public addresses and every port allowed
-}
 
 // ResolveTarget is one URL to retrieve: a raw URL and the citations of it
 // that the retrieval will be linked from.
@@ -134,7 +122,7 @@ func ResolveTargets(ctx context.Context, st *graph.Store, opts TargetOptions) ([
 		retrieved := p[vocab.RetrievedIn][c]
 		if opts.OnlyUnresolved && slices.ContainsFunc(retrieved, func(r graph.Term) bool {
 			o := first(p[vocab.Outcome][r.Value])
-			return o == "" || o == "ok"
+			return o == "" || o == model.OutcomeOK
 		}) {
 			counts.Resolved++
 			continue
@@ -192,11 +180,11 @@ const (
 type ResolveOptions struct {
 	// Policy is recorded on the run's node; it should be the one Fetch
 	// applies.
-	Policy FetchPolicy
+	Policy model.FetchPolicy
 	// Fetch retrieves one URL. An error means the retrieval did not finish
 	// (the context was cancelled) and is not recorded; a failed retrieval
-	// is a Retrieval with its outcome.
-	Fetch       func(ctx context.Context, url string) (*Retrieval, error)
+	// is a model.Retrieval with its outcome.
+	Fetch       func(ctx context.Context, url string) (*model.Retrieval, error)
 	Concurrency int // retrievals at once; 0 means DefaultConcurrency
 	// Progress, when set, is called from one goroutine after each
 	// retrieval is recorded, with the number done and the total.
@@ -267,7 +255,7 @@ func Resolve(ctx context.Context, st *graph.Store, targets []ResolveTarget, opts
 	defer stopFetching()
 	type result struct {
 		target *ResolveTarget
-		rt     *Retrieval
+		rt     *model.Retrieval
 	}
 	jobs := make(chan *ResolveTarget)
 	results := make(chan result)
@@ -377,7 +365,7 @@ loop:
 
 // resolveRunStarted returns the quads that record the start of a resolve
 // run, with the policy its retrievals follow.
-func resolveRunStarted(run graph.Term, start string, p FetchPolicy) []graph.Quad {
+func resolveRunStarted(run graph.Term, start string, p model.FetchPolicy) []graph.Quad {
 	ports := "*"
 	if !p.AllowPrivate {
 		s := make([]string, len(p.Ports))

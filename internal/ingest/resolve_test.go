@@ -15,6 +15,7 @@ import (
 
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/ingest"
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/query"
 	"github.com/provgraph/provgraph/internal/resolve"
 	"github.com/provgraph/provgraph/internal/vocab"
@@ -50,7 +51,7 @@ func resolveSite(t testing.TB) (port string) {
 func testFetcher(t testing.TB) *resolve.Fetcher {
 	t.Helper()
 	f, err := resolve.New(&resolve.Options{
-		Policy:  ingest.FetchPolicy{UserAgent: "provgraph-test", AllowPrivate: true, Timeout: 5 * time.Second},
+		Policy:  model.FetchPolicy{UserAgent: "provgraph-test", AllowPrivate: true, Timeout: 5 * time.Second},
 		PerHost: 10, // every test URL is on a.test
 		LookupHost: func(_ context.Context, host string) ([]netip.Addr, error) {
 			if strings.HasSuffix(host, ".test") {
@@ -139,7 +140,7 @@ func TestResolveRecordsRetrievals(t *testing.T) {
 		t.Errorf("c2 retrieval %+v, want one cross-host hop to b.test", away)
 	}
 	page := got["c3"][0]
-	wantCanon := fmt.Sprint([]query.Canonical{{URL: a("/from-html"), Source: "html-link"}, {URL: "https://canonical.example/from-header", Source: "http-link-header"}})
+	wantCanon := fmt.Sprint([]model.Canonical{{URL: a("/from-html"), Source: "html-link"}, {URL: "https://canonical.example/from-header", Source: "http-link-header"}})
 	if fmt.Sprint(page.Canonicals) != wantCanon || page.Outcome != "ok" || !strings.HasPrefix(page.ContentHash, "sha256:") || page.ContentType != "text/html" {
 		t.Errorf("c3 retrieval %+v, want both canonicals %s", page, wantCanon)
 	}
@@ -316,7 +317,7 @@ func BenchmarkResolve(b *testing.B) {
 	}
 	in := citationsFile(b, port, paths...)
 	f, err := resolve.New(&resolve.Options{
-		Policy:  ingest.FetchPolicy{UserAgent: "provgraph-bench", AllowPrivate: true},
+		Policy:  model.FetchPolicy{UserAgent: "provgraph-bench", AllowPrivate: true},
 		PerHost: ingest.DefaultConcurrency,
 		LookupHost: func(context.Context, string) ([]netip.Addr, error) {
 			return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
@@ -367,9 +368,9 @@ func TestResolveRecordsDroppedCanonicals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fetch := func(_ context.Context, u string) (*ingest.Retrieval, error) {
-		rt := &ingest.Retrieval{RetrievedAt: "2026-12-01T00:00:00Z", FinalURL: u, FinalStatus: "200", Outcome: "ok",
-			Canonical: []ingest.Canonical{{URL: "https://example.com/c", Source: "html-link"}}}
+	fetch := func(_ context.Context, u string) (*model.Retrieval, error) {
+		rt := &model.Retrieval{RetrievedAt: "2026-12-01T00:00:00Z", FinalURL: u, FinalStatus: "200", Outcome: "ok",
+			Canonical: []model.Canonical{{URL: "https://example.com/c", Source: "html-link"}}}
 		if strings.HasSuffix(u, "/many") {
 			rt.CanonicalDropped = 12345
 		}
@@ -422,11 +423,11 @@ func TestOnlyUnresolvedRetriesFailures(t *testing.T) {
 		t.Errorf("before resolving: targets %v, counts %+v, %v; want /2 and /3, 1 resolved, 1 retried", urls(targets), counts, err)
 	}
 	// The guard blocks /2 again; /3 is fetched.
-	fetch := func(_ context.Context, u string) (*ingest.Retrieval, error) {
+	fetch := func(_ context.Context, u string) (*model.Retrieval, error) {
 		if strings.HasSuffix(u, "/2") {
-			return &ingest.Retrieval{RetrievedAt: "2026-12-01T00:00:00Z", Outcome: "blocked-address", OutcomeError: "refused"}, nil
+			return &model.Retrieval{RetrievedAt: "2026-12-01T00:00:00Z", Outcome: "blocked-address", OutcomeError: "refused"}, nil
 		}
-		return &ingest.Retrieval{RetrievedAt: "2026-12-01T00:00:00Z", FinalURL: u, FinalStatus: "200", Outcome: "ok"}, nil
+		return &model.Retrieval{RetrievedAt: "2026-12-01T00:00:00Z", FinalURL: u, FinalStatus: "200", Outcome: "ok"}, nil
 	}
 	if _, err := ingest.Resolve(context.Background(), st, targets, ingest.ResolveOptions{Fetch: fetch}); err != nil {
 		t.Fatal(err)

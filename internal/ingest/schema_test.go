@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/provgraph/provgraph/internal/ingest"
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/testenv"
 )
 
@@ -108,7 +109,7 @@ func TestSchemaMatchesRecord(t *testing.T) {
 			t.Errorf("%s: schema requires %v, Go requires %v", path, schemaRequired, required)
 		}
 	}
-	check("record", root, reflect.TypeOf(ingest.Record{}))
+	check("record", root, reflect.TypeOf(model.Record{}))
 }
 
 // TestSchemaAgreesWithParseRecord is a differential test: an independent

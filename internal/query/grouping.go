@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 )
 
@@ -261,7 +262,7 @@ type grouping struct {
 func newGrouping(f *facts, snap *Snapshot, opts GroupOptions) *grouping {
 	g := &grouping{f: f, opts: opts, maxShared: opts.MaxShared, policy: snap.Policy, incomplete: incompleteRuns(snap.Runs)}
 	if g.maxShared <= 0 {
-		g.maxShared = DefaultMaxShared
+		g.maxShared = model.DefaultMaxShared
 	}
 	g.warnings = runWarnings(g.incomplete)
 	norm, err := snap.Normalizer()
@@ -536,13 +537,13 @@ func (g *grouping) verdict(gr *group) string {
 	}
 	switch {
 	case hashes > 1:
-		return VerdictConflict
+		return model.VerdictConflict
 	case hashes == 1 && allHashed:
-		return VerdictIdentityConfirmed
+		return model.VerdictIdentityConfirmed
 	case serverDefined || gr.redirect:
-		return VerdictNeedsContentCheck
+		return model.VerdictNeedsContentCheck
 	default:
-		return VerdictNormalizedCompare
+		return model.VerdictNormalizedCompare
 	}
 }
 

@@ -12,23 +12,6 @@ import (
 	"github.com/provgraph/provgraph/internal/normalize"
 )
 
-// Verdicts of a review group, after the codebook of the seed documents. A
-// verdict says how strong the reason to review the members together is; it
-// is never a claim that they are the same resource.
-const (
-	// VerdictIdentityConfirmed: every member has a content hash and they
-	// all agree.
-	VerdictIdentityConfirmed = "identity-confirmed"
-	// VerdictNormalizedCompare: the keys are equal by syntax-level rules and
-	// tracking-parameter removal only.
-	VerdictNormalizedCompare = "normalized-compare"
-	// VerdictNeedsContentCheck: equality relied on a server-defined host
-	// rule or on a redirect, and no content hash confirms it.
-	VerdictNeedsContentCheck = "needs-content-check"
-	// VerdictConflict: members' content hashes disagree.
-	VerdictConflict = "conflict"
-)
-
 // Relation types between groups. None of them joins groups.
 const (
 	RelCrossHostRedirect = "cross-host-redirect"
@@ -37,16 +20,10 @@ const (
 	RelSharedRedirect    = "shared-redirect-target"
 )
 
-// DefaultMaxShared is how many distinct groups may share a redirect
-// target or a content hash before it stops counting as duplicate
-// evidence: a login wall, a home page or a soft-404 page is the same target
-// for many unrelated sources.
-const DefaultMaxShared = 3
-
 // GroupOptions configures Groups. The zero value means the defaults and
 // every group listed.
 type GroupOptions struct {
-	MaxShared int // see DefaultMaxShared
+	MaxShared int // see model.DefaultMaxShared
 	// MinSize and Verdict select the groups the report lists: those with at
 	// least MinSize members and, when Verdict is set, that verdict. The
 	// counts always cover every group, and relations may point to groups

@@ -13,6 +13,7 @@ import (
 
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/ingest"
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/query"
 )
@@ -100,14 +101,14 @@ func TestGroupRules(t *testing.T) {
 		t.Errorf("rejected = %+v", rep.Rejected)
 	}
 	verdicts := map[string]string{
-		"track-1":     query.VerdictIdentityConfirmed,
-		"conflict-1":  query.VerdictConflict,
-		"moved-old":   query.VerdictNeedsContentCheck,
-		"lang-fr":     query.VerdictNormalizedCompare,
-		"soft404-0":   query.VerdictNormalizedCompare, // its hash is a common page's: evidence of nothing
-		"paywall-0":   query.VerdictNormalizedCompare,
-		"case-upper":  query.VerdictNormalizedCompare,
-		"article-amp": query.VerdictNormalizedCompare,
+		"track-1":     model.VerdictIdentityConfirmed,
+		"conflict-1":  model.VerdictConflict,
+		"moved-old":   model.VerdictNeedsContentCheck,
+		"lang-fr":     model.VerdictNormalizedCompare,
+		"soft404-0":   model.VerdictNormalizedCompare, // its hash is a common page's: evidence of nothing
+		"paywall-0":   model.VerdictNormalizedCompare,
+		"case-upper":  model.VerdictNormalizedCompare,
+		"article-amp": model.VerdictNormalizedCompare,
 	}
 	for id, want := range verdicts {
 		if g := groupOf(rep, id); g == nil || g.Verdict != want {
@@ -147,8 +148,8 @@ func TestGroupsHostRule(t *testing.T) {
 	if !together(rep, "case-upper", "case-lower") {
 		t.Fatal("host rule did not join /Users/Alice and /users/alice")
 	}
-	if g := groupOf(rep, "case-upper"); g.Verdict != query.VerdictNeedsContentCheck {
-		t.Errorf("verdict = %s, want %s", g.Verdict, query.VerdictNeedsContentCheck)
+	if g := groupOf(rep, "case-upper"); g.Verdict != model.VerdictNeedsContentCheck {
+		t.Errorf("verdict = %s, want %s", g.Verdict, model.VerdictNeedsContentCheck)
 	}
 	// The default policy's groups are still there and unchanged.
 	if together(groups(t, st, "provgraph-default"), "case-upper", "case-lower") {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/ingest"
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/query"
 	"github.com/provgraph/provgraph/internal/synth"
@@ -63,12 +64,12 @@ func TestLoadGroupsMatchesGroups(t *testing.T) {
 	options := []query.GroupOptions{
 		{},
 		{MinSize: 2},
-		{MinSize: 3, Verdict: query.VerdictNeedsContentCheck},
-		{Verdict: query.VerdictConflict},
+		{MinSize: 3, Verdict: model.VerdictNeedsContentCheck},
+		{Verdict: model.VerdictConflict},
 		{MaxShared: 1},
 		{MinSize: 1000},
 		{MinSize: 2, Review: true},
-		{MinSize: 3, Verdict: query.VerdictNormalizedCompare, Review: true},
+		{MinSize: 3, Verdict: model.VerdictNormalizedCompare, Review: true},
 	}
 	for name, st := range stores {
 		snap, err := query.Load(ctx, st, "")

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/vocab"
 )
@@ -54,7 +55,7 @@ type LineageOptions struct {
 	// for Load: "name@version", "name", a digest, or "" for the policy of the
 	// most recent ingest run.
 	Policy string
-	// MaxShared is as in GroupOptions; zero means DefaultMaxShared.
+	// MaxShared is as in GroupOptions; zero means model.DefaultMaxShared.
 	MaxShared int
 	// Scope is ScopeNeighbourhood (also the meaning of "") or
 	// ScopeDatabase.
@@ -99,7 +100,8 @@ type Lineage struct {
 }
 
 // Integer is an xsd:integer literal in the lexical form stored (a
-// position, an HTTP status). JSON has it as a number; a stored form that
+// position, an HTTP status). JSON has it as a number (model.Integer, the
+// input's, marshals as a string, which Record.Digest depends on); a stored form that
 // is not an integer (possible only in RDF loaded from elsewhere) stays a
 // string there, as it is: nothing is invented.
 type Integer string
@@ -285,7 +287,7 @@ func (r *reader) lineages(nodes []string, opts *LineageOptions) ([]*Lineage, err
 		o = *opts
 	}
 	if o.MaxShared <= 0 {
-		o.MaxShared = DefaultMaxShared
+		o.MaxShared = model.DefaultMaxShared
 	}
 	switch o.Scope {
 	case "":
@@ -509,8 +511,8 @@ func (r *reader) policies() ([]PolicyRef, error) {
 			return nil, err
 		}
 		p := PolicyRef{
-			Name: r.one(vocab.PolicyName, n), Version: r.one(vocab.PolicyVersion, n),
-			Digest: r.one(vocab.PolicyDigest, n), node: n, text: r.one(vocab.PolicyText, n), lastRun: last[n],
+			PolicyRef: model.PolicyRef{Name: r.one(vocab.PolicyName, n), Version: r.one(vocab.PolicyVersion, n), Digest: r.one(vocab.PolicyDigest, n)},
+			node:      n, text: r.one(vocab.PolicyText, n), lastRun: last[n],
 		}
 		r.pols[n] = p
 		out = append(out, p)
@@ -1037,33 +1039,38 @@ func strRetrieval(p map[string]map[string][]graph.Term, text map[string][]graph.
 		FinalStatus: Integer(one(p[vocab.FinalStatus], r)), ContentHash: one(p[vocab.ContentHash], r),
 		ContentType: one(p[vocab.ContentType], r), SnapshotRef: one(p[vocab.SnapshotRef], r),
 		Outcome: one(p[vocab.Outcome], r), OutcomeError: one(p[vocab.OutcomeError], r),
-		Hops: []Hop{}, Canonicals: []Canonical{},
+		Hops: []Hop{}, Canonicals: []model.Canonical{},
 	}
 	for _, h := range p[vocab.Hop][r] {
 		idx, _ := strconv.Atoi(one(p[vocab.HopIndex], h.Value))
 		rt.Hops = append(rt.Hops, Hop{
-			Index: idx, From: one(p[vocab.From], h.Value), To: one(p[vocab.To], h.Value),
-			Status: one(p[vocab.Status], h.Value), At: one(p[vocab.At], h.Value),
-			CrossesHost: one(p[vocab.CrossesHost], h.Value) == "true",
-			Location:    one(p[vocab.Location], h.Value),
+			Hop: model.Hop{
+				From: one(p[vocab.From], h.Value), To: one(p[vocab.To], h.Value),
+				Status: model.Integer(one(p[vocab.Status], h.Value)), At: one(p[vocab.At], h.Value),
+				Location: one(p[vocab.Location], h.Value),
+			},
+			Index: idx, CrossesHost: one(p[vocab.CrossesHost], h.Value) == "true",
 		})
 	}
 	slices.SortFunc(rt.Hops, func(a, b Hop) int { return a.Index - b.Index })
 	for _, d := range decls {
-		rt.Canonicals = append(rt.Canonicals, Canonical{URL: one(p[vocab.DeclaredURL], d), Source: one(p[vocab.SignalSource], d)})
+		rt.Canonicals = append(rt.Canonicals, model.Canonical{URL: one(p[vocab.DeclaredURL], d), Source: one(p[vocab.SignalSource], d)})
 	}
-	slices.SortFunc(rt.Canonicals, func(a, b Canonical) int { return strings.Compare(a.Source+a.URL, b.Source+b.URL) })
+	slices.SortFunc(rt.Canonicals, func(a, b model.Canonical) int { return strings.Compare(a.Source+a.URL, b.Source+b.URL) })
 	return rt
 }
 
 func strRelation(p map[string]map[string][]graph.Term, text map[string][]graph.Term, types []graph.Term, rel string) *Relation {
 	r := &Relation{
-		Target: one(text, one(p[vocab.Target], rel)), Format: one(p[vocab.Format], rel),
-		CapturedAt: one(p[vocab.CapturedAt], rel), Evidence: one(p[vocab.Evidence], rel),
+		Relation: model.Relation{
+			Target: one(text, one(p[vocab.Target], rel)), Format: one(p[vocab.Format], rel),
+			CapturedAt: one(p[vocab.CapturedAt], rel),
+		},
+		Evidence: one(p[vocab.Evidence], rel),
 	}
 	for _, t := range types {
-		if name, ok := relationTypes[t.Value]; ok {
-			r.Type = name
+		if k, ok := model.RelationKindOfClass(t.Value); ok {
+			r.Type = k.Name
 		}
 	}
 	return r

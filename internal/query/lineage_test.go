@@ -15,6 +15,7 @@ import (
 
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/ingest"
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/query"
 	"github.com/provgraph/provgraph/internal/synth"
@@ -158,7 +159,7 @@ var lineageTests = []struct {
 			},
 			Resolved: "https://www.w3.org/TR/prov-o/",
 			Hashes:   []string{"sha256:1111111111111111111111111111111111111111111111111111111111111111"},
-			Verdict:  query.VerdictIdentityConfirmed, Members: 1,
+			Verdict:  model.VerdictIdentityConfirmed, Members: 1,
 			Reasons: []string{"key http://w3.org/TR/prov-o under policy provgraph-default@", "content hash sha256:1111"},
 		},
 	},
@@ -171,7 +172,7 @@ var lineageTests = []struct {
 			Rules: []string{"drop-fragment", "tracking-params"}, Key: "https://www.w3.org/TR/prov-o/", Removed: "utm_source=perplexity",
 			Resolved: "https://www.w3.org/TR/prov-o/",
 			Hashes:   []string{"sha256:1111111111111111111111111111111111111111111111111111111111111111"},
-			Verdict:  query.VerdictIdentityConfirmed, Members: 2,
+			Verdict:  model.VerdictIdentityConfirmed, Members: 2,
 			Reasons: []string{"key https://www.w3.org/TR/prov-o/ under policy", "rules applied: drop-fragment, tracking-params",
 				"tracking parameters removed: utm_source=perplexity", "content hash sha256:1111"},
 		},
@@ -184,7 +185,7 @@ var lineageTests = []struct {
 			Engine: "gemini", Answer: "gem-5#2", Observed: "2026-11-03T14:00:00Z", Fragment: "(none)",
 			Key: "https://www.example.com/news/2026/story.html", Resolved: "https://www.example.com/news/2026/story.html",
 			Canonicals: []string{"https://www.example.com/news/2026/story.html (html-link)", "https://example.com/news/story (http-link-header)"},
-			Verdict:    query.VerdictNormalizedCompare, Members: 1,
+			Verdict:    model.VerdictNormalizedCompare, Members: 1,
 			Reasons: []string{"key https://www.example.com/news/2026/story.html under policy"},
 		},
 	},
@@ -195,7 +196,7 @@ var lineageTests = []struct {
 			Engine: "gemini", Answer: "gem-5#3", Observed: "2026-11-03T14:00:00Z", Fragment: "(none)",
 			Key:       "https://www.example.com/news/2026/story.html?print=1",
 			Relations: []string{"format_of https://www.example.com/news/2026/story.html declared print"},
-			Verdict:   query.VerdictNormalizedCompare, Members: 1,
+			Verdict:   model.VerdictNormalizedCompare, Members: 1,
 			Reasons: []string{"key https://www.example.com/news/2026/story.html?print=1 under policy"},
 		},
 	},
@@ -206,7 +207,7 @@ var lineageTests = []struct {
 			Engine: "gemini", Answer: "gem-5#1", Observed: "2026-11-03T14:00:00Z", Fragment: "(none)",
 			Key:       "https://www-example-com.cdn.ampproject.org/c/s/www.example.com/news/2026/story.amp.html",
 			Relations: []string{"format_of https://www.example.com/news/2026/story.amp.html detected amp"},
-			Verdict:   query.VerdictNormalizedCompare, Members: 1,
+			Verdict:   model.VerdictNormalizedCompare, Members: 1,
 			Reasons: []string{"key https://www-example-com.cdn.ampproject.org/"},
 		},
 	},
@@ -217,7 +218,7 @@ var lineageTests = []struct {
 			Engine: "copilot", Answer: "cop-9#1", Observed: "2026-11-04T08:30:00Z", Fragment: "(none)",
 			Key:       "https://web.archive.org/web/20240115083000/https://example.test/report?id=3",
 			Relations: []string{"archive_of https://example.test/report?id=3 detected  2024-01-15T08:30:00Z"},
-			Verdict:   query.VerdictNormalizedCompare, Members: 1,
+			Verdict:   model.VerdictNormalizedCompare, Members: 1,
 			Reasons: []string{"key https://web.archive.org/"},
 		},
 	},
@@ -238,7 +239,7 @@ var lineageTests = []struct {
 			Engine: "gemini", Answer: "gem-6#1", Observed: "2026-11-06T16:45:00Z", Fragment: "linux",
 			Base:  "https://docs.example.test/en/latest/faq/",
 			Rules: []string{"resolve-reference", "dot-segments", "drop-fragment"},
-			Key:   "https://docs.example.test/en/latest/guide/install", Verdict: query.VerdictNormalizedCompare, Members: 1,
+			Key:   "https://docs.example.test/en/latest/guide/install", Verdict: model.VerdictNormalizedCompare, Members: 1,
 			Reasons: []string{"key https://docs.example.test/en/latest/guide/install under policy", "rules applied: resolve-reference, dot-segments, drop-fragment"},
 		},
 	},

@@ -17,22 +17,20 @@ import (
 	"unsafe"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/vocab"
 )
 
-// PolicyRef identifies a normalization policy stored in the database.
+// PolicyRef is a normalization policy stored in the database: its name
+// (model.PolicyRef), and the node, text and last run the queries need to
+// choose it and rebuild its normalizer.
 type PolicyRef struct {
-	Name    string `json:"name"`
-	Version string `json:"version"`
-	Digest  string `json:"digest"`
+	model.PolicyRef
 	node    string
 	text    string
 	lastRun time.Time
 }
-
-// String returns "name@version".
-func (p PolicyRef) String() string { return p.Name + "@" + p.Version }
 
 // Citation is one citation as stored, with what the queries need of it.
 // Nothing here is derived or rewritten: every string is a stored literal.
@@ -80,19 +78,24 @@ type Normalization struct {
 // Rejected reports whether the policy rejected the raw URL.
 func (n *Normalization) Rejected() bool { return n.ErrorCode != "" }
 
-// Retrieval is one fetch of a raw URL.
+// Retrieval is one fetch of a raw URL as stored. It is not model.Retrieval
+// because the two marshal differently and model's JSON is fixed: model's is
+// the input line (feeding Record.Digest, so its field order and string
+// integers cannot change), this one is the queries' output, with the hops
+// numbered and flagged (Hop), the status as a JSON number and empty lists
+// written as []. The observed fields mean the same in both.
 type Retrieval struct {
-	Node         string      `json:"-"`
-	RetrievedAt  string      `json:"retrieved_at,omitempty"`
-	FinalURL     string      `json:"final_url,omitempty"`
-	FinalStatus  Integer     `json:"final_status,omitempty"`
-	ContentHash  string      `json:"content_hash,omitempty"`
-	ContentType  string      `json:"content_type,omitempty"`
-	SnapshotRef  string      `json:"snapshot_ref,omitempty"`
-	Outcome      string      `json:"outcome,omitempty"`
-	OutcomeError string      `json:"outcome_error,omitempty"`
-	Hops         []Hop       `json:"hops"`
-	Canonicals   []Canonical `json:"canonical"`
+	Node         string            `json:"-"`
+	RetrievedAt  string            `json:"retrieved_at,omitempty"`
+	FinalURL     string            `json:"final_url,omitempty"`
+	FinalStatus  Integer           `json:"final_status,omitempty"`
+	ContentHash  string            `json:"content_hash,omitempty"`
+	ContentType  string            `json:"content_type,omitempty"`
+	SnapshotRef  string            `json:"snapshot_ref,omitempty"`
+	Outcome      string            `json:"outcome,omitempty"`
+	OutcomeError string            `json:"outcome_error,omitempty"`
+	Hops         []Hop             `json:"hops"`
+	Canonicals   []model.Canonical `json:"canonical"`
 }
 
 // CrossesHost reports whether any hop changed host.
@@ -105,31 +108,22 @@ func (r *Retrieval) CrossesHost() bool {
 	return false
 }
 
-// Hop is one redirect. Index is pg:hopIndex, counted from 0; JSON has
-// number, counted from 1 as the text output numbers hops (MarshalJSON).
+// Hop is one redirect as stored: the observation (model.Hop) with what the
+// store adds to it, its position and whether it changed host. Index is
+// pg:hopIndex, counted from 0; JSON has number, counted from 1 as the text
+// output numbers hops (MarshalJSON).
 type Hop struct {
-	Index       int    `json:"index"`
-	From        string `json:"from"`
-	To          string `json:"to"`
-	Status      string `json:"status"`
-	At          string `json:"at,omitempty"`
-	CrossesHost bool   `json:"crosses_host"`
-	Location    string `json:"location,omitempty"` // the Location header as received, when recorded
+	model.Hop
+	Index       int
+	CrossesHost bool
 }
 
-// Canonical is a canonical declaration as observed.
-type Canonical struct {
-	URL    string `json:"url"`
-	Source string `json:"source"`
-}
-
-// Relation is a declared or detected relation of the cited resource.
+// Relation is a relation of the cited resource as stored: the observation
+// (model.Relation), and whether the input declared it or ingest detected
+// it. Embedding keeps the JSON fields in the input's order, then evidence.
 type Relation struct {
-	Type       string `json:"type"` // format_of, mirror_of, syndication_of, archive_of
-	Target     string `json:"target"`
-	Format     string `json:"format,omitempty"`
-	CapturedAt string `json:"captured_at,omitempty"`
-	Evidence   string `json:"evidence"` // declared or detected
+	model.Relation
+	Evidence string `json:"evidence"` // model.EvidenceDeclared or model.EvidenceDetected
 }
 
 // Snapshot is everything the queries read, loaded in one pass over the
@@ -674,8 +668,8 @@ func (l *loader) policies() ([]PolicyRef, error) {
 	for i, n := range nodes {
 		v := vals[i]
 		out = append(out, PolicyRef{
-			Name: l.names[v[vocab.PolicyName]], Version: l.names[v[vocab.PolicyVersion]],
-			Digest: l.names[v[vocab.PolicyDigest]], node: l.names[n], text: l.names[v[vocab.PolicyText]], lastRun: last[n],
+			PolicyRef: model.PolicyRef{Name: l.names[v[vocab.PolicyName]], Version: l.names[v[vocab.PolicyVersion]], Digest: l.names[v[vocab.PolicyDigest]]},
+			node:      l.names[n], text: l.names[v[vocab.PolicyText]], lastRun: last[n],
 		})
 	}
 	slices.SortFunc(out, func(a, b PolicyRef) int {
@@ -754,13 +748,13 @@ func (l *loader) gather(pol PolicyRef, lean bool) (*gathered, error) {
 		return nil, err
 	}
 	l.rels = map[graph.ID]string{}
-	for class, name := range relationTypes {
-		ids, err := l.instances(class)
+	for _, k := range model.RelationKinds {
+		ids, err := l.instances(k.Class)
 		if err != nil {
 			return nil, err
 		}
 		for _, id := range ids {
-			l.rels[id] = name
+			l.rels[id] = k.Name
 		}
 	}
 	// Which node is each normalization's key and each retrieval's
@@ -933,9 +927,12 @@ func (b *builder) fill(c *Citation, pt *partial) {
 	}
 	for _, rel := range pt.relations {
 		c.Relations = append(c.Relations, &Relation{
-			Type:   l.rels[rel],
-			Target: l.one(pText, l.get(pTarget, rel)), Format: l.one(pFormat, rel),
-			CapturedAt: l.one(pCapturedAt, rel), Evidence: l.one(pEvidence, rel),
+			Relation: model.Relation{
+				Type:   l.rels[rel],
+				Target: l.one(pText, l.get(pTarget, rel)), Format: l.one(pFormat, rel),
+				CapturedAt: l.one(pCapturedAt, rel),
+			},
+			Evidence: l.one(pEvidence, rel),
 		})
 	}
 	sortCitation(c)
@@ -980,30 +977,25 @@ func (l *loader) retrieval(r graph.ID, decls []graph.ID) *Retrieval {
 		FinalStatus: Integer(l.one(pFinalStatus, r)), ContentHash: l.one(pContentHash, r),
 		ContentType: l.one(pContentType, r), SnapshotRef: l.one(pSnapshotRef, r),
 		Outcome: l.one(pOutcome, r), OutcomeError: l.one(pOutcomeError, r),
-		Hops: []Hop{}, Canonicals: []Canonical{},
+		Hops: []Hop{}, Canonicals: []model.Canonical{},
 	}
 	for _, h := range l.all(pHop, r) {
 		idx, _ := strconv.Atoi(l.one(pHopIndex, h))
 		rt.Hops = append(rt.Hops, Hop{
-			Index: idx, From: l.one(pFrom, h), To: l.one(pTo, h),
-			Status: l.one(pStatus, h), At: l.one(pAt, h),
-			CrossesHost: l.one(pCrossesHost, h) == "true",
-			Location:    l.one(pLocation, h),
+			Hop: model.Hop{
+				From: l.one(pFrom, h), To: l.one(pTo, h),
+				Status: model.Integer(l.one(pStatus, h)), At: l.one(pAt, h),
+				Location: l.one(pLocation, h),
+			},
+			Index: idx, CrossesHost: l.one(pCrossesHost, h) == "true",
 		})
 	}
 	slices.SortFunc(rt.Hops, func(a, b Hop) int { return a.Index - b.Index })
 	for _, d := range decls {
-		rt.Canonicals = append(rt.Canonicals, Canonical{URL: l.one(pDeclaredURL, d), Source: l.one(pSignalSource, d)})
+		rt.Canonicals = append(rt.Canonicals, model.Canonical{URL: l.one(pDeclaredURL, d), Source: l.one(pSignalSource, d)})
 	}
-	slices.SortFunc(rt.Canonicals, func(a, b Canonical) int { return strings.Compare(a.Source+a.URL, b.Source+b.URL) })
+	slices.SortFunc(rt.Canonicals, func(a, b model.Canonical) int { return strings.Compare(a.Source+a.URL, b.Source+b.URL) })
 	return rt
-}
-
-var relationTypes = map[string]string{
-	vocab.FormatRelation:      "format_of",
-	vocab.MirrorRelation:      "mirror_of",
-	vocab.SyndicationRelation: "syndication_of",
-	vocab.ArchiveRelation:     "archive_of",
 }
 
 // workers is how many goroutines parallel uses.

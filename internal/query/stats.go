@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"golang.org/x/net/publicsuffix"
+
+	"github.com/provgraph/provgraph/internal/model"
 )
 
 // Stats are the counts of a snapshot. URL counts and ownership (by
@@ -196,7 +198,7 @@ func Explain(snap *Snapshot, rep *Report, what string) ([]ExplainLine, error) {
 		}
 	case "domain", "verdict", "relation":
 		if arg == "" {
-			return nil, fmt.Errorf("explain %s: give a value, as in %s:%s", name, name, map[string]string{"domain": "example.com", "verdict": VerdictConflict, "relation": RelCanonical}[name])
+			return nil, fmt.Errorf("explain %s: give a value, as in %s:%s", name, name, map[string]string{"domain": "example.com", "verdict": model.VerdictConflict, "relation": RelCanonical}[name])
 		}
 		for _, g := range rep.Groups {
 			match := false

@@ -10,12 +10,6 @@ import (
 	"golang.org/x/net/html/atom"
 )
 
-// Canonical signal sources, as ingest.Canonical.Source names them.
-const (
-	SourceHTMLLink   = "html-link"
-	SourceLinkHeader = "http-link-header"
-)
-
 // Link is one link-value of an HTTP Link header (RFC 8288 §3): a target
 // URI reference, exactly as written between < and >, and its parameters.
 type Link struct {

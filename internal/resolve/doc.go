@@ -1,5 +1,5 @@
 // Package resolve fetches cited URLs and reports what it observed as
-// ingest.Retrieval values: every redirect hop, the final response's status,
+// model.Retrieval values: every redirect hop, the final response's status,
 // content type and SHA-256 content hash, and the canonical URLs the
 // response declared in its Link header and its HTML head. It knows nothing
 // of the graph; internal/ingest records what it returns.

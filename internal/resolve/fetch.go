@@ -20,7 +20,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/provgraph/provgraph/internal/ingest"
+	"github.com/provgraph/provgraph/internal/model"
 )
 
 // Policy defaults. The redirect limit, body limit, timeout, schemes and
@@ -43,7 +43,7 @@ var (
 // Options configures New. A nil *Options means the defaults. The zero
 // value of each Policy field means its default.
 type Options struct {
-	Policy  ingest.FetchPolicy
+	Policy  model.FetchPolicy
 	PerHost int // requests to one host name at once; 0 means DefaultPerHost
 	// LookupHost, when set, replaces DNS: it returns the addresses of a
 	// host name. Tests map names to loopback servers with it. The guard
@@ -65,7 +65,7 @@ type Options struct {
 
 // Fetcher retrieves URLs under one policy. It is safe for concurrent use.
 type Fetcher struct {
-	policy    ingest.FetchPolicy
+	policy    model.FetchPolicy
 	transport *http.Transport
 	dialer    *net.Dialer
 	lookup    func(ctx context.Context, host string) ([]netip.Addr, error)
@@ -148,7 +148,7 @@ func New(opts *Options) (*Fetcher, error) {
 }
 
 // Policy returns the policy the Fetcher applies, defaults filled in.
-func (f *Fetcher) Policy() ingest.FetchPolicy { return f.policy }
+func (f *Fetcher) Policy() model.FetchPolicy { return f.policy }
 
 // Close closes idle connections.
 func (f *Fetcher) Close() { f.transport.CloseIdleConnections() }
@@ -206,15 +206,15 @@ func isRedirect(status int) bool {
 // observed. Failures are observations too: they come back as a Retrieval
 // whose Outcome says what happened. The error is non-nil only when ctx was
 // cancelled; the Retrieval is then nil.
-func (f *Fetcher) Fetch(ctx context.Context, target string) (*ingest.Retrieval, error) {
-	rt := &ingest.Retrieval{RetrievedAt: f.stamp()}
-	fail := func(outcome, format string, args ...any) (*ingest.Retrieval, error) {
+func (f *Fetcher) Fetch(ctx context.Context, target string) (*model.Retrieval, error) {
+	rt := &model.Retrieval{RetrievedAt: f.stamp()}
+	fail := func(outcome, format string, args ...any) (*model.Retrieval, error) {
 		rt.Outcome, rt.OutcomeError = outcome, fmt.Sprintf(format, args...)
 		return rt, nil
 	}
 	u, err := url.Parse(target)
 	if err != nil {
-		return fail(OutcomeInvalidURL, "%v", err)
+		return fail(model.OutcomeInvalidURL, "%v", err)
 	}
 	u.Fragment, u.RawFragment = "", ""
 	visited := map[string]bool{}
@@ -230,24 +230,24 @@ func (f *Fetcher) Fetch(ctx context.Context, target string) (*ingest.Retrieval, 
 		if !res.redirect {
 			return rt, nil
 		}
-		hop := ingest.Hop{From: u.String(), Status: ingest.Integer(strconv.Itoa(res.status)), At: res.at, Location: res.location}
+		hop := model.Hop{From: u.String(), Status: model.Integer(strconv.Itoa(res.status)), At: res.at, Location: res.location}
 		next, perr := u.Parse(res.location)
 		if perr != nil {
 			hop.To = res.location
 			rt.Hops = append(rt.Hops, hop)
-			return fail(OutcomeInvalidRedirect, "%d from %s: Location %q is not a URL reference: %v", res.status, u, res.location, perr)
+			return fail(model.OutcomeInvalidRedirect, "%d from %s: Location %q is not a URL reference: %v", res.status, u, res.location, perr)
 		}
 		hop.To = next.String()
 		rt.Hops = append(rt.Hops, hop)
 		next.Fragment, next.RawFragment = "", ""
 		if visited[next.String()] {
-			return fail(OutcomeRedirectLoop, "%d from %s back to %s, requested earlier in the chain", res.status, u, next)
+			return fail(model.OutcomeRedirectLoop, "%d from %s back to %s, requested earlier in the chain", res.status, u, next)
 		}
 		if len(rt.Hops) > f.policy.MaxRedirects {
 			if f.policy.MaxRedirects == 0 {
-				return fail(OutcomeTooManyRedirects, "%d from %s to %s not followed: the policy follows no redirect", res.status, u, next)
+				return fail(model.OutcomeTooManyRedirects, "%d from %s to %s not followed: the policy follows no redirect", res.status, u, next)
 			}
-			return fail(OutcomeTooManyRedirects, "%d from %s to %s would be redirect %d; the policy follows at most %d", res.status, u, next, len(rt.Hops), f.policy.MaxRedirects)
+			return fail(model.OutcomeTooManyRedirects, "%d from %s to %s would be redirect %d; the policy follows at most %d", res.status, u, next, len(rt.Hops), f.policy.MaxRedirects)
 		}
 		u = next
 	}
@@ -257,10 +257,10 @@ func (f *Fetcher) Fetch(ctx context.Context, target string) (*ingest.Retrieval, 
 // requested.
 func (f *Fetcher) check(u *url.URL) (outcome, msg string) {
 	if !slices.Contains(f.policy.Schemes, u.Scheme) {
-		return OutcomeUnsupportedScheme, fmt.Sprintf("%s: scheme %q is not one of %s", u, u.Scheme, strings.Join(f.policy.Schemes, ", "))
+		return model.OutcomeUnsupportedScheme, fmt.Sprintf("%s: scheme %q is not one of %s", u, u.Scheme, strings.Join(f.policy.Schemes, ", "))
 	}
 	if u.Hostname() == "" {
-		return OutcomeInvalidURL, fmt.Sprintf("%s: no host", u)
+		return model.OutcomeInvalidURL, fmt.Sprintf("%s: no host", u)
 	}
 	if f.policy.AllowPrivate {
 		return "", ""
@@ -271,7 +271,7 @@ func (f *Fetcher) check(u *url.URL) (outcome, msg string) {
 	}
 	n, err := strconv.Atoi(port)
 	if err != nil || !slices.Contains(f.policy.Ports, n) {
-		return OutcomeBlockedPort, fmt.Sprintf("%s: port %s is not one the policy allows (%s)", u, port, joinInts(f.policy.Ports))
+		return model.OutcomeBlockedPort, fmt.Sprintf("%s: port %s is not one the policy allows (%s)", u, port, joinInts(f.policy.Ports))
 	}
 	return "", ""
 }
@@ -296,7 +296,7 @@ type response struct {
 // slot of u's host. A redirect is returned for Fetch to follow; a final
 // response, or a failure, is written into rt. The error is non-nil only
 // when ctx was cancelled.
-func (f *Fetcher) request(ctx context.Context, u *url.URL, rt *ingest.Retrieval) (response, error) {
+func (f *Fetcher) request(ctx context.Context, u *url.URL, rt *model.Retrieval) (response, error) {
 	host := strings.ToLower(u.Hostname())
 	if err := f.hosts.acquire(ctx, host); err != nil {
 		return response{}, err
@@ -306,7 +306,7 @@ func (f *Fetcher) request(ctx context.Context, u *url.URL, rt *ingest.Retrieval)
 	defer cancel()
 	req, err := http.NewRequestWithContext(rctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		rt.Outcome, rt.OutcomeError = OutcomeInvalidURL, err.Error()
+		rt.Outcome, rt.OutcomeError = model.OutcomeInvalidURL, err.Error()
 		return response{}, nil
 	}
 	req.Header.Set("User-Agent", f.policy.UserAgent)
@@ -319,7 +319,7 @@ func (f *Fetcher) request(ctx context.Context, u *url.URL, rt *ingest.Retrieval)
 		}
 		timedOut := rctx.Err() != nil
 		rt.Outcome = outcomeOf(err, timedOut)
-		if rt.Outcome == OutcomeTimeout {
+		if rt.Outcome == model.OutcomeTimeout {
 			rt.OutcomeError = fmt.Sprintf("GET %s: no response within %v: %v", u, f.policy.Timeout, err)
 		} else {
 			rt.OutcomeError = fmt.Sprintf("GET %s: %v", u, err)
@@ -338,34 +338,34 @@ func (f *Fetcher) request(ctx context.Context, u *url.URL, rt *ingest.Retrieval)
 	}
 	// The final response.
 	rt.FinalURL = u.String()
-	rt.FinalStatus = ingest.Integer(strconv.Itoa(resp.StatusCode))
+	rt.FinalStatus = model.Integer(strconv.Itoa(resp.StatusCode))
 	rt.ContentType = resp.Header.Get("Content-Type")
 	targets, dropped := LinkCanonicals(resp.Header.Values("Link"), MaxCanonicals)
 	rt.CanonicalDropped += dropped
 	var canon canonicalSet
 	for _, c := range targets {
-		canon.add(rt, resolveRef(u, c), SourceLinkHeader)
+		canon.add(rt, resolveRef(u, c), model.SourceLinkHeader)
 	}
 	readErr := f.readBody(resp.Body, u, rt, &canon)
 	switch {
 	case ctx.Err() != nil:
 		return response{}, ctx.Err()
 	case readErr != nil && rctx.Err() != nil:
-		rt.Outcome = OutcomeTimeout
+		rt.Outcome = model.OutcomeTimeout
 		rt.OutcomeError = fmt.Sprintf("GET %s: body not read within %v: %v", u, f.policy.Timeout, readErr)
 	case readErr != nil && errors.Is(readErr, errTooLarge):
-		rt.Outcome = OutcomeBodyTooLarge
+		rt.Outcome = model.OutcomeBodyTooLarge
 		rt.OutcomeError = fmt.Sprintf("GET %s: body longer than the policy's %d bytes; no content hash recorded", u, f.policy.MaxBodyBytes)
 	case readErr != nil:
-		rt.Outcome = OutcomeReadError
+		rt.Outcome = model.OutcomeReadError
 		rt.OutcomeError = fmt.Sprintf("GET %s: reading the body: %v", u, readErr)
 	case isRedirect(resp.StatusCode):
-		rt.Outcome = OutcomeInvalidRedirect
+		rt.Outcome = model.OutcomeInvalidRedirect
 		rt.OutcomeError = fmt.Sprintf("GET %s: %s without a Location header", u, resp.Status)
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
-		rt.Outcome = OutcomeOK
+		rt.Outcome = model.OutcomeOK
 	default:
-		rt.Outcome = OutcomeHTTPError
+		rt.Outcome = model.OutcomeHTTPError
 		rt.OutcomeError = fmt.Sprintf("GET %s: %s", u, resp.Status)
 	}
 	return response{at: at}, nil
@@ -376,7 +376,7 @@ var errTooLarge = errors.New("body too large")
 // readBody reads the final body up to the policy's limit, hashing it and,
 // when it is HTML, reading canonical links from its head. The hash is set
 // only when the whole body was read.
-func (f *Fetcher) readBody(body io.Reader, u *url.URL, rt *ingest.Retrieval, canon *canonicalSet) error {
+func (f *Fetcher) readBody(body io.Reader, u *url.URL, rt *model.Retrieval, canon *canonicalSet) error {
 	h := sha256.New()
 	lr := &io.LimitedReader{R: body, N: f.policy.MaxBodyBytes + 1}
 	br := bufio.NewReaderSize(io.TeeReader(lr, h), 4096)
@@ -390,7 +390,7 @@ func (f *Fetcher) readBody(body io.Reader, u *url.URL, rt *ingest.Retrieval, can
 			}
 		}
 		for _, href := range hrefs {
-			canon.add(rt, resolveRef(baseURL, href), SourceHTMLLink)
+			canon.add(rt, resolveRef(baseURL, href), model.SourceHTMLLink)
 		}
 	}
 	if _, err := io.Copy(io.Discard, br); err != nil {
@@ -420,13 +420,13 @@ func isHTML(contentType string, br *bufio.Reader) bool {
 // distinct). Different URLs are all kept: conflicting canonicals are
 // evidence.
 type canonicalSet struct {
-	seen map[ingest.Canonical]struct{} // rt.Canonical, once it is longer than smallSet
+	seen map[model.Canonical]struct{} // rt.Canonical, once it is longer than smallSet
 }
 
 // add adds a declaration unless the same URL from the same source is there
 // already or the URL is empty.
-func (s *canonicalSet) add(rt *ingest.Retrieval, u, source string) {
-	c := ingest.Canonical{URL: u, Source: source}
+func (s *canonicalSet) add(rt *model.Retrieval, u, source string) {
+	c := model.Canonical{URL: u, Source: source}
 	if u == "" {
 		return
 	}
@@ -442,7 +442,7 @@ func (s *canonicalSet) add(rt *ingest.Retrieval, u, source string) {
 	case s.seen != nil:
 		s.seen[c] = struct{}{}
 	case len(rt.Canonical) > smallSet:
-		s.seen = make(map[ingest.Canonical]struct{}, 2*len(rt.Canonical))
+		s.seen = make(map[model.Canonical]struct{}, 2*len(rt.Canonical))
 		for _, k := range rt.Canonical {
 			s.seen[k] = struct{}{}
 		}

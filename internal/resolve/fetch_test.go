@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/provgraph/provgraph/internal/ingest"
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/resolve"
 )
 
@@ -132,7 +132,7 @@ func newFetcher(t testing.TB, allowPrivate bool) *resolve.Fetcher {
 func newFetcherTimeout(t testing.TB, allowPrivate bool, timeout time.Duration) *resolve.Fetcher {
 	t.Helper()
 	f, err := resolve.New(&resolve.Options{
-		Policy: ingest.FetchPolicy{
+		Policy: model.FetchPolicy{
 			MaxRedirects: 10, MaxBodyBytes: sizeLimit, Timeout: timeout,
 			UserAgent: "provgraph-test/1", AllowPrivate: allowPrivate,
 		},
@@ -163,7 +163,7 @@ func TestFetch(t *testing.T) {
 		outcome     string
 		errContains string
 		hash        string // "" means none; "any" means some
-		canonical   []ingest.Canonical
+		canonical   []model.Canonical
 	}{
 		{
 			name: "every redirect status, relative locations",
@@ -196,7 +196,7 @@ func TestFetch(t *testing.T) {
 			name:  "canonicals in the Link header and the HTML head disagree",
 			url:   a("/canonical"),
 			final: a("/canonical"), status: "200", outcome: "ok", hash: sha(canonHTML),
-			canonical: []ingest.Canonical{
+			canonical: []model.Canonical{
 				{URL: "https://example.com/link-canonical", Source: "http-link-header"},
 				{URL: a("/html-canonical?x=1&y=2"), Source: "html-link"},
 			},
@@ -275,7 +275,7 @@ func TestFetchTooManyRedirects(t *testing.T) {
 	s := newSite(t)
 	for _, limit := range []int{1, 3, 10} {
 		f, err := resolve.New(&resolve.Options{
-			Policy:     ingest.FetchPolicy{MaxRedirects: limit, UserAgent: "t", AllowPrivate: true, Timeout: generous},
+			Policy:     model.FetchPolicy{MaxRedirects: limit, UserAgent: "t", AllowPrivate: true, Timeout: generous},
 			LookupHost: lookup,
 		})
 		if err != nil {
@@ -302,7 +302,7 @@ func TestFetchTooManyRedirects(t *testing.T) {
 func TestFetchNoRedirects(t *testing.T) {
 	s := newSite(t)
 	f, err := resolve.New(&resolve.Options{
-		Policy:      ingest.FetchPolicy{UserAgent: "t", AllowPrivate: true, Timeout: generous},
+		Policy:      model.FetchPolicy{UserAgent: "t", AllowPrivate: true, Timeout: generous},
 		NoRedirects: true,
 		LookupHost:  lookup,
 	})
@@ -330,7 +330,7 @@ func TestFetchNoRedirects(t *testing.T) {
 	if rt.Outcome != "ok" || len(rt.Hops) != 0 || rt.FinalURL != s.url("a.test", "/final") {
 		t.Errorf("no redirect: outcome %q, %d hops, final %q; want ok, none, /final", rt.Outcome, len(rt.Hops), rt.FinalURL)
 	}
-	if _, err := resolve.New(&resolve.Options{Policy: ingest.FetchPolicy{UserAgent: "t", MaxRedirects: 3}, NoRedirects: true}); err == nil {
+	if _, err := resolve.New(&resolve.Options{Policy: model.FetchPolicy{UserAgent: "t", MaxRedirects: 3}, NoRedirects: true}); err == nil {
 		t.Errorf("New accepted NoRedirects with a redirect limit of 3")
 	}
 }
@@ -488,7 +488,7 @@ func TestFetchCancelled(t *testing.T) {
 }
 
 func TestNewRejectsBadPolicy(t *testing.T) {
-	for _, p := range []ingest.FetchPolicy{
+	for _, p := range []model.FetchPolicy{
 		{},
 		{UserAgent: "x", MaxRedirects: -1},
 		{UserAgent: "x", Schemes: []string{"ftp"}},
@@ -540,7 +540,7 @@ func TestFetchManyCanonicals(t *testing.T) {
 	}))
 	defer srv.Close()
 	f, err := resolve.New(&resolve.Options{
-		Policy: ingest.FetchPolicy{UserAgent: "provgraph-test/1", AllowPrivate: true, Timeout: generous},
+		Policy: model.FetchPolicy{UserAgent: "provgraph-test/1", AllowPrivate: true, Timeout: generous},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/provgraph/provgraph/internal/ingest"
+	"github.com/provgraph/provgraph/internal/model"
 )
 
 // TestGuardCatchesRedirectToInternal runs the default guard with one
@@ -24,7 +24,7 @@ func TestGuardCatchesRedirectToInternal(t *testing.T) {
 	defer srv.Close()
 	ap := netip.MustParseAddrPort(srv.Listener.Addr().String())
 	f, err := New(&Options{
-		Policy: ingest.FetchPolicy{UserAgent: "t", Timeout: time.Second, Ports: []int{80, 443, int(ap.Port())}},
+		Policy: model.FetchPolicy{UserAgent: "t", Timeout: time.Second, Ports: []int{80, 443, int(ap.Port())}},
 		LookupHost: func(_ context.Context, host string) ([]netip.Addr, error) {
 			return []netip.Addr{netip.MustParseAddr("127.0.0.2")}, nil
 		},
@@ -38,7 +38,7 @@ func TestGuardCatchesRedirectToInternal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rt.Outcome != OutcomeBlockedAddress || !strings.Contains(rt.OutcomeError, "127.0.0.2:80: loopback") {
+	if rt.Outcome != model.OutcomeBlockedAddress || !strings.Contains(rt.OutcomeError, "127.0.0.2:80: loopback") {
 		t.Errorf("outcome %q %q, want blocked-address at 127.0.0.2:80", rt.Outcome, rt.OutcomeError)
 	}
 	if len(rt.Hops) != 1 || rt.Hops[0].To != "http://rebound.test/admin" || rt.Hops[0].Status != "302" {
@@ -50,7 +50,7 @@ func TestGuardCatchesRedirectToInternal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rt.Outcome != OutcomeBlockedAddress {
+	if rt.Outcome != model.OutcomeBlockedAddress {
 		t.Errorf("loopback server without the exception: outcome %q %q, want blocked-address", rt.Outcome, rt.OutcomeError)
 	}
 }

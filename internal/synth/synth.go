@@ -13,6 +13,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"time"
+
+	"github.com/provgraph/provgraph/internal/model"
 )
 
 // Options configures a generator. Zero values mean the defaults.
@@ -114,6 +116,11 @@ func (g *Generator) URL() string {
 	return u
 }
 
+// hop, retrieval and record are model.Hop, model.Retrieval and
+// model.Record as a producer writes them, with statuses and positions as
+// JSON numbers: model.Integer only reads numbers (it keeps their text, and
+// marshals as a string for Record.Digest), so the writer needs its own
+// shape. The leaves (model.Canonical, model.Relation) are shared.
 type hop struct {
 	From   string `json:"from"`
 	To     string `json:"to"`
@@ -121,37 +128,25 @@ type hop struct {
 	At     string `json:"at"`
 }
 
-type canonical struct {
-	URL    string `json:"url"`
-	Source string `json:"source"`
-}
-
 type retrieval struct {
-	RetrievedAt string      `json:"retrieved_at"`
-	Hops        []hop       `json:"hops,omitempty"`
-	FinalURL    string      `json:"final_url"`
-	FinalStatus int         `json:"final_status"`
-	ContentHash string      `json:"content_hash"`
-	Canonical   []canonical `json:"canonical,omitempty"`
-}
-
-type relation struct {
-	Type       string `json:"type"`
-	Target     string `json:"target"`
-	Format     string `json:"format,omitempty"`
-	CapturedAt string `json:"captured_at,omitempty"`
+	RetrievedAt string            `json:"retrieved_at"`
+	Hops        []hop             `json:"hops,omitempty"`
+	FinalURL    string            `json:"final_url"`
+	FinalStatus int               `json:"final_status"`
+	ContentHash string            `json:"content_hash"`
+	Canonical   []model.Canonical `json:"canonical,omitempty"`
 }
 
 type record struct {
-	CitationID string     `json:"citation_id"`
-	Engine     string     `json:"engine"`
-	AnswerID   string     `json:"answer_id"`
-	Position   int        `json:"position"`
-	Question   string     `json:"question"`
-	ObservedAt string     `json:"observed_at"`
-	RawURL     string     `json:"raw_url"`
-	Retrieval  *retrieval `json:"retrieval,omitempty"`
-	Relations  []relation `json:"relations,omitempty"`
+	CitationID string           `json:"citation_id"`
+	Engine     string           `json:"engine"`
+	AnswerID   string           `json:"answer_id"`
+	Position   int              `json:"position"`
+	Question   string           `json:"question"`
+	ObservedAt string           `json:"observed_at"`
+	RawURL     string           `json:"raw_url"`
+	Retrieval  *retrieval       `json:"retrieval,omitempty"`
+	Relations  []model.Relation `json:"relations,omitempty"`
 }
 
 // Write writes n records, one JSON object per line.
@@ -177,7 +172,7 @@ func (g *Generator) Write(w io.Writer, n int) error {
 				r.Retrieval = g.retrieval(raw)
 			}
 			if g.rnd.IntN(40) == 0 {
-				r.Relations = []relation{{Type: "archive_of", Target: "https://web.archive.org/web/20250101000000/" + raw, CapturedAt: "2025-01-01T00:00:00Z"}}
+				r.Relations = []model.Relation{{Type: model.RelArchiveOf, Target: "https://web.archive.org/web/20250101000000/" + raw, CapturedAt: "2025-01-01T00:00:00Z"}}
 			}
 			if err := enc.Encode(&r); err != nil {
 				return err
@@ -202,7 +197,7 @@ func (g *Generator) retrieval(raw string) *retrieval {
 	}
 	rt.FinalURL = final
 	if g.rnd.IntN(3) == 0 {
-		rt.Canonical = []canonical{{URL: final, Source: "html-link"}}
+		rt.Canonical = []model.Canonical{{URL: final, Source: model.SourceHTMLLink}}
 	}
 	return rt
 }
