@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/model"
 )
 
 // RDF formats that RDFFile reads.
@@ -48,7 +49,7 @@ func (e *SyntaxError) Error() string {
 // GenIDBase is the namespace of the IRIs that stand for blank nodes of RDF
 // input (skolem IRIs, RDF 1.1 Concepts §3.5): GenIDBase, the first 128 bits
 // of the input's SHA-256 in hex, "/", and the label, percent-encoded.
-const GenIDBase = IDBase + ".well-known/genid/"
+const GenIDBase = model.IDBase + ".well-known/genid/"
 
 // RDFFile loads an RDF file (an export of provgraph or anything else) into
 // st, keeping every literal's lexical form and datatype. name is how
