@@ -221,37 +221,11 @@ func (p *nquadsParser) char() (rune, int, error) {
 // escape decodes the \u or \U escape at the current position (UCHAR,
 // N-Quads §5); it must name a Unicode scalar value.
 func (p *nquadsParser) escape() (rune, error) {
-	start := p.i
-	digits := 4
-	if p.b[p.i+1] == 'U' {
-		digits = 8
+	v, n, msg := decodeUCHAR(p.b[p.i:])
+	if msg != "" {
+		return 0, p.fail(p.i, "%s", msg)
 	}
-	if p.i+2+digits > len(p.b) {
-		return 0, p.fail(start, "\\%c needs %d hex digits", p.b[p.i+1], digits)
-	}
-	var v rune
-	for _, c := range p.b[p.i+2 : p.i+2+digits] {
-		var d byte
-		switch {
-		case c >= '0' && c <= '9':
-			d = c - '0'
-		case c >= 'a' && c <= 'f':
-			d = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			d = c - 'A' + 10
-		default:
-			return 0, p.fail(start, "\\%c needs %d hex digits, found %q", p.b[p.i+1], digits, p.b[p.i+2:p.i+2+digits])
-		}
-		v = v<<4 | rune(d)
-	}
-	text := string(p.b[p.i : p.i+2+digits])
-	switch {
-	case v >= 0xD800 && v <= 0xDFFF:
-		return 0, p.fail(start, "%s is a UTF-16 surrogate, not a character; write the character itself or escape its code point with \\U (e.g. \\U0001F600)", text)
-	case v > utf8.MaxRune:
-		return 0, p.fail(start, "%s is past U+10FFFF, the last Unicode code point", text)
-	}
-	p.i += 2 + digits
+	p.i += n
 	return v, nil
 }
 

@@ -633,18 +633,32 @@ func (p *turtleParser) number() (graph.Term, error) {
 	return graph.Literal(string(p.b[start:j]), dt), nil
 }
 
-// escape decodes the \u or \U escape at the current position.
+// escape decodes the \u or \U escape at the current position (UCHAR,
+// Turtle §6.4); it must name a Unicode scalar value.
 func (p *turtleParser) escape() (rune, error) {
-	start := p.i
+	v, n, msg := decodeUCHAR(p.b[p.i:])
+	if msg != "" {
+		return 0, p.fail(p.i, "%s", msg)
+	}
+	p.i += n
+	return v, nil
+}
+
+// decodeUCHAR decodes the UCHAR escape at the start of b ("\u" and 4 hex
+// digits, or "\U" and 8), the same production in N-Triples, N-Quads and
+// Turtle: the rune, the bytes it took, or a message saying what is wrong.
+// A UTF-16 surrogate or a value past U+10FFFF names no character and is
+// refused, never replaced.
+func decodeUCHAR(b []byte) (rune, int, string) {
 	digits := 4
-	if p.at(1) == 'U' {
+	if len(b) > 1 && b[1] == 'U' {
 		digits = 8
 	}
-	if p.i+2+digits > len(p.b) {
-		return 0, p.fail(start, "\\%c needs %d hex digits", p.at(1), digits)
+	if len(b) < 2+digits {
+		return 0, 0, fmt.Sprintf("\\%c needs %d hex digits", b[min(1, len(b)-1)], digits)
 	}
 	var v rune
-	for _, c := range p.b[p.i+2 : p.i+2+digits] {
+	for _, c := range b[2 : 2+digits] {
 		var d byte
 		switch {
 		case c >= '0' && c <= '9':
@@ -654,19 +668,18 @@ func (p *turtleParser) escape() (rune, error) {
 		case c >= 'A' && c <= 'F':
 			d = c - 'A' + 10
 		default:
-			return 0, p.fail(start, "\\%c needs %d hex digits, found %q", p.at(1), digits, p.b[p.i+2:p.i+2+digits])
+			return 0, 0, fmt.Sprintf("\\%c needs %d hex digits, found %q", b[1], digits, b[2:2+digits])
 		}
 		v = v<<4 | rune(d)
 	}
-	text := string(p.b[p.i : p.i+2+digits])
+	text := string(b[:2+digits])
 	switch {
 	case v >= 0xD800 && v <= 0xDFFF:
-		return 0, p.fail(start, "%s is a UTF-16 surrogate, not a character; write the character itself or escape its code point with \\U (e.g. \\U0001F600)", text)
+		return 0, 0, text + " is a UTF-16 surrogate, not a character; write the character itself or escape its code point with \\U (e.g. \\U0001F600)"
 	case v > utf8.MaxRune:
-		return 0, p.fail(start, "%s is past U+10FFFF, the last Unicode code point", text)
+		return 0, 0, text + " is past U+10FFFF, the last Unicode code point"
 	}
-	p.i += 2 + digits
-	return v, nil
+	return v, 2 + digits, ""
 }
 
 // iri parses IRIREF or a prefixed name and returns the absolute IRI.
