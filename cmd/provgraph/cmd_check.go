@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/provgraph/provgraph/internal/render"
 	"github.com/spf13/cobra"
 )
 
@@ -69,8 +70,8 @@ func runCheck(cmd *cobra.Command, o checkOptions) error {
 	stats, statsErr := st.Stats()
 	if statsErr == nil {
 		fmt.Fprintf(out, "%s: %s version %d, %s, %s, %s, %s, %s\n",
-			o.db, stats.Format, stats.Version, plural(int(stats.Quads), "quad"), plural(int(stats.Terms), "term"),
-			plural(int(stats.HashRuns), "hash-index run"), plural(int(stats.QuadRuns), "quad-index run"), plural(int(stats.FileBytes), "byte"))
+			o.db, stats.Format, stats.Version, render.Plural(int(stats.Quads), "quad"), render.Plural(int(stats.Terms), "term"),
+			render.Plural(int(stats.HashRuns), "hash-index run"), render.Plural(int(stats.QuadRuns), "quad-index run"), render.Plural(int(stats.FileBytes), "byte"))
 	}
 	start := time.Now()
 	if err := st.Check(cmd.Context()); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/provgraph/provgraph/internal/export"
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/query"
+	"github.com/provgraph/provgraph/internal/render"
 )
 
 type exportOptions struct {
@@ -179,9 +180,9 @@ func runExport(cmd *cobra.Command, o exportOptions) error {
 	}
 	groups := ""
 	if o.includeGroups {
-		groups = fmt.Sprintf(", %d review-group statements (%s)", sum.Groups, plural(int(sum.ReviewGroups), "group"))
+		groups = fmt.Sprintf(", %d review-group statements (%s)", sum.Groups, render.Plural(int(sum.ReviewGroups), "group"))
 	}
 	fmt.Fprintf(stderr, "export: %s (%d data%s%s, %d dataset description) written to %s as %s in %s; dataset %s\n",
-		plural(int(sum.Statements()), "statement"), sum.Data, ontology, groups, sum.Description, where, format, sum.Elapsed.Round(time.Millisecond), sum.Dataset.Value)
+		render.Plural(int(sum.Statements()), "statement"), sum.Data, ontology, groups, sum.Description, where, format, sum.Elapsed.Round(time.Millisecond), sum.Dataset.Value)
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/ingest"
 	"github.com/provgraph/provgraph/internal/normalize"
+	"github.com/provgraph/provgraph/internal/render"
 )
 
 // dbOptions are the flags every command that opens the database shares.
@@ -213,7 +214,7 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 		bar.Finish()
 	}
 	for _, re := range sum.Invalid {
-		fmt.Fprintf(stderr, "rejected %s\n", escapeLine(re.Error()))
+		fmt.Fprintf(stderr, "rejected %s\n", render.EscapeLine(re.Error()))
 	}
 	if err != nil && !errors.Is(err, ingest.ErrInvalidRecords) {
 		if sum.Run.Value != "" && !errors.Is(err, ingest.ErrInputChanged) {
@@ -221,7 +222,7 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 			if sum.QuadsAdded == 1 {
 				were = "was"
 			}
-			fmt.Fprintf(stderr, "ingest stopped; %s %s written. Run the same command again to complete run %s.\n", plural(sum.QuadsAdded, "quad"), were, sum.Run.Value)
+			fmt.Fprintf(stderr, "ingest stopped; %s %s written. Run the same command again to complete run %s.\n", render.Plural(sum.QuadsAdded, "quad"), were, sum.Run.Value)
 			if interrupted(cmd.Context(), err) {
 				return interruptError{err: err, said: true}
 			}
@@ -243,7 +244,7 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 		resumed = " (completing an interrupted run)"
 	}
 	fmt.Fprintf(stderr, "ingest %s: %s, %s, %s rejected by policy %s (stored with their errors), %s added, %s%s\n",
-		name, plural(sum.Records, what), plural(len(sum.Invalid), "invalid line"), plural(sum.URLRejected, "raw URL"), escapeText(pol.Name()), plural(sum.QuadsAdded, "quad"), sum.Elapsed.Round(time.Millisecond), resumed)
+		name, render.Plural(sum.Records, what), render.Plural(len(sum.Invalid), "invalid line"), render.Plural(sum.URLRejected, "raw URL"), render.EscapeText(pol.Name()), render.Plural(sum.QuadsAdded, "quad"), sum.Elapsed.Round(time.Millisecond), resumed)
 	if err != nil {
 		return errRejected
 	}

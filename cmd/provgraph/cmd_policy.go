@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/provgraph/provgraph/internal/normalize"
+	"github.com/provgraph/provgraph/internal/render"
 	"github.com/spf13/cobra"
 )
 
@@ -88,7 +89,7 @@ the action of each rule in sequence order.
 				return usageError{err}
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-			fmt.Fprintf(w, "name:\t%s\nversion:\t%s\ndigest:\t%s\nsource:\t%s\n", escapeText(p.Name()), escapeText(p.Version()), p.Digest(), escapeText(p.Source()))
+			fmt.Fprintf(w, "name:\t%s\nversion:\t%s\ndigest:\t%s\nsource:\t%s\n", render.EscapeText(p.Name()), render.EscapeText(p.Version()), p.Digest(), render.EscapeText(p.Source()))
 			ports := p.DefaultPorts()
 			var portList []string
 			for _, s := range slices.Sorted(maps.Keys(ports)) {

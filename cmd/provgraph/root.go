@@ -9,6 +9,7 @@ import (
 
 	"github.com/provgraph/provgraph/internal/graph"
 
+	"github.com/provgraph/provgraph/internal/render"
 	"github.com/spf13/cobra"
 )
 
@@ -153,7 +154,7 @@ func (o *outputWriter) Write(p []byte) (int, error) {
 // error ends with the help hint of the command that failed, named by path.
 // This is the one place where errors become exit statuses.
 func exitCode(err error, path string, stderr io.Writer) int {
-	stderr = escapingWriter{stderr}
+	stderr = render.EscapingWriter{W: stderr}
 	var ue usageError
 	var ie inputError
 	var ir interruptError
