@@ -2,10 +2,6 @@ package main
 
 import (
 	"fmt"
-	"maps"
-	"slices"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/render"
@@ -88,24 +84,7 @@ the action of each rule in sequence order.
 			if err != nil {
 				return usageError{err}
 			}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-			fmt.Fprintf(w, "name:\t%s\nversion:\t%s\ndigest:\t%s\nsource:\t%s\n", render.EscapeText(p.Name()), render.EscapeText(p.Version()), p.Digest(), render.EscapeText(p.Source()))
-			ports := p.DefaultPorts()
-			var portList []string
-			for _, s := range slices.Sorted(maps.Keys(ports)) {
-				portList = append(portList, fmt.Sprintf("%s=%d", s, ports[s]))
-			}
-			fmt.Fprintf(w, "schemes:\t%s\ndefault ports:\t%s\ntracking params:\t%d\nhost rules:\t%d\n\nrules (in sequence order):\n",
-				strings.Join(p.Schemes(), ", "), strings.Join(portList, " "), len(p.TrackingParams()), len(p.HostRules()))
-			for _, r := range normalize.Rules() {
-				kind, _ := r.Kind()
-				k := "parse"
-				if kind == normalize.PolicyRule {
-					k = "policy"
-				}
-				fmt.Fprintf(w, "  %s\t%s\t%s\n", r, k, p.Action(r))
-			}
-			return w.Flush()
+			return render.PolicyCheck(cmd.OutOrStdout(), p)
 		},
 	})
 	return cmd
