@@ -12,6 +12,7 @@ import (
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/ingest"
 	"github.com/provgraph/provgraph/internal/render"
+	"github.com/provgraph/provgraph/internal/service"
 )
 
 type convertOptions struct {
@@ -117,9 +118,9 @@ func runConvert(cmd *cobra.Command, o convertOptions) (err error) {
 	if err == nil {
 		err = flush()
 	}
-	if interrupted(cmd.Context(), err) {
+	if service.IsInterrupt(cmd.Context(), err) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "convert interrupted: %s is as it was, and the incomplete new file was removed (%s)\n", render.EscapeText(o.from), render.EscapeText(o.db))
-		return interruptError{err: err, said: true}
+		return service.InterruptError{Err: err, Said: true}
 	}
 	if err != nil {
 		return fmt.Errorf("convert %s to %s: %w (the incomplete new file was removed)", o.from, o.db, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/query"
 	"github.com/provgraph/provgraph/internal/render"
+	"github.com/provgraph/provgraph/internal/service"
 )
 
 type exportOptions struct {
@@ -161,7 +162,7 @@ func runExport(cmd *cobra.Command, o exportOptions) error {
 		sum, err = export.WriteFile(ctx, st, o.output, opts)
 	}
 	if errors.Is(err, query.ErrNoPolicy) {
-		return usageError{err}
+		return service.UsageError{Err: err}
 	}
 	if err != nil {
 		return err

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -114,15 +113,10 @@ func runGroups(cmd *cobra.Command, o groupsOptions) error {
 	if o.verdict != "" && !slices.Contains(verdicts, o.verdict) {
 		return usagef("--verdict %q: want one of %s", o.verdict, strings.Join(verdicts, ", "))
 	}
-	st, err := o.open(true)
+	tuneGCForQueries()
+	set, err := o.service().Groups(cmd.Context(), o.policy, query.GroupOptions{MaxShared: o.maxShared, MinSize: o.minSize, Verdict: o.verdict, Review: o.review})
 	if err != nil {
 		return err
-	}
-	defer st.Close()
-	tuneGCForQueries()
-	set, err := query.LoadGroups(cmd.Context(), st, o.policy, query.GroupOptions{MaxShared: o.maxShared, MinSize: o.minSize, Verdict: o.verdict, Review: o.review})
-	if err != nil {
-		return loadError(err)
 	}
 	warnings := render.RedactIf(o.redact, set.Warnings())
 	for _, w := range warnings {
@@ -139,25 +133,6 @@ func runGroups(cmd *cobra.Command, o groupsOptions) error {
 
 // load opens the database read-only and loads a snapshot under policy.
 func (o *dbOptions) load(cmd *cobra.Command, policy string) (*query.Snapshot, error) {
-	st, err := o.open(true)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
 	tuneGCForQueries()
-	snap, err := query.Load(cmd.Context(), st, policy)
-	if err != nil {
-		return nil, loadError(err)
-	}
-	return snap, nil
-}
-
-// loadError classifies an error of loading a database: only a policy the
-// database does not hold is the user's to fix (exit status 2); a damaged
-// database or a failed read keeps its own status (5 or 3).
-func loadError(err error) error {
-	if errors.Is(err, query.ErrNoPolicy) {
-		return usageError{err}
-	}
-	return err
+	return o.service().Load(cmd.Context(), policy)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/provgraph/provgraph/internal/ingest"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/render"
+	"github.com/provgraph/provgraph/internal/service"
 )
 
 // dbOptions are the flags every command that opens the database shares.
@@ -30,12 +31,13 @@ func (o *dbOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&o.lockTimeout, "lock-timeout", 5*time.Second, "how long to wait for another process to release the database (0: do not wait)")
 }
 
+// service is the database the flags name, for internal/service.
+func (o *dbOptions) service() service.DB {
+	return service.DB{Path: o.db, LockTimeout: o.lockTimeout}
+}
+
 func (o *dbOptions) open(readOnly bool) (*graph.Store, error) {
-	timeout := o.lockTimeout
-	if timeout <= 0 {
-		timeout = -1 // graph.Options: fail at once (its zero means the default wait)
-	}
-	return graph.Open(o.db, &graph.Options{LockTimeout: timeout, ReadOnly: readOnly})
+	return o.service().Open(readOnly)
 }
 
 type ingestOptions struct {
@@ -124,7 +126,7 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 	}
 	pol, err := normalize.LoadPolicy(o.policy)
 	if err != nil {
-		return usageError{err}
+		return service.UsageError{Err: err}
 	}
 	path, name := input, input
 	if input == "-" && o.format != "jsonl" {
@@ -148,7 +150,7 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 		}
 		path, name = tmp.Name(), "<stdin>"
 	} else if _, err := os.Stat(input); err != nil {
-		return usageError{err}
+		return service.UsageError{Err: err}
 	}
 	stderr := cmd.ErrOrStderr()
 	opts := ingest.Options{Policy: pol, SkipInvalid: o.skipInvalid, BatchQuads: o.batch}
@@ -223,15 +225,15 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 				were = "was"
 			}
 			fmt.Fprintf(stderr, "ingest stopped; %s %s written. Run the same command again to complete run %s.\n", render.Plural(sum.QuadsAdded, "quad"), were, sum.Run.Value)
-			if interrupted(cmd.Context(), err) {
-				return interruptError{err: err, said: true}
+			if service.IsInterrupt(cmd.Context(), err) {
+				return service.InterruptError{Err: err, Said: true}
 			}
 		}
 		var re *ingest.RecordError
 		var ce *ingest.ConflictError
 		var se *ingest.SyntaxError
 		if errors.As(err, &re) || errors.As(err, &ce) || errors.As(err, &se) {
-			return inputError{err}
+			return service.InputError{Err: err}
 		}
 		return err
 	}
@@ -246,7 +248,7 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 	fmt.Fprintf(stderr, "ingest %s: %s, %s, %s rejected by policy %s (stored with their errors), %s added, %s%s\n",
 		name, render.Plural(sum.Records, what), render.Plural(len(sum.Invalid), "invalid line"), render.Plural(sum.URLRejected, "raw URL"), render.EscapeText(pol.Name()), render.Plural(sum.QuadsAdded, "quad"), sum.Elapsed.Round(time.Millisecond), resumed)
 	if err != nil {
-		return errRejected
+		return service.ErrRejected
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -10,6 +9,7 @@ import (
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/query"
 	"github.com/provgraph/provgraph/internal/render"
+	"github.com/provgraph/provgraph/internal/service"
 )
 
 type lineageOptions struct {
@@ -106,29 +106,14 @@ func runLineage(cmd *cobra.Command, o lineageOptions, args []string) error {
 	if o.scope != query.ScopeNeighbourhood && o.scope != query.ScopeDatabase {
 		return usagef("--group-scope %q: want %s or %s", o.scope, query.ScopeNeighbourhood, query.ScopeDatabase)
 	}
-	st, err := o.open(true)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
 	if o.scope == query.ScopeDatabase {
 		tuneGCForQueries() // the whole database is loaded
 	}
-	opts := &query.LineageOptions{Policy: o.policy, MaxShared: o.maxShared, Scope: o.scope}
-	var ls []*query.Lineage
-	if byURL {
-		ls, err = query.LineageOfURL(cmd.Context(), st, o.url, opts)
-	} else {
-		var l *query.Lineage
-		l, err = query.LineageOf(cmd.Context(), st, args[0], opts)
-		ls = []*query.Lineage{l}
-	}
-	switch {
-	case errors.Is(err, query.ErrNoCitation):
-		return inputError{fmt.Errorf("%w in %s", err, o.db)}
-	case errors.Is(err, query.ErrNoPolicy):
-		return usageError{err}
-	case err != nil:
+	ls, err := o.service().Lineage(cmd.Context(), service.LineageRequest{
+		ID: first(args), URL: o.url, ByURL: byURL,
+		LineageOptions: query.LineageOptions{Policy: o.policy, MaxShared: o.maxShared, Scope: o.scope},
+	})
+	if err != nil {
 		return err
 	}
 	orig := ls
@@ -151,4 +136,12 @@ func runLineage(cmd *cobra.Command, o lineageOptions, args []string) error {
 		return err
 	}
 	return out.Flush()
+}
+
+// first returns the first of args, or "".
+func first(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	return args[0]
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/render"
+	"github.com/provgraph/provgraph/internal/service"
 	"github.com/spf13/cobra"
 )
 
@@ -73,7 +74,7 @@ func runNormalize(cmd *cobra.Command, o normalizeOptions, args []string, stdin i
 	}
 	pol, err := normalize.LoadPolicy(o.policy)
 	if err != nil {
-		return usageError{err}
+		return service.UsageError{Err: err}
 	}
 	n, err := normalize.New(pol, &normalize.Options{Base: o.base})
 	if err != nil {
@@ -130,7 +131,7 @@ func runNormalize(cmd *cobra.Command, o normalizeOptions, args []string, stdin i
 			if err := cmd.Context().Err(); err != nil {
 				out.Flush()
 				fmt.Fprintf(cmd.ErrOrStderr(), "normalize: interrupted; the results of the first %s are printed\n", render.Plural(line, "line"))
-				return interruptError{err: err, said: true}
+				return service.InterruptError{Err: err, Said: true}
 			}
 		}
 	}
@@ -141,7 +142,7 @@ func runNormalize(cmd *cobra.Command, o normalizeOptions, args []string, stdin i
 		return fmt.Errorf("write output: %w", err)
 	}
 	if rejected {
-		return errRejected
+		return service.ErrRejected
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/render"
+	"github.com/provgraph/provgraph/internal/service"
 	"github.com/spf13/cobra"
 )
 
@@ -59,7 +60,7 @@ in any letter case), to start a policy of your own from.
 			}
 			data, err := normalize.BuiltinPolicy(name)
 			if err != nil {
-				return usageError{err}
+				return service.UsageError{Err: err}
 			}
 			_, err = cmd.OutOrStdout().Write(data)
 			return err
@@ -82,7 +83,7 @@ the action of each rule in sequence order.
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := normalize.LoadPolicy(args[0])
 			if err != nil {
-				return usageError{err}
+				return service.UsageError{Err: err}
 			}
 			return render.PolicyCheck(cmd.OutOrStdout(), p)
 		},

@@ -12,6 +12,7 @@ import (
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/query"
 	"github.com/provgraph/provgraph/internal/render"
+	"github.com/provgraph/provgraph/internal/service"
 )
 
 func newRenormalizeCommand() *cobra.Command {
@@ -43,7 +44,7 @@ policy.
 			}
 			pol, err := normalize.LoadPolicy(policy)
 			if err != nil {
-				return usageError{err}
+				return service.UsageError{Err: err}
 			}
 			if _, err := os.Stat(o.db); err != nil {
 				return fmt.Errorf("renormalize: %w (ingest citations into it first)", err)

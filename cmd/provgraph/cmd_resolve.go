@@ -15,6 +15,7 @@ import (
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/render"
 	"github.com/provgraph/provgraph/internal/resolve"
+	"github.com/provgraph/provgraph/internal/service"
 )
 
 type resolveOptions struct {
@@ -139,7 +140,7 @@ func runResolve(cmd *cobra.Command, o resolveOptions) error {
 		PerHost:     o.perHost,
 	})
 	if err != nil {
-		return usageError{err}
+		return service.UsageError{Err: err}
 	}
 	defer fetcher.Close()
 	if _, err := os.Stat(o.db); err != nil {
@@ -203,9 +204,9 @@ func runResolve(cmd *cobra.Command, o resolveOptions) error {
 		fmt.Fprintf(stderr, "resolve: the guard refused %s (blocked-address, blocked-port): a non-public address, or a port other than %s. They are recorded as failed, and --only-unresolved retries them; --allow-private lifts the guard, for servers on this machine.\n",
 			render.Plural(blocked, "retrieval"), ports)
 	}
-	if interrupted(cmd.Context(), err) {
+	if service.IsInterrupt(cmd.Context(), err) {
 		fmt.Fprintf(stderr, "resolve interrupted: the %s finished are saved and run %s is marked interrupted\n", render.Plural(sum.Retrievals, "retrieval"), sum.Run.Value)
-		return interruptError{err: err, said: true}
+		return service.InterruptError{Err: err, Said: true}
 	}
 	if err != nil {
 		return fmt.Errorf("%w; the %s finished are saved and run %s is marked interrupted", err, render.Plural(sum.Retrievals, "retrieval"), sum.Run.Value)

@@ -8,6 +8,7 @@ import (
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/query"
 	"github.com/provgraph/provgraph/internal/render"
+	"github.com/provgraph/provgraph/internal/service"
 )
 
 type statsOptions struct {
@@ -83,7 +84,7 @@ func runStats(cmd *cobra.Command, o statsOptions) error {
 	if o.explain != "" {
 		lines, err := query.Explain(snap, rep, o.explain)
 		if err != nil {
-			return usageError{err}
+			return service.UsageError{Err: err}
 		}
 		lines = render.RedactIf(o.redact, lines)
 		if o.format == "json" {

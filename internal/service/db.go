@@ -1,0 +1,108 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/query"
+)
+
+// DB names a database and how to open it: what the --db and
+// --lock-timeout flags of every command give.
+type DB struct {
+	// Path is the database file.
+	Path string
+	// LockTimeout is how long to wait for another process to release the
+	// file; zero or less fails at once (unlike graph.Options, whose zero
+	// means its default wait).
+	LockTimeout time.Duration
+}
+
+// Open opens the store, read-only (shared lock, never created) or for
+// writing. Its errors wrap graph.ErrLocked and graph.ErrCorrupt where they
+// apply, for Classify.
+func (d DB) Open(readOnly bool) (*graph.Store, error) {
+	timeout := d.LockTimeout
+	if timeout <= 0 {
+		timeout = -1 // graph.Options: fail at once (its zero means the default wait)
+	}
+	return graph.Open(d.Path, &graph.Options{LockTimeout: timeout, ReadOnly: readOnly})
+}
+
+// QueryError marks the error of a query: a policy the database does not
+// hold is the caller's to fix (Usage); a damaged database or a failed read
+// keeps its own kind (Damaged, Internal).
+func QueryError(err error) error {
+	if errors.Is(err, query.ErrNoPolicy) {
+		return UsageError{err}
+	}
+	return err
+}
+
+// Load opens the database read-only and loads a snapshot under policy
+// (NAME@VERSION, NAME, a digest, or "" for the policy of the latest ingest
+// or renormalize run).
+func (d DB) Load(ctx context.Context, policy string) (*query.Snapshot, error) {
+	st, err := d.Open(true)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	snap, err := query.Load(ctx, st, policy)
+	if err != nil {
+		return nil, QueryError(err)
+	}
+	return snap, nil
+}
+
+// Groups finds the review groups of the database under policy, ready to
+// be written a group at a time (render.Groups).
+func (d DB) Groups(ctx context.Context, policy string, opts query.GroupOptions) (*query.GroupSet, error) {
+	st, err := d.Open(true)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	set, err := query.LoadGroups(ctx, st, policy, opts)
+	if err != nil {
+		return nil, QueryError(err)
+	}
+	return set, nil
+}
+
+// LineageRequest asks for the lineage of one citation (ID) or of every
+// citation whose raw URL is exactly URL (ByURL).
+type LineageRequest struct {
+	ID    string
+	URL   string
+	ByURL bool
+	query.LineageOptions
+}
+
+// Lineage returns the lineages asked for. No such citation is Rejected,
+// and names the database; no such policy is Usage.
+func (d DB) Lineage(ctx context.Context, req LineageRequest) ([]*query.Lineage, error) {
+	st, err := d.Open(true)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	var ls []*query.Lineage
+	if req.ByURL {
+		ls, err = query.LineageOfURL(ctx, st, req.URL, &req.LineageOptions)
+	} else {
+		var l *query.Lineage
+		l, err = query.LineageOf(ctx, st, req.ID, &req.LineageOptions)
+		ls = []*query.Lineage{l}
+	}
+	switch {
+	case errors.Is(err, query.ErrNoCitation):
+		return nil, InputError{fmt.Errorf("%w in %s", err, d.Path)}
+	case err != nil:
+		return nil, QueryError(err)
+	}
+	return ls, nil
+}
