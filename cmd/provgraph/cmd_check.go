@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/provgraph/provgraph/internal/render"
@@ -69,9 +68,8 @@ func runCheck(cmd *cobra.Command, o checkOptions) error {
 	out := cmd.OutOrStdout()
 	stats, statsErr := st.Stats()
 	if statsErr == nil {
-		fmt.Fprintf(out, "%s: %s version %d, %s, %s, %s, %s, %s\n",
-			o.db, stats.Format, stats.Version, render.Plural(int(stats.Quads), "quad"), render.Plural(int(stats.Terms), "term"),
-			render.Plural(int(stats.HashRuns), "hash-index run"), render.Plural(int(stats.QuadRuns), "quad-index run"), render.Plural(int(stats.FileBytes), "byte"))
+		render.CheckCounters(out, render.StoreCounters{Path: o.db, Format: stats.Format, Version: stats.Version, Quads: stats.Quads,
+			Terms: stats.Terms, HashRuns: stats.HashRuns, QuadRuns: stats.QuadRuns, FileBytes: stats.FileBytes})
 	}
 	start := time.Now()
 	if err := st.Check(cmd.Context()); err != nil {
@@ -80,6 +78,5 @@ func runCheck(cmd *cobra.Command, o checkOptions) error {
 	if statsErr != nil {
 		return statsErr
 	}
-	fmt.Fprintf(out, "consistent (checked in %s)\n", time.Since(start).Round(time.Millisecond))
-	return nil
+	return render.CheckConsistent(out, time.Since(start))
 }

@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/query"
@@ -295,4 +296,13 @@ func TestPolicyCheckGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "policy-check.default", toolchain(render1(t, func(w io.Writer) error { return render.PolicyCheck(w, pol) }), pol))
+}
+
+func TestCheckGolden(t *testing.T) {
+	golden(t, "check", render1(t, func(w io.Writer) error {
+		if err := render.CheckCounters(w, render.StoreCounters{Path: "a.db", Format: "provgraph-store", Version: 3, Quads: 1031, Terms: 1, HashRuns: 2, QuadRuns: 0, FileBytes: 1 << 20}); err != nil {
+			return err
+		}
+		return render.CheckConsistent(w, 1234567*time.Microsecond)
+	}))
 }
