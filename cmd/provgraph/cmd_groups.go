@@ -130,9 +130,3 @@ func runGroups(cmd *cobra.Command, o groupsOptions) error {
 	}
 	return render.Groups(cmd.OutOrStdout(), o.format, render.RedactIf(o.redact, set.Policy()), warnings, groups)
 }
-
-// load opens the database read-only and loads a snapshot under policy.
-func (o *dbOptions) load(cmd *cobra.Command, policy string) (*query.Snapshot, error) {
-	tuneGCForQueries()
-	return o.service().Load(cmd.Context(), policy)
-}

@@ -95,15 +95,12 @@ followed by how the policies themselves differ.
 			if format != "table" && format != "json" {
 				return usagef("--format %q: want table or json", format)
 			}
-			a, err := o.load(cmd, args[0])
+			tuneGCForQueries()
+			d, err := o.service().PolicyDiff(cmd.Context(), args[0], args[1], query.GroupOptions{MaxShared: maxShared})
 			if err != nil {
 				return err
 			}
-			b, err := o.load(cmd, args[1])
-			if err != nil {
-				return err
-			}
-			d := render.RedactIf(redact, query.DiffPolicies(a, b, query.GroupOptions{MaxShared: maxShared}))
+			d = render.RedactIf(redact, d)
 			if format == "json" {
 				return render.JSON(cmd.OutOrStdout(), d)
 			}

@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/provgraph/provgraph/internal/model"
-	"github.com/provgraph/provgraph/internal/query"
 	"github.com/provgraph/provgraph/internal/render"
 	"github.com/provgraph/provgraph/internal/service"
 )
@@ -72,27 +71,23 @@ func runStats(cmd *cobra.Command, o statsOptions) error {
 	if o.format != "table" && o.format != "json" {
 		return usagef("--format %q: want table or json", o.format)
 	}
-	snap, err := o.load(cmd, o.policy)
+	tuneGCForQueries()
+	res, err := o.service().Stats(cmd.Context(), service.StatsRequest{Policy: o.policy, MaxShared: o.maxShared, Explain: o.explain})
 	if err != nil {
 		return err
 	}
-	rep := query.Groups(snap, query.GroupOptions{MaxShared: o.maxShared})
-	for _, w := range rep.Warnings {
+	for _, w := range res.Warnings {
 		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 	}
 	out := cmd.OutOrStdout()
 	if o.explain != "" {
-		lines, err := query.Explain(snap, rep, o.explain)
-		if err != nil {
-			return service.UsageError{Err: err}
-		}
-		lines = render.RedactIf(o.redact, lines)
+		lines := render.RedactIf(o.redact, res.Lines)
 		if o.format == "json" {
 			return render.JSON(out, lines)
 		}
-		return render.Explain(out, o.explain, snap.Policy, lines)
+		return render.Explain(out, o.explain, res.Policy, lines)
 	}
-	s := render.RedactIf(o.redact, query.ComputeStats(snap, rep))
+	s := render.RedactIf(o.redact, res.Stats)
 	if o.format == "json" {
 		return render.JSON(out, s)
 	}

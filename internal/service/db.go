@@ -106,3 +106,53 @@ func (d DB) Lineage(ctx context.Context, req LineageRequest) ([]*query.Lineage, 
 	}
 	return ls, nil
 }
+
+// StatsRequest asks for the counts of the database under Policy, or with
+// Explain (as stats --explain takes it: groups, keys, domain:D, ...) for
+// the items behind one count.
+type StatsRequest struct {
+	Policy    string
+	MaxShared int
+	Explain   string
+}
+
+// StatsResult is the answer to a StatsRequest: Stats without Explain,
+// Lines with it.
+type StatsResult struct {
+	Policy   query.PolicyRef
+	Warnings []string // about the database (incomplete runs), for the caller to show
+	Stats    *query.Stats
+	Lines    []query.ExplainLine
+}
+
+// Stats counts the database. An Explain that names no count is Usage.
+func (d DB) Stats(ctx context.Context, req StatsRequest) (*StatsResult, error) {
+	snap, err := d.Load(ctx, req.Policy)
+	if err != nil {
+		return nil, err
+	}
+	rep := query.Groups(snap, query.GroupOptions{MaxShared: req.MaxShared})
+	res := &StatsResult{Policy: snap.Policy, Warnings: rep.Warnings}
+	if req.Explain != "" {
+		if res.Lines, err = query.Explain(snap, rep, req.Explain); err != nil {
+			return nil, UsageError{err}
+		}
+		return res, nil
+	}
+	res.Stats = query.ComputeStats(snap, rep)
+	return res, nil
+}
+
+// PolicyDiff compares the review groups of the database under policies a
+// and b; a policy the database does not hold is Usage.
+func (d DB) PolicyDiff(ctx context.Context, a, b string, opts query.GroupOptions) (*query.PolicyDiff, error) {
+	sa, err := d.Load(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	sb, err := d.Load(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	return query.DiffPolicies(sa, sb, opts), nil
+}

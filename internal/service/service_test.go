@@ -163,3 +163,26 @@ func TestDBOpenMissing(t *testing.T) {
 		t.Errorf("a read-only open created %s", d.Path)
 	}
 }
+
+func TestDBStatsAndPolicyDiff(t *testing.T) {
+	ctx := context.Background()
+	d := service.DB{Path: corpusDB(t)}
+	res, err := d.Stats(ctx, service.StatsRequest{MaxShared: 10})
+	if err != nil || res.Stats == nil || res.Stats.Citations != 31 || res.Lines != nil {
+		t.Fatalf("Stats = %+v, %v; want the counts of 31 citations", res, err)
+	}
+	res, err = d.Stats(ctx, service.StatsRequest{MaxShared: 10, Explain: "keys"})
+	if err != nil || res.Stats != nil || len(res.Lines) == 0 {
+		t.Fatalf("Stats(--explain keys) = %+v, %v; want the keys", res, err)
+	}
+	if _, err := d.Stats(ctx, service.StatsRequest{Explain: "bogus"}); service.Classify(err) != service.Usage {
+		t.Errorf("Stats(--explain bogus) = %v, kind %v, want usage", err, service.Classify(err))
+	}
+	diff, err := d.PolicyDiff(ctx, "provgraph-default", "provgraph-default", query.GroupOptions{MaxShared: 10})
+	if err != nil || len(diff.Changes) != 0 {
+		t.Errorf("PolicyDiff(a, a) = %+v, %v; want no change", diff, err)
+	}
+	if _, err := d.PolicyDiff(ctx, "provgraph-default", "nope@1", query.GroupOptions{}); service.Classify(err) != service.Usage {
+		t.Errorf("PolicyDiff(a, no such policy) = %v, kind %v, want usage", err, service.Classify(err))
+	}
+}
