@@ -15,7 +15,6 @@ import (
 
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/ingest"
-	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/render"
 	"github.com/provgraph/provgraph/internal/service"
 )
@@ -124,9 +123,9 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 	if o.skipInvalid && o.format != "jsonl" {
 		return usagef("--skip-invalid applies to --format jsonl only: RDF input is loaded whole or not at all")
 	}
-	pol, err := normalize.LoadPolicy(o.policy)
+	pol, err := service.LoadPolicy(o.policy)
 	if err != nil {
-		return service.UsageError{Err: err}
+		return err
 	}
 	path, name := input, input
 	if input == "-" && o.format != "jsonl" {

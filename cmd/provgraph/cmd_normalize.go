@@ -72,9 +72,9 @@ func runNormalize(cmd *cobra.Command, o normalizeOptions, args []string, stdin i
 	if o.format != "text" && o.format != "json" {
 		return usagef("--format %q: want text or json", o.format)
 	}
-	pol, err := normalize.LoadPolicy(o.policy)
+	pol, err := service.LoadPolicy(o.policy)
 	if err != nil {
-		return service.UsageError{Err: err}
+		return err
 	}
 	n, err := normalize.New(pol, &normalize.Options{Base: o.base})
 	if err != nil {

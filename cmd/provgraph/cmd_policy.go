@@ -81,9 +81,9 @@ the action of each rule in sequence order.
 			"  3  I/O error writing the output"),
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := normalize.LoadPolicy(args[0])
+			p, err := service.LoadPolicy(args[0])
 			if err != nil {
-				return service.UsageError{Err: err}
+				return err
 			}
 			return render.PolicyCheck(cmd.OutOrStdout(), p)
 		},

@@ -9,7 +9,6 @@ import (
 
 	"github.com/provgraph/provgraph/internal/ingest"
 	"github.com/provgraph/provgraph/internal/model"
-	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/query"
 	"github.com/provgraph/provgraph/internal/render"
 	"github.com/provgraph/provgraph/internal/service"
@@ -42,9 +41,9 @@ policy.
 			if policy == "" {
 				return usagef("--policy is required: the policy to normalize under")
 			}
-			pol, err := normalize.LoadPolicy(policy)
+			pol, err := service.LoadPolicy(policy)
 			if err != nil {
-				return service.UsageError{Err: err}
+				return err
 			}
 			if _, err := os.Stat(o.db); err != nil {
 				return fmt.Errorf("renormalize: %w (ingest citations into it first)", err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/query"
 )
 
@@ -155,4 +156,15 @@ func (d DB) PolicyDiff(ctx context.Context, a, b string, opts query.GroupOptions
 		return nil, err
 	}
 	return query.DiffPolicies(sa, sb, opts), nil
+}
+
+// LoadPolicy loads the normalization policy a request names ("default",
+// "lenient" or a TOML file); a missing or invalid one is the caller's to
+// fix (Usage), its error naming the line.
+func LoadPolicy(name string) (*normalize.Policy, error) {
+	p, err := normalize.LoadPolicy(name)
+	if err != nil {
+		return nil, UsageError{err}
+	}
+	return p, nil
 }

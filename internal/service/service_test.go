@@ -186,3 +186,18 @@ func TestDBStatsAndPolicyDiff(t *testing.T) {
 		t.Errorf("PolicyDiff(a, no such policy) = %v, kind %v, want usage", err, service.Classify(err))
 	}
 }
+
+func TestLoadPolicy(t *testing.T) {
+	if p, err := service.LoadPolicy("Lenient"); err != nil || p.Name() != "provgraph-lenient" {
+		t.Errorf("LoadPolicy(Lenient) = %v, %v", p, err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.toml")
+	if err := os.WriteFile(bad, []byte("name = 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"no-such-policy", bad} {
+		if _, err := service.LoadPolicy(name); service.Classify(err) != service.Usage {
+			t.Errorf("LoadPolicy(%q) = %v, kind %v, want usage", name, err, service.Classify(err))
+		}
+	}
+}
