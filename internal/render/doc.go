@@ -1,7 +1,7 @@
 // Package render writes query and normalization results for people and
 // programs: the text, table, JSON, CSV and Graphviz DOT formats of
-// groups, lineage, stats (with --explain), policy-diff, policy check and
-// normalize, the escaping that keeps stored text from acting on a terminal
+// groups, lineage, stats (with --explain), policy-diff, policy check,
+// check's counters and normalize, the escaping that keeps stored text from acting on a terminal
 // (textsafe.go), and the --redact-userinfo copy of a result (Redacted).
 //
 // # Basics
@@ -26,8 +26,9 @@
 //     JSON is byte for byte what encoding/json writes for the whole report
 //     (appendGroupJSON is tested against it).
 //
-// render imports query, normalize and model for their result types. It
-// must not import internal/graph, bbolt or cayley, nor open a database:
+// render imports query and normalize for their result types. It must not
+// import internal/graph, bbolt or cayley, nor open a database (its tests
+// run on frozen results in testdata/in, not on a store):
 // opening, choosing the policy and classifying errors belong to
 // internal/service, flags and help to cmd/provgraph.
 package render
