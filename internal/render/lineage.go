@@ -157,15 +157,15 @@ func LineageText(w io.Writer, ls []*query.Lineage) error {
 			} else {
 				fmt.Fprintf(w, "    relations:\n")
 				for _, r := range g.Relations {
-					to := r.To
-					if to == "" {
+					to := EscapeText(r.To)
+					if r.To == "" {
 						to = QuoteIfNeeded(r.ToURL) + " (not cited)"
 					}
 					review := ""
 					if r.Review {
 						review = " [review]"
 					}
-					fmt.Fprintf(w, "      %s -> %s%s\n        %s\n", r.Type, to, review, r.Evidence)
+					fmt.Fprintf(w, "      %s -> %s%s\n        %s\n", EscapeText(r.Type), to, review, EscapeLine(r.Evidence))
 				}
 			}
 		}

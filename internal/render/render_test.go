@@ -306,3 +306,35 @@ func TestCheckGolden(t *testing.T) {
 		return render.CheckConsistent(w, 1234567*time.Microsecond)
 	}))
 }
+
+// TestLineageTextEscapesGroupRelations: the relations of a citation's
+// group are shown escaped in lineage's text, as groups shows them: their
+// evidence quotes the URLs of redirects and declarations, which come from
+// fetched pages.
+func TestLineageTextEscapesGroupRelations(t *testing.T) {
+	var ls []*query.Lineage
+	load(t, "lineage.json", &ls)
+	var l *query.Lineage
+	for _, c := range ls {
+		if c.Group != nil && len(c.Group.Relations) > 0 {
+			l = c
+			break
+		}
+	}
+	if l == nil {
+		t.Fatal("no lineage in lineage.json has group relations")
+	}
+	r := l.Group.Relations[0]
+	r.Type, r.To, r.Evidence = "mirror_of\x1b[2K", "g-\u202e1", "https://a.example/ redirects to https://b.example/\x1b]8;;x\x07 (1 hop)"
+	out := string(render1(t, func(w io.Writer) error { return render.LineageText(w, []*query.Lineage{l}) }))
+	for i, c := range out {
+		if c != '\n' && render.IsUnsafeRune(c) {
+			t.Fatalf("lineage text holds %U at byte %d, after %q", c, i, out[max(0, i-40):i])
+		}
+	}
+	for _, want := range []string{`"mirror_of\x1b[2K"`, `"g-\u202e1"`, `https://b.example/\x1b]8;;x\x07 (1 hop)`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lineage text lacks %s:\n%s", want, out)
+		}
+	}
+}
