@@ -1,9 +1,9 @@
 package main
 
 import (
-	"fmt"
 	"time"
 
+	"github.com/provgraph/provgraph/internal/render"
 	"github.com/spf13/cobra"
 )
 
@@ -68,9 +68,8 @@ func runCheck(cmd *cobra.Command, o checkOptions) error {
 	out := cmd.OutOrStdout()
 	stats, statsErr := st.Stats()
 	if statsErr == nil {
-		fmt.Fprintf(out, "%s: %s version %d, %s, %s, %s, %s, %s\n",
-			o.db, stats.Format, stats.Version, plural(int(stats.Quads), "quad"), plural(int(stats.Terms), "term"),
-			plural(int(stats.HashRuns), "hash-index run"), plural(int(stats.QuadRuns), "quad-index run"), plural(int(stats.FileBytes), "byte"))
+		render.CheckCounters(out, render.StoreCounters{Path: o.db, Format: stats.Format, Version: stats.Version, Quads: stats.Quads,
+			Terms: stats.Terms, HashRuns: stats.HashRuns, QuadRuns: stats.QuadRuns, FileBytes: stats.FileBytes})
 	}
 	start := time.Now()
 	if err := st.Check(cmd.Context()); err != nil {
@@ -79,6 +78,8 @@ func runCheck(cmd *cobra.Command, o checkOptions) error {
 	if statsErr != nil {
 		return statsErr
 	}
-	fmt.Fprintf(out, "consistent (checked in %s)\n", time.Since(start).Round(time.Millisecond))
+	// A failed write of this line is reported by Run, as "write standard
+	// output" (outputWriter), like every other.
+	render.CheckConsistent(out, time.Since(start))
 	return nil
 }

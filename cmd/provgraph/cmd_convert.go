@@ -11,6 +11,8 @@ import (
 
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/ingest"
+	"github.com/provgraph/provgraph/internal/render"
+	"github.com/provgraph/provgraph/internal/service"
 )
 
 type convertOptions struct {
@@ -116,13 +118,13 @@ func runConvert(cmd *cobra.Command, o convertOptions) (err error) {
 	if err == nil {
 		err = flush()
 	}
-	if interrupted(cmd.Context(), err) {
-		fmt.Fprintf(cmd.ErrOrStderr(), "convert interrupted: %s is as it was, and the incomplete new file was removed (%s)\n", escapeText(o.from), escapeText(o.db))
-		return interruptError{err: err, said: true}
+	if service.IsInterrupt(cmd.Context(), err) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "convert interrupted: %s is as it was, and the incomplete new file was removed (%s)\n", render.EscapeText(o.from), render.EscapeText(o.db))
+		return service.InterruptError{Err: err, Said: true}
 	}
 	if err != nil {
 		return fmt.Errorf("convert %s to %s: %w (the incomplete new file was removed)", o.from, o.db, err)
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "convert %s: %s read, %d written to %s, %s\n", o.from, plural(read, "quad"), added, o.db, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(cmd.ErrOrStderr(), "convert %s: %s read, %d written to %s, %s\n", o.from, render.Plural(read, "quad"), added, o.db, time.Since(start).Round(time.Millisecond))
 	return nil
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/provgraph/provgraph/internal/export"
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/query"
+	"github.com/provgraph/provgraph/internal/render"
+	"github.com/provgraph/provgraph/internal/service"
 )
 
 type exportOptions struct {
@@ -160,7 +162,7 @@ func runExport(cmd *cobra.Command, o exportOptions) error {
 		sum, err = export.WriteFile(ctx, st, o.output, opts)
 	}
 	if errors.Is(err, query.ErrNoPolicy) {
-		return usageError{err}
+		return service.UsageError{Err: err}
 	}
 	if err != nil {
 		return err
@@ -179,9 +181,9 @@ func runExport(cmd *cobra.Command, o exportOptions) error {
 	}
 	groups := ""
 	if o.includeGroups {
-		groups = fmt.Sprintf(", %d review-group statements (%s)", sum.Groups, plural(int(sum.ReviewGroups), "group"))
+		groups = fmt.Sprintf(", %d review-group statements (%s)", sum.Groups, render.Plural(int(sum.ReviewGroups), "group"))
 	}
 	fmt.Fprintf(stderr, "export: %s (%d data%s%s, %d dataset description) written to %s as %s in %s; dataset %s\n",
-		plural(int(sum.Statements()), "statement"), sum.Data, ontology, groups, sum.Description, where, format, sum.Elapsed.Round(time.Millisecond), sum.Dataset.Value)
+		render.Plural(int(sum.Statements()), "statement"), sum.Data, ontology, groups, sum.Description, where, format, sum.Elapsed.Round(time.Millisecond), sum.Dataset.Value)
 	return nil
 }

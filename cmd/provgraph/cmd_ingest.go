@@ -15,7 +15,8 @@ import (
 
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/ingest"
-	"github.com/provgraph/provgraph/internal/normalize"
+	"github.com/provgraph/provgraph/internal/render"
+	"github.com/provgraph/provgraph/internal/service"
 )
 
 // dbOptions are the flags every command that opens the database shares.
@@ -29,12 +30,13 @@ func (o *dbOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&o.lockTimeout, "lock-timeout", 5*time.Second, "how long to wait for another process to release the database (0: do not wait)")
 }
 
+// service is the database the flags name, for internal/service.
+func (o *dbOptions) service() service.DB {
+	return service.DB{Path: o.db, LockTimeout: o.lockTimeout}
+}
+
 func (o *dbOptions) open(readOnly bool) (*graph.Store, error) {
-	timeout := o.lockTimeout
-	if timeout <= 0 {
-		timeout = -1 // graph.Options: fail at once (its zero means the default wait)
-	}
-	return graph.Open(o.db, &graph.Options{LockTimeout: timeout, ReadOnly: readOnly})
+	return o.service().Open(readOnly)
 }
 
 type ingestOptions struct {
@@ -121,9 +123,9 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 	if o.skipInvalid && o.format != "jsonl" {
 		return usagef("--skip-invalid applies to --format jsonl only: RDF input is loaded whole or not at all")
 	}
-	pol, err := normalize.LoadPolicy(o.policy)
+	pol, err := service.LoadPolicy(o.policy)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	path, name := input, input
 	if input == "-" && o.format != "jsonl" {
@@ -147,7 +149,7 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 		}
 		path, name = tmp.Name(), "<stdin>"
 	} else if _, err := os.Stat(input); err != nil {
-		return usageError{err}
+		return service.UsageError{Err: err}
 	}
 	stderr := cmd.ErrOrStderr()
 	opts := ingest.Options{Policy: pol, SkipInvalid: o.skipInvalid, BatchQuads: o.batch}
@@ -213,7 +215,7 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 		bar.Finish()
 	}
 	for _, re := range sum.Invalid {
-		fmt.Fprintf(stderr, "rejected %s\n", escapeLine(re.Error()))
+		fmt.Fprintf(stderr, "rejected %s\n", render.EscapeLine(re.Error()))
 	}
 	if err != nil && !errors.Is(err, ingest.ErrInvalidRecords) {
 		if sum.Run.Value != "" && !errors.Is(err, ingest.ErrInputChanged) {
@@ -221,16 +223,16 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 			if sum.QuadsAdded == 1 {
 				were = "was"
 			}
-			fmt.Fprintf(stderr, "ingest stopped; %s %s written. Run the same command again to complete run %s.\n", plural(sum.QuadsAdded, "quad"), were, sum.Run.Value)
-			if interrupted(cmd.Context(), err) {
-				return interruptError{err: err, said: true}
+			fmt.Fprintf(stderr, "ingest stopped; %s %s written. Run the same command again to complete run %s.\n", render.Plural(sum.QuadsAdded, "quad"), were, sum.Run.Value)
+			if service.IsInterrupt(cmd.Context(), err) {
+				return service.InterruptError{Err: err, Said: true}
 			}
 		}
 		var re *ingest.RecordError
 		var ce *ingest.ConflictError
 		var se *ingest.SyntaxError
 		if errors.As(err, &re) || errors.As(err, &ce) || errors.As(err, &se) {
-			return inputError{err}
+			return service.InputError{Err: err}
 		}
 		return err
 	}
@@ -243,9 +245,9 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 		resumed = " (completing an interrupted run)"
 	}
 	fmt.Fprintf(stderr, "ingest %s: %s, %s, %s rejected by policy %s (stored with their errors), %s added, %s%s\n",
-		name, plural(sum.Records, what), plural(len(sum.Invalid), "invalid line"), plural(sum.URLRejected, "raw URL"), escapeText(pol.Name()), plural(sum.QuadsAdded, "quad"), sum.Elapsed.Round(time.Millisecond), resumed)
+		name, render.Plural(sum.Records, what), render.Plural(len(sum.Invalid), "invalid line"), render.Plural(sum.URLRejected, "raw URL"), render.EscapeText(pol.Name()), render.Plural(sum.QuadsAdded, "quad"), sum.Elapsed.Round(time.Millisecond), resumed)
 	if err != nil {
-		return errRejected
+		return service.ErrRejected
 	}
 	return nil
 }

@@ -2,17 +2,14 @@ package main
 
 import (
 	"bufio"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
-	"text/tabwriter"
-	"unicode/utf8"
 
 	"github.com/provgraph/provgraph/internal/normalize"
+	"github.com/provgraph/provgraph/internal/render"
+	"github.com/provgraph/provgraph/internal/service"
 	"github.com/spf13/cobra"
 )
 
@@ -75,9 +72,9 @@ func runNormalize(cmd *cobra.Command, o normalizeOptions, args []string, stdin i
 	if o.format != "text" && o.format != "json" {
 		return usagef("--format %q: want text or json", o.format)
 	}
-	pol, err := normalize.LoadPolicy(o.policy)
+	pol, err := service.LoadPolicy(o.policy)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	n, err := normalize.New(pol, &normalize.Options{Base: o.base})
 	if err != nil {
@@ -88,11 +85,11 @@ func runNormalize(cmd *cobra.Command, o normalizeOptions, args []string, stdin i
 		return usagef("--base %q: %v", o.base, err)
 	}
 	out := bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10)
-	var w resultWriter
+	var w render.NormalizeWriter
 	if o.format == "json" {
-		w = newJSONWriter(out, pol, o.redact)
+		w = render.NewNormalizeJSON(out, pol, o.redact)
 	} else {
-		w = newTextWriter(out, pol, o.base, o.redact)
+		w = render.NewNormalizeText(out, pol, o.base, o.redact)
 	}
 	rejected := false
 	handle := func(raw string) error {
@@ -104,7 +101,7 @@ func runNormalize(cmd *cobra.Command, o normalizeOptions, args []string, stdin i
 		if nerr != nil {
 			rejected = true
 		}
-		return w.write(res, nerr)
+		return w.Write(res, nerr)
 	}
 	if len(args) > 0 {
 		for _, a := range args {
@@ -133,202 +130,19 @@ func runNormalize(cmd *cobra.Command, o normalizeOptions, args []string, stdin i
 			}
 			if err := cmd.Context().Err(); err != nil {
 				out.Flush()
-				fmt.Fprintf(cmd.ErrOrStderr(), "normalize: interrupted; the results of the first %s are printed\n", plural(line, "line"))
-				return interruptError{err: err, said: true}
+				fmt.Fprintf(cmd.ErrOrStderr(), "normalize: interrupted; the results of the first %s are printed\n", render.Plural(line, "line"))
+				return service.InterruptError{Err: err, Said: true}
 			}
 		}
 	}
-	if err := w.flush(); err != nil {
+	if err := w.Flush(); err != nil {
 		return fmt.Errorf("write output: %w", err)
 	}
 	if err := out.Flush(); err != nil {
 		return fmt.Errorf("write output: %w", err)
 	}
 	if rejected {
-		return errRejected
+		return service.ErrRejected
 	}
 	return nil
-}
-
-type resultWriter interface {
-	write(normalize.Result, *normalize.Error) error
-	flush() error
-}
-
-// jsonResult is the JSON shape of one result. Field order is the output
-// order; empty lists print as [] so consumers need no null checks.
-type jsonResult struct {
-	Raw           string            `json:"raw"`
-	RawHex        string            `json:"raw_hex,omitempty"`
-	Normalized    string            `json:"normalized,omitempty"`
-	Parsed        string            `json:"parsed,omitempty"`
-	Fragment      *string           `json:"fragment"`
-	Compare       string            `json:"compare,omitempty"`
-	HostRule      string            `json:"host_rule,omitempty"`
-	RemovedParams []string          `json:"removed_params"`
-	Steps         []normalize.Step  `json:"steps"`
-	Error         *jsonError        `json:"error,omitempty"`
-	Policy        jsonPolicy        `json:"policy"`
-	Parser        *normalize.Parser `json:"parser"`
-}
-
-type jsonError struct {
-	Code    normalize.Code `json:"code"`
-	Rule    normalize.Rule `json:"rule,omitempty"`
-	Offset  *int           `json:"offset,omitempty"`
-	Message string         `json:"message"`
-}
-
-type jsonPolicy struct {
-	Name    string `json:"name"`
-	Version string `json:"version"`
-	Digest  string `json:"digest"`
-}
-
-type jsonWriter struct {
-	enc    *json.Encoder
-	policy jsonPolicy
-	parser normalize.Parser
-	redact bool
-}
-
-func newJSONWriter(w io.Writer, p *normalize.Policy, redact bool) *jsonWriter {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return &jsonWriter{
-		enc:    enc,
-		policy: jsonPolicy{Name: p.Name(), Version: p.Version(), Digest: p.Digest()},
-		parser: normalize.ParserInfo(),
-		redact: redact,
-	}
-}
-
-func (j *jsonWriter) write(res normalize.Result, nerr *normalize.Error) error {
-	r := jsonResult{
-		Raw:           res.Raw,
-		Normalized:    res.Key,
-		Parsed:        res.Parsed,
-		RemovedParams: res.RemovedParams(),
-		Steps:         res.Steps(),
-		HostRule:      res.HostRule,
-		Policy:        j.policy,
-		Parser:        &j.parser,
-	}
-	if !utf8.ValidString(res.Raw) {
-		r.RawHex = hex.EncodeToString([]byte(res.Raw))
-	}
-	if res.HasFragment {
-		r.Fragment = &res.Fragment
-	}
-	if nerr == nil {
-		r.Compare = string(res.Compare)
-	} else {
-		r.Error = &jsonError{Code: nerr.Code, Rule: nerr.Rule, Message: nerr.Msg}
-		if nerr.Offset >= 0 {
-			off := nerr.Offset
-			r.Error.Offset = &off
-		}
-	}
-	if r.RemovedParams == nil {
-		r.RemovedParams = []string{}
-	}
-	if r.Steps == nil {
-		r.Steps = []normalize.Step{}
-	}
-	if j.redact {
-		r = redacted(r)
-		if r.RawHex != "" {
-			r.RawHex = hex.EncodeToString([]byte(r.Raw))
-		}
-	}
-	return j.enc.Encode(&r)
-}
-
-func (j *jsonWriter) flush() error { return nil }
-
-type textWriter struct {
-	w      io.Writer
-	first  bool
-	redact bool
-}
-
-func newTextWriter(w io.Writer, p *normalize.Policy, base string, redact bool) *textWriter {
-	pi := normalize.ParserInfo()
-	fmt.Fprintf(w, "# policy %s %s %s\n# parser %s %s (%s, golang.org/x/net %s, Unicode %s)\n",
-		escapeText(p.Name()), escapeText(p.Version()), p.Digest(), pi.Name, pi.Version, pi.Go, pi.XNet, pi.Unicode)
-	if base != "" {
-		fmt.Fprintf(w, "# base %s\n", quoteIfNeeded(redactIf(redact, base)))
-	}
-	return &textWriter{w: w, first: true, redact: redact}
-}
-
-// textResult holds the values of a result that the text output shows, so
-// that they can be redacted together.
-type textResult struct {
-	Raw, Key, Parsed, Fragment, Msg string
-	Removed                         []string
-	Steps                           []normalize.Step
-}
-
-func (t *textWriter) write(res normalize.Result, nerr *normalize.Error) error {
-	v := textResult{Raw: res.Raw, Key: res.Key, Parsed: res.Parsed, Fragment: res.Fragment, Removed: res.RemovedParams(), Steps: res.Steps()}
-	if nerr != nil {
-		v.Msg = nerr.Msg
-	}
-	v = redactIf(t.redact, v)
-	tw := tabwriter.NewWriter(t.w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "\nraw:\t%s\n", quoteIfNeeded(v.Raw))
-	if nerr != nil {
-		where := ""
-		if nerr.Offset >= 0 {
-			where = fmt.Sprintf(" at byte %d", nerr.Offset)
-		}
-		fmt.Fprintf(tw, "error:\t%s%s: %s\n", nerr.Code, where, escapeLine(v.Msg))
-	} else {
-		fmt.Fprintf(tw, "key:\t%s\n", quoteIfNeeded(v.Key))
-		if res.Parsed != res.Key {
-			fmt.Fprintf(tw, "parsed:\t%s\n", quoteIfNeeded(v.Parsed))
-		}
-		if res.HasFragment {
-			fmt.Fprintf(tw, "fragment:\t%s\n", quoteIfNeeded(v.Fragment))
-		}
-		fmt.Fprintf(tw, "compare:\t%s\n", res.Compare)
-		if res.HostRule != "" {
-			fmt.Fprintf(tw, "host rule:\t%s\n", escapeText(res.HostRule))
-		}
-		if len(v.Removed) > 0 {
-			fmt.Fprintf(tw, "removed:\t%s\n", strings.Join(escapeAll(v.Removed), " "))
-		}
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if len(v.Steps) > 0 {
-		tw = tabwriter.NewWriter(t.w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "steps:")
-		for _, s := range v.Steps {
-			fmt.Fprintf(tw, "  %s\t%s\t-> %s\n", s.Rule, showValue(s.Before), showValue(s.After))
-		}
-		return tw.Flush()
-	}
-	return nil
-}
-
-func (t *textWriter) flush() error { return nil }
-
-// quoteIfNeeded quotes a value that would be misread in text output as a
-// Go string literal, as escapeText does: a URL or key that is empty or
-// holds whitespace, besides one escapeText escapes.
-func quoteIfNeeded(s string) string {
-	if s == "" || needsEscape(s) || strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' }) {
-		return strconv.Quote(s)
-	}
-	return s
-}
-
-func showValue(s string) string {
-	if s == "" {
-		return "(empty)"
-	}
-	return quoteIfNeeded(s)
 }

@@ -2,12 +2,10 @@ package main
 
 import (
 	"fmt"
-	"maps"
-	"slices"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/provgraph/provgraph/internal/normalize"
+	"github.com/provgraph/provgraph/internal/render"
+	"github.com/provgraph/provgraph/internal/service"
 	"github.com/spf13/cobra"
 )
 
@@ -62,7 +60,7 @@ in any letter case), to start a policy of your own from.
 			}
 			data, err := normalize.BuiltinPolicy(name)
 			if err != nil {
-				return usageError{err}
+				return service.UsageError{Err: err}
 			}
 			_, err = cmd.OutOrStdout().Write(data)
 			return err
@@ -83,28 +81,11 @@ the action of each rule in sequence order.
 			"  3  I/O error writing the output"),
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := normalize.LoadPolicy(args[0])
+			p, err := service.LoadPolicy(args[0])
 			if err != nil {
-				return usageError{err}
+				return err
 			}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-			fmt.Fprintf(w, "name:\t%s\nversion:\t%s\ndigest:\t%s\nsource:\t%s\n", escapeText(p.Name()), escapeText(p.Version()), p.Digest(), escapeText(p.Source()))
-			ports := p.DefaultPorts()
-			var portList []string
-			for _, s := range slices.Sorted(maps.Keys(ports)) {
-				portList = append(portList, fmt.Sprintf("%s=%d", s, ports[s]))
-			}
-			fmt.Fprintf(w, "schemes:\t%s\ndefault ports:\t%s\ntracking params:\t%d\nhost rules:\t%d\n\nrules (in sequence order):\n",
-				strings.Join(p.Schemes(), ", "), strings.Join(portList, " "), len(p.TrackingParams()), len(p.HostRules()))
-			for _, r := range normalize.Rules() {
-				kind, _ := r.Kind()
-				k := "parse"
-				if kind == normalize.PolicyRule {
-					k = "policy"
-				}
-				fmt.Fprintf(w, "  %s\t%s\t%s\n", r, k, p.Action(r))
-			}
-			return w.Flush()
+			return render.PolicyCheck(cmd.OutOrStdout(), p)
 		},
 	})
 	return cmd

@@ -1,18 +1,17 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/provgraph/provgraph/internal/ingest"
 	"github.com/provgraph/provgraph/internal/model"
-	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/query"
+	"github.com/provgraph/provgraph/internal/render"
+	"github.com/provgraph/provgraph/internal/service"
 )
 
 func newRenormalizeCommand() *cobra.Command {
@@ -42,9 +41,9 @@ policy.
 			if policy == "" {
 				return usagef("--policy is required: the policy to normalize under")
 			}
-			pol, err := normalize.LoadPolicy(policy)
+			pol, err := service.LoadPolicy(policy)
 			if err != nil {
-				return usageError{err}
+				return err
 			}
 			if _, err := os.Stat(o.db); err != nil {
 				return fmt.Errorf("renormalize: %w (ingest citations into it first)", err)
@@ -60,7 +59,7 @@ policy.
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "renormalize: %s under %s@%s, %s rejected, %s added, %s\n",
-				plural(sum.Records, "citation"), escapeText(pol.Name()), escapeText(pol.Version()), plural(sum.URLRejected, "raw URL"), plural(sum.QuadsAdded, "quad"), sum.Elapsed.Round(time.Millisecond))
+				render.Plural(sum.Records, "citation"), render.EscapeText(pol.Name()), render.EscapeText(pol.Version()), render.Plural(sum.URLRejected, "raw URL"), render.Plural(sum.QuadsAdded, "quad"), sum.Elapsed.Round(time.Millisecond))
 			return nil
 		},
 	}
@@ -95,35 +94,16 @@ followed by how the policies themselves differ.
 			if format != "table" && format != "json" {
 				return usagef("--format %q: want table or json", format)
 			}
-			a, err := o.load(cmd, args[0])
+			tuneGCForQueries()
+			d, err := o.service().PolicyDiff(cmd.Context(), args[0], args[1], query.GroupOptions{MaxShared: maxShared})
 			if err != nil {
 				return err
 			}
-			b, err := o.load(cmd, args[1])
-			if err != nil {
-				return err
-			}
-			d := redactIf(redact, query.DiffPolicies(a, b, query.GroupOptions{MaxShared: maxShared}))
+			d = render.RedactIf(redact, d)
 			if format == "json" {
-				return writeJSON(cmd.OutOrStdout(), d)
+				return render.JSON(cmd.OutOrStdout(), d)
 			}
-			bw := bufio.NewWriter(cmd.OutOrStdout())
-			fmt.Fprintf(bw, "# A %s %s\n# B %s %s\n# %s under A, %d under B; %s, %s\n",
-				escapeText(d.A.String()), escapeText(d.A.Digest), escapeText(d.B.String()), escapeText(d.B.Digest), plural(d.Counts["groups_a"], "group"), d.Counts["groups_b"], plural(d.Counts["merge"], "merge"), plural(d.Counts["split"], "split"))
-			for _, c := range d.Changes {
-				fmt.Fprintf(bw, "\n%s %s %s\n", escapeText(c.Kind), escapeText(c.Group.ID), quoteIfNeeded(c.Group.Key))
-				for _, p := range c.Parts {
-					fmt.Fprintf(bw, "  part %s %s\n", escapeText(p.ID), quoteIfNeeded(p.Key))
-				}
-				fmt.Fprintf(bw, "  citations: %s\n  rules: %s\n", strings.Join(escapeAll(c.Citations), " "), strings.Join(escapeAll(c.Rules), ", "))
-			}
-			if len(d.Rules) > 0 {
-				fmt.Fprintf(bw, "\npolicy differences:\n")
-				for _, r := range d.Rules {
-					fmt.Fprintf(bw, "  %s\n", escapeLine(r))
-				}
-			}
-			return bw.Flush()
+			return render.PolicyDiff(cmd.OutOrStdout(), d)
 		},
 	}
 	o.addFlags(cmd)

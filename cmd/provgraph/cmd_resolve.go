@@ -13,7 +13,9 @@ import (
 
 	"github.com/provgraph/provgraph/internal/ingest"
 	"github.com/provgraph/provgraph/internal/model"
+	"github.com/provgraph/provgraph/internal/render"
 	"github.com/provgraph/provgraph/internal/resolve"
+	"github.com/provgraph/provgraph/internal/service"
 )
 
 type resolveOptions struct {
@@ -138,7 +140,7 @@ func runResolve(cmd *cobra.Command, o resolveOptions) error {
 		PerHost:     o.perHost,
 	})
 	if err != nil {
-		return usageError{err}
+		return service.UsageError{Err: err}
 	}
 	defer fetcher.Close()
 	if _, err := os.Stat(o.db); err != nil {
@@ -157,7 +159,7 @@ func runResolve(cmd *cobra.Command, o resolveOptions) error {
 	}
 	skipped := skippedText(counts)
 	if len(targets) == 0 {
-		fmt.Fprintf(stderr, "resolve: nothing to resolve among %s%s\n", plural(counts.Citations, "citation"), skipped)
+		fmt.Fprintf(stderr, "resolve: nothing to resolve among %s%s\n", render.Plural(counts.Citations, "citation"), skipped)
 		return nil
 	}
 	opts := ingest.ResolveOptions{
@@ -195,19 +197,19 @@ func runResolve(cmd *cobra.Command, o resolveOptions) error {
 		why = " (" + strings.Join(reasons, ", ") + ")"
 	}
 	fmt.Fprintf(stderr, "resolve: %d of %s retrieved for %s%s: %d resolved, %d redirected, %d cross-host, %d failed%s; %s added, %s\n",
-		sum.Retrievals, plural(sum.Targets, "URL"), plural(sum.Citations, "citation"), skipped, sum.Outcomes[model.OutcomeOK], sum.Redirected, sum.CrossHost, failed, why,
-		plural(sum.QuadsAdded, "quad"), sum.Elapsed.Round(time.Millisecond))
+		sum.Retrievals, render.Plural(sum.Targets, "URL"), render.Plural(sum.Citations, "citation"), skipped, sum.Outcomes[model.OutcomeOK], sum.Redirected, sum.CrossHost, failed, why,
+		render.Plural(sum.QuadsAdded, "quad"), sum.Elapsed.Round(time.Millisecond))
 	if blocked := sum.Outcomes[model.OutcomeBlockedAddress] + sum.Outcomes[model.OutcomeBlockedPort]; blocked > 0 && !o.allowPrivate {
 		ports := strings.ReplaceAll(strings.Trim(fmt.Sprint(fetcher.Policy().Ports), "[]"), " ", ", ")
 		fmt.Fprintf(stderr, "resolve: the guard refused %s (blocked-address, blocked-port): a non-public address, or a port other than %s. They are recorded as failed, and --only-unresolved retries them; --allow-private lifts the guard, for servers on this machine.\n",
-			plural(blocked, "retrieval"), ports)
+			render.Plural(blocked, "retrieval"), ports)
 	}
-	if interrupted(cmd.Context(), err) {
-		fmt.Fprintf(stderr, "resolve interrupted: the %s finished are saved and run %s is marked interrupted\n", plural(sum.Retrievals, "retrieval"), sum.Run.Value)
-		return interruptError{err: err, said: true}
+	if service.IsInterrupt(cmd.Context(), err) {
+		fmt.Fprintf(stderr, "resolve interrupted: the %s finished are saved and run %s is marked interrupted\n", render.Plural(sum.Retrievals, "retrieval"), sum.Run.Value)
+		return service.InterruptError{Err: err, Said: true}
 	}
 	if err != nil {
-		return fmt.Errorf("%w; the %s finished are saved and run %s is marked interrupted", err, plural(sum.Retrievals, "retrieval"), sum.Run.Value)
+		return fmt.Errorf("%w; the %s finished are saved and run %s is marked interrupted", err, render.Plural(sum.Retrievals, "retrieval"), sum.Run.Value)
 	}
 	return nil
 }

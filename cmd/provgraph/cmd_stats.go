@@ -1,16 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"io"
-	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/provgraph/provgraph/internal/model"
-	"github.com/provgraph/provgraph/internal/query"
+	"github.com/provgraph/provgraph/internal/render"
+	"github.com/provgraph/provgraph/internal/service"
 )
 
 type statsOptions struct {
@@ -74,87 +71,25 @@ func runStats(cmd *cobra.Command, o statsOptions) error {
 	if o.format != "table" && o.format != "json" {
 		return usagef("--format %q: want table or json", o.format)
 	}
-	snap, err := o.load(cmd, o.policy)
+	tuneGCForQueries()
+	res, err := o.service().Stats(cmd.Context(), service.StatsRequest{Policy: o.policy, MaxShared: o.maxShared, Explain: o.explain})
 	if err != nil {
 		return err
 	}
-	rep := query.Groups(snap, query.GroupOptions{MaxShared: o.maxShared})
-	for _, w := range rep.Warnings {
+	for _, w := range res.Warnings {
 		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 	}
 	out := cmd.OutOrStdout()
 	if o.explain != "" {
-		lines, err := query.Explain(snap, rep, o.explain)
-		if err != nil {
-			return usageError{err}
-		}
-		lines = redactIf(o.redact, lines)
+		lines := render.RedactIf(o.redact, res.Lines)
 		if o.format == "json" {
-			return writeJSON(out, lines)
+			return render.JSON(out, lines)
 		}
-		bw := bufio.NewWriter(out)
-		fmt.Fprintf(bw, "# %s under policy %s: %d\n", escapeText(o.explain), escapeText(snap.Policy.String()), len(lines))
-		for _, l := range lines {
-			g := ""
-			if l.Group != "" {
-				g = escapeText(l.Group) + "  "
-			}
-			fmt.Fprintf(bw, "%s%s\n    %s\n", g, quoteIfNeeded(l.Item), strings.Join(escapeAll(l.Members), " "))
-		}
-		return bw.Flush()
+		return render.Explain(out, o.explain, res.Policy, lines)
 	}
-	s := redactIf(o.redact, query.ComputeStats(snap, rep))
+	s := render.RedactIf(o.redact, res.Stats)
 	if o.format == "json" {
-		return writeJSON(out, s)
+		return render.JSON(out, s)
 	}
-	return statsTable(out, s)
-}
-
-func statsTable(w io.Writer, s *query.Stats) error {
-	bw := bufio.NewWriter(w)
-	bw.WriteString(policyHeader(s.Policy))
-	row := func(name string, n int, explain string) {
-		if explain != "" {
-			explain = "  (--explain " + explain + ")"
-		}
-		fmt.Fprintf(bw, "%-28s %8d%s\n", name, n, explain)
-	}
-	row("citations", s.Citations, "")
-	row("distinct raw URLs", s.DistinctRawURLs, "raw-urls")
-	row("distinct resolved URLs", s.DistinctResolvedURLs, "resolved-urls")
-	row("distinct keys", s.DistinctKeys, "keys")
-	row("review groups", s.Groups, "groups")
-	row("  with several members", s.GroupsWithSeveral, "")
-	for _, v := range sortedKeys(s.GroupsByVerdict) {
-		row("  "+escapeText(v), s.GroupsByVerdict[v], "verdict:"+escapeText(v))
-	}
-	row("relations between groups", sum(s.RelationsByType), "")
-	for _, t := range sortedKeys(s.RelationsByType) {
-		row("  "+escapeText(t), s.RelationsByType[t], "relation:"+escapeText(t))
-	}
-	row("rejected raw URLs", s.Rejected, "rejected")
-	row("not normalized under policy", s.Unnormalized, "")
-	row("incomplete runs", len(s.IncompleteRuns), "")
-	fmt.Fprintf(bw, "\nownership by registrable domain (not a URL count):\n")
-	for _, d := range s.Domains {
-		fmt.Fprintf(bw, "  %-40s %6d citations %6d keys %6d groups\n", escapeText(d.Domain), d.Citations, d.Keys, d.Groups)
-	}
-	return bw.Flush()
-}
-
-func sortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-func sum(m map[string]int) int {
-	n := 0
-	for _, v := range m {
-		n += v
-	}
-	return n
+	return render.StatsTable(out, s)
 }

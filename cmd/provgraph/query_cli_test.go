@@ -14,6 +14,7 @@ import (
 
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/query"
+	"github.com/provgraph/provgraph/internal/service"
 	"github.com/provgraph/provgraph/internal/vocab"
 )
 
@@ -165,7 +166,7 @@ func TestQueryLoadErrorIsNotUsage(t *testing.T) {
 			t.Errorf("provgraph %v with its read cancelled: exit %d, %q; want %d without a usage hint", args, code, stderr.String(), exitFailure)
 		}
 	}
-	// Load errors of every query command go through loadError.
+	// Load errors of every query command go through service.QueryError.
 	for _, tc := range []struct {
 		err  error
 		want int
@@ -174,8 +175,8 @@ func TestQueryLoadErrorIsNotUsage(t *testing.T) {
 		{fmt.Errorf("graph: read q.db: %w", graph.ErrCorrupt), exitCorrupt},
 		{fmt.Errorf("%w: %q", query.ErrNoPolicy, "nope@1"), exitUsage},
 	} {
-		if got := exitCode(loadError(tc.err), "provgraph groups", io.Discard); got != tc.want {
-			t.Errorf("exitCode(loadError(%v)) = %d, want %d", tc.err, got, tc.want)
+		if got := exitCode(service.QueryError(tc.err), "provgraph groups", io.Discard); got != tc.want {
+			t.Errorf("exitCode(service.QueryError(%v)) = %d, want %d", tc.err, got, tc.want)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/query"
+	"github.com/provgraph/provgraph/internal/render"
 )
 
 // TestReportJSONStreams checks that the streaming writer of groups
@@ -37,10 +38,10 @@ func TestReportJSONStreams(t *testing.T) {
 	warned.Warnings = []string{"a <warning> & more"}
 	for name, r := range map[string]*query.Report{"corpus": rep, "no groups": &empty, "warnings": &warned} {
 		var whole, streamed bytes.Buffer
-		if err := writeJSON(&whole, r); err != nil {
+		if err := render.JSON(&whole, r); err != nil {
 			t.Fatal(err)
 		}
-		if err := writeReportJSON(&streamed, r); err != nil {
+		if err := render.ReportJSON(&streamed, r); err != nil {
 			t.Fatal(err)
 		}
 		if len(r.Groups) == 0 && name == "corpus" {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/provgraph/provgraph/internal/graph"
 
+	"github.com/provgraph/provgraph/internal/render"
+	"github.com/provgraph/provgraph/internal/service"
 	"github.com/spf13/cobra"
 )
 
@@ -51,44 +53,12 @@ func exitHelp(lines ...string) string {
 	return "Exit status:\n" + strings.Join(lines, "\n")
 }
 
-// usageError marks an error as the user's to fix (exit status 2).
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
+// usagef marks an error as the user's to fix (exit status 2); the error
+// kinds are internal/service's (UsageError, InputError, InterruptError,
+// ErrRejected), shared with any other front end.
 func usagef(format string, args ...any) error {
-	return usageError{fmt.Errorf(format, args...)}
+	return service.Usagef(format, args...)
 }
-
-// inputError marks an error in the user's input data (exit status 1).
-type inputError struct{ err error }
-
-func (e inputError) Error() string { return e.err.Error() }
-func (e inputError) Unwrap() error { return e.err }
-
-// interruptError is the error of a command stopped by an interrupt: Ctrl-C
-// cancels the context of Run. said is set by a command that has already
-// printed where it stopped and what was kept (ingest, resolve, normalize);
-// exitCode then adds nothing, and otherwise prints "provgraph:
-// interrupted" instead of the internal "context canceled". Either way the
-// exit status is 3.
-type interruptError struct {
-	err  error
-	said bool
-}
-
-func (e interruptError) Error() string { return e.err.Error() }
-func (e interruptError) Unwrap() error { return e.err }
-
-// interrupted reports whether err is the cancellation of ctx: its error
-// or its cause (signal.NotifyContext's "interrupt signal received").
-func interrupted(ctx context.Context, err error) bool {
-	return err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.Cause(ctx)))
-}
-
-// errRejected reports that a command finished but rejected some inputs.
-var errRejected = errors.New("some inputs were rejected")
 
 // Run executes the provgraph command line in args and returns the exit
 // status. All output goes to the given writers, so tests run it in-process.
@@ -103,9 +73,9 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if cmd != nil {
 		path = cmd.CommandPath()
 	}
-	var ie interruptError
-	if interrupted(ctx, err) && !errors.As(err, &ie) {
-		err = interruptError{err: err}
+	var ie service.InterruptError
+	if service.IsInterrupt(ctx, err) && !errors.As(err, &ie) {
+		err = service.InterruptError{Err: err}
 	}
 	if err == nil && out.err != nil {
 		err = fmt.Errorf("write standard output: %w", out.err)
@@ -151,32 +121,36 @@ func (o *outputWriter) Write(p []byte) (int, error) {
 
 // exitCode maps an error to the exit status, printing it first; a usage
 // error ends with the help hint of the command that failed, named by path.
-// This is the one place where errors become exit statuses.
+// This is the one place where errors become exit statuses: the kinds are
+// service.Classify's, which an HTTP handler maps to its statuses too.
 func exitCode(err error, path string, stderr io.Writer) int {
-	stderr = escapingWriter{stderr}
-	var ue usageError
-	var ie inputError
-	var ir interruptError
-	switch {
-	case err == nil:
+	stderr = render.EscapingWriter{W: stderr}
+	kind := service.Classify(err)
+	if kind == service.Internal && isCobraUsage(err) {
+		kind = service.Usage
+	}
+	var ir service.InterruptError
+	switch kind {
+	case service.OK:
 		return exitOK
-	case errors.As(err, &ir):
-		if !ir.said {
+	case service.Interrupted:
+		if errors.As(err, &ir); !ir.Said {
 			fmt.Fprintln(stderr, "provgraph: interrupted")
 		}
 		return exitFailure
-	case errors.Is(err, errRejected):
+	case service.Rejected:
+		// A command that returns ErrRejected has listed what it rejected.
+		if !errors.Is(err, service.ErrRejected) {
+			fmt.Fprintf(stderr, "provgraph: %v\n", err)
+		}
 		return exitRejected
-	case errors.As(err, &ie):
-		fmt.Fprintf(stderr, "provgraph: %v\n", err)
-		return exitRejected
-	case errors.Is(err, graph.ErrLocked):
+	case service.Locked:
 		fmt.Fprintf(stderr, "provgraph: %v\n", err)
 		return exitLocked
-	case errors.Is(err, graph.ErrCorrupt):
+	case service.Damaged:
 		fmt.Fprintf(stderr, "provgraph: %v\n", err)
 		return exitCorrupt
-	case errors.As(err, &ue), isCobraUsage(err):
+	case service.Usage:
 		fmt.Fprintf(stderr, "provgraph: %v\nRun '%s --help' for usage.\n", err, path)
 		return exitUsage
 	default:

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/provgraph/provgraph/internal/render"
 )
 
 // hostileLines are citations whose every free field carries what a
@@ -32,7 +34,7 @@ func unsafeOutput(out string) string {
 		if r == '\n' {
 			continue
 		}
-		if r == utf8.RuneError || isUnsafeRune(r) {
+		if r == utf8.RuneError || render.IsUnsafeRune(r) {
 			start := max(0, i-40)
 			return fmt.Sprintf("%U at byte %d, after %q", r, i, out[start:i])
 		}

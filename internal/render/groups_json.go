@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"unicode/utf8"

@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"io"
@@ -14,12 +14,12 @@ import (
 // that shows the line in another order. Such a value is shown escaped, so
 // that an audit report reads as what is stored.
 
-// isUnsafeRune reports whether a terminal may act on r instead of showing
+// IsUnsafeRune reports whether a terminal may act on r instead of showing
 // it: a C0 control, DEL, a C1 control (U+0080–U+009F), a bidirectional
 // formatting character (U+061C, U+200E, U+200F, the embeddings and
 // overrides U+202A–U+202E and the isolates U+2066–U+2069), or a line or
 // paragraph separator (U+2028, U+2029).
-func isUnsafeRune(r rune) bool {
+func IsUnsafeRune(r rune) bool {
 	switch {
 	case r < 0x20, r >= 0x7f && r < 0xa0:
 		return true
@@ -50,7 +50,7 @@ func hasUnsafe(s string) bool {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size == 1) || isUnsafeRune(r) {
+		if (r == utf8.RuneError && size == 1) || IsUnsafeRune(r) {
 			return true
 		}
 		i += size
@@ -58,31 +58,31 @@ func hasUnsafe(s string) bool {
 	return false
 }
 
-// escapeText returns s as it is when it is safe to print, and otherwise as
+// EscapeText returns s as it is when it is safe to print, and otherwise as
 // a double-quoted Go string literal (strconv.Quote): ESC is \x1b, CR \r,
 // U+009B \u009b, U+202E \u202e and an invalid byte \xNN. A value shown in
 // double quotes is therefore always an escaped one, and strconv.Unquote
 // gives back its exact text.
-func escapeText(s string) string {
+func EscapeText(s string) string {
 	if needsEscape(s) {
 		return strconv.Quote(s)
 	}
 	return s
 }
 
-// escapeAll escapes each value of ss.
-func escapeAll(ss []string) []string {
+// EscapeAll escapes each value of ss.
+func EscapeAll(ss []string) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
-		out[i] = escapeText(s)
+		out[i] = EscapeText(s)
 	}
 	return out
 }
 
-// escapeLine makes a message that is not a single value (a warning)
+// EscapeLine makes a message that is not a single value (a warning)
 // safe to print on one line: unsafe runes and invalid bytes become \xNN or
 // \uNNNN, the rest is kept.
-func escapeLine(s string) string {
+func EscapeLine(s string) string {
 	if !hasUnsafe(s) {
 		return s
 	}
@@ -92,9 +92,9 @@ func escapeLine(s string) string {
 		switch {
 		case r == utf8.RuneError && size == 1:
 			b.WriteString(`\x` + strconv.FormatUint(uint64(s[i])|0x100, 16)[1:])
-		case isUnsafeRune(r) && r < 0x80:
+		case IsUnsafeRune(r) && r < 0x80:
 			b.WriteString(`\x` + strconv.FormatUint(uint64(r)|0x100, 16)[1:])
-		case isUnsafeRune(r):
+		case IsUnsafeRune(r):
 			b.WriteString(`\u` + strconv.FormatUint(uint64(r)|0x10000, 16)[1:])
 		default:
 			b.WriteString(s[i : i+size])
@@ -104,20 +104,20 @@ func escapeLine(s string) string {
 	return b.String()
 }
 
-// escapingWriter writes text with escapeLine applied to each line, for
+// EscapingWriter writes text with EscapeLine applied to each line, for
 // the error messages of exitCode: they quote input (a policy name from the
 // database, a field of a rejected line) and go to a terminal.
-type escapingWriter struct{ w io.Writer }
+type EscapingWriter struct{ W io.Writer }
 
-func (e escapingWriter) Write(p []byte) (int, error) {
+func (e EscapingWriter) Write(p []byte) (int, error) {
 	if !hasUnsafe(strings.ReplaceAll(string(p), "\n", "")) {
-		return e.w.Write(p)
+		return e.W.Write(p)
 	}
 	lines := strings.Split(string(p), "\n")
 	for i := range lines {
-		lines[i] = escapeLine(lines[i])
+		lines[i] = EscapeLine(lines[i])
 	}
-	if _, err := io.WriteString(e.w, strings.Join(lines, "\n")); err != nil {
+	if _, err := io.WriteString(e.W, strings.Join(lines, "\n")); err != nil {
 		return 0, err
 	}
 	return len(p), nil

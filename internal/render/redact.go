@@ -1,10 +1,8 @@
-package main
+package render
 
 import (
 	"reflect"
 	"strings"
-
-	"github.com/spf13/cobra"
 )
 
 // Raw URLs are evidence and are stored exactly, credentials included.
@@ -141,7 +139,7 @@ func redactQuotedInfo(s string) string {
 // exported fields, slices, maps and pointers went through redactUserinfo;
 // v itself is not changed. Query results are redacted this way before any
 // output is written, so that a field added to them later is covered too.
-func redacted[T any](v T) T {
+func Redacted[T any](v T) T {
 	c := reflect.ValueOf(&v).Elem()
 	redactValue(c)
 	return v
@@ -209,19 +207,10 @@ func redactValue(v reflect.Value) {
 	}
 }
 
-// redactUsage is the help line of --redact-userinfo, the same on every
-// command that has it.
-const redactUsage = `print the userinfo (credentials) of every URL as "user:***" (with a password) or "***"; the database keeps them exactly`
-
-// addRedactFlag adds --redact-userinfo to a command that prints URLs.
-func addRedactFlag(cmd *cobra.Command, redact *bool) {
-	cmd.Flags().BoolVar(redact, "redact-userinfo", false, redactUsage)
-}
-
-// redactIf returns v redacted when redact is set, and v itself otherwise.
-func redactIf[T any](redact bool, v T) T {
+// RedactIf returns v redacted when redact is set, and v itself otherwise.
+func RedactIf[T any](redact bool, v T) T {
 	if redact {
-		return redacted(v)
+		return Redacted(v)
 	}
 	return v
 }

@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"strconv"
@@ -30,17 +30,17 @@ var escapeTextTests = []struct {
 
 func TestEscapeText(t *testing.T) {
 	for _, tt := range escapeTextTests {
-		got := escapeText(tt.in)
+		got := EscapeText(tt.in)
 		if got != tt.want {
-			t.Errorf("escapeText(%q) = %s, want %s", tt.in, got, tt.want)
+			t.Errorf("EscapeText(%q) = %s, want %s", tt.in, got, tt.want)
 		}
 		if hasUnsafe(got) {
-			t.Errorf("escapeText(%q) = %q still holds an unsafe rune", tt.in, got)
+			t.Errorf("EscapeText(%q) = %q still holds an unsafe rune", tt.in, got)
 		}
 		// Round trip: a quoted value unquotes to the exact text.
 		if got != tt.in {
 			if back, err := strconv.Unquote(got); err != nil || back != tt.in {
-				t.Errorf("strconv.Unquote(escapeText(%q)) = %q, %v", tt.in, back, err)
+				t.Errorf("strconv.Unquote(EscapeText(%q)) = %q, %v", tt.in, back, err)
 			}
 		}
 	}
@@ -52,8 +52,8 @@ func TestEscapeLine(t *testing.T) {
 		{"policy \x1b[31mred\u202e \xff", `policy \x1b[31mred\u202e \xff`},
 		{`"quoted" is fine`, `"quoted" is fine`},
 	} {
-		if got := escapeLine(tt.in); got != tt.want {
-			t.Errorf("escapeLine(%q) = %s, want %s", tt.in, got, tt.want)
+		if got := EscapeLine(tt.in); got != tt.want {
+			t.Errorf("EscapeLine(%q) = %s, want %s", tt.in, got, tt.want)
 		}
 	}
 }

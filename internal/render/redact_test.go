@@ -1,4 +1,4 @@
-package main
+package render
 
 import "testing"
 
@@ -60,7 +60,7 @@ func TestRedactedCopiesAndLeavesOriginal(t *testing.T) {
 	frag := "https://a:b@x/"
 	v := &outer{Raw: "https://u:p@x/", Frag: &frag, In: &inner{URL: "https://u:p@y/", List: []string{"t@"}},
 		Ins: []*inner{{URL: "https://q:r@z/"}}, Map: map[string]string{"k": "https://m:n@w/"}, private: "https://u:p@x/"}
-	r := redacted(v)
+	r := Redacted(v)
 	if r.Raw != "https://u:***@x/" || *r.Frag != "https://a:***@x/" || r.In.URL != "https://u:***@y/" || r.In.List[0] != "***@" ||
 		r.Ins[0].URL != "https://q:***@z/" || r.Map["k"] != "https://m:***@w/" {
 		t.Errorf("redacted = %+v %+v %+v", r, r.In, r.Ins[0])

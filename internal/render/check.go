@@ -1,0 +1,35 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"time"
+)
+
+// StoreCounters are the counters of a store that check prints; the CLI
+// fills them from graph.Stats (render does not import graph).
+type StoreCounters struct {
+	Path      string
+	Format    string
+	Version   int
+	Quads     int64
+	Terms     int64
+	HashRuns  int
+	QuadRuns  int
+	FileBytes int64
+}
+
+// CheckCounters writes the first line of check: the file, its format and
+// its counters.
+func CheckCounters(w io.Writer, c StoreCounters) error {
+	_, err := fmt.Fprintf(w, "%s: %s version %d, %s, %s, %s, %s, %s\n",
+		c.Path, c.Format, c.Version, Plural(int(c.Quads), "quad"), Plural(int(c.Terms), "term"),
+		Plural(c.HashRuns, "hash-index run"), Plural(c.QuadRuns, "quad-index run"), Plural(int(c.FileBytes), "byte"))
+	return err
+}
+
+// CheckConsistent writes the last line of a check that found no problem.
+func CheckConsistent(w io.Writer, took time.Duration) error {
+	_, err := fmt.Fprintf(w, "consistent (checked in %s)\n", took.Round(time.Millisecond))
+	return err
+}

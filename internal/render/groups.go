@@ -1,0 +1,211 @@
+package render
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/provgraph/provgraph/internal/query"
+)
+
+// RedactGroups writes the groups of gw and the rest of its report with
+// their URLs' userinfo redacted (--redact-userinfo).
+func RedactGroups(gw GroupWriter) GroupWriter {
+	return func(encode func([]byte, *query.Group) []byte, write func([]byte) error) (*query.Report, error) {
+		rest, err := gw(func(b []byte, g *query.Group) []byte { return encode(b, Redacted(g)) }, write)
+		return Redacted(rest), err
+	}
+}
+
+func JSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// GroupWriter writes the listed groups through encode and write (as
+// query.GroupSet.Write does) and returns the rest of the report.
+type GroupWriter func(encode func([]byte, *query.Group) []byte, write func([]byte) error) (*query.Report, error)
+
+// ReportGroups writes the groups of a whole report, for Groups.
+func ReportGroups(rep *query.Report) GroupWriter {
+	return func(encode func([]byte, *query.Group) []byte, write func([]byte) error) (*query.Report, error) {
+		var buf []byte
+		for _, g := range rep.Groups {
+			buf = encode(buf[:0], g)
+			if err := write(buf); err != nil {
+				return nil, err
+			}
+		}
+		rest := *rep
+		rest.Groups = nil
+		return &rest, nil
+	}
+}
+
+// Groups writes a groups report in format (table, json or csv): the
+// head, the groups as groups writes them, then what follows them (rejected
+// citations and counts), so that the groups of a million citations are
+// never all in memory at once.
+func Groups(w io.Writer, format string, pol query.PolicyRef, warnings []string, groups GroupWriter) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	write := func(p []byte) error {
+		_, err := bw.Write(p)
+		return err
+	}
+	var rest *query.Report
+	var err error
+	switch format {
+	case "json":
+		// The groups are written as ",\n    {...}"; the first comma is
+		// dropped. This is byte for byte what encoding/json writes for the
+		// whole report with a two-space indent.
+		bw.WriteString("{\n  \"policy\": ")
+		bw.Write(jsonValue(pol, "  "))
+		bw.WriteString(",\n  \"groups\": [")
+		first := true
+		rest, err = groups(func(buf []byte, g *query.Group) []byte {
+			return appendGroupJSON(append(buf, ",\n    "...), g, "    ")
+		}, func(p []byte) error {
+			if first {
+				p, first = p[1:], false
+			}
+			return write(p)
+		})
+		if err != nil {
+			return err
+		}
+		if !first {
+			bw.WriteString("\n  ")
+		}
+		bw.WriteString("],\n  \"rejected\": ")
+		bw.Write(jsonValue(rest.Rejected, "  "))
+		bw.WriteString(",\n  \"unnormalized\": ")
+		bw.Write(jsonValue(rest.Missing, "  "))
+		bw.WriteString(",\n  \"counts\": ")
+		bw.Write(jsonValue(rest.Counts, "  "))
+		bw.WriteString(",\n  \"incomplete_runs\": ")
+		bw.Write(jsonValue(rest.IncompleteRuns, "  "))
+		if len(warnings) > 0 {
+			bw.WriteString(",\n  \"warnings\": ")
+			bw.Write(jsonValue(warnings, "  "))
+		}
+		bw.WriteString("\n}\n")
+	case "csv":
+		bw.WriteString("group_id,verdict,group_key,citation_id,raw_url,fragment,resolved_url,key,reasons\n")
+		if _, err = groups(groupCSV, write); err != nil {
+			return err
+		}
+	default:
+		bw.WriteString(policyHeader(pol))
+		if rest, err = groups(groupTable, write); err != nil {
+			return err
+		}
+		if len(rest.Rejected) > 0 {
+			fmt.Fprintf(bw, "\nrejected by the policy (never grouped):\n")
+			for _, r := range rest.Rejected {
+				fmt.Fprintf(bw, "  %s  %s  %s\n", EscapeText(r.CitationID), QuoteIfNeeded(r.RawURL), EscapeText(r.Code))
+			}
+		}
+		keys := make([]string, 0, len(rest.Counts))
+		for k := range rest.Counts {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		fmt.Fprintln(bw)
+		for _, k := range keys {
+			fmt.Fprintf(bw, "# %s: %d\n", EscapeText(k), rest.Counts[k])
+		}
+	}
+	return bw.Flush()
+}
+
+// policyHeader is the first line of a table: the policy, or that an
+// empty database holds none.
+func policyHeader(p query.PolicyRef) string {
+	if p.Digest == "" {
+		return "# policy: none (the database holds no normalization policy)\n"
+	}
+	return fmt.Sprintf("# policy %s %s\n", EscapeText(p.String()), EscapeText(p.Digest))
+}
+
+// jsonValue encodes v as encoding/json does with a two-space indent under
+// prefix, without the final newline.
+func jsonValue(v any, prefix string) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent(prefix, "  ")
+	if err := enc.Encode(v); err != nil {
+		panic(err) // plain data
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// groupTable appends one group in the table format. Every value is
+// escaped (EscapeText, QuoteIfNeeded; EscapeLine for the reasons and
+// evidence, which are sentences).
+func groupTable(b []byte, g *query.Group) []byte {
+	b = append(append(append(append(b, '\n'), EscapeText(g.ID)...), "  "...), EscapeText(g.Verdict)...)
+	b = append(strconv.AppendInt(append(b, "  "...), int64(len(g.Members)), 10), " member"...)
+	if len(g.Members) != 1 {
+		b = append(b, 's')
+	}
+	b = append(append(append(b, "  "...), QuoteIfNeeded(g.Key)...), '\n')
+	for _, m := range g.Members {
+		b = append(append(append(append(b, "  "...), EscapeText(m.CitationID)...), "  "...), QuoteIfNeeded(m.RawURL)...)
+		if m.Fragment != nil {
+			b = append(strconv.AppendQuote(append(b, "  (fragment "...), *m.Fragment), " kept as evidence)"...)
+		}
+		if m.ResolvedURL != "" {
+			b = append(append(b, "  resolved "...), QuoteIfNeeded(m.ResolvedURL)...)
+		}
+		b = append(b, '\n')
+		for _, r := range m.Reasons {
+			b = append(append(append(b, "      "...), EscapeLine(r)...), '\n')
+		}
+	}
+	for _, r := range g.Relations {
+		to := EscapeText(r.To)
+		if r.To == "" {
+			to = QuoteIfNeeded(r.ToURL) + " (not cited)"
+		}
+		b = append(append(append(append(b, "  "...), EscapeText(r.Type)...), " -> "...), to...)
+		if r.Review {
+			b = append(b, " [review]"...)
+		}
+		b = append(append(append(b, "\n      "...), EscapeLine(r.Evidence)...), '\n')
+	}
+	return b
+}
+
+// groupCSV appends one row per member of a group. A field that holds a
+// control or bidirectional formatting character is written as EscapeText
+// writes it (a double-quoted Go string), so that a CSV file shown in a
+// terminal cannot rewrite it; --format json has the exact values.
+func groupCSV(b []byte, g *query.Group) []byte {
+	var buf bytes.Buffer
+	cw := csv.NewWriter(&buf)
+	for _, m := range g.Members {
+		frag := ""
+		if m.Fragment != nil {
+			frag = *m.Fragment
+		}
+		cw.Write(EscapeAll([]string{g.ID, g.Verdict, g.Key, m.CitationID, m.RawURL, frag, m.ResolvedURL, m.Key, strings.Join(m.Reasons, "; ")}))
+	}
+	cw.Flush()
+	return append(b, buf.Bytes()...)
+}
+
+// ReportJSON writes a whole report as JSON would, a group at a
+// time.
+func ReportJSON(w io.Writer, rep *query.Report) error {
+	return Groups(w, "json", rep.Policy, rep.Warnings, ReportGroups(rep))
+}

@@ -1,0 +1,78 @@
+package render
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/provgraph/provgraph/internal/query"
+)
+
+// Explain writes the items behind a count (stats --explain what) in the
+// table format: a header naming what and the policy, then each item with
+// its group and citations.
+func Explain(w io.Writer, what string, pol query.PolicyRef, lines []query.ExplainLine) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "# %s under policy %s: %d\n", EscapeText(what), EscapeText(pol.String()), len(lines))
+	for _, l := range lines {
+		g := ""
+		if l.Group != "" {
+			g = EscapeText(l.Group) + "  "
+		}
+		fmt.Fprintf(bw, "%s%s\n    %s\n", g, QuoteIfNeeded(l.Item), strings.Join(EscapeAll(l.Members), " "))
+	}
+	return bw.Flush()
+}
+
+// StatsTable writes the counts of stats in the table format, each
+// deduplicated count with the --explain that lists what is behind it.
+func StatsTable(w io.Writer, s *query.Stats) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString(policyHeader(s.Policy))
+	row := func(name string, n int, explain string) {
+		if explain != "" {
+			explain = "  (--explain " + explain + ")"
+		}
+		fmt.Fprintf(bw, "%-28s %8d%s\n", name, n, explain)
+	}
+	row("citations", s.Citations, "")
+	row("distinct raw URLs", s.DistinctRawURLs, "raw-urls")
+	row("distinct resolved URLs", s.DistinctResolvedURLs, "resolved-urls")
+	row("distinct keys", s.DistinctKeys, "keys")
+	row("review groups", s.Groups, "groups")
+	row("  with several members", s.GroupsWithSeveral, "")
+	for _, v := range sortedKeys(s.GroupsByVerdict) {
+		row("  "+EscapeText(v), s.GroupsByVerdict[v], "verdict:"+EscapeText(v))
+	}
+	row("relations between groups", sum(s.RelationsByType), "")
+	for _, t := range sortedKeys(s.RelationsByType) {
+		row("  "+EscapeText(t), s.RelationsByType[t], "relation:"+EscapeText(t))
+	}
+	row("rejected raw URLs", s.Rejected, "rejected")
+	row("not normalized under policy", s.Unnormalized, "")
+	row("incomplete runs", len(s.IncompleteRuns), "")
+	fmt.Fprintf(bw, "\nownership by registrable domain (not a URL count):\n")
+	for _, d := range s.Domains {
+		fmt.Fprintf(bw, "  %-40s %6d citations %6d keys %6d groups\n", EscapeText(d.Domain), d.Citations, d.Keys, d.Groups)
+	}
+	return bw.Flush()
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}

@@ -1,0 +1,170 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/normalize"
+	"github.com/provgraph/provgraph/internal/query"
+)
+
+// DB names a database and how to open it: what the --db and
+// --lock-timeout flags of every command give.
+type DB struct {
+	// Path is the database file.
+	Path string
+	// LockTimeout is how long to wait for another process to release the
+	// file; zero or less fails at once (unlike graph.Options, whose zero
+	// means its default wait).
+	LockTimeout time.Duration
+}
+
+// Open opens the store, read-only (shared lock, never created) or for
+// writing. Its errors wrap graph.ErrLocked and graph.ErrCorrupt where they
+// apply, for Classify.
+func (d DB) Open(readOnly bool) (*graph.Store, error) {
+	timeout := d.LockTimeout
+	if timeout <= 0 {
+		timeout = -1 // graph.Options: fail at once (its zero means the default wait)
+	}
+	return graph.Open(d.Path, &graph.Options{LockTimeout: timeout, ReadOnly: readOnly})
+}
+
+// QueryError marks the error of a query: a policy the database does not
+// hold is the caller's to fix (Usage); a damaged database or a failed read
+// keeps its own kind (Damaged, Internal).
+func QueryError(err error) error {
+	if errors.Is(err, query.ErrNoPolicy) {
+		return UsageError{err}
+	}
+	return err
+}
+
+// Load opens the database read-only and loads a snapshot under policy
+// (NAME@VERSION, NAME, a digest, or "" for the policy of the latest ingest
+// or renormalize run).
+func (d DB) Load(ctx context.Context, policy string) (*query.Snapshot, error) {
+	st, err := d.Open(true)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	snap, err := query.Load(ctx, st, policy)
+	if err != nil {
+		return nil, QueryError(err)
+	}
+	return snap, nil
+}
+
+// Groups finds the review groups of the database under policy, ready to
+// be written a group at a time (render.Groups).
+func (d DB) Groups(ctx context.Context, policy string, opts query.GroupOptions) (*query.GroupSet, error) {
+	st, err := d.Open(true)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	set, err := query.LoadGroups(ctx, st, policy, opts)
+	if err != nil {
+		return nil, QueryError(err)
+	}
+	return set, nil
+}
+
+// LineageRequest asks for the lineage of one citation (ID) or of every
+// citation whose raw URL is exactly URL (ByURL).
+type LineageRequest struct {
+	ID    string
+	URL   string
+	ByURL bool
+	query.LineageOptions
+}
+
+// Lineage returns the lineages asked for. No such citation is Rejected,
+// and names the database; no such policy is Usage.
+func (d DB) Lineage(ctx context.Context, req LineageRequest) ([]*query.Lineage, error) {
+	st, err := d.Open(true)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	var ls []*query.Lineage
+	if req.ByURL {
+		ls, err = query.LineageOfURL(ctx, st, req.URL, &req.LineageOptions)
+	} else {
+		var l *query.Lineage
+		l, err = query.LineageOf(ctx, st, req.ID, &req.LineageOptions)
+		ls = []*query.Lineage{l}
+	}
+	switch {
+	case errors.Is(err, query.ErrNoCitation):
+		return nil, InputError{fmt.Errorf("%w in %s", err, d.Path)}
+	case err != nil:
+		return nil, QueryError(err)
+	}
+	return ls, nil
+}
+
+// StatsRequest asks for the counts of the database under Policy, or with
+// Explain (as stats --explain takes it: groups, keys, domain:D, ...) for
+// the items behind one count.
+type StatsRequest struct {
+	Policy    string
+	MaxShared int
+	Explain   string
+}
+
+// StatsResult is the answer to a StatsRequest: Stats without Explain,
+// Lines with it.
+type StatsResult struct {
+	Policy   query.PolicyRef
+	Warnings []string // about the database (incomplete runs), for the caller to show
+	Stats    *query.Stats
+	Lines    []query.ExplainLine
+}
+
+// Stats counts the database. An Explain that names no count is Usage.
+func (d DB) Stats(ctx context.Context, req StatsRequest) (*StatsResult, error) {
+	snap, err := d.Load(ctx, req.Policy)
+	if err != nil {
+		return nil, err
+	}
+	rep := query.Groups(snap, query.GroupOptions{MaxShared: req.MaxShared})
+	res := &StatsResult{Policy: snap.Policy, Warnings: rep.Warnings}
+	if req.Explain != "" {
+		if res.Lines, err = query.Explain(snap, rep, req.Explain); err != nil {
+			return nil, UsageError{err}
+		}
+		return res, nil
+	}
+	res.Stats = query.ComputeStats(snap, rep)
+	return res, nil
+}
+
+// PolicyDiff compares the review groups of the database under policies a
+// and b; a policy the database does not hold is Usage.
+func (d DB) PolicyDiff(ctx context.Context, a, b string, opts query.GroupOptions) (*query.PolicyDiff, error) {
+	sa, err := d.Load(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	sb, err := d.Load(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	return query.DiffPolicies(sa, sb, opts), nil
+}
+
+// LoadPolicy loads the normalization policy a request names ("default",
+// "lenient" or a TOML file); a missing or invalid one is the caller's to
+// fix (Usage), its error naming the line.
+func LoadPolicy(name string) (*normalize.Policy, error) {
+	p, err := normalize.LoadPolicy(name)
+	if err != nil {
+		return nil, UsageError{err}
+	}
+	return p, nil
+}

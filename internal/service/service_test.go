@@ -1,0 +1,203 @@
+package service_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/ingest"
+	"github.com/provgraph/provgraph/internal/normalize"
+	"github.com/provgraph/provgraph/internal/query"
+	"github.com/provgraph/provgraph/internal/service"
+)
+
+var classifyTests = []struct {
+	err  error
+	want service.Kind
+}{
+	{nil, service.OK},
+	{io.ErrUnexpectedEOF, service.Internal},
+	{service.Usagef("--format %q: want table", "x"), service.Usage},
+	{fmt.Errorf("load: %w", service.UsageError{Err: query.ErrNoPolicy}), service.Usage},
+	{service.InputError{Err: errors.New("a.jsonl:3: bad line")}, service.Rejected},
+	{service.ErrRejected, service.Rejected},
+	{fmt.Errorf("open a.db: %w", graph.ErrLocked), service.Locked},
+	{fmt.Errorf("read a.db: %w", graph.ErrCorrupt), service.Damaged},
+	{service.InterruptError{Err: context.Canceled}, service.Interrupted},
+	// What is marked more precisely wins: a usage error about a locked
+	// file is a locked file, an interrupt is an interrupt whatever it
+	// wraps.
+	{service.UsageError{Err: graph.ErrLocked}, service.Locked},
+	{service.InterruptError{Err: graph.ErrCorrupt}, service.Interrupted},
+	{service.InputError{Err: graph.ErrLocked}, service.Rejected},
+}
+
+func TestClassify(t *testing.T) {
+	for _, tt := range classifyTests {
+		if got := service.Classify(tt.err); got != tt.want {
+			t.Errorf("Classify(%v) = %v, want %v", tt.err, got, tt.want)
+		}
+	}
+}
+
+func TestKindHTTPStatus(t *testing.T) {
+	for k, want := range map[service.Kind]int{service.OK: 200, service.Usage: 400, service.Rejected: 422, service.Internal: 500,
+		service.Damaged: 500, service.Locked: 503, service.Interrupted: 499} {
+		if got := k.HTTPStatus(); got != want {
+			t.Errorf("%v.HTTPStatus() = %d, want %d", k, got, want)
+		}
+	}
+}
+
+func TestQueryError(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want service.Kind
+	}{
+		{fmt.Errorf("graph: read q.db: %w", io.ErrUnexpectedEOF), service.Internal},
+		{fmt.Errorf("graph: read q.db: %w", graph.ErrCorrupt), service.Damaged},
+		{fmt.Errorf("%w: %q", query.ErrNoPolicy, "nope@1"), service.Usage},
+	} {
+		if got := service.Classify(service.QueryError(tt.err)); got != tt.want {
+			t.Errorf("Classify(QueryError(%v)) = %v, want %v", tt.err, got, tt.want)
+		}
+	}
+}
+
+func TestIsInterrupt(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	if service.IsInterrupt(ctx, context.Canceled) {
+		t.Error("IsInterrupt before the cancel")
+	}
+	cancel()
+	if !service.IsInterrupt(ctx, fmt.Errorf("read: %w", context.Canceled)) {
+		t.Error("IsInterrupt(cancelled ctx, wrapped Canceled) = false")
+	}
+	if service.IsInterrupt(ctx, io.ErrUnexpectedEOF) {
+		t.Error("IsInterrupt(cancelled ctx, another error) = true")
+	}
+}
+
+// corpusDB ingests internal/query/testdata/corpus.jsonl into a new
+// database and returns its path.
+func corpusDB(t *testing.T) string {
+	t.Helper()
+	db := filepath.Join(t.TempDir(), "corpus.db")
+	pol, err := normalize.LoadPolicy("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := graph.Open(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ingest.File(context.Background(), st, "../query/testdata/corpus.jsonl", "corpus.jsonl", ingest.Options{Policy: pol}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+func TestDBRequests(t *testing.T) {
+	ctx := context.Background()
+	d := service.DB{Path: corpusDB(t)}
+	set, err := d.Groups(ctx, "", query.GroupOptions{MaxShared: 10, MinSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := set.Report(ctx)
+	if err != nil || len(rep.Groups) == 0 {
+		t.Fatalf("Groups: %d groups, %v", len(rep.Groups), err)
+	}
+	if _, err := d.Load(ctx, "nope@1"); service.Classify(err) != service.Usage {
+		t.Errorf("Load(no such policy) = %v, kind %v, want usage", err, service.Classify(err))
+	}
+	if _, err := d.Groups(ctx, "nope@1", query.GroupOptions{}); service.Classify(err) != service.Usage {
+		t.Errorf("Groups(no such policy) = %v, kind %v, want usage", err, service.Classify(err))
+	}
+	ls, err := d.Lineage(ctx, service.LineageRequest{ID: "moved-old", LineageOptions: query.LineageOptions{Scope: query.ScopeNeighbourhood}})
+	if err != nil || len(ls) != 1 || ls[0].CitationID != "moved-old" {
+		t.Fatalf("Lineage(moved-old) = %v, %v", ls, err)
+	}
+	_, err = d.Lineage(ctx, service.LineageRequest{ID: "no-such"})
+	if service.Classify(err) != service.Rejected || !errors.Is(err, query.ErrNoCitation) || !strings.Contains(err.Error(), d.Path) {
+		t.Errorf("Lineage(no-such) = %v, kind %v; want rejected, naming %s", err, service.Classify(err), d.Path)
+	}
+	_, err = d.Lineage(ctx, service.LineageRequest{URL: "https://nowhere.example/", ByURL: true})
+	if service.Classify(err) != service.Rejected {
+		t.Errorf("Lineage(--url nowhere) = %v, kind %v; want rejected", err, service.Classify(err))
+	}
+}
+
+// TestDBOpenLocked: a database held for writing by another store is
+// Locked at once when LockTimeout is zero (zero means do not wait, unlike
+// graph.Options).
+func TestDBOpenLocked(t *testing.T) {
+	d := service.DB{Path: corpusDB(t)}
+	held, err := d.Open(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	_, err = d.Load(context.Background(), "")
+	if service.Classify(err) != service.Locked {
+		t.Errorf("Load of a held database = %v, kind %v, want locked", err, service.Classify(err))
+	}
+}
+
+func TestDBOpenMissing(t *testing.T) {
+	d := service.DB{Path: filepath.Join(t.TempDir(), "missing.db")}
+	_, err := d.Load(context.Background(), "")
+	if service.Classify(err) != service.Internal || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Load of a missing file = %v, kind %v, want internal (not exist)", err, service.Classify(err))
+	}
+	if _, statErr := os.Stat(d.Path); !errors.Is(statErr, os.ErrNotExist) {
+		t.Errorf("a read-only open created %s", d.Path)
+	}
+}
+
+func TestDBStatsAndPolicyDiff(t *testing.T) {
+	ctx := context.Background()
+	d := service.DB{Path: corpusDB(t)}
+	res, err := d.Stats(ctx, service.StatsRequest{MaxShared: 10})
+	if err != nil || res.Stats == nil || res.Stats.Citations != 31 || res.Lines != nil {
+		t.Fatalf("Stats = %+v, %v; want the counts of 31 citations", res, err)
+	}
+	res, err = d.Stats(ctx, service.StatsRequest{MaxShared: 10, Explain: "keys"})
+	if err != nil || res.Stats != nil || len(res.Lines) == 0 {
+		t.Fatalf("Stats(--explain keys) = %+v, %v; want the keys", res, err)
+	}
+	if _, err := d.Stats(ctx, service.StatsRequest{Explain: "bogus"}); service.Classify(err) != service.Usage {
+		t.Errorf("Stats(--explain bogus) = %v, kind %v, want usage", err, service.Classify(err))
+	}
+	diff, err := d.PolicyDiff(ctx, "provgraph-default", "provgraph-default", query.GroupOptions{MaxShared: 10})
+	if err != nil || len(diff.Changes) != 0 {
+		t.Errorf("PolicyDiff(a, a) = %+v, %v; want no change", diff, err)
+	}
+	if _, err := d.PolicyDiff(ctx, "provgraph-default", "nope@1", query.GroupOptions{}); service.Classify(err) != service.Usage {
+		t.Errorf("PolicyDiff(a, no such policy) = %v, kind %v, want usage", err, service.Classify(err))
+	}
+}
+
+func TestLoadPolicy(t *testing.T) {
+	if p, err := service.LoadPolicy("Lenient"); err != nil || p.Name() != "provgraph-lenient" {
+		t.Errorf("LoadPolicy(Lenient) = %v, %v", p, err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.toml")
+	if err := os.WriteFile(bad, []byte("name = 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"no-such-policy", bad} {
+		if _, err := service.LoadPolicy(name); service.Classify(err) != service.Usage {
+			t.Errorf("LoadPolicy(%q) = %v, kind %v, want usage", name, err, service.Classify(err))
+		}
+	}
+}
