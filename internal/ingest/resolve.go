@@ -205,6 +205,15 @@ type ResolveOptions struct {
 	Progress func(done, total int)
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// Run is the run's node, when the caller minted it first
+	// (NewResolveRun) to name it elsewhere, as in the captures' warcinfo.
+	Run graph.Term
+}
+
+// NewResolveRun mints the node of a resolve run started at start: from
+// its time and a random nonce, as a run is an event, not content.
+func NewResolveRun(start time.Time) graph.Term {
+	return mint("resolve", start.UTC().Format(time.RFC3339Nano), nonce())
 }
 
 // ResolveSummary is the outcome of a resolve run.
@@ -258,7 +267,10 @@ func Resolve(ctx context.Context, st *graph.Store, targets []ResolveTarget, opts
 		return sum, err
 	}
 	startText := start.UTC().Format(time.RFC3339Nano)
-	run := mint("resolve", startText, nonce())
+	run := opts.Run
+	if run.Value == "" {
+		run = NewResolveRun(start)
+	}
 	sum.Run = run
 	added, err := st.Add(resolveRunStarted(run, startText, opts.Policy))
 	sum.QuadsAdded += added
