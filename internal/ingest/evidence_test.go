@@ -430,3 +430,113 @@ func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
+
+// TestReextract derives the evidence again from the captures without
+// fetching: a retrieval resolved without extraction gets one, a second run
+// adds nothing, and a damaged or missing capture is that retrieval's error
+// with nothing else lost (issue 14).
+func TestReextract(t *testing.T) {
+	web := fixtureweb.Start(t)
+	dir := t.TempDir()
+	st, sum := resolveFixture(t, web, dir, nil, nil)
+	ctx := context.Background()
+
+	// Extracted by resolve already, by this extractor: nothing to add.
+	re, err := ingest.Reextract(ctx, st, dir)
+	if err != nil || re.Extracted != 0 || re.UpToDate != sum.Retrievals || len(re.Failed) != 0 || re.QuadsAdded != 0 {
+		t.Fatalf("Reextract after resolve: %+v, %v; want every retrieval up to date", re, err)
+	}
+
+	// Resolve again with a fetcher that captures but does not extract
+	// (Fetch, not FetchBody); then Reextract extracts those, from the
+	// captures alone.
+	w, err := capture.Open(capture.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := resolve.New(&resolve.Options{Policy: model.FetchPolicy{UserAgent: "t", AllowPrivate: true, Timeout: 20 * time.Second}, PerHost: 8, LookupHost: web.LookupHost, Capture: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	targets, _, err := ingest.ResolveTargets(ctx, st, ingest.TargetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum2, err := ingest.Resolve(ctx, st, targets, ingest.ResolveOptions{Fetch: f.Fetch, Sync: w.Sync})
+	if err != nil || sum2.Extractions != 0 {
+		t.Fatalf("Resolve without extraction: %+v, %v", sum2, err)
+	}
+	w.Close()
+	fetched := web.Requests()
+	re, err = ingest.Reextract(ctx, st, dir)
+	if err != nil || re.Extracted != sum2.Retrievals || re.UpToDate != sum.Retrievals || len(re.Failed) != 0 || re.Passages != 3 || re.Found != 1 {
+		t.Fatalf("Reextract: %+v, %v; want %d extracted, %d up to date, 3 passages, 1 found", re, err, sum2.Retrievals, sum.Retrievals)
+	}
+	if web.Requests() != fetched {
+		t.Errorf("Reextract fetched %d pages", web.Requests()-fetched)
+	}
+	again, err := ingest.Reextract(ctx, st, dir)
+	if err != nil || again.Extracted != 0 || again.QuadsAdded != 0 {
+		t.Errorf("Reextract twice: %+v, %v; want nothing added", again, err)
+	}
+
+	// A damaged capture: a byte changed inside one record is that
+	// retrieval's error; the others are extracted.
+	st2, _ := resolveFixture(t, web, t.TempDir(), nil, nil)
+	// Fresh captures of st2 in a new directory, without extraction, then
+	// damage one.
+	dir3 := t.TempDir()
+	w3, err := capture.Open(capture.Options{Dir: dir3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f3, err := resolve.New(&resolve.Options{Policy: model.FetchPolicy{UserAgent: "t", AllowPrivate: true, Timeout: 20 * time.Second}, PerHost: 8, LookupHost: web.LookupHost, Capture: w3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f3.Close()
+	targets, _, _ = ingest.ResolveTargets(ctx, st2, ingest.TargetOptions{})
+	sum3, err := ingest.Resolve(ctx, st2, targets, ingest.ResolveOptions{Fetch: f3.Fetch, Sync: w3.Sync})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w3.Close()
+	// A missing capture directory: every retrieval not extracted yet
+	// fails, naming its file, and nothing is added.
+	missing, err := ingest.Reextract(ctx, st2, filepath.Join(t.TempDir(), "nowhere"))
+	if err != nil || missing.QuadsAdded != 0 || len(missing.Failed) != sum3.Retrievals || !strings.Contains(missing.Failed[0].Error(), "no WARC file") {
+		t.Errorf("Reextract of a missing directory: %+v, %v; want %d failed", missing, err, sum3.Retrievals)
+	}
+	rets, err := st2.Subjects(graph.IRI(vocab.InRun), sum3.Run)
+	if err != nil || len(rets) == 0 {
+		t.Fatalf("retrievals of the run: %v, %v", rets, err)
+	}
+	refs, _ := st2.Objects(rets[0], graph.IRI(vocab.SnapshotRef))
+	ref, err := capture.ParseRef(refs[0].Value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir3, ref.File)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[ref.Offset+40] ^= 0xff
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dam, err := ingest.Reextract(ctx, st2, dir3)
+	if err != nil || len(dam.Failed) != 1 || dam.Failed[0].Retrieval != rets[0].Value || dam.Extracted != sum3.Retrievals-1 {
+		t.Fatalf("Reextract with one damaged capture: %+v, %v; want 1 failed (%s), %d extracted", dam, err, rets[0].Value, sum3.Retrievals-1)
+	}
+	if msg := dam.Failed[0].Error(); !strings.Contains(msg, ref.File) {
+		t.Errorf("the error %q does not name the file", msg)
+	}
+	if acts, _ := st2.Subjects(graph.IRI(vocab.OfRetrieval), rets[0]); len(acts) != 0 {
+		t.Errorf("the damaged retrieval has %d extractions, want none", len(acts))
+	}
+	if err := st2.Check(ctx); err != nil {
+		t.Error(err)
+	}
+}
