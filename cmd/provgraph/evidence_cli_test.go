@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,8 +40,36 @@ func TestResolveWARCAndExtractCLI(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "2 extractions recorded, 1 passage check (1 found); captures in "+db+".warc") {
 		t.Fatalf("resolve: exit %d: %s", code, out)
 	}
-	if files, _ := filepath.Glob(filepath.Join(db+".warc", "*.warc.gz")); len(files) != 1 {
-		t.Errorf("resolve wrote %v into %s.warc, want one closed WARC file", files, db)
+	files, _ := filepath.Glob(filepath.Join(db+".warc", "*.warc.gz"))
+	if len(files) != 1 {
+		t.Fatalf("resolve wrote %v into %s.warc, want one closed WARC file", files, db)
+	}
+	// The warcinfo names provgraph's version and the run.
+	runs := func() []graph.Term {
+		st, err := graph.Open(db, &graph.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		r, _ := st.Subjects(graph.IRI(vocab.RDFType), graph.IRI(vocab.ResolveRun))
+		return r
+	}()
+	zr, err := os.Open(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	gz, err := gzip.NewReader(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	warc, err := io.ReadAll(gz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _, _ := strings.Cut(version(), " ")
+	if len(runs) != 1 || !bytes.Contains(warc, []byte("software: provgraph/"+v+"\r\n")) || !bytes.Contains(warc, []byte("description: resolve run "+runs[0].Value+"\r\n")) {
+		t.Errorf("the warcinfo does not name provgraph/%s and the run %v:\n%.600s", v, runs, warc)
 	}
 	other := filepath.Join(dir, "elsewhere")
 	if out, code := run("resolve", "--db", db, "--allow-private", "--warc", other); code != 0 {
