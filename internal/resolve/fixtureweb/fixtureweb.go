@@ -7,6 +7,15 @@
 // declared charset). The passages a test cites (present, paraphrased,
 // absent) are exported with the article they are checked against.
 //
+// What the extractor makes of it (asserted by
+// internal/ingest TestResolveEvidenceOnFixtureWeb): Guide (every fetch),
+// Moved, AMP, Print and the syndicated copy have one text digest; two
+// fetches of Changing differ by a SimHash distance far above
+// extract.NearThreshold; Login, Soft404 and NotFound are login-wall,
+// soft-404 and http-4xx; Dates has dates that disagree; Huge, Deep and
+// BadCharset are recorded with a problem; PassagePresent is found exactly,
+// the other two passages are not found.
+//
 // Why a package: the resolve, ingest and CLI tests use it, and so will the
 // tests of the verdicts that are derived from its evidence, so that every
 // layer is asserted against one web whose expected answers are written
