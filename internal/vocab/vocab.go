@@ -488,8 +488,10 @@ const (
 	// its body read), http-error (a final response of 400 or more),
 	// redirect-loop, too-many-redirects, invalid-redirect, timeout, dns-error,
 	// tls-error, connect-refused, connect-error, read-error, blocked-address,
-	// blocked-port, unsupported-scheme, invalid-url, body-too-large; README.md
-	// says what each means. A failed retrieval is still evidence and is kept.
+	// blocked-port, unsupported-scheme, invalid-url, body-too-large,
+	// capture-error (the response was received but its WARC capture could not
+	// be written); README.md says what each means. A failed retrieval is still
+	// evidence and is kept.
 	Outcome = NS + "outcome"
 
 	// OutcomeError is pg:outcomeError, a datatype property. The error text the
