@@ -480,7 +480,10 @@ const (
 
 	// SnapshotRef is pg:snapshotRef, a datatype property. Where a stored copy
 	// of the fetched content can be found (a WARC record, a file or an archive
-	// id), exactly as given.
+	// id), exactly as given. provgraph resolve writes
+	// warc:FILE#OFFSET;<urn:uuid:...>, the WARC response record of the final
+	// response in its capture directory (the same text as the pg:captureRef of
+	// the retrieval's pg:Response).
 	SnapshotRef = NS + "snapshotRef"
 
 	// Outcome is pg:outcome, a datatype property. How the retrieval ended, as
