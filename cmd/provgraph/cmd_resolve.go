@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/provgraph/provgraph/internal/capture"
+	"github.com/provgraph/provgraph/internal/extract"
 	"github.com/provgraph/provgraph/internal/ingest"
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/render"
@@ -28,7 +30,13 @@ type resolveOptions struct {
 	allowPrivate   bool
 	onlyUnresolved bool
 	since          string
+	warc           string
+	noWARC         bool
 }
+
+// warcDir is where the WARC captures of database db go by default: a
+// directory beside it, named after it.
+func warcDir(db string) string { return db + ".warc" }
 
 // userAgent is the default User-Agent of resolve: the tool, its version and
 // where to read about it.
@@ -50,11 +58,11 @@ whether it crossed hosts), the final URL, status and content type, the
 SHA-256 of the body, and the canonical URLs declared in the Link header
 and in the HTML head (at most %d distinct URLs from each; the number
 dropped is recorded). Earlier retrievals are kept, never overwritten.
-
 A retrieval that fails is recorded too, with its outcome: ok, http-error,
 redirect-loop, too-many-redirects, invalid-redirect, timeout, dns-error,
 tls-error, connect-refused, connect-error, read-error, blocked-address,
-blocked-port, unsupported-scheme, invalid-url or body-too-large.
+blocked-port, unsupported-scheme, invalid-url, body-too-large or
+capture-error.
 
 Policy (recorded on the run's node):
   redirects   at most --max-redirects (default %d); 301, 302, 303, 307 and
@@ -78,6 +86,32 @@ fail (outcome ok, or a retrieval given in the input without an outcome):
 a citation whose every retrieval failed, blocked by the guard or
 otherwise, is retrieved again, and its failed retrievals are kept.
 
+Captures: every exchange of every retrieval (each redirect hop's request and
+response, with up to 4 KiB of its body, and the final request and response,
+with its body up to the body limit, marked WARC-Truncated past it) is
+written as WARC 1.1 records (gzip per record, SHA-256 block and payload
+digests, request and response paired by WARC-Concurrent-To, files rotated
+at 1 GiB, a warcinfo record naming provgraph's version and the run) into
+--warc DIR, by default the database's name with ".warc" added
+(provgraph.db.warc/). The retrieval's snapshot_ref is where its final
+response record is: warc:FILE#OFFSET;<urn:uuid:...>. The records are made
+durable before the retrievals that name them are saved. A capture that
+cannot be written (a full disk, a read-only directory) gives that
+retrieval the outcome capture-error; the others go on. --no-warc writes no
+capture (and records no snapshot_ref).
+
+Extraction: the final body of every retrieval (captured or not) is read by
+the extractor (%s): title, og:title, language, declared dates and whether
+they disagree, a digest and a 64-bit SimHash of the main text, its word
+count, a soft-error class (http-4xx, soft-404, login-wall, ...) and any
+problem, recorded as a pg:Extraction that used the response and generated
+a pg:ExtractedEvidence. The main text itself is not stored: the capture
+holds it. For a citation with cited_text, a passage check (found, score,
+method, matched span) is recorded against the extraction. A page the
+extractor cannot read whole (gigantic, nested too deep, not in its
+charset) is recorded with its problem. "provgraph extract" derives the
+evidence again from the captures without fetching.
+
 Ctrl-C stops the run: retrievals under way are abandoned, finished ones are
 saved, and the run is marked interrupted (exit status 3).
 
@@ -88,7 +122,7 @@ saved, and the run is marked interrupted (exit status 3).
 			exitLineLocked,
 			exitLineCorrupt),
 			resolve.MaxCanonicals, resolve.DefaultMaxRedirects, resolve.DefaultMaxBodyBytes,
-			strings.Join(resolve.DefaultSchemes, ", "), strings.Trim(fmt.Sprint(resolve.DefaultPorts), "[]")),
+			strings.Join(resolve.DefaultSchemes, ", "), strings.Trim(fmt.Sprint(resolve.DefaultPorts), "[]"), extract.Version),
 		Example: `  provgraph resolve --db example.db
   provgraph resolve --db example.db --only-unresolved --since 2026-11-01T00:00:00Z`,
 		Args: exactArgs(0),
@@ -106,6 +140,8 @@ saved, and the run is marked interrupted (exit status 3).
 	f.BoolVar(&o.allowPrivate, "allow-private", false, "allow loopback, private and other non-public addresses and any port (for tests; policy)")
 	f.BoolVar(&o.onlyUnresolved, "only-unresolved", false, "skip citations that already have a retrieval that did not fail (failed ones are retried)")
 	f.StringVar(&o.since, "since", "", "only citations observed at or after this RFC 3339 time")
+	f.StringVar(&o.warc, "warc", "", "directory the WARC captures are written to (default: the database file's name with .warc added)")
+	f.BoolVar(&o.noWARC, "no-warc", false, "write no WARC capture and record no snapshot reference")
 	return cmd
 }
 
@@ -131,14 +167,40 @@ func runResolve(cmd *cobra.Command, o resolveOptions) error {
 	case strings.TrimSpace(o.userAgent) == "":
 		return usagef("--user-agent is empty: requests must say who makes them")
 	}
-	fetcher, err := resolve.New(&resolve.Options{
+	if o.noWARC && o.warc != "" {
+		return usagef("--warc %q and --no-warc: give one", o.warc)
+	}
+	fopts := &resolve.Options{
 		Policy: model.FetchPolicy{
 			MaxRedirects: o.maxRedirects, Timeout: o.timeout, UserAgent: o.userAgent,
 			AllowPrivate: o.allowPrivate,
 		},
 		NoRedirects: o.maxRedirects == 0,
 		PerHost:     o.perHost,
-	})
+	}
+	run := ingest.NewResolveRun(time.Now())
+	var warc *capture.Writer
+	if !o.noWARC {
+		dir := o.warc
+		if dir == "" {
+			dir = warcDir(o.db)
+		}
+		if _, err := os.Stat(o.db); err == nil {
+			v, _, _ := strings.Cut(version(), " ")
+			w, err := capture.Open(capture.Options{Dir: dir, Software: "provgraph/" + v, Run: run.Value})
+			if err != nil {
+				return fmt.Errorf("resolve: the WARC directory: %w (--warc chooses another, --no-warc writes none)", err)
+			}
+			warc = w
+			fopts.Capture = w
+			defer func() {
+				if err := w.Close(); err != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "resolve: closing the WARC file: %v\n", err)
+				}
+			}()
+		}
+	}
+	fetcher, err := resolve.New(fopts)
 	if err != nil {
 		return service.UsageError{Err: err}
 	}
@@ -163,7 +225,10 @@ func runResolve(cmd *cobra.Command, o resolveOptions) error {
 		return nil
 	}
 	opts := ingest.ResolveOptions{
-		Policy: fetcher.Policy(), Fetch: fetcher.Fetch, Concurrency: o.concurrency,
+		Policy: fetcher.Policy(), FetchBody: fetcher.FetchBody, Concurrency: o.concurrency, Run: run,
+	}
+	if warc != nil {
+		opts.Sync = warc.Sync
 	}
 	var bar *progressbar.ProgressBar
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
@@ -199,6 +264,14 @@ func runResolve(cmd *cobra.Command, o resolveOptions) error {
 	fmt.Fprintf(stderr, "resolve: %d of %s retrieved for %s%s: %d resolved, %d redirected, %d cross-host, %d failed%s; %s added, %s\n",
 		sum.Retrievals, render.Plural(sum.Targets, "URL"), render.Plural(sum.Citations, "citation"), skipped, sum.Outcomes[model.OutcomeOK], sum.Redirected, sum.CrossHost, failed, why,
 		render.Plural(sum.QuadsAdded, "quad"), sum.Elapsed.Round(time.Millisecond))
+	if sum.Extractions > 0 {
+		where := "no capture (--no-warc)"
+		if warc != nil {
+			where = "captures in " + o.warcPath()
+		}
+		fmt.Fprintf(stderr, "resolve: %s recorded, %s (%d found); %s\n",
+			render.Plural(sum.Extractions, "extraction"), render.Plural(sum.Passages, "passage check"), sum.Found, where)
+	}
 	if blocked := sum.Outcomes[model.OutcomeBlockedAddress] + sum.Outcomes[model.OutcomeBlockedPort]; blocked > 0 && !o.allowPrivate {
 		ports := strings.ReplaceAll(strings.Trim(fmt.Sprint(fetcher.Policy().Ports), "[]"), " ", ", ")
 		fmt.Fprintf(stderr, "resolve: the guard refused %s (blocked-address, blocked-port): a non-public address, or a port other than %s. They are recorded as failed, and --only-unresolved retries them; --allow-private lifts the guard, for servers on this machine.\n",
@@ -234,4 +307,12 @@ func skippedText(c ingest.TargetCounts) string {
 		return retried
 	}
 	return retried + " (skipped: " + strings.Join(parts, ", ") + ")"
+}
+
+// warcPath is the capture directory the options choose.
+func (o resolveOptions) warcPath() string {
+	if o.warc != "" {
+		return o.warc
+	}
+	return warcDir(o.db)
 }

@@ -205,6 +205,13 @@ func TestHelpListsExitStatuses(t *testing.T) {
 			exitLocked:  {args: append([]string{"--db", locked}, wait...)},
 			exitCorrupt: {args: []string{"--db", damaged}},
 		},
+		"extract": {
+			exitOK:      {args: []string{"--db", good}},
+			exitUsage:   {args: []string{"--db", good, "extra"}},
+			exitFailure: {args: []string{"--db", p("none.db")}},
+			exitLocked:  {args: append([]string{"--db", locked}, wait...)},
+			exitCorrupt: {args: []string{"--db", damaged}},
+		},
 		"check": {
 			exitOK:      {args: []string{"--db", good}},
 			exitUsage:   {args: []string{"--db", good, "extra"}},

@@ -66,9 +66,13 @@ func TestResolveCLI(t *testing.T) {
 		t.Fatalf("ingest: exit %d: %s", code, stderr)
 	}
 	scrubRE := regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z`)
+	// The captures' file names hold the time and their record ids are
+	// random.
+	warcRefRE := regexp.MustCompile(`warc:[^#"]+#\d+;<urn:uuid:[0-9a-f-]+>`)
 	clean := func(s string) string {
 		s = regexp.MustCompile(`\b`+port+`\b`).ReplaceAllString(s, "PORT")
 		s = string(scrub([]byte(s), dir))
+		s = warcRefRE.ReplaceAllString(s, "warc:FILE#OFFSET;<urn:uuid:ID>")
 		return scrubRE.ReplaceAllString(s, "TIME")
 	}
 	var got bytes.Buffer

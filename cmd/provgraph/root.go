@@ -197,6 +197,7 @@ they are the same resource.
 	root.AddCommand(newExportCommand())
 	root.AddCommand(newLineageCommand())
 	root.AddCommand(newResolveCommand())
+	root.AddCommand(newExtractCommand())
 	root.AddCommand(newCheckCommand())
 	root.AddCommand(newConvertCommand())
 	return root

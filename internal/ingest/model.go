@@ -162,6 +162,8 @@ func (m *Mapper) Quads(dst []graph.Quad, r *model.Record) ([]graph.Quad, Citatio
 	m.typed(cit, vocab.Position, string(r.Position), xsdInt)
 	m.str(cit, vocab.Question, r.Question)
 	m.str(cit, vocab.BaseURL, r.BaseURL)
+	m.str(cit, vocab.CitedText, r.CitedText)
+	m.str(cit, vocab.CitedTitle, r.CitedTitle)
 	if r.Engine != "" || r.AnswerID != "" {
 		ans := mint("answer", r.Engine, r.AnswerID)
 		m.add(cit, vocab.InAnswer, ans)

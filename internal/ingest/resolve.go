@@ -26,6 +26,9 @@ type ResolveTarget struct {
 	// parsed it, without its fragment.
 	URL       string
 	Citations []graph.Term
+	// CitedText holds, beside each citation, the passage it attributed to
+	// the source (pg:citedText), or "".
+	CitedText []string
 }
 
 // TargetOptions selects the citations to resolve. The zero value selects
@@ -67,7 +70,7 @@ func ResolveTargets(ctx context.Context, st *graph.Store, opts TargetOptions) ([
 		return m, nil
 	}
 	p := map[string]map[string][]graph.Term{}
-	for _, pred := range []string{vocab.Cites, vocab.ObservedAt, vocab.RetrievedIn, vocab.NormalizedAs, vocab.ErrorCode, vocab.Parsed, vocab.Text, vocab.Outcome} {
+	for _, pred := range []string{vocab.Cites, vocab.ObservedAt, vocab.RetrievedIn, vocab.NormalizedAs, vocab.ErrorCode, vocab.Parsed, vocab.Text, vocab.Outcome, vocab.CitedText} {
 		m, err := read(pred)
 		if err != nil {
 			return nil, counts, err
@@ -146,6 +149,7 @@ func ResolveTargets(ctx context.Context, st *graph.Store, opts TargetOptions) ([
 			byURL[k] = t
 		}
 		t.Citations = append(t.Citations, graph.IRI(c))
+		t.CitedText = append(t.CitedText, first(p[vocab.CitedText][c]))
 	}
 	out := make([]ResolveTarget, 0, len(byURL))
 	for _, t := range byURL {
@@ -184,13 +188,32 @@ type ResolveOptions struct {
 	// Fetch retrieves one URL. An error means the retrieval did not finish
 	// (the context was cancelled) and is not recorded; a failed retrieval
 	// is a model.Retrieval with its outcome.
-	Fetch       func(ctx context.Context, url string) (*model.Retrieval, error)
+	Fetch func(ctx context.Context, url string) (*model.Retrieval, error)
+	// FetchBody, when set, is used instead of Fetch and also returns the
+	// final body as read: each retrieval with a body is then extracted
+	// (extract.Extract), recorded as a pg:Extraction and its
+	// pg:ExtractedEvidence, and each of its citations with cited text gets
+	// a pg:PassageCheck.
+	FetchBody func(ctx context.Context, url string) (*model.Retrieval, *model.Body, error)
+	// Sync, when set, is called before each batch of retrievals is written:
+	// it makes the captures the batch refers to durable. If it fails, the
+	// batch is not written and the run stops with its error.
+	Sync        func() error
 	Concurrency int // retrievals at once; 0 means DefaultConcurrency
 	// Progress, when set, is called from one goroutine after each
 	// retrieval is recorded, with the number done and the total.
 	Progress func(done, total int)
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// Run is the run's node, when the caller minted it first
+	// (NewResolveRun) to name it elsewhere, as in the captures' warcinfo.
+	Run graph.Term
+}
+
+// NewResolveRun mints the node of a resolve run started at start: from
+// its time and a random nonce, as a run is an event, not content.
+func NewResolveRun(start time.Time) graph.Term {
+	return mint("resolve", start.UTC().Format(time.RFC3339Nano), nonce())
 }
 
 // ResolveSummary is the outcome of a resolve run.
@@ -203,6 +226,9 @@ type ResolveSummary struct {
 	CrossHost   int            // retrievals with a hop to another host
 	Outcomes    map[string]int // retrievals by outcome
 	QuadsAdded  int
+	Extractions int // extractions recorded
+	Passages    int // passage checks recorded
+	Found       int // of them, passages found
 	Interrupted bool
 	Elapsed     time.Duration
 }
@@ -229,7 +255,7 @@ func Resolve(ctx context.Context, st *graph.Store, targets []ResolveTarget, opts
 	}
 	start := now()
 	sum := ResolveSummary{Targets: len(targets), Outcomes: map[string]int{}}
-	if opts.Fetch == nil {
+	if opts.Fetch == nil && opts.FetchBody == nil {
 		return sum, errors.New("resolve: no fetcher")
 	}
 	workers := opts.Concurrency
@@ -241,7 +267,10 @@ func Resolve(ctx context.Context, st *graph.Store, targets []ResolveTarget, opts
 		return sum, err
 	}
 	startText := start.UTC().Format(time.RFC3339Nano)
-	run := mint("resolve", startText, nonce())
+	run := opts.Run
+	if run.Value == "" {
+		run = NewResolveRun(start)
+	}
 	sum.Run = run
 	added, err := st.Add(resolveRunStarted(run, startText, opts.Policy))
 	sum.QuadsAdded += added
@@ -256,6 +285,7 @@ func Resolve(ctx context.Context, st *graph.Store, targets []ResolveTarget, opts
 	type result struct {
 		target *ResolveTarget
 		rt     *model.Retrieval
+		body   *model.Body
 	}
 	jobs := make(chan *ResolveTarget)
 	results := make(chan result)
@@ -265,11 +295,18 @@ func Resolve(ctx context.Context, st *graph.Store, targets []ResolveTarget, opts
 		go func() {
 			defer wg.Done()
 			for t := range jobs {
-				rt, err := opts.Fetch(fetchCtx, t.URL)
+				var rt *model.Retrieval
+				var body *model.Body
+				var err error
+				if opts.FetchBody != nil {
+					rt, body, err = opts.FetchBody(fetchCtx, t.URL)
+				} else {
+					rt, err = opts.Fetch(fetchCtx, t.URL)
+				}
 				if err != nil || rt == nil {
 					continue // unfinished: not recorded
 				}
-				results <- result{t, rt}
+				results <- result{t, rt, body}
 			}
 		}()
 	}
@@ -295,6 +332,13 @@ func Resolve(ctx context.Context, st *graph.Store, targets []ResolveTarget, opts
 		if pending == 0 || writeErr != nil {
 			return
 		}
+		if opts.Sync != nil {
+			if err := opts.Sync(); err != nil {
+				writeErr = fmt.Errorf("resolve: making the captures of %d retrievals durable: %w", pending, err)
+				stopFetching()
+				return
+			}
+		}
 		added, err := st.Add(buf)
 		sum.QuadsAdded += added
 		if err != nil {
@@ -317,7 +361,11 @@ loop:
 			if writeErr != nil {
 				continue // drain
 			}
-			buf, _ = mapper.RetrievalQuads(buf, r.target.Citations, r.target.RawNode, r.target.Raw, r.rt, run)
+			var ret graph.Term
+			buf, ret = mapper.RetrievalQuads(buf, r.target.Citations, r.target.RawNode, r.target.Raw, r.rt, run)
+			if r.body != nil {
+				buf = recordEvidence(mapper, buf, &sum, ret, r.target, r.rt, r.body)
+			}
 			pending++
 			sum.Retrievals++
 			sum.Citations += len(r.target.Citations)
@@ -403,4 +451,23 @@ func resolveRunEnded(run graph.Term, end time.Time, status string, retrievals in
 		{S: run, P: graph.IRI(vocab.ProvEndedAtTime), O: graph.Literal(end.UTC().Format(time.RFC3339Nano), graph.XSDDateTime)},
 		{S: run, P: graph.IRI(vocab.Records), O: graph.Literal(strconv.Itoa(retrievals), graph.XSDInteger)},
 	}
+}
+
+// recordEvidence appends the extraction of a retrieval's body and the
+// passage checks of its citations.
+func recordEvidence(mapper *Mapper, buf []graph.Quad, sum *ResolveSummary, ret graph.Term, t *ResolveTarget, rt *model.Retrieval, body *model.Body) []graph.Quad {
+	ex := ExtractBody(rt, body, rt.SnapshotRef)
+	buf, ev := mapper.ExtractionQuads(buf, ret, ex)
+	sum.Extractions++
+	for i, c := range t.Citations {
+		if i < len(t.CitedText) && t.CitedText[i] != "" {
+			p := CheckPassage(t.CitedText[i], ex)
+			buf = mapper.PassageQuads(buf, c, ev, p)
+			sum.Passages++
+			if p.Found {
+				sum.Found++
+			}
+		}
+	}
+	return buf
 }

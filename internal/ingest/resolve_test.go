@@ -8,11 +8,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/provgraph/provgraph/internal/capture"
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/ingest"
 	"github.com/provgraph/provgraph/internal/model"
@@ -304,33 +306,53 @@ func TestResolveInterrupted(t *testing.T) {
 // per iteration: fetching, hashing, canonical parsing and recording, with
 // the default concurrency and per-host limit raised to match it. It
 // reports retrievals/s and quads per retrieval.
+//
+// Sub-benchmarks: "plain" is the run above on a tiny page; "article" and
+// "article+capture+extract" fetch a real news article (the extractor's
+// fixture news.html, 1,000 distinct URLs, half redirected) without and with
+// WARC capture (synced before each batch, as resolve does) and extraction,
+// and also report the database bytes per retrieval.
 func BenchmarkResolve(b *testing.B) {
-	const n = 1000
-	port := resolveSite(b)
-	paths := make([]string, n)
-	for i := range paths {
-		if i%2 == 0 {
-			paths[i] = fmt.Sprintf("/moved?n=%d", i)
-		} else {
-			paths[i] = fmt.Sprintf("/page?n=%d", i)
-		}
-	}
-	in := citationsFile(b, port, paths...)
-	f, err := resolve.New(&resolve.Options{
-		Policy:  model.FetchPolicy{UserAgent: "provgraph-bench", AllowPrivate: true},
-		PerHost: ingest.DefaultConcurrency,
-		LookupHost: func(context.Context, string) ([]netip.Addr, error) {
-			return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
-		},
+	b.Run("plain", func(b *testing.B) {
+		port := resolveSite(b)
+		benchResolve(b, port, "/moved", "/page", false)
 	})
+	article, err := os.ReadFile("../extract/testdata/pages/news.html")
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer f.Close()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/a", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write(article)
+	})
+	mux.HandleFunc("/m", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/a?"+r.URL.RawQuery, http.StatusMovedPermanently)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	b.Run("article", func(b *testing.B) { benchResolve(b, port, "/m", "/a", false) })
+	b.Run("article+capture+extract", func(b *testing.B) { benchResolve(b, port, "/m", "/a", true) })
+}
+
+func benchResolve(b *testing.B, port, moved, page string, evidence bool) {
+	const n = 1000
+	paths := make([]string, n)
+	for i := range paths {
+		if i%2 == 0 {
+			paths[i] = fmt.Sprintf("%s?n=%d", moved, i)
+		} else {
+			paths[i] = fmt.Sprintf("%s?n=%d", page, i)
+		}
+	}
+	in := citationsFile(b, port, paths...)
 	quads := 0
+	var dbBytes int64
 	for b.Loop() {
 		b.StopTimer()
-		st, err := graph.Open(b.TempDir()+"/b.db", &graph.Options{NoSync: true})
+		dir := b.TempDir()
+		st, err := graph.Open(dir+"/b.db", &graph.Options{NoSync: true})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -341,18 +363,48 @@ func BenchmarkResolve(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		fopts := &resolve.Options{
+			Policy:  model.FetchPolicy{UserAgent: "provgraph-bench", AllowPrivate: true},
+			PerHost: ingest.DefaultConcurrency,
+			LookupHost: func(context.Context, string) ([]netip.Addr, error) {
+				return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+			},
+		}
+		var w *capture.Writer
+		if evidence {
+			if w, err = capture.Open(capture.Options{Dir: dir + "/warc"}); err != nil {
+				b.Fatal(err)
+			}
+			fopts.Capture = w
+		}
+		f, err := resolve.New(fopts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		before, _ := os.Stat(dir + "/b.db")
+		opts := ingest.ResolveOptions{Policy: f.Policy(), Fetch: f.Fetch}
+		if evidence {
+			opts.FetchBody, opts.Sync = f.FetchBody, w.Sync
+		}
 		b.StartTimer()
-		sum, err := ingest.Resolve(context.Background(), st, targets, ingest.ResolveOptions{Policy: f.Policy(), Fetch: f.Fetch})
+		sum, err := ingest.Resolve(context.Background(), st, targets, opts)
 		if err != nil || sum.Outcomes["ok"] != n {
 			b.Fatalf("Resolve: %v, outcomes %v", err, sum.Outcomes)
 		}
+		if w != nil {
+			w.Close()
+		}
 		quads += sum.QuadsAdded
 		b.StopTimer()
+		f.Close()
 		st.Close()
+		after, _ := os.Stat(dir + "/b.db")
+		dbBytes += after.Size() - before.Size()
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "retrievals/s")
 	b.ReportMetric(float64(quads)/float64(n*b.N), "quads/retrieval")
+	b.ReportMetric(float64(dbBytes)/float64(n*b.N), "db-bytes/retrieval")
 }
 
 // TestResolveRecordsDroppedCanonicals checks that a retrieval whose

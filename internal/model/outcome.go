@@ -47,6 +47,11 @@ const (
 	// OutcomeBodyTooLarge: the final body was longer than
 	// Policy.MaxBodyBytes; there is no content hash.
 	OutcomeBodyTooLarge = "body-too-large"
+	// OutcomeCaptureError: the response was received but its WARC capture
+	// could not be written (a full disk, a read-only directory). What was
+	// observed is recorded, without a snapshot reference; --only-unresolved
+	// retrieves it again.
+	OutcomeCaptureError = "capture-error"
 )
 
 // Outcomes lists every outcome code, OutcomeOK first.
@@ -54,5 +59,5 @@ var Outcomes = []string{
 	OutcomeOK, OutcomeHTTPError, OutcomeRedirectLoop, OutcomeTooManyRedirects, OutcomeInvalidRedirect,
 	OutcomeTimeout, OutcomeDNSError, OutcomeTLSError, OutcomeConnectRefused, OutcomeConnectError,
 	OutcomeReadError, OutcomeBlockedAddress, OutcomeBlockedPort, OutcomeUnsupportedScheme,
-	OutcomeInvalidURL, OutcomeBodyTooLarge,
+	OutcomeInvalidURL, OutcomeBodyTooLarge, OutcomeCaptureError,
 }

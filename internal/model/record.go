@@ -24,6 +24,12 @@ type Record struct {
 	BaseURL    string     `json:"base_url,omitempty"`
 	Retrieval  *Retrieval `json:"retrieval,omitempty"`
 	Relations  []Relation `json:"relations,omitempty"`
+	// CitedText is the passage the answer attributed to the source, and
+	// CitedTitle the title the engine displayed for it: what a reviewer
+	// compares with the page (resolve checks the passage against the
+	// extracted main text).
+	CitedText  string `json:"cited_text,omitempty"`
+	CitedTitle string `json:"cited_title,omitempty"`
 }
 
 // Retrieval is what a fetch of the raw URL observed.

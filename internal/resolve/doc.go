@@ -23,6 +23,18 @@
 // saying where. Fetch returns an error only when its context was cancelled;
 // that retrieval is unfinished and must not be recorded.
 //
+// # Captures and bodies
+//
+// With Options.Capture, every exchange of a retrieval is handed to the
+// capture writer (internal/capture): each redirect's request head (as sent,
+// in HTTP/1.1 form), response head (as received), up to 4 KiB of its body
+// and the server's address, then the final one's with its body as read up
+// to Policy.MaxBodyBytes, marked truncated past it. The final record's
+// reference becomes Retrieval.SnapshotRef; a capture that fails makes the
+// outcome capture-error and keeps the rest of what was observed.
+// FetchBody returns the final body as well, for extraction; Fetch does not
+// keep it.
+//
 // # Safety
 //
 // Unless Policy.AllowPrivate is set, a Fetcher refuses to connect to

@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
@@ -61,6 +62,13 @@ type Options struct {
 	// means DefaultMaxRedirects; Policy.MaxRedirects must then be 0, and
 	// the Fetcher's Policy reports 0.
 	NoRedirects bool
+	// Capture, when set, is given every exchange of every retrieval: each
+	// redirect hop's request and response (with up to 4 KiB of its body)
+	// and the final one (with its body up to Policy.MaxBodyBytes, marked
+	// truncated past it). The final response's reference becomes the
+	// retrieval's SnapshotRef. A capture that fails makes the retrieval's
+	// outcome capture-error; nothing else of it is lost.
+	Capture Capturer
 }
 
 // Fetcher retrieves URLs under one policy. It is safe for concurrent use.
@@ -72,6 +80,7 @@ type Fetcher struct {
 	hosts     *hostLimiter
 	guard     *guard
 	now       func() time.Time
+	capturer  Capturer
 }
 
 // New returns a Fetcher.
@@ -123,10 +132,11 @@ func New(opts *Options) (*Fetcher, error) {
 		perHost = DefaultPerHost
 	}
 	f := &Fetcher{
-		policy: p,
-		lookup: opts.LookupHost,
-		hosts:  &hostLimiter{limit: perHost, slots: map[string]chan struct{}{}},
-		now:    opts.Now,
+		policy:   p,
+		lookup:   opts.LookupHost,
+		hosts:    &hostLimiter{limit: perHost, slots: map[string]chan struct{}{}},
+		now:      opts.Now,
+		capturer: opts.Capture,
 	}
 	if f.now == nil {
 		f.now = time.Now
@@ -207,6 +217,39 @@ func isRedirect(status int) bool {
 // whose Outcome says what happened. The error is non-nil only when ctx was
 // cancelled; the Retrieval is then nil.
 func (f *Fetcher) Fetch(ctx context.Context, target string) (*model.Retrieval, error) {
+	rt, _, err := f.fetch(ctx, target, false)
+	return rt, err
+}
+
+// FetchBody is Fetch that also returns the final response's body as read
+// (up to Policy.MaxBodyBytes, marked truncated past it), for extraction;
+// the body is nil when there was no final response.
+func (f *Fetcher) FetchBody(ctx context.Context, target string) (*model.Retrieval, *model.Body, error) {
+	return f.fetch(ctx, target, true)
+}
+
+func (f *Fetcher) fetch(ctx context.Context, target string, keep bool) (*model.Retrieval, *model.Body, error) {
+	st := &fetchState{keep: keep || f.capturer != nil}
+	rt, err := f.fetchChain(ctx, target, st)
+	if err != nil {
+		return nil, nil, err
+	}
+	if st.captureErr != nil {
+		was := rt.Outcome
+		if rt.OutcomeError != "" {
+			was += ": " + rt.OutcomeError
+		}
+		rt.Outcome = model.OutcomeCaptureError
+		rt.OutcomeError = fmt.Sprintf("the response was received (%s) but its capture was not written: %v", was, st.captureErr)
+		rt.SnapshotRef = ""
+	}
+	if !keep {
+		return rt, nil, nil
+	}
+	return rt, st.body, nil
+}
+
+func (f *Fetcher) fetchChain(ctx context.Context, target string, st *fetchState) (*model.Retrieval, error) {
 	rt := &model.Retrieval{RetrievedAt: f.stamp()}
 	fail := func(outcome, format string, args ...any) (*model.Retrieval, error) {
 		rt.Outcome, rt.OutcomeError = outcome, fmt.Sprintf(format, args...)
@@ -223,7 +266,7 @@ func (f *Fetcher) Fetch(ctx context.Context, target string) (*model.Retrieval, e
 			return fail(out, "%s", msg)
 		}
 		visited[u.String()] = true
-		res, err := f.request(ctx, u, rt)
+		res, err := f.request(ctx, u, rt, st)
 		if err != nil {
 			return nil, err
 		}
@@ -296,7 +339,7 @@ type response struct {
 // slot of u's host. A redirect is returned for Fetch to follow; a final
 // response, or a failure, is written into rt. The error is non-nil only
 // when ctx was cancelled.
-func (f *Fetcher) request(ctx context.Context, u *url.URL, rt *model.Retrieval) (response, error) {
+func (f *Fetcher) request(ctx context.Context, u *url.URL, rt *model.Retrieval, st *fetchState) (response, error) {
 	host := strings.ToLower(u.Hostname())
 	if err := f.hosts.acquire(ctx, host); err != nil {
 		return response{}, err
@@ -312,6 +355,10 @@ func (f *Fetcher) request(ctx context.Context, u *url.URL, rt *model.Retrieval) 
 	req.Header.Set("User-Agent", f.policy.UserAgent)
 	req.Header.Set("Accept", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8")
 	req.Header.Set("Accept-Encoding", "identity")
+	x := &exchange{date: f.now(), req: req}
+	if f.capturer != nil {
+		req = x.trace(req)
+	}
 	resp, err := f.transport.RoundTrip(req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -331,8 +378,16 @@ func (f *Fetcher) request(ctx context.Context, u *url.URL, rt *model.Retrieval) 
 	if isRedirect(resp.StatusCode) {
 		loc, ok := resp.Header["Location"]
 		if ok && len(loc) > 0 {
-			// Read a little of the body so the connection can be reused.
-			io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+			// Read a little of the body so the connection can be reused
+			// (and captured).
+			var hopBody []byte
+			if f.capturer != nil {
+				hopBody, _ = io.ReadAll(io.LimitReader(resp.Body, hopBodyLimit+1))
+				trunc := len(hopBody) > hopBodyLimit
+				f.capture(st, x, resp, hopBody[:min(len(hopBody), hopBodyLimit)], trunc)
+			} else {
+				io.Copy(io.Discard, io.LimitReader(resp.Body, hopBodyLimit))
+			}
 			return response{redirect: true, status: resp.StatusCode, location: loc[0], at: at}, nil
 		}
 	}
@@ -346,7 +401,16 @@ func (f *Fetcher) request(ctx context.Context, u *url.URL, rt *model.Retrieval) 
 	for _, c := range targets {
 		canon.add(rt, resolveRef(u, c), model.SourceLinkHeader)
 	}
-	readErr := f.readBody(resp.Body, u, rt, &canon)
+	var kept *bytes.Buffer
+	if st.keep {
+		kept = &bytes.Buffer{}
+	}
+	readErr := f.readBody(resp.Body, u, rt, &canon, kept)
+	if kept != nil && ctx.Err() == nil {
+		b := kept.Bytes()
+		st.body = &model.Body{Bytes: b[:min(len(b), int(f.policy.MaxBodyBytes))], Truncated: int64(len(b)) > f.policy.MaxBodyBytes}
+		rt.SnapshotRef = f.capture(st, x, resp, st.body.Bytes, st.body.Truncated || readErr != nil)
+	}
 	switch {
 	case ctx.Err() != nil:
 		return response{}, ctx.Err()
@@ -373,13 +437,20 @@ func (f *Fetcher) request(ctx context.Context, u *url.URL, rt *model.Retrieval) 
 
 var errTooLarge = errors.New("body too large")
 
+// hopBodyLimit is how much of a redirect's body is read (and captured).
+const hopBodyLimit = 4 << 10
+
 // readBody reads the final body up to the policy's limit, hashing it and,
 // when it is HTML, reading canonical links from its head. The hash is set
 // only when the whole body was read.
-func (f *Fetcher) readBody(body io.Reader, u *url.URL, rt *model.Retrieval, canon *canonicalSet) error {
+func (f *Fetcher) readBody(body io.Reader, u *url.URL, rt *model.Retrieval, canon *canonicalSet, kept *bytes.Buffer) error {
 	h := sha256.New()
 	lr := &io.LimitedReader{R: body, N: f.policy.MaxBodyBytes + 1}
-	br := bufio.NewReaderSize(io.TeeReader(lr, h), 4096)
+	var sink io.Writer = h
+	if kept != nil {
+		sink = io.MultiWriter(h, kept)
+	}
+	br := bufio.NewReaderSize(io.TeeReader(lr, sink), 4096)
 	if isHTML(rt.ContentType, br) {
 		hrefs, base, dropped := HTMLCanonicals(br, MaxCanonicals)
 		rt.CanonicalDropped += dropped

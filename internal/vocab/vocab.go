@@ -168,6 +168,36 @@ const (
 	// target, a shared content hash, or a format, mirror, syndication or
 	// archive relation. None of them joins groups.
 	GroupRelation = NS + "GroupRelation"
+
+	// Response is pg:Response, a class, subclass of prov:Entity. The final
+	// response of a retrieval (prov:wasGeneratedBy the retrieval), as fetched.
+	// When it was captured, pg:captureRef says where its WARC response record
+	// is. Identified by its retrieval.
+	Response = NS + "Response"
+
+	// Extraction is pg:Extraction, a class, subclass of prov:Activity. One
+	// derivation of content evidence from a retrieval's response (prov:used
+	// the pg:Response) by a named and versioned extractor (pg:extractor),
+	// generating one pg:ExtractedEvidence. Extractions are added, never
+	// replaced: a re-extraction with another extractor version is another node
+	// beside the first. Identified by the retrieval, the extractor version and
+	// the capture used, so repeating it adds nothing.
+	Extraction = NS + "Extraction"
+
+	// ExtractedEvidence is pg:ExtractedEvidence, a class, subclass of
+	// prov:Entity. What one extraction derived from one response
+	// (prov:wasGeneratedBy the extraction): title, og:title, language,
+	// declared dates, a digest and a SimHash of the main text, its word count,
+	// a soft-error class and any problem. The main text itself is not stored:
+	// it is derived again from the capture.
+	ExtractedEvidence = NS + "ExtractedEvidence"
+
+	// PassageCheck is pg:PassageCheck, a class, subclass of prov:Entity.
+	// Whether a citation's cited text is supported by the main text of one
+	// extraction: exactly after normalization, else by the best window of the
+	// text (internal/extract MatchPassage). Identified by the citation and the
+	// evidence checked against.
+	PassageCheck = NS + "PassageCheck"
 )
 
 // Object properties: edges between nodes.
@@ -272,6 +302,24 @@ const (
 	// subproperty of prov:qualifiedInfluence. A relation from this group to
 	// another group or to a URL no citation has.
 	QualifiedGroupRelation = NS + "qualifiedGroupRelation"
+
+	// OfRetrieval is pg:ofRetrieval, an object property, subproperty of
+	// prov:wasInformedBy. The retrieval whose response the extraction read.
+	OfRetrieval = NS + "ofRetrieval"
+
+	// FromResponse is pg:fromResponse, an object property, subproperty of
+	// prov:used. The response (and through pg:captureRef its captured bytes)
+	// the extraction read.
+	FromResponse = NS + "fromResponse"
+
+	// CheckOf is pg:checkOf, an object property, subproperty of
+	// prov:wasDerivedFrom. The citation whose cited text was checked.
+	CheckOf = NS + "checkOf"
+
+	// CheckedAgainst is pg:checkedAgainst, an object property, subproperty of
+	// prov:wasDerivedFrom. The extracted evidence whose main text the passage
+	// was checked against.
+	CheckedAgainst = NS + "checkedAgainst"
 )
 
 // Datatype properties: literals on a node.
@@ -432,7 +480,10 @@ const (
 
 	// SnapshotRef is pg:snapshotRef, a datatype property. Where a stored copy
 	// of the fetched content can be found (a WARC record, a file or an archive
-	// id), exactly as given.
+	// id), exactly as given. provgraph resolve writes
+	// warc:FILE#OFFSET;<urn:uuid:...>, the WARC response record of the final
+	// response in its capture directory (the same text as the pg:captureRef of
+	// the retrieval's pg:Response).
 	SnapshotRef = NS + "snapshotRef"
 
 	// Outcome is pg:outcome, a datatype property. How the retrieval ended, as
@@ -440,8 +491,10 @@ const (
 	// its body read), http-error (a final response of 400 or more),
 	// redirect-loop, too-many-redirects, invalid-redirect, timeout, dns-error,
 	// tls-error, connect-refused, connect-error, read-error, blocked-address,
-	// blocked-port, unsupported-scheme, invalid-url, body-too-large; README.md
-	// says what each means. A failed retrieval is still evidence and is kept.
+	// blocked-port, unsupported-scheme, invalid-url, body-too-large,
+	// capture-error (the response was received but its WARC capture could not
+	// be written); README.md says what each means. A failed retrieval is still
+	// evidence and is kept.
 	Outcome = NS + "outcome"
 
 	// OutcomeError is pg:outcomeError, a datatype property. The error text the
@@ -648,4 +701,121 @@ const (
 	// groups --verdict, when given: only groups with this verdict were
 	// written.
 	VerdictFilter = NS + "verdictFilter"
+
+	// CitedText is pg:citedText, a datatype property. The passage the answer
+	// attributed to the source, exactly as the input gave it (cited_text).
+	CitedText = NS + "citedText"
+
+	// CitedTitle is pg:citedTitle, a datatype property. The title the answer
+	// engine displayed for the source, exactly as the input gave it
+	// (cited_title).
+	CitedTitle = NS + "citedTitle"
+
+	// CaptureRef is pg:captureRef, a datatype property. Where the response's
+	// WARC response record is, as warc:FILE#OFFSET;<urn:uuid:...>: the file in
+	// the capture directory, the offset of the record's gzip member and its
+	// WARC-Record-ID. The same text is the retrieval's pg:snapshotRef.
+	CaptureRef = NS + "captureRef"
+
+	// Extractor is pg:extractor, a datatype property. The extractor's name and
+	// version, e.g. provgraph-extract/1
+	// readability=codeberg.org/readeck/go-readability/v2@v2.1.3: any change of
+	// either can change the evidence.
+	Extractor = NS + "extractor"
+
+	// MediaType is pg:mediaType, a datatype property. The media type of the
+	// response's Content-Type, lowercased, without parameters.
+	MediaType = NS + "mediaType"
+
+	// ExtractionMethod is pg:extractionMethod, a datatype property. How the
+	// main text was found: readability (an article was found), body-text (the
+	// body's text without scripts and styles), plain-text, or none (not a text
+	// type, or past a bound).
+	ExtractionMethod = NS + "extractionMethod"
+
+	// Title is pg:title, a datatype property. The page's title element text,
+	// white space collapsed.
+	Title = NS + "title"
+
+	// OgTitle is pg:ogTitle, a datatype property. The page's Open Graph
+	// og:title.
+	OgTitle = NS + "ogTitle"
+
+	// Language is pg:language, a datatype property. The language the page
+	// declares (html lang, or a content-language meta element).
+	Language = NS + "language"
+
+	// DeclaredDates is pg:declaredDates, a datatype property. The dates the
+	// page declares about itself, as one JSON array of {source, value} objects
+	// in document order; source is meta:article:published_time,
+	// meta:article:modified_time, json-ld:datePublished, json-ld:dateModified
+	// or html:time, value as written.
+	DeclaredDates = NS + "declaredDates"
+
+	// DatesDisagree is pg:datesDisagree, a datatype property. True when two
+	// declared publication dates (or two modification dates) name different
+	// days.
+	DatesDisagree = NS + "datesDisagree"
+
+	// TextDigest is pg:textDigest, a datatype property. sha256: and the hex
+	// SHA-256 of the main text in normal form (Unicode NFC, white space
+	// collapsed, case kept). Absent when the body was cut, as a cut body has
+	// no content hash.
+	TextDigest = NS + "textDigest"
+
+	// SimHash is pg:simHash, a datatype property. The 64-bit SimHash
+	// (Charikar) of the main text's word shingles, as 16 lowercase hex digits.
+	// Texts within a small Hamming distance are near-identical
+	// (internal/extract/EXTRACTOR.md gives the threshold and its measurement).
+	// Absent when the text has no word.
+	SimHash = NS + "simHash"
+
+	// WordCount is pg:wordCount, a datatype property. The number of words of
+	// the main text.
+	WordCount = NS + "wordCount"
+
+	// SoftError is pg:softError, a datatype property. Why the response is no
+	// evidence of content: no-response, http-3xx, http-4xx, http-5xx, soft-404
+	// (a 2xx whose text says not found), login-wall or empty. Absent when the
+	// response reads as a page. Evidence with a soft error never confirms
+	// identity.
+	SoftError = NS + "softError"
+
+	// ExtractionProblem is pg:extractionProblem, a datatype property. Why less
+	// was derived than a page would give: the body was cut, the page was too
+	// large or too deeply nested, or bytes were not valid in the declared
+	// charset.
+	ExtractionProblem = NS + "extractionProblem"
+
+	// PassageFound is pg:passageFound, a datatype property. True when the main
+	// text supports the passage: exactly, or with a window score of at least
+	// the matcher's threshold.
+	PassageFound = NS + "passageFound"
+
+	// PassageScore is pg:passageScore, a datatype property. 1 for an exact
+	// match, else the share of the passage's words found in the best window of
+	// the text, written as a decimal with four places (0.9333); a string, as
+	// every literal provgraph stores is a string, integer, dateTime or
+	// boolean.
+	PassageScore = NS + "passageScore"
+
+	// PassageMethod is pg:passageMethod, a datatype property. exact, window,
+	// or none (an empty passage or text).
+	PassageMethod = NS + "passageMethod"
+
+	// SpanStart is pg:spanStart, a datatype property. The byte offset, in the
+	// normalized main text, where the matched span starts.
+	SpanStart = NS + "spanStart"
+
+	// SpanEnd is pg:spanEnd, a datatype property. The byte offset, in the
+	// normalized main text, where the matched span ends.
+	SpanEnd = NS + "spanEnd"
+
+	// LongestRun is pg:longestRun, a datatype property. The longest run of
+	// consecutive passage words found consecutively in the text.
+	LongestRun = NS + "longestRun"
+
+	// PassageWords is pg:passageWords, a datatype property. The number of the
+	// passage's words compared.
+	PassageWords = NS + "passageWords"
 )
