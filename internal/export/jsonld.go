@@ -157,7 +157,7 @@ func (s *jsonldSink) appendValues(b []byte, objs []graph.Term, compact, types bo
 // nodeID is the "@id" of an IRI or blank node.
 func nodeID(t graph.Term, compact bool) string {
 	if t.Kind == graph.KindBlank {
-		return "_:" + string(appendBlankLabel(nil, t.Value))
+		return "_:" + string(graph.AppendBlankLabel(nil, t.Value))
 	}
 	return jsonldIRI(t.Value, compact)
 }

@@ -84,10 +84,10 @@ func (s *turtleSink) appendTerm(b []byte, t graph.Term) []byte {
 	case graph.KindIRI:
 		return appendTurtleIRI(b, t.Value)
 	case graph.KindBlank:
-		return appendBlankLabel(append(b, "_:"...), t.Value)
+		return graph.AppendBlankLabel(append(b, "_:"...), t.Value)
 	case graph.KindLiteral:
 		b = append(b, '"')
-		b = appendLiteralText(b, t.Value)
+		b = graph.AppendLiteralText(b, t.Value)
 		b = append(b, '"')
 		switch {
 		case t.Lang != "":
