@@ -54,16 +54,7 @@ func (s *jsonldSink) begin() error {
 	return err
 }
 
-func (s *jsonldSink) statement(q graph.Quad) error {
-	if s.r.add(q) {
-		return nil
-	}
-	if err := s.flush(); err != nil {
-		return err
-	}
-	s.r.add(q)
-	return nil
-}
+func (s *jsonldSink) statement(q graph.Quad) error { return s.r.push(q, s.flush) }
 
 func (s *jsonldSink) end() error {
 	if err := s.flush(); err != nil {

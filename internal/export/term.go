@@ -88,6 +88,20 @@ func (r *run) add(q graph.Quad) bool {
 	return true
 }
 
+// push adds q to the run, first writing the run with flush (which resets
+// it) when q starts another: the one way Turtle and JSON-LD group
+// statements.
+func (r *run) push(q graph.Quad, flush func() error) error {
+	if r.add(q) {
+		return nil
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	r.add(q)
+	return nil
+}
+
 func (r *run) reset() {
 	r.preds = r.preds[:0]
 	r.n = 0

@@ -34,16 +34,7 @@ func (s *turtleSink) begin() error {
 	return err
 }
 
-func (s *turtleSink) statement(q graph.Quad) error {
-	if s.r.add(q) {
-		return nil
-	}
-	if err := s.flush(); err != nil {
-		return err
-	}
-	s.r.add(q)
-	return nil
-}
+func (s *turtleSink) statement(q graph.Quad) error { return s.r.push(q, s.flush) }
 
 func (s *turtleSink) end() error { return s.flush() }
 
