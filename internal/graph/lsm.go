@@ -15,13 +15,14 @@ import (
 // a run is named, when and which runs are merged (compactRuns), and how
 // merged runs go away (deleteRuns).
 //
-// What they do not share is the entry-level merge loop. A hash run holds
-// (hash, id) pairs in 64-entry chunks with a Bloom filter; a quad run
-// holds delta-coded tuples in chunks of about chunkTarget bytes, read
-// through seekable cursors that reads also use. One generic merge over
-// both would compare entries through a type parameter's method, which Go
-// calls through a dictionary and cannot inline in the innermost loop of
-// every merge and every POS/OSP read; each keeps its own loop instead.
+// What they do not share is the entry-level merge loop, the hot part. A
+// hash run holds (hash, id) pairs in 64-entry chunks with a Bloom filter;
+// a quad run holds delta-coded tuples in chunks of about chunkTarget
+// bytes, read through seekable cursors that every POS/OSP read also uses.
+// The two loops share no decoding, and one generic loop over both would
+// compare entries through a type parameter's method, which Go calls
+// through its generic dictionary instead of inlining, once per entry per
+// merge and per read. compactRuns, by contrast, runs once per transaction.
 
 // runName is the bucket name of one run: its level (1 byte), then its
 // sequence number (8 bytes, big-endian), which grows with every run
