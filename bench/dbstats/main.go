@@ -1,7 +1,8 @@
-// Command dbstats prints, for each top-level bucket of a bbolt file (and
-// the runs nested in provgraph's "ids", "pos" and "osp" buckets, summed),
-// its keys, the bytes of keys and values, and the pages it occupies, to see
-// where a store's bytes go.
+// Command dbstats prints, for each top-level bucket of a provgraph store
+// (the runs nested in its "ids", "pos" and "osp" buckets summed into
+// them), its keys, the bytes of its pages and the pages it occupies, to see
+// where a store's bytes go. It reads the file through graph.Store.FileStats,
+// read-only, so it knows no bucket name and does not import bbolt.
 //
 // Usage: dbstats FILE
 package main
@@ -10,7 +11,7 @@ import (
 	"fmt"
 	"os"
 
-	"go.etcd.io/bbolt"
+	"github.com/provgraph/provgraph/internal/graph"
 )
 
 func main() {
@@ -18,31 +19,25 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: dbstats FILE")
 		os.Exit(2)
 	}
-	db, err := bbolt.Open(os.Args[1], 0o600, &bbolt.Options{ReadOnly: true})
+	s, err := graph.Open(os.Args[1], &graph.Options{ReadOnly: true})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "dbstats:", err)
 		os.Exit(1)
 	}
-	defer db.Close()
-	fi, _ := os.Stat(os.Args[1])
-	fmt.Printf("file %d bytes, page size %d\n", fi.Size(), db.Info().PageSize)
-	fmt.Printf("%-10s %12s %14s %14s %12s %14s\n", "bucket", "keys", "leaf bytes", "leaf in use", "pages", "bytes/key")
-	err = db.View(func(tx *bbolt.Tx) error {
-		fmt.Printf("free pages: %d\n", tx.Stats().PageCount)
-		return tx.ForEach(func(name []byte, b *bbolt.Bucket) error {
-			s := b.Stats()
-			pages := s.BranchPageN + s.BranchOverflowN + s.LeafPageN + s.LeafOverflowN
-			alloc := s.BranchAlloc + s.LeafAlloc
-			per := 0.0
-			if s.KeyN > 0 {
-				per = float64(alloc) / float64(s.KeyN)
-			}
-			fmt.Printf("%-10s %12d %14d %14d %12d %14.1f (buckets %d, depth %d)\n", name, s.KeyN, alloc, s.BranchInuse+s.LeafInuse, pages, per, s.BucketN, s.Depth)
-			return nil
-		})
-	})
+	defer s.Close()
+	fs, err := s.FileStats()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "dbstats:", err)
 		os.Exit(1)
+	}
+	fmt.Printf("file %d bytes, page size %d\n", fs.FileBytes, fs.PageSize)
+	fmt.Printf("free pages: %d\n", fs.FreePages)
+	fmt.Printf("%-10s %12s %14s %14s %12s %14s\n", "bucket", "keys", "leaf bytes", "leaf in use", "pages", "bytes/key")
+	for _, b := range fs.Buckets {
+		per := 0.0
+		if b.Keys > 0 {
+			per = float64(b.AllocBytes) / float64(b.Keys)
+		}
+		fmt.Printf("%-10s %12d %14d %14d %12d %14.1f (buckets %d, depth %d)\n", b.Name, b.Keys, b.AllocBytes, b.InuseBytes, b.Pages, per, b.Buckets, b.Depth)
 	}
 }

@@ -1,5 +1,3 @@
-// Command provgraph records and compares the provenance of URLs that AI
-// answer engines cite. See README.md for the commands and formats.
 package main
 
 import (

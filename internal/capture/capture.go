@@ -22,6 +22,10 @@
 // A body cut at the fetcher's size limit is written as far as it was read,
 // with WARC-Truncated: length. The package knows nothing of the graph or of
 // HTTP clients: the resolver gives it bytes, and it gives back a Ref.
+//
+// capture imports no provgraph package, and must not: internal/resolve
+// writes through it and a reviewer's tool reads through it, neither of which
+// should link the store (internal/graph) or the model of the graph.
 package capture
 
 import (

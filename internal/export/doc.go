@@ -52,4 +52,11 @@
 //
 // Write only reads; a Match callback must not write to the same store, and
 // Write's does not.
+//
+// export imports internal/graph (the store it reads), internal/query (the
+// review groups it writes), internal/model, internal/normalize, internal/vocab
+// and ontology. It must not import internal/ingest, internal/resolve or
+// cmd/provgraph, nor bbolt or cayley: only internal/graph imports those. A new
+// RDF syntax is a sink beside turtle.go and jsonld.go; its terms come from
+// internal/graph's N-Quads term writer (AppendLiteralText, AppendBlankLabel).
 package export

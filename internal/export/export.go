@@ -266,7 +266,7 @@ func (s *nquadSink) statement(q graph.Quad) error {
 	if !s.quads {
 		q.G = graph.Term{}
 	}
-	s.buf = appendNQuad(s.buf[:0], q)
+	s.buf = graph.AppendValidNQuad(s.buf[:0], q)
 	_, err := s.w.Write(s.buf)
 	return err
 }

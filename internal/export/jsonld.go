@@ -54,16 +54,7 @@ func (s *jsonldSink) begin() error {
 	return err
 }
 
-func (s *jsonldSink) statement(q graph.Quad) error {
-	if s.r.add(q) {
-		return nil
-	}
-	if err := s.flush(); err != nil {
-		return err
-	}
-	s.r.add(q)
-	return nil
-}
+func (s *jsonldSink) statement(q graph.Quad) error { return s.r.push(q, s.flush) }
 
 func (s *jsonldSink) end() error {
 	if err := s.flush(); err != nil {
@@ -157,7 +148,7 @@ func (s *jsonldSink) appendValues(b []byte, objs []graph.Term, compact, types bo
 // nodeID is the "@id" of an IRI or blank node.
 func nodeID(t graph.Term, compact bool) string {
 	if t.Kind == graph.KindBlank {
-		return "_:" + string(appendBlankLabel(nil, t.Value))
+		return "_:" + string(graph.AppendBlankLabel(nil, t.Value))
 	}
 	return jsonldIRI(t.Value, compact)
 }

@@ -34,16 +34,7 @@ func (s *turtleSink) begin() error {
 	return err
 }
 
-func (s *turtleSink) statement(q graph.Quad) error {
-	if s.r.add(q) {
-		return nil
-	}
-	if err := s.flush(); err != nil {
-		return err
-	}
-	s.r.add(q)
-	return nil
-}
+func (s *turtleSink) statement(q graph.Quad) error { return s.r.push(q, s.flush) }
 
 func (s *turtleSink) end() error { return s.flush() }
 
@@ -84,10 +75,10 @@ func (s *turtleSink) appendTerm(b []byte, t graph.Term) []byte {
 	case graph.KindIRI:
 		return appendTurtleIRI(b, t.Value)
 	case graph.KindBlank:
-		return appendBlankLabel(append(b, "_:"...), t.Value)
+		return graph.AppendBlankLabel(append(b, "_:"...), t.Value)
 	case graph.KindLiteral:
 		b = append(b, '"')
-		b = appendLiteralText(b, t.Value)
+		b = graph.AppendLiteralText(b, t.Value)
 		b = append(b, '"')
 		switch {
 		case t.Lang != "":

@@ -31,4 +31,8 @@
 // and says so in [Evidence.Method]. Work is bounded: a body larger than
 // [MaxBody] is cut, a document deeper than [MaxDepth] or with more than
 // [MaxElements] elements is not given to Readability.
+//
+// extract imports no provgraph package, and must not: it is a pure function of
+// the bytes it is given, so that evidence can be derived again from a capture
+// (internal/capture) without a store, a network or the ingest pipeline.
 package extract

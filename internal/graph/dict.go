@@ -133,12 +133,12 @@ func decodeBloom(b []byte) (bloom, error) {
 
 // run is one sorted run of the hash index.
 type run struct {
-	name   [9]byte
+	name   runName
 	filter bloom // nil when not loaded: every lookup reads the run
 }
 
-func (r *run) level() int  { return int(r.name[0]) }
-func (r *run) seq() uint64 { return binary.BigEndian.Uint64(r.name[1:]) }
+func (r *run) level() int  { return r.name.level() }
+func (r *run) seq() uint64 { return r.name.seq() }
 
 // loadRuns lists the runs of the hash index, newest first, with their
 // filters when withFilters.
@@ -468,9 +468,7 @@ func (w *dictWriter) flush() ([]*run, error) {
 
 // writeRun writes a run of n entries given in order by next.
 func (w *dictWriter) writeRun(level int, seq uint64, n int, entries iter.Seq[hashEntry]) (*run, error) {
-	r := &run{filter: newBloom(n)}
-	r.name[0] = byte(level)
-	binary.BigEndian.PutUint64(r.name[1:], seq)
+	r := &run{name: newRunName(level, seq), filter: newBloom(n)}
 	b, err := w.ids.CreateBucket(w.mem.copy(r.name[:]))
 	if err != nil {
 		return nil, fmt.Errorf("create run %x: %w", r.name, err)
@@ -513,36 +511,23 @@ func (w *dictWriter) writeRun(level int, seq uint64, n int, entries iter.Seq[has
 	return r, nil
 }
 
-// compact merges the runs of a level into one run of the next level while
-// some level below maxLevel has fanout runs. seq is the next sequence
-// number.
+// compact merges runs as compactRuns does (lsm.go); a run of maxLevel is
+// never merged again. seq is the next sequence number. It returns the runs
+// newest first.
 func (w *dictWriter) compact(runs []*run, seq uint64) ([]*run, error) {
-	for level := 0; level < maxLevel; level++ {
-		var same []*run
-		for _, r := range runs {
-			if r.level() == level {
-				same = append(same, r)
+	runs, err := compactRuns(runs, seq, w.budget,
+		func(r *run) runName { return r.name },
+		func(r *run) bool { return r.level() < maxLevel },
+		func(same []*run) uint64 {
+			entries := 0
+			for _, r := range same {
+				entries += len(r.filter) * 64 / bloomBitsPerKey
 			}
-		}
-		entries := 0
-		for _, r := range same {
-			entries += len(r.filter) * 64 / bloomBitsPerKey
-		}
-		if len(same) < fanout || !w.budget.take(uint64(entries)) {
-			continue
-		}
-		merged, err := w.merge(same, level+1, seq)
-		if err != nil {
-			return nil, err
-		}
-		seq++
-		keep := []*run{merged}
-		for _, r := range runs {
-			if r.level() != level {
-				keep = append(keep, r)
-			}
-		}
-		runs = keep
+			return uint64(entries)
+		},
+		w.merge)
+	if err != nil {
+		return nil, err
 	}
 	slices.SortFunc(runs, func(a, b *run) int { return -cmpUint64(a.seq(), b.seq()) })
 	return runs, nil
@@ -623,11 +608,12 @@ func (w *dictWriter) merge(runs []*run, level int, seq uint64) (*run, error) {
 	for _, stop := range stops {
 		stop()
 	}
-	for _, r := range runs {
-		if err := w.ids.DeleteBucket(r.name[:]); err != nil {
-			return nil, fmt.Errorf("delete run %x: %w", r.name, err)
-		}
-		w.pg.check(w.pg.size) // bbolt reads every page of a bucket it deletes
+	names := make([]runName, len(runs))
+	for i, r := range runs {
+		names[i] = r.name
+	}
+	if err := deleteRuns(w.ids, names, w.pg); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -100,4 +100,9 @@
 // Add or Close on the same Store: a write that grows the file waits for
 // every open read transaction, including the one of the Match that called
 // it.
+//
+// graph imports no provgraph package and must not: it knows quads, not
+// citations, so that ingest, query and export can share it and a domain
+// change never touches the file format. Tools that need its internals
+// (bench/dbstats) go through its API (Stats, FileStats), never bbolt.
 package graph

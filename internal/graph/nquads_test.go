@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	knakk "github.com/knakk/rdf"
@@ -52,6 +53,50 @@ func TestAppendNQuadParsesBack(t *testing.T) {
 		}
 		if q.Obj.String() != tc.q.O.Value {
 			t.Errorf("object read back as %q, want %q", q.Obj.String(), tc.q.O.Value)
+		}
+	}
+}
+
+// TestAppendValidNQuad checks that the unchecked writer export uses gives
+// AppendNQuad's bytes for every quad whose IRIs are valid, so the two
+// cannot drift apart the way export's copy of the term writer could.
+func TestAppendValidNQuad(t *testing.T) {
+	for _, tc := range nquadTests {
+		if strings.Contains(tc.want, "%") {
+			continue // the IRI needed repair: AppendValidNQuad is not for it
+		}
+		if got := string(graph.AppendValidNQuad(nil, tc.q)); got != tc.want {
+			t.Errorf("AppendValidNQuad(%v) =\n %s want\n %s", tc.q, got, tc.want)
+		}
+	}
+}
+
+var literalTextTests = []struct{ in, want string }{
+	{"", ""},
+	{"plain", "plain"},
+	{"a\"b\\c", `a\"b\\c`},
+	{"\x00\x1f\x7f\t\n\r", `\u0000\u001F\u007F\t\n\r`},
+	{"é\xff日\xc3", `é\uFFFD日\uFFFD`},
+	{"x\U0001F600y", "x\U0001F600y"},
+}
+
+func TestAppendLiteralText(t *testing.T) {
+	for _, tc := range literalTextTests {
+		if got := string(graph.AppendLiteralText([]byte("<"), tc.in)); got != "<"+tc.want {
+			t.Errorf("AppendLiteralText(%q) = %q, want %q", tc.in, got, "<"+tc.want)
+		}
+	}
+}
+
+func TestAppendBlankLabel(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"b1", "b1"},
+		{"a-b_c", "a-b_c"},
+		{"-a", "_x2da"},
+		{"a.b c", "a_x2eb_x20c"},
+	} {
+		if got := string(graph.AppendBlankLabel(nil, tc.in)); got != tc.want {
+			t.Errorf("AppendBlankLabel(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }

@@ -66,12 +66,12 @@ func (b *mergeBudget) take(n uint64) bool {
 
 // quadRun is one sorted run of the POS or OSP index.
 type quadRun struct {
-	name [9]byte
+	name runName
 	n    uint64 // tuples
 }
 
-func (r quadRun) level() int  { return int(r.name[0]) }
-func (r quadRun) seq() uint64 { return binary.BigEndian.Uint64(r.name[1:]) }
+func (r quadRun) level() int  { return r.name.level() }
+func (r quadRun) seq() uint64 { return r.name.seq() }
 
 // listQuadRuns lists the runs of an index bucket, oldest first.
 func listQuadRuns(b *bbolt.Bucket) ([]quadRun, error) {
@@ -130,43 +130,23 @@ func (w *runWriter) add(ts []tuple) error {
 		return err
 	}
 	runs = append(runs, r)
-	seq++
-	for level := 0; ; level++ {
-		var same []quadRun
-		higher := false
-		for _, r := range runs {
-			switch {
-			case r.level() == level && r.n < finalRunTuples:
-				same = append(same, r)
-			case r.level() > level:
-				higher = true
+	_, err = compactRuns(runs, seq+1, w.budget,
+		func(r quadRun) runName { return r.name },
+		func(r quadRun) bool { return r.n < finalRunTuples },
+		func(same []quadRun) uint64 {
+			var n uint64
+			for _, r := range same {
+				n += r.n
 			}
-		}
-		var n uint64
-		for _, r := range same {
-			n += r.n
-		}
-		if len(same) >= fanout && w.budget.take(n) {
-			merged, err := w.merge(same, level+1, seq)
-			if err != nil {
-				return err
-			}
-			seq++
-			runs = slices.DeleteFunc(runs, func(r quadRun) bool { return slices.Contains(same, r) })
-			runs = append(runs, merged)
-			continue
-		}
-		if !higher {
-			return nil
-		}
-	}
+			return n
+		},
+		w.merge)
+	return err
 }
 
 // write writes the tuples next yields (in order) as the run level, seq.
 func (w *runWriter) write(level int, seq uint64, next func() (tuple, bool)) (quadRun, error) {
-	r := quadRun{}
-	r.name[0] = byte(level)
-	binary.BigEndian.PutUint64(r.name[1:], seq)
+	r := quadRun{name: newRunName(level, seq)}
 	b, err := w.b.CreateBucket(w.mem.copy(r.name[:]))
 	if err != nil {
 		return r, fmt.Errorf("create run %x: %w", r.name, err)
@@ -217,13 +197,11 @@ func (w *runWriter) merge(runs []quadRun, level int, seq uint64) (quadRun, error
 	if err != nil {
 		return out, fmt.Errorf("merge into run %x: %w", out.name, err)
 	}
-	for _, r := range runs {
-		if err := w.b.DeleteBucket(r.name[:]); err != nil {
-			return out, fmt.Errorf("delete run %x: %w", r.name, err)
-		}
-		w.pg.check(w.pg.size) // bbolt reads every page of a bucket it deletes
+	names := make([]runName, len(runs))
+	for i, r := range runs {
+		names[i] = r.name
 	}
-	return out, nil
+	return out, deleteRuns(w.b, names, w.pg)
 }
 
 // runCursor reads one run's tuples in order, decoding a chunk only as far

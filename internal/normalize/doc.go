@@ -42,4 +42,8 @@
 // Only the special schemes ftp, http, https, ws and wss can be parsed;
 // "file" and non-special schemes (mailto:, data:, javascript:) are rejected
 // with CodeUnsupportedScheme.
+//
+// normalize imports no provgraph package, and must not: it is a leaf, like
+// net/url and idna, so that the policy engine can be used and tested without
+// a store. A new normalization rule is a row in rules.go's table.
 package normalize

@@ -53,4 +53,9 @@
 // body longer than Policy.MaxBodyBytes gets no hash at all (outcome
 // body-too-large), because a hash of a prefix would pass for a content
 // hash. Cookies are not kept between hops.
+//
+// resolve imports internal/model, and may import internal/capture and
+// internal/extract for the evidence of what it fetched; it must not import internal/ingest, internal/graph or any other
+// package that links the store, so that the fetcher can run where no
+// database is open. cmd/provgraph hands its Fetch to ingest.Resolve.
 package resolve

@@ -4,6 +4,10 @@
 // redirect chains, canonical declarations, AMP and archive copies, and a
 // small share of URLs that the default policy rejects. The output for a
 // given seed is always the same.
+//
+// synth imports only internal/model (it writes model.Record values as JSON
+// Lines) and must not import ingest, graph or query: a generator that used the
+// code under test could not catch its mistakes.
 package synth
 
 import (

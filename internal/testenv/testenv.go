@@ -7,6 +7,9 @@
 // install failed, and a skip there would let a run report success with the
 // interoperability checks unrun: .ci/run sets PROVGRAPH_REQUIRE_TOOLS=1 and
 // the same call fails the test instead.
+//
+// testenv imports no provgraph package, and no package but tests may import
+// it.
 package testenv
 
 import (
