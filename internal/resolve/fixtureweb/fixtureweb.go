@@ -20,6 +20,9 @@
 // tests of the verdicts that are derived from its evidence, so that every
 // layer is asserted against one web whose expected answers are written
 // down here once.
+//
+// It is for tests only: it imports the standard library alone, and no
+// package but tests may import it.
 package fixtureweb
 
 import (
