@@ -3,13 +3,11 @@ package query
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/bits"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -916,24 +914,17 @@ func (b *builder) fill(c *Citation, pt *partial) {
 	if pt.norm != 0 {
 		if c.Norm = b.g.norms[pt.norm].Load(); c.Norm == nil {
 			// Two goroutines may make the same one: one of them is kept.
-			c.Norm = l.normalization(pt.norm, pt.key, &b.g.policy, b.params, b.g.lean)
+			c.Norm = buildNormalization(idNodes{l}, pt.norm, pt.key, &b.g.policy, normOptions[graph.ID]{lean: b.g.lean, params: b.params})
 			if !b.g.norms[pt.norm].CompareAndSwap(nil, c.Norm) {
 				c.Norm = b.g.norms[pt.norm].Load()
 			}
 		}
 	}
 	for _, r := range pt.retrievals {
-		c.Retrievals = append(c.Retrievals, l.retrieval(r, b.g.declsOf[r]))
+		c.Retrievals = append(c.Retrievals, buildRetrieval(idNodes{l}, r, b.g.declsOf[r]))
 	}
 	for _, rel := range pt.relations {
-		c.Relations = append(c.Relations, &Relation{
-			Relation: model.Relation{
-				Type:   l.rels[rel],
-				Target: l.one(pText, l.get(pTarget, rel)), Format: l.one(pFormat, rel),
-				CapturedAt: l.one(pCapturedAt, rel),
-			},
-			Evidence: l.one(pEvidence, rel),
-		})
+		c.Relations = append(c.Relations, buildRelation(idNodes{l}, rel, l.rels[rel]))
 	}
 	sortCitation(c)
 }
@@ -945,57 +936,6 @@ func sortCitation(c *Citation) {
 	slices.SortFunc(c.Relations, func(a, b *Relation) int {
 		return strings.Compare(a.Type+"\x00"+a.Target+"\x00"+a.Evidence, b.Type+"\x00"+b.Target+"\x00"+b.Evidence)
 	})
-}
-
-func (l *loader) normalization(nrm, key graph.ID, pol *PolicyRef, params map[graph.ID][]string, lean bool) *Normalization {
-	n := &Normalization{
-		Policy: pol, ErrorCode: l.one(pErrorCode, nrm), ErrorMessage: l.one(pErrorMessage, nrm),
-	}
-	if !lean { // a lean load does not decode node IRIs
-		n.Node = l.names[nrm]
-	}
-	n.Rules = stepRules(l.one(pSteps, nrm))
-	if key != 0 {
-		n.Key = l.one(pText, key)
-		n.Compare = l.one(pCompare, key)
-		n.Parsed = l.one(pParsed, key)
-		n.HostRule = l.one(pHostRule, key)
-		pid := l.get(pRemovedParams, key)
-		removed, ok := params[pid]
-		if !ok {
-			_ = json.Unmarshal([]byte(l.names[pid]), &removed)
-			params[pid] = removed
-		}
-		n.RemovedParams = removed
-	}
-	return n
-}
-
-func (l *loader) retrieval(r graph.ID, decls []graph.ID) *Retrieval {
-	rt := &Retrieval{
-		Node: l.names[r], RetrievedAt: l.one(pRetrievedAt, r), FinalURL: l.one(pFinalURL, r),
-		FinalStatus: Integer(l.one(pFinalStatus, r)), ContentHash: l.one(pContentHash, r),
-		ContentType: l.one(pContentType, r), SnapshotRef: l.one(pSnapshotRef, r),
-		Outcome: l.one(pOutcome, r), OutcomeError: l.one(pOutcomeError, r),
-		Hops: []Hop{}, Canonicals: []model.Canonical{},
-	}
-	for _, h := range l.all(pHop, r) {
-		idx, _ := strconv.Atoi(l.one(pHopIndex, h))
-		rt.Hops = append(rt.Hops, Hop{
-			Hop: model.Hop{
-				From: l.one(pFrom, h), To: l.one(pTo, h),
-				Status: model.Integer(l.one(pStatus, h)), At: l.one(pAt, h),
-				Location: l.one(pLocation, h),
-			},
-			Index: idx, CrossesHost: l.one(pCrossesHost, h) == "true",
-		})
-	}
-	slices.SortFunc(rt.Hops, func(a, b Hop) int { return a.Index - b.Index })
-	for _, d := range decls {
-		rt.Canonicals = append(rt.Canonicals, model.Canonical{URL: l.one(pDeclaredURL, d), Source: l.one(pSignalSource, d)})
-	}
-	slices.SortFunc(rt.Canonicals, func(a, b model.Canonical) int { return strings.Compare(a.Source+a.URL, b.Source+b.URL) })
-	return rt
 }
 
 // workers is how many goroutines parallel uses.
