@@ -482,8 +482,9 @@ func (r *reader) subjects(pred string, obj graph.Term) ([]string, error) {
 	return out, nil
 }
 
-// policies lists the policies as Load does, oldest run first, reading only
-// the policy and ingest run nodes.
+// policies lists the policies, oldest run first, reading only the policy
+// and ingest run nodes. It is the one builder of PolicyRef: Load's loader
+// calls it too (loader.policies).
 func (r *reader) policies() ([]PolicyRef, error) {
 	nodes, err := r.subjects(vocab.RDFType, graph.IRI(vocab.NormalizationPolicy))
 	if err != nil {

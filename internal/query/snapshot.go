@@ -593,90 +593,13 @@ const decodeBlock = 1 << 20
 // one returns the value of the first object of pred for s, once decoded.
 func (l *loader) one(pr pred, s graph.ID) string { return l.names[l.get(pr, s)] }
 
+// policies lists the policies as the lineage reader does (reader.policies,
+// the one builder of PolicyRef): they and the runs are few, so they are
+// read node by node on the loader's read transaction.
 func (l *loader) policies() ([]PolicyRef, error) {
-	nodes, err := l.instances(vocab.NormalizationPolicy)
-	if err != nil {
-		return nil, err
-	}
-	runs, err := l.instances(vocab.IngestRun)
-	if err != nil {
-		return nil, err
-	}
-	// Policies and runs are few: read them node by node rather than every
-	// prov:used of the database.
-	type run struct {
-		start string
-		used  []graph.ID
-	}
-	var rs []run
-	used, started := l.r.ID(graph.IRI(vocab.ProvUsed)), l.r.ID(graph.IRI(vocab.ProvStartedAtTime))
-	for _, id := range runs {
-		var r run
-		err := l.r.Objects(l.ctx, id, started, func(o graph.ID) { l.want(o) })
-		if err == nil {
-			err = l.r.Objects(l.ctx, id, used, func(o graph.ID) { r.used = append(r.used, o) })
-		}
-		if err != nil {
-			return nil, err
-		}
-		rs = append(rs, r)
-	}
-	props := []string{vocab.PolicyName, vocab.PolicyVersion, vocab.PolicyDigest, vocab.PolicyText}
-	vals := make([]map[string]graph.ID, len(nodes))
-	for i, id := range nodes {
-		vals[i] = map[string]graph.ID{}
-		for _, p := range props {
-			pid := l.r.ID(graph.IRI(p))
-			err := l.r.Objects(l.ctx, id, pid, func(o graph.ID) {
-				if vals[i][p] == 0 {
-					vals[i][p] = o
-				}
-				l.want(o)
-			})
-			if err != nil {
-				return nil, err
-			}
-		}
-		l.want(id)
-	}
-	startOf := make([]graph.ID, len(runs))
-	for i, id := range runs {
-		err := l.r.Objects(l.ctx, id, started, func(o graph.ID) {
-			if startOf[i] == 0 {
-				startOf[i] = o
-			}
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	if err := l.decode(); err != nil {
-		return nil, err
-	}
-	last := map[graph.ID]time.Time{}
-	for i, r := range rs {
-		t, _ := time.Parse(time.RFC3339Nano, l.names[startOf[i]])
-		for _, u := range r.used {
-			if t.After(last[u]) {
-				last[u] = t
-			}
-		}
-	}
-	var out []PolicyRef
-	for i, n := range nodes {
-		v := vals[i]
-		out = append(out, PolicyRef{
-			PolicyRef: model.PolicyRef{Name: l.names[v[vocab.PolicyName]], Version: l.names[v[vocab.PolicyVersion]], Digest: l.names[v[vocab.PolicyDigest]]},
-			node:      l.names[n], text: l.names[v[vocab.PolicyText]], lastRun: last[n],
-		})
-	}
-	slices.SortFunc(out, func(a, b PolicyRef) int {
-		if c := a.lastRun.Compare(b.lastRun); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Digest, b.Digest)
-	})
-	return out, nil
+	r := newReader(l.ctx, nil)
+	r.g = l.r
+	return r.policies()
 }
 
 // literal predicates: their objects are decoded whenever their subject is
