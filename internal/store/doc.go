@@ -23,8 +23,19 @@
 // database.
 //
 // Today's implementations: internal/graph/citestore, over the bbolt quad
-// store (internal/graph) and the PROV-O mapping of internal/ingest. Every
-// backend must pass internal/storetest.
+// store (internal/graph) and the PROV-O mapping of internal/ingest; and
+// storetest.Memory, the reference model the bbolt backend is compared
+// with on synthetic data. Every backend must pass internal/storetest.
+//
+// # Where the users stand
+//
+// The lookups and appends are implemented and tested; the commands do not
+// call them yet. internal/query still reads the bbolt store by term id
+// (its loader, snapshot.go) for the whole-database queries, and ingest
+// writes quads through its Mapper. The next steps: ingest's conflict check
+// and lineage's entry lookups go through Lookup; the loader moves under
+// citestore as the bbolt implementation of Scanner (its id arrays are the
+// handles), and query's grouping engine reads Rows.
 //
 // # Contracts every backend keeps
 //
