@@ -10,11 +10,10 @@
 //
 // The interfaces are small and named for what their users ask, as io's
 // are: Lookup (citations by id, raw URL, key and content evidence;
-// policies), Appender (append-only batches) and Checker (a consistency
-// check). Backend is the three together; a user takes the narrowest one
-// it needs. Scanner, the streaming scan of every citation with the fields
-// a query needs, is defined here with its contract (Handle, Fields, Row),
-// for the query migration to build on.
+// policies), Appender (append-only batches), Scanner (every citation once,
+// in id order, with the fields a query compares, as per-scan handles) and
+// Checker (a consistency check). Backend is the four together; a user
+// takes the narrowest one it needs.
 //
 // The package lives apart from internal/graph (the bbolt quad store) and
 // from internal/model (the nouns): graph must stay free of the citation
@@ -29,8 +28,8 @@
 //
 // # Where the users stand
 //
-// The lookups and appends are implemented and tested; the commands do not
-// call them yet. internal/query still reads the bbolt store by term id
+// The lookups, appends and scan are implemented and tested; the commands
+// do not call them yet. internal/query still reads the bbolt store by term id
 // (its loader, snapshot.go) for the whole-database queries, and ingest
 // writes quads through its Mapper. The next steps: ingest's conflict check
 // and lineage's entry lookups go through Lookup; the loader moves under

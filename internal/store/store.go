@@ -69,49 +69,97 @@ type Checker interface {
 type Backend interface {
 	Lookup
 	Appender
+	Scanner
 	Checker
 }
 
 // Handle is a scan's stand-in for a text: equal handles are equal values,
 // within one scan and one field. Handle 0 is "absent". Handles are dense
-// (1..n per field) so that a query can index arrays by them.
+// (1..Texts.Len(f) per field) so that a query can index arrays by them.
 type Handle uint32
 
 // Fields says which fields of a Row a scan must fill; a backend may skip
 // reading the rest, which is what makes a grouping scan lean.
 type Fields uint32
 
-// The fields a scan can fill.
+// The fields a scan can fill. Each is one field of Row, and one space of
+// handles.
 const (
-	FieldRaw Fields = 1 << iota
-	FieldKey
-	FieldContent
-	FieldFinalURL
-	FieldCanonical
-	FieldRelations
+	FieldRaw       Fields = 1 << iota // the raw URL
+	FieldKey                          // the comparison key under the scan's policy
+	FieldContent                      // the content hashes of its retrievals
+	FieldFinalURL                     // the final URLs of its retrievals
+	FieldCanonical                    // the URLs its retrievals' canonical declarations name
+	FieldRelations                    // the targets of its relations, declared or detected
 )
 
 // Row is one citation as a scan hands it over: the citation id as text
-// (output needs it) and the compared fields as handles. The Row and its
-// slices are reused for the next row; copy what must outlive the call.
+// (output needs it) and the compared fields as handles, each list sorted
+// and without repeats. The Row and its slices are reused for the next
+// row; copy what must outlive the call.
 type Row struct {
 	ID        string
 	Raw       Handle
-	Key       Handle // under the scan's policy; 0 if rejected or absent
+	Key       Handle // under the scan's policy; 0 if rejected or never normalized under it
 	Content   []Handle
 	FinalURL  []Handle
 	Canonical []Handle
 	Relations []Handle
 }
 
-// Scanner streams every citation once, in citation-id order, with the
-// fields asked for. Text resolves a handle of a field back to its value
-// after the scan, for the rows a query decides to show.
+// Scanner streams every citation once, in citation-id order (byte order),
+// with the fields asked for; fields not asked for are left zero. The
+// Texts it returns resolve the scan's handles after it, for the rows a
+// query decides to show.
 type Scanner interface {
 	Scan(ctx context.Context, policyDigest string, f Fields, fn func(*Row) error) (Texts, error)
 }
 
 // Texts resolves the handles of one scan.
 type Texts interface {
+	// Text returns the value of handle h of field f ("" for 0).
 	Text(f Fields, h Handle) string
+	// Len returns the largest handle of field f.
+	Len(f Fields) int
 }
+
+// Dict interns the texts of one scan, field by field: the Texts of a
+// backend that has no dense ids of its own (a SQL backend's dictionary
+// encoding while reading the ordered SELECT). The zero Dict is empty and
+// ready.
+type Dict struct {
+	ids   map[Fields]map[string]Handle
+	texts map[Fields][]string
+}
+
+// Intern returns the handle of s in field f, giving it the next one if s
+// is new.
+func (d *Dict) Intern(f Fields, s string) Handle {
+	if d.ids == nil {
+		d.ids, d.texts = map[Fields]map[string]Handle{}, map[Fields][]string{}
+	}
+	m := d.ids[f]
+	if m == nil {
+		m = map[string]Handle{}
+		d.ids[f] = m
+		d.texts[f] = []string{""}
+	}
+	h, ok := m[s]
+	if !ok {
+		h = Handle(len(d.texts[f]))
+		m[s] = h
+		d.texts[f] = append(d.texts[f], s)
+	}
+	return h
+}
+
+// Text implements Texts.
+func (d *Dict) Text(f Fields, h Handle) string {
+	if t := d.texts[f]; int(h) < len(t) {
+		return t[h]
+	}
+	return ""
+}
+
+// Len implements Texts.
+func (d *Dict) Len(f Fields) int { return max(0, len(d.texts[f])-1) }

@@ -26,6 +26,16 @@ type Memory struct {
 	key      map[[2]string][]string // (policy digest, key) -> ids
 	content  map[string][]string    // content hash -> ids
 	policies map[string]model.PolicyRef
+	cits     map[string]*memCitation // citation id -> what a scan shows
+}
+
+// memCitation is what Scan shows of a citation. Relations are the declared
+// ones only: detecting relations is the bbolt backend's ingest mapping,
+// which the reference model does not copy.
+type memCitation struct {
+	raw                                     string
+	keys                                    map[string]string // policy digest -> key
+	content, finalURL, canonical, relations []string
 }
 
 var _ store.Backend = (*Memory)(nil)
@@ -34,7 +44,7 @@ var _ store.Backend = (*Memory)(nil)
 func NewMemory() *Memory {
 	return &Memory{
 		digest: map[string]string{}, raw: map[string][]string{}, key: map[[2]string][]string{},
-		content: map[string][]string{}, policies: map[string]model.PolicyRef{},
+		content: map[string][]string{}, policies: map[string]model.PolicyRef{}, cits: map[string]*memCitation{},
 	}
 }
 
@@ -96,6 +106,7 @@ func (m *Memory) Append(ctx context.Context, b store.Batch) (int, error) {
 	type row struct {
 		id, digest, raw, key, hash string
 		keyed                      bool
+		r                          *model.Record
 	}
 	var rows []row
 	seen := map[string]string{}
@@ -121,7 +132,7 @@ func (m *Memory) Append(ctx context.Context, b store.Batch) (int, error) {
 		if err != nil {
 			return 0, fmt.Errorf("append: citation %s: %w", id, err)
 		}
-		rw := row{id: id, digest: digest, raw: *r.RawURL}
+		rw := row{id: id, digest: digest, raw: *r.RawURL, r: r}
 		res, err := n.Normalize(rw.raw)
 		var nerr *normalize.Error
 		switch {
@@ -145,9 +156,69 @@ func (m *Memory) Append(ctx context.Context, b store.Batch) (int, error) {
 		if rw.hash != "" {
 			m.content[rw.hash] = append(m.content[rw.hash], rw.id)
 		}
+		c := &memCitation{raw: rw.raw, keys: map[string]string{}}
+		if rw.keyed {
+			c.keys[b.Policy.Digest()] = rw.key
+		}
+		if rt := rw.r.Retrieval; rt != nil {
+			if rt.ContentHash != "" {
+				c.content = append(c.content, rt.ContentHash)
+			}
+			if rt.FinalURL != "" {
+				c.finalURL = append(c.finalURL, rt.FinalURL)
+			}
+			for _, cn := range rt.Canonical {
+				if cn.URL != "" {
+					c.canonical = append(c.canonical, cn.URL)
+				}
+			}
+		}
+		for _, rel := range rw.r.Relations {
+			c.relations = append(c.relations, rel.Target)
+		}
+		m.cits[rw.id] = c
 	}
 	m.policies[b.Policy.Digest()] = model.PolicyRef{Name: b.Policy.Name(), Version: b.Policy.Version(), Digest: b.Policy.Digest()}
 	return len(rows), nil
+}
+
+// Scan implements store.Scanner, interning with a store.Dict.
+func (m *Memory) Scan(ctx context.Context, policyDigest string, f store.Fields, fn func(*store.Row) error) (store.Texts, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d := &store.Dict{}
+	intern := func(dst []store.Handle, field store.Fields, texts []string) []store.Handle {
+		if f&field == 0 {
+			return dst
+		}
+		for _, t := range texts {
+			dst = append(dst, d.Intern(field, t))
+		}
+		slices.Sort(dst)
+		return slices.Compact(dst)
+	}
+	var row store.Row
+	for _, id := range slices.Sorted(maps.Keys(m.cits)) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		c := m.cits[id]
+		row = store.Row{ID: id}
+		if f&store.FieldRaw != 0 {
+			row.Raw = d.Intern(store.FieldRaw, c.raw)
+		}
+		if k, ok := c.keys[policyDigest]; ok && f&store.FieldKey != 0 {
+			row.Key = d.Intern(store.FieldKey, k)
+		}
+		row.Content = intern(nil, store.FieldContent, c.content)
+		row.FinalURL = intern(nil, store.FieldFinalURL, c.finalURL)
+		row.Canonical = intern(nil, store.FieldCanonical, c.canonical)
+		row.Relations = intern(nil, store.FieldRelations, c.relations)
+		if err := fn(&row); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
 }
 
 // Check implements store.Checker: every id an index names is stored.

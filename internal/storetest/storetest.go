@@ -57,6 +57,10 @@ func Run(t *testing.T, open Open) {
 		{"ConflictInBatch", testConflictInBatch},
 		{"Canceled", testCanceled},
 		{"Policies", testPolicies},
+		{"Scan", testScan},
+		{"ScanLean", testScanLean},
+		{"ScanOtherPolicy", testScanOtherPolicy},
+		{"ScanStops", testScanStops},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -338,6 +342,191 @@ func testPolicies(t *testing.T, b store.Backend) {
 		if ids, err := b.ByKey(ctx, normalize.Default().Digest(), key); err != nil || len(ids) != 0 {
 			t.Errorf("ByKey(%s, %q) = %q, %v; want none: the key is %s's", normalize.Default().Name(), key, ids, err, normalize.Lenient().Name())
 		}
+	}
+}
+
+// ScanRow is a scanned row with its handles resolved: what a backend's
+// scan says, in values.
+type ScanRow struct {
+	ID, Raw, Key                            string
+	Content, FinalURL, Canonical, Relations []string
+}
+
+// ScanAll scans b under the policy with the fields f and resolves every
+// row, checking the handle contract on the way: handles of a field are in
+// 1..Len, equal handles have equal texts and equal texts equal handles,
+// lists are sorted without repeats, rows come in id order.
+func ScanAll(t testing.TB, b store.Scanner, policyDigest string, f store.Fields) []ScanRow {
+	t.Helper()
+	var rows []ScanRow
+	var all []store.Row
+	texts, err := b.Scan(context.Background(), policyDigest, f, func(r *store.Row) error {
+		c := *r
+		for _, hs := range []*[]store.Handle{&c.Content, &c.FinalURL, &c.Canonical, &c.Relations} {
+			if !slices.IsSorted(*hs) || len(slices.Compact(slices.Clone(*hs))) != len(*hs) {
+				t.Errorf("row %s: handles %v are not sorted and distinct", r.ID, *hs)
+			}
+			*hs = slices.Clone(*hs)
+		}
+		all = append(all, c)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Scan = %v", err)
+	}
+	byText := map[store.Fields]map[string]store.Handle{}
+	resolve := func(field store.Fields, h store.Handle) string {
+		if h == 0 {
+			return ""
+		}
+		if f&field == 0 {
+			t.Errorf("Scan filled field %d, which was not asked for", field)
+		}
+		if int(h) > texts.Len(field) {
+			t.Errorf("handle %d of field %d above Len %d", h, field, texts.Len(field))
+		}
+		v := texts.Text(field, h)
+		if byText[field] == nil {
+			byText[field] = map[string]store.Handle{}
+		}
+		if prev, ok := byText[field][v]; ok && prev != h {
+			t.Errorf("field %d: %q has handles %d and %d", field, v, prev, h)
+		}
+		byText[field][v] = h
+		return v
+	}
+	list := func(field store.Fields, hs []store.Handle) []string {
+		var out []string
+		for _, h := range hs {
+			out = append(out, resolve(field, h))
+		}
+		slices.Sort(out)
+		return out
+	}
+	for i, r := range all {
+		if i > 0 && all[i-1].ID >= r.ID {
+			t.Errorf("Scan: row %q after %q, want id order", r.ID, all[i-1].ID)
+		}
+		rows = append(rows, ScanRow{
+			ID: r.ID, Raw: resolve(store.FieldRaw, r.Raw), Key: resolve(store.FieldKey, r.Key),
+			Content: list(store.FieldContent, r.Content), FinalURL: list(store.FieldFinalURL, r.FinalURL),
+			Canonical: list(store.FieldCanonical, r.Canonical), Relations: list(store.FieldRelations, r.Relations),
+		})
+	}
+	return rows
+}
+
+const allFields = store.FieldRaw | store.FieldKey | store.FieldContent | store.FieldFinalURL | store.FieldCanonical | store.FieldRelations
+
+// testScan: every citation once, in id order, with its raw URL, key,
+// content hash, final URL, canonical URLs and (at least) its declared
+// relation targets, as the records say.
+func testScan(t *testing.T, b store.Backend) {
+	recs := Corpus(t)
+	appendAll(t, b, recs...)
+	pol := normalize.Default()
+	want := map[string]*model.Record{}
+	for _, r := range recs {
+		want[r.ID()] = r
+	}
+	rows := ScanAll(t, b, pol.Digest(), allFields)
+	if len(rows) != len(want) {
+		t.Errorf("Scan returned %d rows, want %d", len(rows), len(want))
+	}
+	for _, row := range rows {
+		r := want[row.ID]
+		if r == nil {
+			t.Errorf("Scan returned %q, which was not appended", row.ID)
+			continue
+		}
+		if row.Raw != *r.RawURL {
+			t.Errorf("row %s: raw %q, want %q", row.ID, row.Raw, *r.RawURL)
+		}
+		n, _ := normalize.New(pol, &normalize.Options{Base: r.BaseURL})
+		wantKey := ""
+		if res, err := n.Normalize(*r.RawURL); err == nil {
+			wantKey = res.Key
+		}
+		if row.Key != wantKey {
+			t.Errorf("row %s: key %q, want %q", row.ID, row.Key, wantKey)
+		}
+		var content, final, canon, rels []string
+		if rt := r.Retrieval; rt != nil {
+			if rt.ContentHash != "" {
+				content = append(content, rt.ContentHash)
+			}
+			if rt.FinalURL != "" {
+				final = append(final, rt.FinalURL)
+			}
+			for _, c := range rt.Canonical {
+				canon = append(canon, c.URL)
+			}
+		}
+		for _, rel := range r.Relations {
+			rels = append(rels, rel.Target)
+		}
+		slices.Sort(canon)
+		canon = slices.Compact(canon)
+		if !slices.Equal(row.Content, content) || !slices.Equal(row.FinalURL, final) || !slices.Equal(row.Canonical, canon) {
+			t.Errorf("row %s: content %q, final %q, canonical %q; want %q, %q, %q", row.ID, row.Content, row.FinalURL, row.Canonical, content, final, canon)
+		}
+		for _, target := range rels {
+			if !slices.Contains(row.Relations, target) {
+				t.Errorf("row %s: relations %q lack the declared target %q", row.ID, row.Relations, target)
+			}
+		}
+	}
+}
+
+// testScanLean: fields not asked for stay zero.
+func testScanLean(t *testing.T, b store.Backend) {
+	appendAll(t, b, Corpus(t)...)
+	keyed := 0
+	for _, row := range ScanAll(t, b, normalize.Default().Digest(), store.FieldKey) {
+		if row.Raw != "" || row.Content != nil || row.FinalURL != nil || row.Canonical != nil || row.Relations != nil {
+			t.Errorf("lean row %s has fields not asked for: %+v", row.ID, row)
+		}
+		if row.Key != "" {
+			keyed++
+		}
+	}
+	if keyed == 0 {
+		t.Errorf("a key-only scan filled no key")
+	}
+}
+
+// testScanOtherPolicy: under a policy nothing was normalized under, every
+// row is there without a key.
+func testScanOtherPolicy(t *testing.T, b store.Backend) {
+	recs := Corpus(t)
+	appendAll(t, b, recs...)
+	rows := ScanAll(t, b, normalize.Lenient().Digest(), allFields)
+	if len(rows) != len(recs) {
+		t.Errorf("Scan(other policy) returned %d rows, want %d", len(rows), len(recs))
+	}
+	for _, row := range rows {
+		if row.Key != "" {
+			t.Errorf("row %s: key %q under a policy it was never normalized under", row.ID, row.Key)
+		}
+	}
+}
+
+// testScanStops: an error from fn ends the scan and is returned.
+func testScanStops(t *testing.T, b store.Backend) {
+	appendAll(t, b, Corpus(t)...)
+	stop := errors.New("stop")
+	calls := 0
+	_, err := b.Scan(context.Background(), normalize.Default().Digest(), allFields, func(*store.Row) error {
+		calls++
+		return stop
+	})
+	if !errors.Is(err, stop) || calls != 1 {
+		t.Errorf("Scan with fn failing = %v after %d calls, want stop after 1", err, calls)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := b.Scan(ctx, normalize.Default().Digest(), allFields, func(*store.Row) error { return nil }); !errors.Is(err, context.Canceled) {
+		t.Errorf("Scan(canceled) = %v, want context.Canceled", err)
 	}
 }
 
