@@ -389,6 +389,8 @@ type loader struct {
 	preds []graph.ID
 	objs  []graph.ID
 	pid   [numPreds]graph.ID
+
+	rd *reader // for the nodes read one by one (reader)
 }
 
 func newLoader(ctx context.Context, r *graph.Reader) *loader {
@@ -596,10 +598,16 @@ func (l *loader) one(pr pred, s graph.ID) string { return l.names[l.get(pr, s)] 
 // policies lists the policies as the lineage reader does (reader.policies,
 // the one builder of PolicyRef): they and the runs are few, so they are
 // read node by node on the loader's read transaction.
-func (l *loader) policies() ([]PolicyRef, error) {
-	r := newReader(l.ctx, nil)
-	r.g = l.r
-	return r.policies()
+func (l *loader) policies() ([]PolicyRef, error) { return l.reader().policies() }
+
+// reader returns a lineage reader on the loader's read transaction, for
+// the few nodes read node by node (policies, runs).
+func (l *loader) reader() *reader {
+	if l.rd == nil {
+		l.rd = newReader(l.ctx, nil)
+		l.rd.g = l.r
+	}
+	return l.rd
 }
 
 // literal predicates: their objects are decoded whenever their subject is
