@@ -18,7 +18,8 @@
 // The package lives apart from internal/graph (the bbolt quad store) and
 // from internal/model (the nouns): graph must stay free of the citation
 // model, and model must stay free of storage; storetest, the backends and
-// their users meet here. It imports model and nothing that links a
+// their users meet here. It imports model and normalize (a batch names the
+// policy its records are normalized under) and nothing that links a
 // database.
 //
 // Today's implementations: internal/graph/citestore, over the bbolt quad
@@ -85,7 +86,10 @@
 // Citus runs it as a distributed transaction, so the batch stays atomic.
 // The scan is one SELECT joining citations to their normalization under
 // the policy (and, as Fields asks, retrievals and relations), ORDER BY
-// citations.id, streamed with a cursor; handles are assigned while
-// reading (a map per field from text to the next integer), or by
-// dense_rank() in the query when the engine pushes it down.
+// citations.id COLLATE "C", streamed with a cursor (the rows of one
+// citation are adjacent, so a row is complete when the id changes);
+// handles are assigned while reading (store.Dict), or by dense_rank() in
+// the query when the engine pushes it down. Check runs the foreign-key
+// and orphan queries (a normalization, retrieval or relation whose
+// citation is missing).
 package store
