@@ -482,8 +482,9 @@ func (r *reader) subjects(pred string, obj graph.Term) ([]string, error) {
 	return out, nil
 }
 
-// policies lists the policies as Load does, oldest run first, reading only
-// the policy and ingest run nodes.
+// policies lists the policies, oldest run first, reading only the policy
+// and ingest run nodes. It is the one builder of PolicyRef: Load's loader
+// calls it too (loader.policies).
 func (r *reader) policies() ([]PolicyRef, error) {
 	nodes, err := r.subjects(vocab.RDFType, graph.IRI(vocab.NormalizationPolicy))
 	if err != nil {
@@ -583,7 +584,7 @@ func (r *reader) citation(n string, pol PolicyRef) (*Citation, error) {
 		if len(key) > 0 {
 			k = key[0]
 		}
-		c.Norm = strNormalization(r.p, nrm, k, pol)
+		c.Norm = buildNormalization(iriNodes{r}, nrm, k, &pol, normOptions[string]{steps: true})
 	}
 	slices.Sort(r.under[n])
 	for _, rt := range r.all(vocab.RetrievedIn, n) {
@@ -599,7 +600,7 @@ func (r *reader) citation(n string, pol PolicyRef) (*Citation, error) {
 		if err != nil {
 			return nil, err
 		}
-		c.Retrievals = append(c.Retrievals, strRetrieval(r.p, r.p[vocab.Text], rt, decls))
+		c.Retrievals = append(c.Retrievals, buildRetrieval(iriNodes{r}, rt, decls))
 	}
 	for _, rel := range r.all(vocab.QualifiedRelation, n) {
 		if err := r.node(rel); err != nil {
@@ -608,7 +609,13 @@ func (r *reader) citation(n string, pol PolicyRef) (*Citation, error) {
 		if err := r.node(r.one(vocab.Target, rel)); err != nil {
 			return nil, err
 		}
-		c.Relations = append(c.Relations, strRelation(r.p, r.p[vocab.Text], r.p[vocab.RDFType][rel], rel))
+		kind := ""
+		for _, t := range r.p[vocab.RDFType][rel] {
+			if k, ok := model.RelationKindOfClass(t.Value); ok {
+				kind = k.Name
+			}
+		}
+		c.Relations = append(c.Relations, buildRelation(iriNodes{r}, rel, kind))
 	}
 	// The same order as Load's.
 	slices.SortFunc(c.Retrievals, func(a, b *Retrieval) int { return strings.Compare(a.RetrievedAt+a.Node, b.RetrievedAt+b.Node) })
@@ -1014,64 +1021,4 @@ func hasType(ts []graph.Term, class string) bool {
 		}
 	}
 	return false
-}
-
-func strNormalization(p map[string]map[string][]graph.Term, nrm, key string, pol PolicyRef) *Normalization {
-	n := &Normalization{
-		Node: nrm, Policy: &pol,
-		ErrorCode: one(p[vocab.ErrorCode], nrm), ErrorMessage: one(p[vocab.ErrorMessage], nrm),
-	}
-	_ = json.Unmarshal([]byte(one(p[vocab.Steps], nrm)), &n.Steps)
-	n.Rules = rulesOf(n.Steps)
-	if key != "" {
-		n.Key = one(p[vocab.Text], key)
-		n.Compare = one(p[vocab.Compare], key)
-		n.Parsed = one(p[vocab.Parsed], key)
-		n.HostRule = one(p[vocab.HostRule], key)
-		_ = json.Unmarshal([]byte(one(p[vocab.RemovedParams], key)), &n.RemovedParams)
-	}
-	return n
-}
-
-func strRetrieval(p map[string]map[string][]graph.Term, text map[string][]graph.Term, r string, decls []string) *Retrieval {
-	rt := &Retrieval{
-		Node: r, RetrievedAt: one(p[vocab.RetrievedAt], r), FinalURL: one(p[vocab.FinalURL], r),
-		FinalStatus: Integer(one(p[vocab.FinalStatus], r)), ContentHash: one(p[vocab.ContentHash], r),
-		ContentType: one(p[vocab.ContentType], r), SnapshotRef: one(p[vocab.SnapshotRef], r),
-		Outcome: one(p[vocab.Outcome], r), OutcomeError: one(p[vocab.OutcomeError], r),
-		Hops: []Hop{}, Canonicals: []model.Canonical{},
-	}
-	for _, h := range p[vocab.Hop][r] {
-		idx, _ := strconv.Atoi(one(p[vocab.HopIndex], h.Value))
-		rt.Hops = append(rt.Hops, Hop{
-			Hop: model.Hop{
-				From: one(p[vocab.From], h.Value), To: one(p[vocab.To], h.Value),
-				Status: model.Integer(one(p[vocab.Status], h.Value)), At: one(p[vocab.At], h.Value),
-				Location: one(p[vocab.Location], h.Value),
-			},
-			Index: idx, CrossesHost: one(p[vocab.CrossesHost], h.Value) == "true",
-		})
-	}
-	slices.SortFunc(rt.Hops, func(a, b Hop) int { return a.Index - b.Index })
-	for _, d := range decls {
-		rt.Canonicals = append(rt.Canonicals, model.Canonical{URL: one(p[vocab.DeclaredURL], d), Source: one(p[vocab.SignalSource], d)})
-	}
-	slices.SortFunc(rt.Canonicals, func(a, b model.Canonical) int { return strings.Compare(a.Source+a.URL, b.Source+b.URL) })
-	return rt
-}
-
-func strRelation(p map[string]map[string][]graph.Term, text map[string][]graph.Term, types []graph.Term, rel string) *Relation {
-	r := &Relation{
-		Relation: model.Relation{
-			Target: one(text, one(p[vocab.Target], rel)), Format: one(p[vocab.Format], rel),
-			CapturedAt: one(p[vocab.CapturedAt], rel),
-		},
-		Evidence: one(p[vocab.Evidence], rel),
-	}
-	for _, t := range types {
-		if k, ok := model.RelationKindOfClass(t.Value); ok {
-			r.Type = k.Name
-		}
-	}
-	return r
 }

@@ -85,54 +85,12 @@ func sortRuns(runs []Run) {
 	})
 }
 
-// runs reads every ingest and resolve run: runs are few, so node by node.
-func (l *loader) runs() ([]Run, error) {
-	type ids struct {
-		node, started graph.ID
-		status        []graph.ID
-		kind          string
-	}
-	var rs []ids
-	statusP, startedP := l.r.ID(graph.IRI(vocab.RunStatus)), l.r.ID(graph.IRI(vocab.ProvStartedAtTime))
-	for _, c := range runClasses {
-		nodes, err := l.instances(c.class)
-		if err != nil {
-			return nil, err
-		}
-		for _, n := range nodes {
-			r := ids{node: n, kind: c.kind}
-			err := l.r.Objects(l.ctx, n, startedP, func(o graph.ID) {
-				if r.started == 0 {
-					r.started = o
-				}
-			})
-			if err == nil {
-				err = l.r.Objects(l.ctx, n, statusP, func(o graph.ID) { r.status = append(r.status, o) })
-			}
-			if err != nil {
-				return nil, fmt.Errorf("query: reading run: %w", err)
-			}
-			l.want(n, r.started)
-			l.want(r.status...)
-			rs = append(rs, r)
-		}
-	}
-	if err := l.decode(); err != nil {
-		return nil, err
-	}
-	out := make([]Run, 0, len(rs))
-	for _, r := range rs {
-		var status []string
-		for _, s := range r.status {
-			status = append(status, l.names[s])
-		}
-		out = append(out, Run{Node: l.names[r.node], Kind: r.kind, StartedAt: l.names[r.started], Status: RunStatus(status)})
-	}
-	sortRuns(out)
-	return out, nil
-}
+// runs reads every ingest and resolve run as the lineage reader does
+// (reader.runs, the one builder of Run): runs are few, so node by node.
+func (l *loader) runs() ([]Run, error) { return l.reader().runs() }
 
-// runs reads every ingest and resolve run, as the loader does.
+// runs reads every ingest and resolve run, node by node. Load reads them
+// through it too (loader.runs).
 func (r *reader) runs() ([]Run, error) {
 	var out []Run
 	for _, c := range runClasses {

@@ -3,13 +3,11 @@ package query
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/bits"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -391,6 +389,8 @@ type loader struct {
 	preds []graph.ID
 	objs  []graph.ID
 	pid   [numPreds]graph.ID
+
+	rd *reader // for the nodes read one by one (reader)
 }
 
 func newLoader(ctx context.Context, r *graph.Reader) *loader {
@@ -595,90 +595,19 @@ const decodeBlock = 1 << 20
 // one returns the value of the first object of pred for s, once decoded.
 func (l *loader) one(pr pred, s graph.ID) string { return l.names[l.get(pr, s)] }
 
-func (l *loader) policies() ([]PolicyRef, error) {
-	nodes, err := l.instances(vocab.NormalizationPolicy)
-	if err != nil {
-		return nil, err
+// policies lists the policies as the lineage reader does (reader.policies,
+// the one builder of PolicyRef): they and the runs are few, so they are
+// read node by node on the loader's read transaction.
+func (l *loader) policies() ([]PolicyRef, error) { return l.reader().policies() }
+
+// reader returns a lineage reader on the loader's read transaction, for
+// the few nodes read node by node (policies, runs).
+func (l *loader) reader() *reader {
+	if l.rd == nil {
+		l.rd = newReader(l.ctx, nil)
+		l.rd.g = l.r
 	}
-	runs, err := l.instances(vocab.IngestRun)
-	if err != nil {
-		return nil, err
-	}
-	// Policies and runs are few: read them node by node rather than every
-	// prov:used of the database.
-	type run struct {
-		start string
-		used  []graph.ID
-	}
-	var rs []run
-	used, started := l.r.ID(graph.IRI(vocab.ProvUsed)), l.r.ID(graph.IRI(vocab.ProvStartedAtTime))
-	for _, id := range runs {
-		var r run
-		err := l.r.Objects(l.ctx, id, started, func(o graph.ID) { l.want(o) })
-		if err == nil {
-			err = l.r.Objects(l.ctx, id, used, func(o graph.ID) { r.used = append(r.used, o) })
-		}
-		if err != nil {
-			return nil, err
-		}
-		rs = append(rs, r)
-	}
-	props := []string{vocab.PolicyName, vocab.PolicyVersion, vocab.PolicyDigest, vocab.PolicyText}
-	vals := make([]map[string]graph.ID, len(nodes))
-	for i, id := range nodes {
-		vals[i] = map[string]graph.ID{}
-		for _, p := range props {
-			pid := l.r.ID(graph.IRI(p))
-			err := l.r.Objects(l.ctx, id, pid, func(o graph.ID) {
-				if vals[i][p] == 0 {
-					vals[i][p] = o
-				}
-				l.want(o)
-			})
-			if err != nil {
-				return nil, err
-			}
-		}
-		l.want(id)
-	}
-	startOf := make([]graph.ID, len(runs))
-	for i, id := range runs {
-		err := l.r.Objects(l.ctx, id, started, func(o graph.ID) {
-			if startOf[i] == 0 {
-				startOf[i] = o
-			}
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	if err := l.decode(); err != nil {
-		return nil, err
-	}
-	last := map[graph.ID]time.Time{}
-	for i, r := range rs {
-		t, _ := time.Parse(time.RFC3339Nano, l.names[startOf[i]])
-		for _, u := range r.used {
-			if t.After(last[u]) {
-				last[u] = t
-			}
-		}
-	}
-	var out []PolicyRef
-	for i, n := range nodes {
-		v := vals[i]
-		out = append(out, PolicyRef{
-			PolicyRef: model.PolicyRef{Name: l.names[v[vocab.PolicyName]], Version: l.names[v[vocab.PolicyVersion]], Digest: l.names[v[vocab.PolicyDigest]]},
-			node:      l.names[n], text: l.names[v[vocab.PolicyText]], lastRun: last[n],
-		})
-	}
-	slices.SortFunc(out, func(a, b PolicyRef) int {
-		if c := a.lastRun.Compare(b.lastRun); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Digest, b.Digest)
-	})
-	return out, nil
+	return l.rd
 }
 
 // literal predicates: their objects are decoded whenever their subject is
@@ -916,24 +845,17 @@ func (b *builder) fill(c *Citation, pt *partial) {
 	if pt.norm != 0 {
 		if c.Norm = b.g.norms[pt.norm].Load(); c.Norm == nil {
 			// Two goroutines may make the same one: one of them is kept.
-			c.Norm = l.normalization(pt.norm, pt.key, &b.g.policy, b.params, b.g.lean)
+			c.Norm = buildNormalization(idNodes{l}, pt.norm, pt.key, &b.g.policy, normOptions[graph.ID]{lean: b.g.lean, params: b.params})
 			if !b.g.norms[pt.norm].CompareAndSwap(nil, c.Norm) {
 				c.Norm = b.g.norms[pt.norm].Load()
 			}
 		}
 	}
 	for _, r := range pt.retrievals {
-		c.Retrievals = append(c.Retrievals, l.retrieval(r, b.g.declsOf[r]))
+		c.Retrievals = append(c.Retrievals, buildRetrieval(idNodes{l}, r, b.g.declsOf[r]))
 	}
 	for _, rel := range pt.relations {
-		c.Relations = append(c.Relations, &Relation{
-			Relation: model.Relation{
-				Type:   l.rels[rel],
-				Target: l.one(pText, l.get(pTarget, rel)), Format: l.one(pFormat, rel),
-				CapturedAt: l.one(pCapturedAt, rel),
-			},
-			Evidence: l.one(pEvidence, rel),
-		})
+		c.Relations = append(c.Relations, buildRelation(idNodes{l}, rel, l.rels[rel]))
 	}
 	sortCitation(c)
 }
@@ -945,57 +867,6 @@ func sortCitation(c *Citation) {
 	slices.SortFunc(c.Relations, func(a, b *Relation) int {
 		return strings.Compare(a.Type+"\x00"+a.Target+"\x00"+a.Evidence, b.Type+"\x00"+b.Target+"\x00"+b.Evidence)
 	})
-}
-
-func (l *loader) normalization(nrm, key graph.ID, pol *PolicyRef, params map[graph.ID][]string, lean bool) *Normalization {
-	n := &Normalization{
-		Policy: pol, ErrorCode: l.one(pErrorCode, nrm), ErrorMessage: l.one(pErrorMessage, nrm),
-	}
-	if !lean { // a lean load does not decode node IRIs
-		n.Node = l.names[nrm]
-	}
-	n.Rules = stepRules(l.one(pSteps, nrm))
-	if key != 0 {
-		n.Key = l.one(pText, key)
-		n.Compare = l.one(pCompare, key)
-		n.Parsed = l.one(pParsed, key)
-		n.HostRule = l.one(pHostRule, key)
-		pid := l.get(pRemovedParams, key)
-		removed, ok := params[pid]
-		if !ok {
-			_ = json.Unmarshal([]byte(l.names[pid]), &removed)
-			params[pid] = removed
-		}
-		n.RemovedParams = removed
-	}
-	return n
-}
-
-func (l *loader) retrieval(r graph.ID, decls []graph.ID) *Retrieval {
-	rt := &Retrieval{
-		Node: l.names[r], RetrievedAt: l.one(pRetrievedAt, r), FinalURL: l.one(pFinalURL, r),
-		FinalStatus: Integer(l.one(pFinalStatus, r)), ContentHash: l.one(pContentHash, r),
-		ContentType: l.one(pContentType, r), SnapshotRef: l.one(pSnapshotRef, r),
-		Outcome: l.one(pOutcome, r), OutcomeError: l.one(pOutcomeError, r),
-		Hops: []Hop{}, Canonicals: []model.Canonical{},
-	}
-	for _, h := range l.all(pHop, r) {
-		idx, _ := strconv.Atoi(l.one(pHopIndex, h))
-		rt.Hops = append(rt.Hops, Hop{
-			Hop: model.Hop{
-				From: l.one(pFrom, h), To: l.one(pTo, h),
-				Status: model.Integer(l.one(pStatus, h)), At: l.one(pAt, h),
-				Location: l.one(pLocation, h),
-			},
-			Index: idx, CrossesHost: l.one(pCrossesHost, h) == "true",
-		})
-	}
-	slices.SortFunc(rt.Hops, func(a, b Hop) int { return a.Index - b.Index })
-	for _, d := range decls {
-		rt.Canonicals = append(rt.Canonicals, model.Canonical{URL: l.one(pDeclaredURL, d), Source: l.one(pSignalSource, d)})
-	}
-	slices.SortFunc(rt.Canonicals, func(a, b model.Canonical) int { return strings.Compare(a.Source+a.URL, b.Source+b.URL) })
-	return rt
 }
 
 // workers is how many goroutines parallel uses.

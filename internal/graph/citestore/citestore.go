@@ -1,0 +1,233 @@
+// Package citestore is the bbolt backend of internal/store: the citation
+// model over the quad store of internal/graph, as PROV-O quads in the
+// shapes internal/ingest's Mapper writes (see ontology/). It answers
+// store.Lookup by index lookups on the graph's (predicate, object) and
+// (subject, predicate) indexes, and store.Appender with one graph.Store.Add
+// per batch, which is one bbolt transaction: atomic, idempotent, exact.
+//
+// It lives under internal/graph so that the quad store's id-level fast
+// paths can stay behind store's interfaces as the queries move onto them,
+// while internal/graph itself stays free of the citation model. It does
+// not import bbolt; only internal/graph does.
+package citestore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/ingest"
+	"github.com/provgraph/provgraph/internal/model"
+	"github.com/provgraph/provgraph/internal/store"
+	"github.com/provgraph/provgraph/internal/vocab"
+)
+
+// Store is a store.Backend over an open graph.Store. It does not own the
+// graph store: closing it is the caller's.
+type Store struct {
+	g *graph.Store
+}
+
+var _ store.Backend = (*Store)(nil)
+
+// New returns the backend over g.
+func New(g *graph.Store) *Store { return &Store{g: g} }
+
+func iri(s string) graph.Term { return graph.IRI(s) }
+
+// Digest implements store.Lookup.
+func (s *Store) Digest(ctx context.Context, id string) (string, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return "", false, err
+	}
+	ds, err := s.g.Objects(iri(model.Mint("citation", id)), iri(vocab.RecordDigest))
+	if err != nil || len(ds) == 0 {
+		return "", false, err
+	}
+	return ds[0].Value, true, nil
+}
+
+// ByRaw implements store.Lookup: the raw URL nodes whose pg:text is raw,
+// then the citations that pg:cites them.
+func (s *Store) ByRaw(ctx context.Context, raw string) ([]string, error) {
+	nodes, err := s.typedSubjects(vocab.Text, graph.String(raw), vocab.RawURL)
+	if err != nil {
+		return nil, err
+	}
+	return s.citing(ctx, vocab.Cites, nodes)
+}
+
+// ByKey implements store.Lookup: the comparison keys whose pg:text is key,
+// the normalizations that generated them under the policy (its
+// association, which every normalization under it points at), then the
+// citations normalized as those.
+func (s *Store) ByKey(ctx context.Context, policyDigest, key string) ([]string, error) {
+	keys, err := s.typedSubjects(vocab.Text, graph.String(key), vocab.ComparisonKey)
+	if err != nil {
+		return nil, err
+	}
+	assoc := iri(model.Mint("association", policyDigest))
+	var norms []graph.Term
+	for _, k := range keys {
+		ns, err := s.g.Objects(k, iri(vocab.ProvWasGeneratedBy))
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range ns {
+			ok, err := s.g.Has(graph.Quad{S: n, P: iri(vocab.ProvQualifiedAssociation), O: assoc})
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				norms = append(norms, n)
+			}
+		}
+	}
+	return s.citing(ctx, vocab.NormalizedAs, norms)
+}
+
+// ByContent implements store.Lookup: the retrievals with that pg:contentHash,
+// then the citations retrieved in them.
+func (s *Store) ByContent(ctx context.Context, hash string) ([]string, error) {
+	rets, err := s.g.Subjects(iri(vocab.ContentHash), graph.String(hash))
+	if err != nil {
+		return nil, err
+	}
+	return s.citing(ctx, vocab.RetrievedIn, rets)
+}
+
+// Policies implements store.Lookup.
+func (s *Store) Policies(ctx context.Context) ([]model.PolicyRef, error) {
+	nodes, err := s.g.Subjects(iri(vocab.RDFType), iri(vocab.NormalizationPolicy))
+	if err != nil {
+		return nil, err
+	}
+	var out []model.PolicyRef
+	for _, n := range nodes {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var p model.PolicyRef
+		for _, f := range []struct {
+			pred string
+			dst  *string
+		}{{vocab.PolicyName, &p.Name}, {vocab.PolicyVersion, &p.Version}, {vocab.PolicyDigest, &p.Digest}} {
+			vs, err := s.g.Objects(n, iri(f.pred))
+			if err != nil {
+				return nil, err
+			}
+			if len(vs) > 0 {
+				*f.dst = vs[0].Value
+			}
+		}
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b model.PolicyRef) int { return compare(a.Digest, b.Digest) })
+	return out, nil
+}
+
+func compare(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// typedSubjects returns the subjects of (?, pred, obj) that are of class.
+func (s *Store) typedSubjects(pred string, obj graph.Term, class string) ([]graph.Term, error) {
+	subs, err := s.g.Subjects(iri(pred), obj)
+	if err != nil {
+		return nil, err
+	}
+	out := subs[:0]
+	for _, n := range subs {
+		ok, err := s.g.Has(graph.Quad{S: n, P: iri(vocab.RDFType), O: iri(class)})
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// citing returns the sorted, distinct citation ids of the subjects of
+// (?, pred, o) for each o of objs.
+func (s *Store) citing(ctx context.Context, pred string, objs []graph.Term) ([]string, error) {
+	var ids []string
+	for _, o := range objs {
+		cits, err := s.g.Subjects(iri(pred), o)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range cits {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			vs, err := s.g.Objects(c, iri(vocab.CitationId))
+			if err != nil {
+				return nil, err
+			}
+			for _, v := range vs {
+				ids = append(ids, v.Value)
+			}
+		}
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids), nil
+}
+
+// Append implements store.Appender. The policy's description and every
+// new record's quads go to the quad store in one Add, one bbolt
+// transaction. It writes no run: the run that appends is its caller's.
+func (s *Store) Append(ctx context.Context, b store.Batch) (int, error) {
+	if b.Policy == nil {
+		return 0, fmt.Errorf("append: no policy")
+	}
+	m, err := ingest.NewMapper(b.Policy)
+	if err != nil {
+		return 0, fmt.Errorf("append: %w", err)
+	}
+	quads := slices.Clone(m.PolicyQuads())
+	seen := map[string]string{}
+	added := 0
+	for _, r := range b.Records {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		id, digest := r.ID(), r.Digest()
+		if d, ok := seen[id]; ok {
+			if d != digest {
+				return 0, &store.ConflictError{CitationID: id, Where: "the batch"}
+			}
+			continue
+		}
+		seen[id] = digest
+		stored, ok, err := s.Digest(ctx, id)
+		if err != nil {
+			return 0, fmt.Errorf("append: %w", err)
+		}
+		if ok && stored != digest {
+			return 0, &store.ConflictError{CitationID: id, Where: "the database"}
+		}
+		if ok {
+			continue
+		}
+		if quads, _, err = m.Quads(quads, r); err != nil {
+			return 0, fmt.Errorf("append: citation %s: %w", id, err)
+		}
+		added++
+	}
+	if _, err := s.g.Add(quads); err != nil {
+		return 0, fmt.Errorf("append: %w", err)
+	}
+	return added, nil
+}
+
+// Check implements store.Checker with graph.Store.Check.
+func (s *Store) Check(ctx context.Context) error { return s.g.Check(ctx) }

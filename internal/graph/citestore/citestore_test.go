@@ -1,0 +1,161 @@
+package citestore_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/graph/citestore"
+	"github.com/provgraph/provgraph/internal/model"
+	"github.com/provgraph/provgraph/internal/normalize"
+	"github.com/provgraph/provgraph/internal/store"
+	"github.com/provgraph/provgraph/internal/storetest"
+	"github.com/provgraph/provgraph/internal/synth"
+)
+
+// TestBackend runs the storage suite against the bbolt backend, each test
+// on a new database file.
+func TestBackend(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Backend {
+		g, err := graph.Open(filepath.Join(t.TempDir(), "store.db"), &graph.Options{NoSync: true})
+		if err != nil {
+			t.Fatalf("graph.Open = %v", err)
+		}
+		t.Cleanup(func() {
+			if err := g.Close(); err != nil {
+				t.Errorf("Close = %v", err)
+			}
+		})
+		return citestore.New(g)
+	})
+}
+
+// TestMatchesMemory appends the same synthetic batches, under two
+// policies, with repeats and a conflicting batch, to the bbolt backend and
+// to the reference backend (storetest.Memory), and compares every answer:
+// data no fixture covers, checked against the interface's contracts.
+func TestMatchesMemory(t *testing.T) {
+	ctx := context.Background()
+	var buf bytes.Buffer
+	if err := synth.New(synth.Options{Seed: 15, Sites: 40}).Write(&buf, 2000); err != nil {
+		t.Fatal(err)
+	}
+	var recs []*model.Record
+	for _, line := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
+		r := new(model.Record)
+		if err := json.Unmarshal(line, r); err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, r)
+	}
+	g, err := graph.Open(filepath.Join(t.TempDir(), "store.db"), &graph.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := g.Check(ctx); err != nil {
+			t.Errorf("Check = %v", err)
+		}
+		g.Close()
+	})
+	backends := map[string]store.Backend{"bbolt": citestore.New(g), "memory": storetest.NewMemory()}
+	pols := []*normalize.Policy{normalize.Default(), normalize.Lenient()}
+
+	// Batches of 500, every other one under the lenient policy, then the
+	// first two again (idempotent), then one with a changed record (a
+	// conflict: refused whole).
+	var batches []store.Batch
+	for i := 0; i < len(recs); i += 500 {
+		batches = append(batches, store.Batch{Policy: pols[i/500%2], Records: recs[i:min(i+500, len(recs))]})
+	}
+	batches = append(batches, batches[0], batches[1])
+	changed := *recs[10]
+	changed.Question += " (edited)"
+	batches = append(batches, store.Batch{Policy: pols[0], Records: []*model.Record{recs[len(recs)-1], &changed}})
+	for i, b := range batches {
+		got := map[string]string{}
+		for name, be := range backends {
+			n, err := be.Append(ctx, b)
+			got[name] = fmt.Sprintf("%d %v", n, errors.Is(err, store.ErrConflict))
+			if err != nil && !errors.Is(err, store.ErrConflict) {
+				t.Fatalf("%s: Append(batch %d) = %v", name, i, err)
+			}
+		}
+		if got["bbolt"] != got["memory"] {
+			t.Fatalf("Append(batch %d): bbolt added, conflict = %s; memory %s", i, got["bbolt"], got["memory"])
+		}
+		if last := i == len(batches)-1; last != strings.HasSuffix(got["bbolt"], "true") {
+			t.Fatalf("Append(batch %d): added, conflict = %s; want a conflict exactly in the last batch", i, got["bbolt"])
+		}
+	}
+
+	compare := func(what string, ask func(store.Backend) ([]string, error)) {
+		t.Helper()
+		a, errA := ask(backends["bbolt"])
+		b, errB := ask(backends["memory"])
+		if errA != nil || errB != nil || !slices.Equal(a, b) {
+			t.Errorf("%s: bbolt %q, %v; memory %q, %v", what, a, errA, b, errB)
+		}
+	}
+	asked := map[string]bool{}
+	for _, r := range recs {
+		raw := *r.RawURL
+		if asked[raw] {
+			continue
+		}
+		asked[raw] = true
+		compare("ByRaw("+raw+")", func(b store.Backend) ([]string, error) { return b.ByRaw(ctx, raw) })
+		for _, p := range pols {
+			n, err := normalize.New(p, &normalize.Options{Base: r.BaseURL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res, err := n.Normalize(raw); err == nil {
+				compare("ByKey("+p.Name()+", "+res.Key+")", func(b store.Backend) ([]string, error) { return b.ByKey(ctx, p.Digest(), res.Key) })
+			}
+		}
+		if r.Retrieval != nil && r.Retrieval.ContentHash != "" {
+			h := r.Retrieval.ContentHash
+			compare("ByContent("+h+")", func(b store.Backend) ([]string, error) { return b.ByContent(ctx, h) })
+		}
+		id := r.ID()
+		compare("Digest("+id+")", func(b store.Backend) ([]string, error) {
+			d, ok, err := b.Digest(ctx, id)
+			return []string{d, fmt.Sprint(ok)}, err
+		})
+	}
+	// The scans agree under both policies, but for the detected relations,
+	// which only the bbolt backend's mapping adds.
+	all := store.FieldRaw | store.FieldKey | store.FieldContent | store.FieldFinalURL | store.FieldCanonical | store.FieldRelations
+	for _, p := range pols {
+		a := storetest.ScanAll(t, backends["bbolt"], p.Digest(), all)
+		b := storetest.ScanAll(t, backends["memory"], p.Digest(), all)
+		if len(a) != len(b) {
+			t.Fatalf("Scan(%s): bbolt %d rows, memory %d", p.Name(), len(a), len(b))
+		}
+		for i := range a {
+			for _, target := range b[i].Relations {
+				if !slices.Contains(a[i].Relations, target) {
+					t.Errorf("Scan(%s) row %s: bbolt relations %q lack %q", p.Name(), a[i].ID, a[i].Relations, target)
+				}
+			}
+			a[i].Relations, b[i].Relations = nil, nil
+			if fmt.Sprint(a[i]) != fmt.Sprint(b[i]) {
+				t.Errorf("Scan(%s) row %d:\nbbolt  %+v\nmemory %+v", p.Name(), i, a[i], b[i])
+			}
+		}
+	}
+
+	pa, errA := backends["bbolt"].Policies(ctx)
+	pb, errB := backends["memory"].Policies(ctx)
+	if errA != nil || errB != nil || !slices.Equal(pa, pb) {
+		t.Errorf("Policies: bbolt %v, %v; memory %v, %v", pa, errA, pb, errB)
+	}
+}

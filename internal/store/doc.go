@@ -1,0 +1,95 @@
+// Package store says what a storage backend must answer for provgraph's
+// commands, in domain terms: citation ids, raw URLs, comparison keys,
+// content hashes, policies (model.PolicyRef) and observations
+// (model.Record). No term ids, RDF terms or bbolt types appear in it, so
+// that query, ingest, export, lineage and the coming HTTP service can take
+// a backend without linking one, and a second backend can be written
+// against this package and internal/storetest alone.
+//
+// # Basics
+//
+// The interfaces are small and named for what their users ask, as io's
+// are: Lookup (citations by id, raw URL, key and content evidence;
+// policies), Appender (append-only batches), Scanner (every citation once,
+// in id order, with the fields a query compares, as per-scan handles) and
+// Checker (a consistency check). Backend is the four together; a user
+// takes the narrowest one it needs.
+//
+// The package lives apart from internal/graph (the bbolt quad store) and
+// from internal/model (the nouns): graph must stay free of the citation
+// model, and model must stay free of storage; storetest, the backends and
+// their users meet here. It imports model and normalize (a batch names the
+// policy its records are normalized under) and nothing that links a
+// database.
+//
+// Today's implementations: internal/graph/citestore, over the bbolt quad
+// store (internal/graph) and the PROV-O mapping of internal/ingest; and
+// storetest.Memory, the reference model the bbolt backend is compared
+// with on synthetic data. Every backend must pass internal/storetest.
+//
+// # Where the users stand
+//
+// The lookups, appends and scan are implemented and tested; the commands
+// do not call them yet. internal/query still reads the bbolt store by term id
+// (its loader, snapshot.go) for the whole-database queries, and ingest
+// writes quads through its Mapper. The next steps: ingest's conflict check
+// and lineage's entry lookups go through Lookup; the loader moves under
+// citestore as the bbolt implementation of Scanner (its id arrays are the
+// handles), and query's grouping engine reads Rows.
+//
+// # Contracts every backend keeps
+//
+//   - Evidence is exact: a raw URL, a key, a content hash and a citation
+//     id are matched byte for byte, never normalized or case-folded.
+//   - Append-only: nothing stored is replaced or removed. Appending a
+//     record whose citation id is stored with the same digest
+//     (model.Record.Digest) changes nothing; with another digest the batch
+//     fails with ErrConflict.
+//   - Batches are atomic: Append stores every record of a batch or, on any
+//     error, none.
+//   - Lookups return citation ids sorted and without repeats, and an empty
+//     (nil) slice, not an error, when nothing matches.
+//
+// # Caveats
+//
+// Handles (Scanner) are interned per scan: equal handles mean equal values
+// within one scan, and nothing across scans or across fields. Grouping a
+// million citations needs dense integers to stay as fast as it is (see
+// internal/query/LOADING.md); a handle is the domain-level form of that
+// need, which bbolt meets with its term ids and SQL with dictionary
+// encoding, without either leaking into this package.
+//
+// # A SQL backend (PostgreSQL wire, Citus)
+//
+// A backend on a distributed PostgreSQL-wire engine implements the same
+// interfaces over a few tables, each distributed by citation id so that a
+// citation's rows live on one worker:
+//
+//	policies(digest PK, name, version, text, engine)
+//	runs(id PK, kind, policy_digest, started_at, ended_at, status)
+//	citations(id PK, digest, raw_url, base_url, engine, answer_id, question,
+//	          position, observed_at, run_id)
+//	normalizations(citation_id, policy_digest, key, compare, parsed,
+//	          host_rule, removed_params, steps, error_code, error_message,
+//	          PRIMARY KEY (citation_id, policy_digest))
+//	retrievals(citation_id, node, retrieved_at, final_url, final_status,
+//	          content_hash, content_type, snapshot_ref, outcome, outcome_error)
+//	hops(retrieval_node, idx, from_url, to_url, status, at, location)
+//	canonicals(retrieval_node, url, source)
+//	relations(citation_id, kind, target, evidence)
+//
+// with indexes on citations(raw_url), normalizations(policy_digest, key)
+// and retrievals(content_hash) for Lookup; text columns are bytea or text
+// with the C collation, so that equality and order are byte for byte.
+// Append is one transaction of INSERT ... ON CONFLICT DO NOTHING, after a
+// SELECT of the batch's stored digests (ErrConflict when one differs);
+// Citus runs it as a distributed transaction, so the batch stays atomic.
+// The scan is one SELECT joining citations to their normalization under
+// the policy (and, as Fields asks, retrievals and relations), ORDER BY
+// citations.id COLLATE "C", streamed with a cursor (the rows of one
+// citation are adjacent, so a row is complete when the id changes);
+// handles are assigned while reading (store.Dict), or by dense_rank() in
+// the query when the engine pushes it down. Check runs the foreign-key
+// and orphan queries (a normalization, retrieval or relation whose
+// citation is missing).
+package store

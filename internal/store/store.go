@@ -1,0 +1,165 @@
+package store
+
+import (
+	"context"
+	"errors"
+
+	"github.com/provgraph/provgraph/internal/model"
+	"github.com/provgraph/provgraph/internal/normalize"
+)
+
+// ErrConflict is returned (wrapped in a *ConflictError) by Append when a
+// citation id of the batch is stored, or repeated in the batch, with other
+// content.
+var ErrConflict = errors.New("citation id already names other content")
+
+// ConflictError names the citation id of an ErrConflict.
+type ConflictError struct {
+	CitationID string
+	Where      string // "the database" or "the batch"
+}
+
+func (e *ConflictError) Error() string {
+	return "citation " + e.CitationID + ": " + ErrConflict.Error() + " in " + e.Where
+}
+
+// Unwrap returns ErrConflict.
+func (e *ConflictError) Unwrap() error { return ErrConflict }
+
+// Lookup answers the point questions of lineage, resolve, ingest and the
+// HTTP service: which citations carry a given piece of evidence.
+type Lookup interface {
+	// Digest returns the stored digest (model.Record.Digest) of the
+	// citation with the given id, and false if none is stored.
+	Digest(ctx context.Context, citationID string) (digest string, ok bool, err error)
+	// ByRaw returns the ids of the citations whose raw URL is exactly raw.
+	ByRaw(ctx context.Context, raw string) ([]string, error)
+	// ByKey returns the ids of the citations whose raw URL the policy
+	// with digest policyDigest normalized to the comparison key key.
+	ByKey(ctx context.Context, policyDigest, key string) ([]string, error)
+	// ByContent returns the ids of the citations with a retrieval whose
+	// content hash is exactly hash.
+	ByContent(ctx context.Context, hash string) ([]string, error)
+	// Policies returns every policy stored, sorted by digest.
+	Policies(ctx context.Context) ([]model.PolicyRef, error)
+}
+
+// Batch is one atomic append: observations, each normalized under Policy.
+type Batch struct {
+	Policy  *normalize.Policy
+	Records []*model.Record
+}
+
+// Appender stores batches. It never replaces or removes what is stored.
+type Appender interface {
+	// Append stores b atomically and returns how many of its records were
+	// new. A record already stored with the same digest is skipped; one
+	// stored (or repeated in b) with another digest fails the whole batch
+	// with a *ConflictError.
+	Append(ctx context.Context, b Batch) (added int, err error)
+}
+
+// Checker verifies a backend's consistency (both ends of every link
+// exist, indexes agree); storetest runs it after every test.
+type Checker interface {
+	Check(ctx context.Context) error
+}
+
+// Backend is everything a backend implements.
+type Backend interface {
+	Lookup
+	Appender
+	Scanner
+	Checker
+}
+
+// Handle is a scan's stand-in for a text: equal handles are equal values,
+// within one scan and one field. Handle 0 is "absent". Handles are dense
+// (1..Texts.Len(f) per field) so that a query can index arrays by them.
+type Handle uint32
+
+// Fields says which fields of a Row a scan must fill; a backend may skip
+// reading the rest, which is what makes a grouping scan lean.
+type Fields uint32
+
+// The fields a scan can fill. Each is one field of Row, and one space of
+// handles.
+const (
+	FieldRaw       Fields = 1 << iota // the raw URL
+	FieldKey                          // the comparison key under the scan's policy
+	FieldContent                      // the content hashes of its retrievals
+	FieldFinalURL                     // the final URLs of its retrievals
+	FieldCanonical                    // the URLs its retrievals' canonical declarations name
+	FieldRelations                    // the targets of its relations, declared or detected
+)
+
+// Row is one citation as a scan hands it over: the citation id as text
+// (output needs it) and the compared fields as handles, each list sorted
+// and without repeats. The Row and its slices are reused for the next
+// row; copy what must outlive the call.
+type Row struct {
+	ID        string
+	Raw       Handle
+	Key       Handle // under the scan's policy; 0 if rejected or never normalized under it
+	Content   []Handle
+	FinalURL  []Handle
+	Canonical []Handle
+	Relations []Handle
+}
+
+// Scanner streams every citation once, in citation-id order (byte order),
+// with the fields asked for; fields not asked for are left zero. The
+// Texts it returns resolve the scan's handles after it, for the rows a
+// query decides to show.
+type Scanner interface {
+	Scan(ctx context.Context, policyDigest string, f Fields, fn func(*Row) error) (Texts, error)
+}
+
+// Texts resolves the handles of one scan.
+type Texts interface {
+	// Text returns the value of handle h of field f ("" for 0).
+	Text(f Fields, h Handle) string
+	// Len returns the largest handle of field f.
+	Len(f Fields) int
+}
+
+// Dict interns the texts of one scan, field by field: the Texts of a
+// backend that has no dense ids of its own (a SQL backend's dictionary
+// encoding while reading the ordered SELECT). The zero Dict is empty and
+// ready.
+type Dict struct {
+	ids   map[Fields]map[string]Handle
+	texts map[Fields][]string
+}
+
+// Intern returns the handle of s in field f, giving it the next one if s
+// is new.
+func (d *Dict) Intern(f Fields, s string) Handle {
+	if d.ids == nil {
+		d.ids, d.texts = map[Fields]map[string]Handle{}, map[Fields][]string{}
+	}
+	m := d.ids[f]
+	if m == nil {
+		m = map[string]Handle{}
+		d.ids[f] = m
+		d.texts[f] = []string{""}
+	}
+	h, ok := m[s]
+	if !ok {
+		h = Handle(len(d.texts[f]))
+		m[s] = h
+		d.texts[f] = append(d.texts[f], s)
+	}
+	return h
+}
+
+// Text implements Texts.
+func (d *Dict) Text(f Fields, h Handle) string {
+	if t := d.texts[f]; int(h) < len(t) {
+		return t[h]
+	}
+	return ""
+}
+
+// Len implements Texts.
+func (d *Dict) Len(f Fields) int { return max(0, len(d.texts[f])-1) }

@@ -1,0 +1,245 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/provgraph/provgraph/internal/model"
+	"github.com/provgraph/provgraph/internal/normalize"
+	"github.com/provgraph/provgraph/internal/store"
+)
+
+// Memory is the reference backend: store.Backend over a few maps, written
+// from the contracts in internal/store and nothing else. It is what a
+// real backend's answers are compared with on data no fixture covers
+// (see internal/graph/citestore's TestMatchesMemory), and it shows that the
+// suite asks only what the interface promises. It is not for production:
+// it keeps everything in memory and forgets it on exit.
+type Memory struct {
+	mu       sync.Mutex
+	digest   map[string]string      // citation id -> digest
+	raw      map[string][]string    // raw URL -> ids
+	key      map[[2]string][]string // (policy digest, key) -> ids
+	content  map[string][]string    // content hash -> ids
+	policies map[string]model.PolicyRef
+	cits     map[string]*memCitation // citation id -> what a scan shows
+}
+
+// memCitation is what Scan shows of a citation. Relations are the declared
+// ones only: detecting relations is the bbolt backend's ingest mapping,
+// which the reference model does not copy.
+type memCitation struct {
+	raw                                     string
+	keys                                    map[string]string // policy digest -> key
+	content, finalURL, canonical, relations []string
+}
+
+var _ store.Backend = (*Memory)(nil)
+
+// NewMemory returns an empty Memory.
+func NewMemory() *Memory {
+	return &Memory{
+		digest: map[string]string{}, raw: map[string][]string{}, key: map[[2]string][]string{},
+		content: map[string][]string{}, policies: map[string]model.PolicyRef{}, cits: map[string]*memCitation{},
+	}
+}
+
+func found(ids []string) []string {
+	if len(ids) == 0 {
+		return nil
+	}
+	out := slices.Clone(ids)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Digest implements store.Lookup.
+func (m *Memory) Digest(ctx context.Context, id string) (string, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d, ok := m.digest[id]
+	return d, ok, ctx.Err()
+}
+
+// ByRaw implements store.Lookup.
+func (m *Memory) ByRaw(ctx context.Context, raw string) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return found(m.raw[raw]), ctx.Err()
+}
+
+// ByKey implements store.Lookup.
+func (m *Memory) ByKey(ctx context.Context, policyDigest, key string) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return found(m.key[[2]string{policyDigest, key}]), ctx.Err()
+}
+
+// ByContent implements store.Lookup.
+func (m *Memory) ByContent(ctx context.Context, hash string) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return found(m.content[hash]), ctx.Err()
+}
+
+// Policies implements store.Lookup.
+func (m *Memory) Policies(ctx context.Context) ([]model.PolicyRef, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := slices.Collect(maps.Values(m.policies))
+	slices.SortFunc(out, func(a, b model.PolicyRef) int { return cmpString(a.Digest, b.Digest) })
+	return out, ctx.Err()
+}
+
+// Append implements store.Appender: everything is checked and normalized
+// first, then applied, so a failing batch leaves the maps as they were.
+func (m *Memory) Append(ctx context.Context, b store.Batch) (int, error) {
+	if b.Policy == nil {
+		return 0, errors.New("append: no policy")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	type row struct {
+		id, digest, raw, key, hash string
+		keyed                      bool
+		r                          *model.Record
+	}
+	var rows []row
+	seen := map[string]string{}
+	for _, r := range b.Records {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		id, digest := r.ID(), r.Digest()
+		if d, ok := seen[id]; ok {
+			if d != digest {
+				return 0, &store.ConflictError{CitationID: id, Where: "the batch"}
+			}
+			continue
+		}
+		seen[id] = digest
+		if d, ok := m.digest[id]; ok {
+			if d != digest {
+				return 0, &store.ConflictError{CitationID: id, Where: "the database"}
+			}
+			continue
+		}
+		n, err := normalize.New(b.Policy, &normalize.Options{Base: r.BaseURL})
+		if err != nil {
+			return 0, fmt.Errorf("append: citation %s: %w", id, err)
+		}
+		rw := row{id: id, digest: digest, raw: *r.RawURL, r: r}
+		res, err := n.Normalize(rw.raw)
+		var nerr *normalize.Error
+		switch {
+		case err == nil:
+			rw.key, rw.keyed = res.Key, true
+		case !errors.As(err, &nerr):
+			return 0, fmt.Errorf("append: citation %s: %w", id, err)
+		}
+		if r.Retrieval != nil {
+			rw.hash = r.Retrieval.ContentHash
+		}
+		rows = append(rows, rw)
+	}
+	for _, rw := range rows {
+		m.digest[rw.id] = rw.digest
+		m.raw[rw.raw] = append(m.raw[rw.raw], rw.id)
+		if rw.keyed {
+			k := [2]string{b.Policy.Digest(), rw.key}
+			m.key[k] = append(m.key[k], rw.id)
+		}
+		if rw.hash != "" {
+			m.content[rw.hash] = append(m.content[rw.hash], rw.id)
+		}
+		c := &memCitation{raw: rw.raw, keys: map[string]string{}}
+		if rw.keyed {
+			c.keys[b.Policy.Digest()] = rw.key
+		}
+		if rt := rw.r.Retrieval; rt != nil {
+			if rt.ContentHash != "" {
+				c.content = append(c.content, rt.ContentHash)
+			}
+			if rt.FinalURL != "" {
+				c.finalURL = append(c.finalURL, rt.FinalURL)
+			}
+			for _, cn := range rt.Canonical {
+				if cn.URL != "" {
+					c.canonical = append(c.canonical, cn.URL)
+				}
+			}
+		}
+		for _, rel := range rw.r.Relations {
+			c.relations = append(c.relations, rel.Target)
+		}
+		m.cits[rw.id] = c
+	}
+	m.policies[b.Policy.Digest()] = model.PolicyRef{Name: b.Policy.Name(), Version: b.Policy.Version(), Digest: b.Policy.Digest()}
+	return len(rows), nil
+}
+
+// Scan implements store.Scanner, interning with a store.Dict.
+func (m *Memory) Scan(ctx context.Context, policyDigest string, f store.Fields, fn func(*store.Row) error) (store.Texts, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d := &store.Dict{}
+	intern := func(dst []store.Handle, field store.Fields, texts []string) []store.Handle {
+		if f&field == 0 {
+			return dst
+		}
+		for _, t := range texts {
+			dst = append(dst, d.Intern(field, t))
+		}
+		slices.Sort(dst)
+		return slices.Compact(dst)
+	}
+	var row store.Row
+	for _, id := range slices.Sorted(maps.Keys(m.cits)) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		c := m.cits[id]
+		row = store.Row{ID: id}
+		if f&store.FieldRaw != 0 {
+			row.Raw = d.Intern(store.FieldRaw, c.raw)
+		}
+		if k, ok := c.keys[policyDigest]; ok && f&store.FieldKey != 0 {
+			row.Key = d.Intern(store.FieldKey, k)
+		}
+		row.Content = intern(nil, store.FieldContent, c.content)
+		row.FinalURL = intern(nil, store.FieldFinalURL, c.finalURL)
+		row.Canonical = intern(nil, store.FieldCanonical, c.canonical)
+		row.Relations = intern(nil, store.FieldRelations, c.relations)
+		if err := fn(&row); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// Check implements store.Checker: every id an index names is stored.
+func (m *Memory) Check(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, idx := range []map[string][]string{m.raw, m.content} {
+		for v, ids := range idx {
+			for _, id := range ids {
+				if _, ok := m.digest[id]; !ok {
+					return fmt.Errorf("check: %q names citation %s, which is not stored", v, id)
+				}
+			}
+		}
+	}
+	for k, ids := range m.key {
+		for _, id := range ids {
+			if _, ok := m.digest[id]; !ok {
+				return fmt.Errorf("check: key %q names citation %s, which is not stored", k[1], id)
+			}
+		}
+	}
+	return ctx.Err()
+}

@@ -1,0 +1,541 @@
+// Package storetest is the suite every storage backend (internal/store)
+// must pass, in the manner of restic's backend/test and cayley's
+// graphtest: one test per behaviour the commands rely on, each on a fresh
+// backend, with the backend's Check run after every test.
+//
+// A backend's own test calls Run with a function that opens an empty
+// backend:
+//
+//	func TestBackend(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) store.Backend { ... })
+//	}
+//
+// The expected answers are computed from the fixture records themselves
+// (their raw URLs, content hashes, and keys under the policy), never
+// written by hand, so the suite is a differential test of the backend
+// against its input. storetest imports no backend.
+package storetest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/provgraph/provgraph/internal/model"
+	"github.com/provgraph/provgraph/internal/normalize"
+	"github.com/provgraph/provgraph/internal/store"
+)
+
+// corpus is the fixture corpus: the query package's (case variants,
+// language and tracking parameters, redirects, canonicals, shared content
+// hashes, relations).
+//
+//go:embed testdata/corpus.jsonl
+var corpus []byte
+
+// Open opens an empty backend for one test. The suite closes nothing: the
+// backend's cleanup is the opener's (t.Cleanup).
+type Open func(t *testing.T) store.Backend
+
+// Run runs every test of the suite against the backends open returns.
+func Run(t *testing.T, open Open) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, b store.Backend)
+	}{
+		{"Lookups", testLookups},
+		{"EmptyAnswers", testEmptyAnswers},
+		{"Idempotent", testIdempotent},
+		{"ExactLiterals", testExactLiterals},
+		{"AppendOnly", testAppendOnly},
+		{"BatchAtomic", testBatchAtomic},
+		{"ConflictInBatch", testConflictInBatch},
+		{"Canceled", testCanceled},
+		{"Policies", testPolicies},
+		{"Scan", testScan},
+		{"ScanLean", testScanLean},
+		{"ScanOtherPolicy", testScanOtherPolicy},
+		{"ScanStops", testScanStops},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := open(t)
+			t.Cleanup(func() {
+				if err := b.Check(context.Background()); err != nil {
+					t.Errorf("Check after %s = %v", tt.name, err)
+				}
+			})
+			tt.fn(t, b)
+		})
+	}
+}
+
+// Corpus returns the fixture records, parsed as the input format gives
+// them.
+func Corpus(t testing.TB) []*model.Record {
+	t.Helper()
+	var recs []*model.Record
+	sc := bufio.NewScanner(bytes.NewReader(corpus))
+	for sc.Scan() {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		r := new(model.Record)
+		if err := json.Unmarshal(sc.Bytes(), r); err != nil {
+			t.Fatalf("corpus: %v", err)
+		}
+		recs = append(recs, r)
+	}
+	return recs
+}
+
+func appendAll(t *testing.T, b store.Backend, recs ...*model.Record) int {
+	t.Helper()
+	n, err := b.Append(context.Background(), store.Batch{Policy: normalize.Default(), Records: recs})
+	if err != nil {
+		t.Fatalf("Append = %v", err)
+	}
+	return n
+}
+
+// expected is what the lookups must answer for recs, computed from the
+// records alone.
+type expected struct {
+	byRaw, byKey, byContent map[string][]string
+	digest                  map[string]string
+}
+
+func expect(t *testing.T, pol *normalize.Policy, recs []*model.Record) expected {
+	t.Helper()
+	e := expected{byRaw: map[string][]string{}, byKey: map[string][]string{}, byContent: map[string][]string{}, digest: map[string]string{}}
+	for _, r := range recs {
+		id := r.ID()
+		e.digest[id] = r.Digest()
+		e.byRaw[*r.RawURL] = append(e.byRaw[*r.RawURL], id)
+		if r.Retrieval != nil && r.Retrieval.ContentHash != "" {
+			e.byContent[r.Retrieval.ContentHash] = append(e.byContent[r.Retrieval.ContentHash], id)
+		}
+		n, err := normalize.New(pol, &normalize.Options{Base: r.BaseURL})
+		if err != nil {
+			t.Fatalf("normalize.New: %v", err)
+		}
+		if res, err := n.Normalize(*r.RawURL); err == nil {
+			e.byKey[res.Key] = append(e.byKey[res.Key], id)
+		}
+	}
+	for _, m := range []map[string][]string{e.byRaw, e.byKey, e.byContent} {
+		for k, ids := range m {
+			slices.Sort(ids)
+			m[k] = slices.Compact(ids)
+		}
+	}
+	return e
+}
+
+// verify checks every lookup of b against e.
+func verify(t *testing.T, b store.Backend, pol *normalize.Policy, e expected) {
+	t.Helper()
+	ctx := context.Background()
+	check := func(what, arg string, got []string, err error, want []string) {
+		t.Helper()
+		if err != nil {
+			t.Errorf("%s(%q) = %v", what, arg, err)
+		} else if !slices.Equal(got, want) {
+			t.Errorf("%s(%q) = %q, want %q", what, arg, got, want)
+		}
+	}
+	for raw, want := range e.byRaw {
+		got, err := b.ByRaw(ctx, raw)
+		check("ByRaw", raw, got, err, want)
+	}
+	for key, want := range e.byKey {
+		got, err := b.ByKey(ctx, pol.Digest(), key)
+		check("ByKey", key, got, err, want)
+	}
+	for hash, want := range e.byContent {
+		got, err := b.ByContent(ctx, hash)
+		check("ByContent", hash, got, err, want)
+	}
+	for id, want := range e.digest {
+		got, ok, err := b.Digest(ctx, id)
+		if err != nil || !ok || got != want {
+			t.Errorf("Digest(%q) = %q, %v, %v; want %q, true, nil", id, got, ok, err, want)
+		}
+	}
+}
+
+// testLookups: every raw URL, key and content hash of the corpus finds
+// exactly the citations that carry it.
+func testLookups(t *testing.T, b store.Backend) {
+	recs := Corpus(t)
+	if n := appendAll(t, b, recs...); n != len(recs) {
+		t.Errorf("Append added %d, want %d", n, len(recs))
+	}
+	verify(t, b, normalize.Default(), expect(t, normalize.Default(), recs))
+}
+
+// testEmptyAnswers: unknown evidence is an empty answer, not an error; a
+// key is found only under the policy that made it.
+func testEmptyAnswers(t *testing.T, b store.Backend) {
+	ctx := context.Background()
+	recs := Corpus(t)
+	appendAll(t, b, recs...)
+	e := expect(t, normalize.Default(), recs)
+	for what, got := range map[string]func() ([]string, error){
+		"ByRaw(unknown)":     func() ([]string, error) { return b.ByRaw(ctx, "https://unknown.example.test/") },
+		"ByContent(unknown)": func() ([]string, error) { return b.ByContent(ctx, "sha256:unknown") },
+		"ByKey(other policy)": func() ([]string, error) {
+			for key := range e.byKey {
+				return b.ByKey(ctx, normalize.Lenient().Digest(), key)
+			}
+			return nil, nil
+		},
+	} {
+		ids, err := got()
+		if err != nil || len(ids) != 0 {
+			t.Errorf("%s = %q, %v; want none, nil", what, ids, err)
+		}
+	}
+	if d, ok, err := b.Digest(ctx, "no-such-citation"); ok || err != nil {
+		t.Errorf("Digest(unknown) = %q, %v, %v; want false, nil", d, ok, err)
+	}
+}
+
+// testIdempotent: appending what is stored adds nothing and changes no
+// answer.
+func testIdempotent(t *testing.T, b store.Backend) {
+	recs := Corpus(t)
+	appendAll(t, b, recs...)
+	if n := appendAll(t, b, recs...); n != 0 {
+		t.Errorf("second Append added %d, want 0", n)
+	}
+	verify(t, b, normalize.Default(), expect(t, normalize.Default(), recs))
+}
+
+func rec(id, raw string) *model.Record {
+	return &model.Record{CitationID: id, ObservedAt: "2026-11-10T10:00:00Z", RawURL: &raw}
+}
+
+// testExactLiterals: raw URLs differing only in case, percent-encoding,
+// whitespace or Unicode form are different evidence, each found only by
+// itself.
+func testExactLiterals(t *testing.T, b store.Backend) {
+	raws := []string{
+		"https://ex.test/a b", "https://ex.test/a%20b", "https://ex.test/a+b",
+		"https://ex.test/%7e", "https://ex.test/%7E", "https://ex.test/~",
+		"HTTPS://EX.TEST/", "https://ex.test/", "https://ex.test",
+		"https://ex.test/caf\u00e9", "https://ex.test/cafe\u0301",
+		" https://ex.test/x", "https://ex.test/x ", "https://ex.test/x#",
+		"not a url at all", "",
+	}
+	var recs []*model.Record
+	for i, raw := range raws {
+		recs = append(recs, rec("exact-"+string(rune('a'+i)), raw))
+	}
+	appendAll(t, b, recs...)
+	verify(t, b, normalize.Default(), expect(t, normalize.Default(), recs))
+}
+
+// testAppendOnly: a citation id names one content forever; other content
+// under it is refused and the stored citation is unchanged.
+func testAppendOnly(t *testing.T, b store.Backend) {
+	ctx := context.Background()
+	first := rec("same-id", "https://ex.test/first")
+	appendAll(t, b, first)
+	_, err := b.Append(ctx, store.Batch{Policy: normalize.Default(), Records: []*model.Record{rec("same-id", "https://ex.test/second")}})
+	var ce *store.ConflictError
+	if !errors.Is(err, store.ErrConflict) || !errors.As(err, &ce) || ce.CitationID != "same-id" {
+		t.Fatalf("Append(other content, same id) = %v, want a *ConflictError for same-id", err)
+	}
+	verify(t, b, normalize.Default(), expect(t, normalize.Default(), []*model.Record{first}))
+	if ids, err := b.ByRaw(ctx, "https://ex.test/second"); err != nil || len(ids) != 0 {
+		t.Errorf("ByRaw(refused raw URL) = %q, %v; want none", ids, err)
+	}
+}
+
+// testBatchAtomic: a batch that fails stores none of its records, not even
+// those before the failing one.
+func testBatchAtomic(t *testing.T, b store.Backend) {
+	ctx := context.Background()
+	appendAll(t, b, rec("stored", "https://ex.test/stored"))
+	batch := []*model.Record{rec("new-1", "https://ex.test/new-1"), rec("stored", "https://ex.test/changed"), rec("new-2", "https://ex.test/new-2")}
+	if _, err := b.Append(ctx, store.Batch{Policy: normalize.Default(), Records: batch}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("Append(batch with a conflict) = %v, want ErrConflict", err)
+	}
+	for _, id := range []string{"new-1", "new-2"} {
+		if _, ok, err := b.Digest(ctx, id); ok || err != nil {
+			t.Errorf("after a failed batch, Digest(%q) = %v, %v; want not stored", id, ok, err)
+		}
+	}
+	for _, raw := range []string{"https://ex.test/new-1", "https://ex.test/new-2", "https://ex.test/changed"} {
+		if ids, err := b.ByRaw(ctx, raw); err != nil || len(ids) != 0 {
+			t.Errorf("after a failed batch, ByRaw(%q) = %q, %v; want none", raw, ids, err)
+		}
+	}
+}
+
+// testConflictInBatch: one id with two contents in one batch fails it;
+// one id repeated with the same content is stored once.
+func testConflictInBatch(t *testing.T, b store.Backend) {
+	ctx := context.Background()
+	_, err := b.Append(ctx, store.Batch{Policy: normalize.Default(), Records: []*model.Record{rec("twice", "https://ex.test/1"), rec("twice", "https://ex.test/2")}})
+	if !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("Append(id twice, two contents) = %v, want ErrConflict", err)
+	}
+	if _, ok, _ := b.Digest(ctx, "twice"); ok {
+		t.Errorf("the failed batch's citation is stored")
+	}
+	if n := appendAll(t, b, rec("twice", "https://ex.test/1"), rec("twice", "https://ex.test/1")); n != 1 {
+		t.Errorf("Append(id twice, same content) added %d, want 1", n)
+	}
+}
+
+// testCanceled: a canceled append fails with the context's error and
+// stores nothing.
+func testCanceled(t *testing.T, b store.Backend) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := b.Append(ctx, store.Batch{Policy: normalize.Default(), Records: Corpus(t)}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Append(canceled) = %v, want context.Canceled", err)
+	}
+	for _, r := range Corpus(t) {
+		if _, ok, _ := b.Digest(context.Background(), r.ID()); ok {
+			t.Fatalf("a canceled Append stored %s", r.ID())
+		}
+	}
+}
+
+// testPolicies: every policy a batch was normalized under is listed once,
+// by name, version and digest. A batch normalizes the records it adds;
+// records already stored are not normalized again (that is renormalizing,
+// not appending).
+func testPolicies(t *testing.T, b store.Backend) {
+	ctx := context.Background()
+	if pols, err := b.Policies(ctx); err != nil || len(pols) != 0 {
+		t.Fatalf("Policies(empty) = %v, %v; want none", pols, err)
+	}
+	recs := Corpus(t)
+	lenient := []*model.Record{rec("lenient-1", "HTTP://Ex.Test/A?utm_source=x"), rec("lenient-2", "https://ex.test/b")}
+	for _, bt := range []store.Batch{{Policy: normalize.Default(), Records: recs}, {Policy: normalize.Lenient(), Records: lenient}, {Policy: normalize.Default(), Records: recs}} {
+		if _, err := b.Append(ctx, bt); err != nil {
+			t.Fatalf("Append under %s = %v", bt.Policy.Name(), err)
+		}
+	}
+	var want []model.PolicyRef
+	for _, p := range []*normalize.Policy{normalize.Default(), normalize.Lenient()} {
+		want = append(want, model.PolicyRef{Name: p.Name(), Version: p.Version(), Digest: p.Digest()})
+	}
+	slices.SortFunc(want, func(a, b model.PolicyRef) int { return cmpString(a.Digest, b.Digest) })
+	got, err := b.Policies(ctx)
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("Policies = %v, %v; want %v", got, err, want)
+	}
+	// Each batch's keys are found under its own policy, and only there.
+	verify(t, b, normalize.Default(), expect(t, normalize.Default(), recs))
+	verify(t, b, normalize.Lenient(), expect(t, normalize.Lenient(), lenient))
+	for key := range expect(t, normalize.Lenient(), lenient).byKey {
+		if ids, err := b.ByKey(ctx, normalize.Default().Digest(), key); err != nil || len(ids) != 0 {
+			t.Errorf("ByKey(%s, %q) = %q, %v; want none: the key is %s's", normalize.Default().Name(), key, ids, err, normalize.Lenient().Name())
+		}
+	}
+}
+
+// ScanRow is a scanned row with its handles resolved: what a backend's
+// scan says, in values.
+type ScanRow struct {
+	ID, Raw, Key                            string
+	Content, FinalURL, Canonical, Relations []string
+}
+
+// ScanAll scans b under the policy with the fields f and resolves every
+// row, checking the handle contract on the way: handles of a field are in
+// 1..Len, equal handles have equal texts and equal texts equal handles,
+// lists are sorted without repeats, rows come in id order.
+func ScanAll(t testing.TB, b store.Scanner, policyDigest string, f store.Fields) []ScanRow {
+	t.Helper()
+	var rows []ScanRow
+	var all []store.Row
+	texts, err := b.Scan(context.Background(), policyDigest, f, func(r *store.Row) error {
+		c := *r
+		for _, hs := range []*[]store.Handle{&c.Content, &c.FinalURL, &c.Canonical, &c.Relations} {
+			if !slices.IsSorted(*hs) || len(slices.Compact(slices.Clone(*hs))) != len(*hs) {
+				t.Errorf("row %s: handles %v are not sorted and distinct", r.ID, *hs)
+			}
+			*hs = slices.Clone(*hs)
+		}
+		all = append(all, c)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Scan = %v", err)
+	}
+	byText := map[store.Fields]map[string]store.Handle{}
+	resolve := func(field store.Fields, h store.Handle) string {
+		if h == 0 {
+			return ""
+		}
+		if f&field == 0 {
+			t.Errorf("Scan filled field %d, which was not asked for", field)
+		}
+		if int(h) > texts.Len(field) {
+			t.Errorf("handle %d of field %d above Len %d", h, field, texts.Len(field))
+		}
+		v := texts.Text(field, h)
+		if byText[field] == nil {
+			byText[field] = map[string]store.Handle{}
+		}
+		if prev, ok := byText[field][v]; ok && prev != h {
+			t.Errorf("field %d: %q has handles %d and %d", field, v, prev, h)
+		}
+		byText[field][v] = h
+		return v
+	}
+	list := func(field store.Fields, hs []store.Handle) []string {
+		var out []string
+		for _, h := range hs {
+			out = append(out, resolve(field, h))
+		}
+		slices.Sort(out)
+		return out
+	}
+	for i, r := range all {
+		if i > 0 && all[i-1].ID >= r.ID {
+			t.Errorf("Scan: row %q after %q, want id order", r.ID, all[i-1].ID)
+		}
+		rows = append(rows, ScanRow{
+			ID: r.ID, Raw: resolve(store.FieldRaw, r.Raw), Key: resolve(store.FieldKey, r.Key),
+			Content: list(store.FieldContent, r.Content), FinalURL: list(store.FieldFinalURL, r.FinalURL),
+			Canonical: list(store.FieldCanonical, r.Canonical), Relations: list(store.FieldRelations, r.Relations),
+		})
+	}
+	return rows
+}
+
+const allFields = store.FieldRaw | store.FieldKey | store.FieldContent | store.FieldFinalURL | store.FieldCanonical | store.FieldRelations
+
+// testScan: every citation once, in id order, with its raw URL, key,
+// content hash, final URL, canonical URLs and (at least) its declared
+// relation targets, as the records say.
+func testScan(t *testing.T, b store.Backend) {
+	recs := Corpus(t)
+	appendAll(t, b, recs...)
+	pol := normalize.Default()
+	want := map[string]*model.Record{}
+	for _, r := range recs {
+		want[r.ID()] = r
+	}
+	rows := ScanAll(t, b, pol.Digest(), allFields)
+	if len(rows) != len(want) {
+		t.Errorf("Scan returned %d rows, want %d", len(rows), len(want))
+	}
+	for _, row := range rows {
+		r := want[row.ID]
+		if r == nil {
+			t.Errorf("Scan returned %q, which was not appended", row.ID)
+			continue
+		}
+		if row.Raw != *r.RawURL {
+			t.Errorf("row %s: raw %q, want %q", row.ID, row.Raw, *r.RawURL)
+		}
+		n, _ := normalize.New(pol, &normalize.Options{Base: r.BaseURL})
+		wantKey := ""
+		if res, err := n.Normalize(*r.RawURL); err == nil {
+			wantKey = res.Key
+		}
+		if row.Key != wantKey {
+			t.Errorf("row %s: key %q, want %q", row.ID, row.Key, wantKey)
+		}
+		var content, final, canon, rels []string
+		if rt := r.Retrieval; rt != nil {
+			if rt.ContentHash != "" {
+				content = append(content, rt.ContentHash)
+			}
+			if rt.FinalURL != "" {
+				final = append(final, rt.FinalURL)
+			}
+			for _, c := range rt.Canonical {
+				canon = append(canon, c.URL)
+			}
+		}
+		for _, rel := range r.Relations {
+			rels = append(rels, rel.Target)
+		}
+		slices.Sort(canon)
+		canon = slices.Compact(canon)
+		if !slices.Equal(row.Content, content) || !slices.Equal(row.FinalURL, final) || !slices.Equal(row.Canonical, canon) {
+			t.Errorf("row %s: content %q, final %q, canonical %q; want %q, %q, %q", row.ID, row.Content, row.FinalURL, row.Canonical, content, final, canon)
+		}
+		for _, target := range rels {
+			if !slices.Contains(row.Relations, target) {
+				t.Errorf("row %s: relations %q lack the declared target %q", row.ID, row.Relations, target)
+			}
+		}
+	}
+}
+
+// testScanLean: fields not asked for stay zero.
+func testScanLean(t *testing.T, b store.Backend) {
+	appendAll(t, b, Corpus(t)...)
+	keyed := 0
+	for _, row := range ScanAll(t, b, normalize.Default().Digest(), store.FieldKey) {
+		if row.Raw != "" || row.Content != nil || row.FinalURL != nil || row.Canonical != nil || row.Relations != nil {
+			t.Errorf("lean row %s has fields not asked for: %+v", row.ID, row)
+		}
+		if row.Key != "" {
+			keyed++
+		}
+	}
+	if keyed == 0 {
+		t.Errorf("a key-only scan filled no key")
+	}
+}
+
+// testScanOtherPolicy: under a policy nothing was normalized under, every
+// row is there without a key.
+func testScanOtherPolicy(t *testing.T, b store.Backend) {
+	recs := Corpus(t)
+	appendAll(t, b, recs...)
+	rows := ScanAll(t, b, normalize.Lenient().Digest(), allFields)
+	if len(rows) != len(recs) {
+		t.Errorf("Scan(other policy) returned %d rows, want %d", len(rows), len(recs))
+	}
+	for _, row := range rows {
+		if row.Key != "" {
+			t.Errorf("row %s: key %q under a policy it was never normalized under", row.ID, row.Key)
+		}
+	}
+}
+
+// testScanStops: an error from fn ends the scan and is returned.
+func testScanStops(t *testing.T, b store.Backend) {
+	appendAll(t, b, Corpus(t)...)
+	stop := errors.New("stop")
+	calls := 0
+	_, err := b.Scan(context.Background(), normalize.Default().Digest(), allFields, func(*store.Row) error {
+		calls++
+		return stop
+	})
+	if !errors.Is(err, stop) || calls != 1 {
+		t.Errorf("Scan with fn failing = %v after %d calls, want stop after 1", err, calls)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := b.Scan(ctx, normalize.Default().Digest(), allFields, func(*store.Row) error { return nil }); !errors.Is(err, context.Canceled) {
+		t.Errorf("Scan(canceled) = %v, want context.Canceled", err)
+	}
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
