@@ -428,7 +428,7 @@ func newGrouping(f *facts, snap *Snapshot, opts GroupOptions) *grouping {
 	parallel(len(g.groups), func(_, lo, hi int) {
 		for _, gr := range g.groups[lo:hi] {
 			slices.SortFunc(gr.keys, func(a, b int32) int { return int(rank[a] - rank[b]) })
-			gr.id = groupID(g.policy.Digest, g.keys[gr.keys[0]])
+			gr.id = groupID(g.keys[gr.keys[0]])
 			if len(gr.keys) > 1 {
 				slices.Sort(gr.members)
 			}

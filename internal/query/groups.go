@@ -277,10 +277,15 @@ func host(key string) string {
 	return h
 }
 
-// groupID is stable for the same data: it depends on the policy digest and
-// the group's smallest key only.
-func groupID(policyDigest, key string) string {
-	sum := sha256.Sum256([]byte(policyDigest + "\x00" + key))
+// groupID names a group by its smallest key alone: the first 48 bits of
+// the key's SHA-256. It does not depend on the policy, so a group keeps its
+// id across policy versions and renormalization whenever its smallest key
+// is unchanged, and notes and review decisions kept by id outside provgraph
+// keep pointing at it. A group whose smallest key changes (a rule now
+// folds it differently, a member with a smaller key joined) gets a new id;
+// decisions attach to member citations, not to ids, for that reason.
+func groupID(key string) string {
+	sum := sha256.Sum256([]byte(key))
 	return "g-" + hex.EncodeToString(sum[:6])
 }
 

@@ -416,3 +416,55 @@ func TestGroupsListReviewRelations(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupIDStableAcrossPolicies: after renormalizing under another
+// policy, every group whose smallest key is the same under both policies
+// keeps its id, and groups whose smallest key differs get another id.
+func TestGroupIDStableAcrossPolicies(t *testing.T) {
+	st := corpusStore(t, "default")
+	pol, err := normalize.LoadPolicy("testdata/hostrules.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ingest.Renormalize(context.Background(), st, ingest.Options{Policy: pol}); err != nil {
+		t.Fatal(err)
+	}
+	a := query.Groups(load(t, st, "provgraph-default"), query.GroupOptions{MinSize: 1})
+	b := query.Groups(load(t, st, pol.Name()), query.GroupOptions{MinSize: 1})
+	if a.Policy.Digest == b.Policy.Digest {
+		t.Fatal("the two policies have one digest")
+	}
+	byKey := map[string]string{}
+	for _, g := range a.Groups {
+		byKey[g.Key] = g.ID
+	}
+	same, moved := 0, 0
+	for _, g := range b.Groups {
+		id, ok := byKey[g.Key]
+		switch {
+		case ok && id == g.ID:
+			same++
+		case ok:
+			t.Errorf("group of key %q: id %s under %s, %s under %s", g.Key, id, a.Policy, g.ID, b.Policy)
+		default:
+			moved++
+			for _, other := range a.Groups {
+				if other.ID == g.ID {
+					t.Errorf("group %s of key %q has the id of another key's group %q", g.ID, g.Key, other.Key)
+				}
+			}
+		}
+	}
+	if same == 0 || moved == 0 {
+		t.Errorf("%d groups kept their key and id, %d changed key: the corpus should have both", same, moved)
+	}
+}
+
+func load(t *testing.T, st *graph.Store, policy string) *query.Snapshot {
+	t.Helper()
+	snap, err := query.Load(context.Background(), st, policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap
+}
