@@ -62,7 +62,7 @@ func TestTextOutputsEscapeControls(t *testing.T) {
 			`mirror_of "https://mirror.example/\u202ex"`}},
 		{[]string{"lineage", "--url", hostileURL}, []string{`raw URL:      "https://user:secret@example.org/a\u202ecod.exe?utm_source=x"`}},
 		{[]string{"lineage", "bidi\u202e-4", "--group-scope", "database"}, []string{`citation "bidi\u202e-4"`, `"https://other.example/\x1b]8;;x\a"`}},
-		{[]string{"lineage", "--format", "dot", "esc\x1b[2K-1"}, []string{`\\u001B[2K-1`, `\\u202E`}},
+		{[]string{"lineage", "--format", "dot", "esc\x1b[2K-1"}, []string{`\\x1b[2K-1`, `\\u202e`}},
 		{[]string{"lineage", "--format", "dot", "bidi\u202e-4"}, nil},
 		{[]string{"lineage", "--format", "dot", "bidi\u202e-3"}, nil},
 		{[]string{"groups", "--min-size", "1"}, []string{`"bidi\u202e-3"  "https://example.org/a\u202ecod.exe"`, `resolved "https://example.org/final\x1b[2K"`,

@@ -250,15 +250,15 @@ func LineageDOT(w io.Writer, ls, orig []*query.Lineage) error {
 	var titles []string
 	for i, l := range ls {
 		o := orig[i]
-		titles = append(titles, visible(l.CitationID))
+		titles = append(titles, EscapeLine(l.CitationID))
 		pol := l.Policy
 		cit := g.node("citation\x00"+l.CitationID, dotEntity, "citation\n"+dotText(l.CitationID),
-			fmt.Sprintf("citation %s\nobserved at %s\nquestion: %s", visible(l.CitationID), visible(l.ObservedAt), visible(l.Question)))
+			fmt.Sprintf("citation %s\nobserved at %s\nquestion: %s", EscapeLine(l.CitationID), EscapeLine(l.ObservedAt), EscapeLine(l.Question)))
 		if l.Engine != "" || l.AnswerID != "" {
-			ans := g.node("answer\x00"+l.Engine+"\x00"+l.AnswerID, dotEntity, "answer\n"+dotText(l.AnswerID), "answer "+visible(l.AnswerID))
+			ans := g.node("answer\x00"+l.Engine+"\x00"+l.AnswerID, dotEntity, "answer\n"+dotText(l.AnswerID), "answer "+EscapeLine(l.AnswerID))
 			g.edge(cit, ans, "inAnswer")
 			if l.Engine != "" {
-				eng := g.node("engine\x00"+l.Engine, dotAgent, dotText(l.Engine)+"\n(answer engine)", "answer engine "+visible(l.Engine))
+				eng := g.node("engine\x00"+l.Engine, dotAgent, dotText(l.Engine)+"\n(answer engine)", "answer engine "+EscapeLine(l.Engine))
 				g.edge(ans, eng, "wasAttributedTo")
 			}
 		}
@@ -266,7 +266,7 @@ func LineageDOT(w io.Writer, ls, orig []*query.Lineage) error {
 		if l.Fragment != nil {
 			rawLabel += "\nfragment #" + dotText(*l.Fragment)
 		}
-		raw := g.node("raw\x00"+o.RawURL, dotEntity, rawLabel, visible(l.RawURL))
+		raw := g.node("raw\x00"+o.RawURL, dotEntity, rawLabel, EscapeLine(l.RawURL))
 		g.edge(cit, raw, "cites")
 
 		if n := l.Normalization; n != nil {
@@ -280,13 +280,13 @@ func LineageDOT(w io.Writer, ls, orig []*query.Lineage) error {
 				tip = append(tip, fmt.Sprintf("%s: %s -> %s", s.Rule, ShowValue(s.Before), ShowValue(s.After)))
 			}
 			if n.Error != nil {
-				tip = append(tip, "rejected: "+visible(n.Error.Message))
+				tip = append(tip, "rejected: "+EscapeLine(n.Error.Message))
 			}
 			if len(tip) == 0 {
 				tip = append(tip, "no step: the raw URL was already in normal form")
 			}
 			if l.BaseURL != "" {
-				tip = append(tip, "base URL "+visible(l.BaseURL))
+				tip = append(tip, "base URL "+EscapeLine(l.BaseURL))
 			}
 			nrm := g.node(normID, dotActivity, label, strings.Join(tip, "\n"))
 			g.edge(cit, nrm, "normalizedAs")
@@ -294,15 +294,15 @@ func LineageDOT(w io.Writer, ls, orig []*query.Lineage) error {
 			agent := g.node("agent\x00provgraph", dotAgent, "provgraph", "provgraph, the software agent of every normalization")
 			g.edge(nrm, agent, "wasAssociatedWith")
 			declared, _, _ := strings.Cut(pol.Version, "+")
-			plan := g.node("policy\x00"+pol.Digest, dotEntity, "policy (plan)\n"+dotText(pol.Name)+"\nversion "+dotText(declared), visible(pol.String())+"\n"+visible(pol.Digest))
+			plan := g.node("policy\x00"+pol.Digest, dotEntity, "policy (plan)\n"+dotText(pol.Name)+"\nversion "+dotText(declared), EscapeLine(pol.String())+"\n"+EscapeLine(pol.Digest))
 			g.edge(nrm, plan, "hadPlan")
 			if n.Error == nil {
-				tip := "key " + visible(l.Key) + "\ncompare: " + visible(n.Compare)
+				tip := "key " + EscapeLine(l.Key) + "\ncompare: " + EscapeLine(n.Compare)
 				if len(n.RemovedParams) > 0 {
-					tip += "\nremoved: " + visible(strings.Join(n.RemovedParams, "&"))
+					tip += "\nremoved: " + EscapeLine(strings.Join(n.RemovedParams, "&"))
 				}
 				if n.HostRule != "" {
-					tip += "\nhost rule: " + visible(n.HostRule)
+					tip += "\nhost rule: " + EscapeLine(n.HostRule)
 				}
 				key := g.node("key\x00"+normID, dotEntity, "comparison key\n"+dotText(l.Key), tip)
 				g.edge(key, nrm, "wasGeneratedBy")
@@ -310,7 +310,7 @@ func LineageDOT(w io.Writer, ls, orig []*query.Lineage) error {
 				if gr := l.Group; gr != nil {
 					grp := g.node("group\x00"+gr.ID, dotDerived,
 						fmt.Sprintf("review group %s\n%s\n%s", gr.ID, gr.Verdict, Plural(gr.Members, "member")),
-						"derived, not stored: "+strings.Join(visibleAll(gr.Reasons), "\n"))
+						"derived, not stored: "+strings.Join(escapeLines(gr.Reasons), "\n"))
 					g.edge(key, grp, "inGroup", "style=dashed", `color="#808080"`)
 				}
 			}
@@ -328,10 +328,10 @@ func LineageDOT(w io.Writer, ls, orig []*query.Lineage) error {
 			if r.ContentHash != "" {
 				label += "\n" + dotText(shorten(r.ContentHash, 24))
 			}
-			tip := []string{"retrieval " + visible(r.RetrievedAt)}
+			tip := []string{"retrieval " + EscapeLine(r.RetrievedAt)}
 			for _, s := range [][2]string{{"content hash", r.ContentHash}, {"content type", r.ContentType}, {"snapshot", r.SnapshotRef}, {"outcome", r.Outcome}, {"outcome error", r.OutcomeError}} {
 				if s[1] != "" {
-					tip = append(tip, s[0]+": "+visible(s[1]))
+					tip = append(tip, s[0]+": "+EscapeLine(s[1]))
 				}
 			}
 			ret := g.node("retrieval\x00"+r.Node, dotActivity, label, strings.Join(tip, "\n"))
@@ -345,7 +345,7 @@ func LineageDOT(w io.Writer, ls, orig []*query.Lineage) error {
 				}
 				label += "\n" + dotText(h.From) + "\n→ " + dotText(h.To)
 				hop := g.node(fmt.Sprintf("hop\x00%s\x00%d", r.Node, h.Index), dotActivity, label,
-					visible(fmt.Sprintf("%s %s -> %s at %s", h.Status, h.From, h.To, h.At)))
+					EscapeLine(fmt.Sprintf("%s %s -> %s at %s", h.Status, h.From, h.To, h.At)))
 				g.edge(ret, hop, "hop")
 				if prev != "" {
 					g.edge(hop, prev, "wasInformedBy")
@@ -354,20 +354,20 @@ func LineageDOT(w io.Writer, ls, orig []*query.Lineage) error {
 			}
 			declarer := raw
 			if r.FinalURL != "" {
-				res := g.node("resolved\x00"+or.FinalURL, dotEntity, "resolved URL\n"+dotText(r.FinalURL), visible(r.FinalURL))
+				res := g.node("resolved\x00"+or.FinalURL, dotEntity, "resolved URL\n"+dotText(r.FinalURL), EscapeLine(r.FinalURL))
 				g.edge(res, ret, "wasGeneratedBy (resolvedTo)")
 				declarer = res
 			}
 			for k, c := range r.Canonicals {
 				decl := g.node("canonical\x00"+r.Node+"\x00"+or.Canonicals[k].URL+"\x00"+c.Source, dotEntity,
-					"canonical ("+dotText(c.Source)+")\n"+dotText(c.URL), visible(c.URL+" ("+c.Source+")"))
+					"canonical ("+dotText(c.Source)+")\n"+dotText(c.URL), EscapeLine(c.URL+" ("+c.Source+")"))
 				g.edge(decl, ret, "wasGeneratedBy")
 				g.edge(decl, declarer, "declaredBy")
 			}
 		}
 
 		for j, r := range l.Relations {
-			res := g.node("resource\x00"+o.Relations[j].Target, dotEntity, "related resource\n"+dotText(r.Target), visible(r.Target))
+			res := g.node("resource\x00"+o.Relations[j].Target, dotEntity, "related resource\n"+dotText(r.Target), EscapeLine(r.Target))
 			attrs := []string{r.Evidence}
 			if r.Format != "" {
 				attrs = append(attrs, r.Format)
@@ -375,13 +375,13 @@ func LineageDOT(w io.Writer, ls, orig []*query.Lineage) error {
 			if r.CapturedAt != "" {
 				attrs = append(attrs, "captured "+r.CapturedAt)
 			}
-			g.edge(raw, res, visible(relationEdge(r.Type)+" ("+strings.Join(attrs, ", ")+")"))
+			g.edge(raw, res, EscapeLine(relationEdge(r.Type)+" ("+strings.Join(attrs, ", ")+")"))
 		}
 	}
 
 	title := "lineage of " + strings.Join(titles, ", ")
 	if len(ls) > 0 {
-		title += "\npolicy " + visible(ls[0].Policy.String())
+		title += "\npolicy " + EscapeLine(ls[0].Policy.String())
 	}
 	fmt.Fprintf(w, "digraph lineage {\n")
 	fmt.Fprintf(w, "  graph [rankdir=BT, fontname=\"Helvetica\", fontsize=11, labelloc=t, label=%s];\n", dotQuote(title))
@@ -434,7 +434,7 @@ const (
 // Invalid UTF-8 bytes are shown as \xNN and control characters as \uNNNN,
 // so that nothing is silently dropped from the label.
 func dotText(s string) string {
-	s = visible(s)
+	s = EscapeLine(s)
 	var lines []string
 	for len(lines) < dotLines && s != "" {
 		r := []rune(s)
@@ -459,36 +459,14 @@ func dotText(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-// visibleAll applies visible to each of ss.
-func visibleAll(ss []string) []string {
+
+// escapeLines applies EscapeLine to each of ss.
+func escapeLines(ss []string) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
-		out[i] = visible(s)
+		out[i] = EscapeLine(s)
 	}
 	return out
-}
-
-// visible replaces invalid UTF-8 and the runes a terminal or a renderer
-// may act on (IsUnsafeRune: controls, bidirectional formatting) with
-// escapes.
-func visible(s string) string {
-	if !hasUnsafe(s) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02X`, s[i])
-		case IsUnsafeRune(r):
-			fmt.Fprintf(&b, `\u%04X`, r)
-		default:
-			b.WriteRune(r)
-		}
-		i += size
-	}
-	return b.String()
 }
 
 // dotQuote makes a DOT double-quoted string whose text Graphviz shows as
@@ -504,7 +482,7 @@ func dotQuote(s string) string {
 		if b.Len() > 1 {
 			b.WriteString(`\n`)
 		}
-		for _, r := range visible(line) {
+		for _, r := range EscapeLine(line) {
 			switch r {
 			case '"':
 				b.WriteString(`\"`)
