@@ -459,7 +459,6 @@ func dotText(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-
 // escapeLines applies EscapeLine to each of ss.
 func escapeLines(ss []string) []string {
 	out := make([]string, len(ss))
