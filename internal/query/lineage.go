@@ -587,6 +587,15 @@ func (r *reader) citation(n string, pol PolicyRef) (*Citation, error) {
 		c.Norm = buildNormalization(iriNodes{r}, nrm, k, &pol, normOptions[string]{steps: true})
 	}
 	slices.Sort(r.under[n])
+	checks, err := r.subjects(vocab.CheckOf, graph.IRI(n))
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range checks {
+		if err := r.node(p); err != nil {
+			return nil, err
+		}
+	}
 	for _, rt := range r.all(vocab.RetrievedIn, n) {
 		if err := r.node(rt); err != nil {
 			return nil, err
@@ -600,7 +609,31 @@ func (r *reader) citation(n string, pol PolicyRef) (*Citation, error) {
 		if err != nil {
 			return nil, err
 		}
-		c.Retrievals = append(c.Retrievals, buildRetrieval(iriNodes{r}, rt, decls))
+		ret := buildRetrieval(iriNodes{r}, rt, decls)
+		exts, err := r.subjects(vocab.OfRetrieval, graph.IRI(rt))
+		if err != nil {
+			return nil, err
+		}
+		evOf := map[string]string{}
+		for _, x := range exts {
+			if err := r.node(x); err != nil {
+				return nil, err
+			}
+			if err := r.node(r.one(vocab.FromResponse, x)); err != nil {
+				return nil, err
+			}
+			evs, err := r.generated(x, vocab.ExtractedEvidence)
+			if err != nil {
+				return nil, err
+			}
+			if len(evs) > 0 {
+				evOf[x] = evs[0]
+			}
+		}
+		evidenceOf(iriNodes{r}, ret, exts, func(x string) string { return evOf[x] },
+			func(x string) string { return r.one(vocab.FromResponse, x) }, checks,
+			func(p string) string { return r.one(vocab.CheckedAgainst, p) }, false, c)
+		c.Retrievals = append(c.Retrievals, ret)
 	}
 	for _, rel := range r.all(vocab.QualifiedRelation, n) {
 		if err := r.node(rel); err != nil {
