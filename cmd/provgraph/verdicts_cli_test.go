@@ -181,6 +181,12 @@ func TestVerdictsOnFixtureWeb(t *testing.T) {
 		}
 	}
 
+	// By default (--min-size 2) the single-member syndicated copy is
+	// listed all the same: it takes part in a relation to review.
+	if out := run("", "groups", "--db", db, "--format", "json"); !strings.Contains(out, `"citation_id": "wire"`) {
+		t.Errorf("groups without --min-size does not list the syndicated copy:\n%s", out)
+	}
+
 	// Lineage: the passage, the extraction and the capture reference.
 	var lin []struct {
 		Passage *struct {
