@@ -46,7 +46,7 @@ func TestVerdictsFromSimHashes(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		key, verdict, reason string
-		relations           []string
+		relations            []string
 	}{
 		{"https://near.test/", model.VerdictIdentityConfirmed, "identity confirmed: near-identical text (SimHash distance 3)", nil},
 		{"https://far.test/", model.VerdictConflict, "main texts of successful retrievals differ (SimHash distance 4, beyond 3)", nil},
