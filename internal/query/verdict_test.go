@@ -86,3 +86,19 @@ func TestVerdictsFromSimHashes(t *testing.T) {
 		t.Errorf("counts: %d same-text relations, want 2", got)
 	}
 }
+
+// TestGroupRelationKinds checks that every relation type groups derives
+// is described once in model.GroupRelationKinds.
+func TestGroupRelationKinds(t *testing.T) {
+	var names []string
+	for _, k := range model.GroupRelationKinds {
+		if k.Description == "" {
+			t.Errorf("%s has no description", k.Name)
+		}
+		names = append(names, k.Name)
+	}
+	want := []string{query.RelCrossHostRedirect, query.RelCanonical, query.RelSharedRedirect, query.RelSameContent, query.RelSameText}
+	if !slices.Equal(names, want) {
+		t.Errorf("group relation kinds %v, want %v", names, want)
+	}
+}
