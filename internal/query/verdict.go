@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -78,20 +79,23 @@ func (g *grouping) judge(gr *group) (verdict, by, why string) {
 	if len(gr.members) < 2 {
 		return fallback, "", ""
 	}
-	rets := map[int32]bool{}
+	// Slices sorted, not maps: most groups are small, and judge runs for
+	// every group of the database.
+	var rets []int32
 	for _, m := range gr.members {
 		usable := false
 		for _, it := range f.ev[f.evOff[m]:f.evOff[m+1]] {
 			if hashOK(it.hash) || digestOK(it.digest) || simOK(&it) {
 				usable = true
-				rets[it.ret] = true
+				rets = append(rets, it.ret)
 			}
 		}
 		if !usable {
 			return fallback, "", ""
 		}
 	}
-	if len(rets) < 2 {
+	slices.Sort(rets)
+	if len(slices.Compact(rets)) < 2 {
 		return fallback, "", ""
 	}
 	// Link the members (union-find over their positions in gr.members).
@@ -116,45 +120,46 @@ func (g *grouping) judge(gr *group) (verdict, by, why string) {
 		parts--
 		return true
 	}
-	link := func(value func(it *evItem) (int64, bool)) {
-		first := map[int64]int{}
+	type valueOf struct {
+		v uint64
+		i int
+	}
+	var vals []valueOf // scratch
+	// link joins the members that share a value.
+	link := func(value func(it *evItem) (uint64, bool)) {
+		vals = vals[:0]
 		for i, m := range gr.members {
 			for j := f.evOff[m]; j < f.evOff[m+1]; j++ {
 				if v, ok := value(&f.ev[j]); ok {
-					if k, seen := first[v]; seen {
-						union(k, i)
-					} else {
-						first[v] = i
-					}
+					vals = append(vals, valueOf{v, i})
 				}
 			}
 		}
+		slices.SortFunc(vals, func(a, b valueOf) int { return cmp.Compare(a.v, b.v) })
+		for k := 1; k < len(vals); k++ {
+			if vals[k].v == vals[k-1].v {
+				union(vals[k-1].i, vals[k].i)
+			}
+		}
 	}
-	link(func(it *evItem) (int64, bool) { return int64(it.hash), hashOK(it.hash) })
+	link(func(it *evItem) (uint64, bool) { return uint64(it.hash), hashOK(it.hash) })
 	if parts == 1 {
 		return model.VerdictIdentityConfirmed, ConfirmedByContentHash, "identity confirmed: content hash equal"
 	}
-	link(func(it *evItem) (int64, bool) { return int64(it.digest), digestOK(it.digest) })
+	link(func(it *evItem) (uint64, bool) { return uint64(it.digest), digestOK(it.digest) })
 	if parts == 1 {
 		return model.VerdictIdentityConfirmed, ConfirmedByTextDigest, "identity confirmed: text digest equal"
 	}
 	// SimHashes: members of one value, then values within the threshold.
-	simOf := map[uint64]int{}
-	for i, m := range gr.members {
-		for j := f.evOff[m]; j < f.evOff[m+1]; j++ {
-			if it := &f.ev[j]; simOK(it) {
-				if k, seen := simOf[it.sim]; seen {
-					union(k, i)
-				} else {
-					simOf[it.sim] = i
-				}
-			}
-		}
+	link(func(it *evItem) (uint64, bool) { return it.sim, simOK(it) })
+	memberOf := func(sim uint64) int { // a member with SimHash sim (vals is sorted by it)
+		k, _ := slices.BinarySearchFunc(vals, sim, func(a valueOf, v uint64) int { return cmp.Compare(a.v, v) })
+		return vals[k].i
 	}
 	far := 0
 	for i := range sims {
 		for _, b := range sims[i+1:] {
-			if d := extract.Distance(sims[i], b); d <= extract.NearThreshold && union(simOf[sims[i]], simOf[b]) {
+			if d := extract.Distance(sims[i], b); d <= extract.NearThreshold && union(memberOf(sims[i]), memberOf(b)) {
 				far = max(far, d)
 			}
 		}
