@@ -60,10 +60,13 @@ fragment, resolved URL and key, with the reasons it is in the group.
 
 Verdicts (how strong the reason to review together is; never proof):
 ` + verdictHelp() + `
+Content evidence counts only from successful retrievals (2xx, and not an
+error, soft-404, login or empty page by the extractor's soft-error class).
 Cross-host redirects, canonical declarations, format variants, mirrors,
-syndicated copies, archive snapshots and shared content hashes never join
-groups: they are listed as relations between groups, and the cross-host ones
-are flagged for review. A redirect target or content hash shared by more
+syndicated copies, archive snapshots, shared content hashes and shared main
+texts (same-text: an equal text digest or SimHashes within the threshold)
+never join groups: they are listed as relations between groups, and the
+cross-host and same-text ones are flagged for review. A redirect target or content hash shared by more
 than --max-shared groups (a login wall, a home page, an error page) is not
 duplicate evidence. Raw URLs the policy rejected are listed apart.
 
@@ -72,7 +75,9 @@ the source or target of a relation flagged for review (an AMP page and its
 origin, each cited once), unless --review-relations=false.
 
 Formats: table (default), json (policy, groups, rejected, counts,
-incomplete_runs), csv (one row per member). Table and CSV show a value that
+incomplete_runs), csv (one row per member). A member whose citation has
+cited_text and a successful extraction carries a passage check (json:
+passage {found, score, method, span, extractor}; table: "cited passage"). Table and CSV show a value that
 holds a control or bidirectional formatting character as a quoted Go string
 ("a\x1b[2K"); JSON holds the values unescaped.
 

@@ -41,6 +41,8 @@ Every deduplicated count can be explained: --explain lists what is behind it.
   --explain rejected        each rejected raw URL
   --explain domain:D        the groups of registrable domain D
   --explain verdict:V       the groups with verdict V
+  --explain confirmed:E     the identity-confirmed groups that evidence E confirmed:
+                            content-hash, text-digest or near-text
   --explain relation:T      the groups with a relation of type T
 
 ` + exitHelp(

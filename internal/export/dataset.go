@@ -39,10 +39,22 @@ var codebookRules = "Review groups are derived by a query and merge nothing: eve
 	"Citations whose comparison keys are equal under the policy form a group. " +
 	"A same-host redirect chain joins the source's group with the target's, unless more than " + strconv.Itoa(model.DefaultMaxShared) +
 	" groups (groups --max-shared) redirect to that target: a login wall, a home page or a soft-404 page is not duplicate evidence; " +
-	"the same bound applies to a content hash shared between groups. " +
-	"Cross-host redirects, canonical declarations, format variants (AMP, print, ...), mirrors, syndicated copies, archive snapshots and content hashes shared between groups never join groups; they are relations between groups. " +
+	"the same bound applies to a content hash, text digest or SimHash shared between groups. " +
+	"Content evidence counts only from successful retrievals: a 2xx final response that the extractor did not class as an error, soft-404, login or empty page. " +
+	"Cross-host redirects, canonical declarations, format variants (AMP, print, ...), mirrors, syndicated copies, archive snapshots, content hashes shared between groups and main texts shared between groups (same-text: an equal text digest, or SimHashes within the near-duplicate threshold) never join groups; they are relations between groups, and same-text relations are flagged for review. " +
 	"Raw URLs the policy rejected are never grouped. " +
-	"A verdict says how strong the reason to review the members together is, never that they are the same resource."
+	"A verdict says how strong the reason to review the members together is, never that they are the same resource. " +
+	groupRelationKinds()
+
+// groupRelationKinds describes the derived group relation kinds
+// (model.GroupRelationKinds), as pg:relationType names them.
+func groupRelationKinds() string {
+	var parts []string
+	for _, k := range model.GroupRelationKinds {
+		parts = append(parts, k.Name+": "+k.Description)
+	}
+	return "Derived group relations (pg:relationType): " + strings.Join(parts, "; ") + "."
+}
 
 // convention is a rule the data follows that a count depends on.
 type convention struct {

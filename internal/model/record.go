@@ -94,6 +94,31 @@ const (
 	EvidenceDetected = "detected"
 )
 
+// RelSameText is the group relation between two review groups whose
+// successful retrievals have the same main text (an equal text digest) or a
+// near-identical one (SimHashes within the extractor's threshold): a
+// syndicated copy, a mirror on another host. It never joins the groups and
+// is always marked for review. GroupRelationKinds describes it.
+const RelSameText = "same-text"
+
+// GroupRelationKind is a kind of relation between review groups that the
+// groups query derives (besides the relation kinds of the input, which it
+// lists too), with its one description: the export's codebook and the
+// groups command's help quote it.
+type GroupRelationKind struct {
+	Name        string
+	Description string
+}
+
+// GroupRelationKinds lists the derived group relation kinds.
+var GroupRelationKinds = []GroupRelationKind{
+	{"cross-host-redirect", "a member's retrieval redirects to a URL on another host"},
+	{"canonical", "a member's page declares a canonical URL of another group or not cited"},
+	{"shared-redirect-target", "a member redirects to a target that more than max-shared groups redirect to: not duplicate evidence"},
+	{"same-content-hash", "successful retrievals of the two groups returned the same bytes (content hash)"},
+	{RelSameText, "successful retrievals of the two groups have the same main text (text digest) or a near-identical one (SimHash within the threshold): a syndicated copy or a mirror, for review, never merged"},
+}
+
 // RelationKind is one kind of relation between a cited resource and
 // another: its input name, the class of the qualified relation node and the
 // direct property ingest writes for it, and its one description. The graph

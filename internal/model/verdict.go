@@ -25,17 +25,17 @@ type Verdict struct {
 // conflict: the order the groups command's help and the export list it.
 var Verdicts = []Verdict{
 	{VerdictIdentityConfirmed, "identity confirmed",
-		"Every member of the group has a content hash and they all agree.",
-		[]string{"every member has a content hash and they agree"}},
+		"Every member has a successful retrieval (a 2xx response that is not an error, soft-404 or login page), at least two distinct retrievals are among them, and their content evidence agrees: equal content hashes, equal text digests of the main text, or main texts whose SimHashes are within the near-duplicate threshold. A single member is never identity-confirmed.",
+		[]string{"every member's successful retrieval agrees (content hash,", "text digest or near-identical text); two retrievals at least"}},
 	{VerdictNormalizedCompare, "normalized compare",
-		"The members' comparison keys are equal by syntax-level rules (RFC 3986 section 6, WHATWG URL) and tracking-parameter removal only; no content hash confirms or contradicts it.",
+		"The members' comparison keys are equal by syntax-level rules (RFC 3986 section 6, WHATWG URL) and tracking-parameter removal only; no content evidence confirms or contradicts it.",
 		[]string{"keys equal by syntax rules and tracking removal only"}},
 	{VerdictNeedsContentCheck, "needs content check",
-		"Equality relied on a server-defined host rule or on a same-host redirect, and no content hash confirms it: compare the content before counting the members as one source.",
-		[]string{"equality relied on a server-defined host rule or a", "redirect, and no content hash confirms it"}},
+		"Equality relied on a server-defined host rule or on a same-host redirect, and no content evidence confirms it: compare the content before counting the members as one source.",
+		[]string{"equality relied on a server-defined host rule or a", "redirect, and no content evidence confirms it"}},
 	{VerdictConflict, "conflict",
-		"The members' content hashes disagree: the same key served different content.",
-		[]string{"members' content hashes disagree"}},
+		"The main texts of the members' successful retrievals differ beyond the near-duplicate threshold: the same key served different content. Differing bytes with equal or near-identical text are no conflict.",
+		[]string{"main texts of successful retrievals differ beyond", "the near-duplicate threshold"}},
 }
 
 // DefaultMaxShared is how many distinct groups may share a redirect target

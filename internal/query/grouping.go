@@ -43,12 +43,28 @@ type facts struct {
 	hashRef           []int32
 	redirURL          []string
 	hashText          func(ref int32) string
+	// The text evidence of citation i's successful retrievals (evidence.go)
+	// is ev[evOff[i]:evOff[i+1]]; its content hashes above are those of
+	// its successful retrievals only, so an error page is never shared
+	// content.
+	evOff      []int32
+	ev         []evItem
+	digestText func(ref int32) string
 	// related says whether a citation has anything relations reads
 	// (redirects, canonical declarations, declared relations).
 	related []bool
 	// fill sets *c to citation i. w is the calling worker's number
 	// (0 <= w < workers()), so that sources may keep a cache per worker.
 	fill func(w, i int, c *Citation)
+}
+
+// evItem is the content evidence of one successful retrieval: refs of its
+// retrieval, content hash and text digest (-1 for none; equal refs exactly
+// when the values are equal) and its SimHash.
+type evItem struct {
+	ret, hash, digest int32
+	sim               uint64
+	hasSim            bool
 }
 
 // relatedCitation reports whether relations reads anything of c.
@@ -69,11 +85,27 @@ func snapshotFacts(snap *Snapshot) *facts {
 	n := len(snap.Citations)
 	f := &facts{
 		n: n, state: make([]int8, n), key: make([]int32, n), content: make([]bool, n), related: make([]bool, n),
-		hashOff: make([]int32, n+1), redirOff: make([]int32, n+1),
+		hashOff: make([]int32, n+1), redirOff: make([]int32, n+1), evOff: make([]int32, n+1),
 		fill: func(_, i int, c *Citation) { *c = *snap.Citations[i] },
 	}
 	keyRef, hashRef := map[string]int32{}, map[string]int32{}
 	var hashes []string
+	retRef, digestRef := map[string]int32{}, map[string]int32{}
+	var digests []string
+	refOf := func(refs map[string]int32, v string, add func()) int32 {
+		if v == "" {
+			return -1
+		}
+		ref, ok := refs[v]
+		if !ok {
+			ref = int32(len(refs))
+			refs[v] = ref
+			if add != nil {
+				add()
+			}
+		}
+		return ref
+	}
 	for i, c := range snap.Citations {
 		switch {
 		case c.Norm == nil:
@@ -91,23 +123,27 @@ func snapshotFacts(snap *Snapshot) *facts {
 			f.content[i] = c.Norm.Compare == string(normalize.CompareContent)
 		}
 		for _, r := range c.Retrievals {
-			if r.ContentHash != "" {
-				ref, ok := hashRef[r.ContentHash]
-				if !ok {
-					ref = int32(len(hashes))
-					hashRef[r.ContentHash] = ref
-					hashes = append(hashes, r.ContentHash)
-				}
-				f.hashRef = append(f.hashRef, ref)
-			}
 			if len(r.Hops) > 0 && r.FinalURL != "" && !r.CrossesHost() {
 				f.redirURL = append(f.redirURL, r.FinalURL)
 			}
+			if !r.Successful() {
+				continue
+			}
+			it := evItem{ret: refOf(retRef, r.Node, nil), hash: -1}
+			if r.ContentHash != "" {
+				it.hash = refOf(hashRef, r.ContentHash, func() { hashes = append(hashes, r.ContentHash) })
+				f.hashRef = append(f.hashRef, it.hash)
+			}
+			var digest string
+			digest, it.sim, it.hasSim = textEvidence(r)
+			it.digest = refOf(digestRef, digest, func() { digests = append(digests, digest) })
+			f.ev = append(f.ev, it)
 		}
-		f.hashOff[i+1], f.redirOff[i+1] = int32(len(f.hashRef)), int32(len(f.redirURL))
+		f.hashOff[i+1], f.redirOff[i+1], f.evOff[i+1] = int32(len(f.hashRef)), int32(len(f.redirURL)), int32(len(f.ev))
 		f.related[i] = relatedCitation(c)
 	}
 	f.hashText = func(ref int32) string { return hashes[ref] }
+	f.digestText = func(ref int32) string { return digests[ref] }
 	return f
 }
 
@@ -136,8 +172,8 @@ func (g *gathered) facts() *facts {
 	ids = nil
 	f := &facts{
 		n: n, state: make([]int8, n), key: make([]int32, n), content: make([]bool, n), related: make([]bool, n),
-		hashOff: make([]int32, n+1), redirOff: make([]int32, n+1),
-		hashText: func(ref int32) string { return l.names[ref] },
+		hashOff: make([]int32, n+1), redirOff: make([]int32, n+1), evOff: make([]int32, n+1),
+		hashText: func(ref int32) string { return l.names[ref] }, digestText: func(ref int32) string { return l.names[ref] },
 	}
 	builders := make([]*builder, workers())
 	for w := range builders {
@@ -150,11 +186,13 @@ func (g *gathered) facts() *facts {
 	nw := workers()
 	hashes, hashOff := make([][]int32, nw), make([][]int32, nw)
 	redirs, redirOff := make([][]string, nw), make([][]int32, nw)
+	evs, evOff := make([][]evItem, nw), make([][]int32, nw)
 	parallel(n, func(w, lo, hi int) {
 		var hs []int32
 		var rs []string
+		var es []evItem
 		var hops []graph.ID // scratch
-		ho, ro := make([]int32, hi-lo), make([]int32, hi-lo)
+		ho, ro, eo := make([]int32, hi-lo), make([]int32, hi-lo), make([]int32, hi-lo)
 		for i := lo; i < hi; i++ {
 			pt := &g.parts[order[i]]
 			switch {
@@ -168,8 +206,11 @@ func (g *gathered) facts() *facts {
 			}
 			rel := len(pt.relations) > 0
 			for _, rt := range pt.retrievals {
-				if h := l.get(pContentHash, rt); l.names[h] != "" {
-					hs = append(hs, int32(h))
+				if it, ok := g.evItem(rt); ok {
+					if it.hash >= 0 {
+						hs = append(hs, it.hash)
+					}
+					es = append(es, it)
 				}
 				final := l.one(pFinalURL, rt)
 				hops = l.appendAll(hops[:0], pHop, rt)
@@ -188,21 +229,25 @@ func (g *gathered) facts() *facts {
 				}
 			}
 			f.related[i] = rel
-			ho[i-lo], ro[i-lo] = int32(len(hs)), int32(len(rs))
+			ho[i-lo], ro[i-lo], eo[i-lo] = int32(len(hs)), int32(len(rs)), int32(len(es))
 		}
-		hashes[w], hashOff[w], redirs[w], redirOff[w] = hs, ho, rs, ro
+		hashes[w], hashOff[w], redirs[w], redirOff[w], evs[w], evOff[w] = hs, ho, rs, ro, es, eo
 	})
 	for w := range nw {
 		lo := n * w / nw
-		hb, rb := int32(len(f.hashRef)), int32(len(f.redirURL))
+		hb, rb, eb := int32(len(f.hashRef)), int32(len(f.redirURL)), int32(len(f.ev))
 		for j, o := range hashOff[w] {
 			f.hashOff[lo+j+1] = hb + o
 		}
 		for j, o := range redirOff[w] {
 			f.redirOff[lo+j+1] = rb + o
 		}
+		for j, o := range evOff[w] {
+			f.evOff[lo+j+1] = eb + o
+		}
 		f.hashRef = append(f.hashRef, hashes[w]...)
 		f.redirURL = append(f.redirURL, redirs[w]...)
+		f.ev = append(f.ev, evs[w]...)
 	}
 	// Key refs are numbered by first appearance in citation id order, so
 	// that they do not depend on term ids.
@@ -231,6 +276,14 @@ type group struct {
 	related  bool    // some member has something relations reads
 	verdict  string
 	num      int32 // the group's number before the groups were sorted
+	idx      int32 // the group's number once sorted
+	// digests and sims are the distinct text digest refs and SimHashes of
+	// the members' successful retrievals; confirmedBy and why say which
+	// evidence decided the verdict (judge).
+	digests     []int32
+	sims        []uint64
+	confirmedBy string
+	why         string
 }
 
 // grouping is the engine's state once the groups are found.
@@ -256,6 +309,12 @@ type grouping struct {
 	groups     []*group          // in key order
 	hashGroups map[int32][]int32 // hash ref -> groups, for hashes of several groups
 	sharedText map[string]int    // hash text -> groups, for hashes of several groups
+	// digestGroups is, for text digests of several groups, those groups;
+	// simGroups is, for every SimHash, the groups that have it; textLinks
+	// are each group's same-text relations (findSameText).
+	digestGroups map[int32][]int32
+	simGroups    map[uint64][]int32
+	textLinks    map[int32][]textLink
 }
 
 // newGrouping finds the groups of f.
@@ -435,9 +494,21 @@ func newGrouping(f *facts, snap *Snapshot, opts GroupOptions) *grouping {
 			for _, m := range gr.members {
 				gr.hashes = append(gr.hashes, f.hashRef[f.hashOff[m]:f.hashOff[m+1]]...)
 				gr.related = gr.related || f.related[m]
+				for _, it := range f.ev[f.evOff[m]:f.evOff[m+1]] {
+					if it.digest >= 0 {
+						gr.digests = append(gr.digests, it.digest)
+					}
+					if it.hasSim {
+						gr.sims = append(gr.sims, it.sim)
+					}
+				}
 			}
 			slices.Sort(gr.hashes)
 			gr.hashes = slices.Compact(gr.hashes)
+			slices.Sort(gr.digests)
+			gr.digests = slices.Compact(gr.digests)
+			slices.Sort(gr.sims)
+			gr.sims = slices.Compact(gr.sims)
 		}
 	})
 	// Groups in the order of their smallest keys: each key is the smallest
@@ -458,6 +529,7 @@ func newGrouping(f *facts, snap *Snapshot, opts GroupOptions) *grouping {
 	renumber := make([]int32, len(g.groups))
 	for i, gr := range g.groups {
 		renumber[gr.num] = int32(i)
+		gr.idx = int32(i)
 	}
 	for k, gi := range g.groupOfKey {
 		if gi >= 0 {
@@ -486,11 +558,29 @@ func newGrouping(f *facts, snap *Snapshot, opts GroupOptions) *grouping {
 			}
 		}
 	}
+	// Text digests and SimHashes, counted the same way.
+	digestCount := map[int32][]int32{}
+	g.simGroups = map[uint64][]int32{}
+	for gi, gr := range g.groups {
+		for _, d := range gr.digests {
+			digestCount[d] = append(digestCount[d], int32(gi))
+		}
+		for _, v := range gr.sims {
+			g.simGroups[v] = append(g.simGroups[v], int32(gi))
+		}
+	}
+	g.digestGroups = map[int32][]int32{}
+	for d, gs := range digestCount {
+		if len(gs) > 1 {
+			g.digestGroups[d] = gs
+		}
+	}
 	parallel(len(g.groups), func(_, lo, hi int) {
 		for _, gr := range g.groups[lo:hi] {
-			gr.verdict = g.verdict(gr)
+			gr.verdict, gr.confirmedBy, gr.why = g.judge(gr)
 		}
 	})
+	g.findSameText()
 	return g
 }
 
@@ -512,39 +602,6 @@ func (g *grouping) shared(h string) int {
 		return n
 	}
 	return 1
-}
-
-// verdict says how strong the reason is to review gr's members together.
-// A content hash shared by more than maxShared groups is a common page and
-// counts for nothing.
-func (g *grouping) verdict(gr *group) string {
-	f := g.f
-	common := func(h int32) bool { return len(g.hashGroups[h]) > g.maxShared }
-	hashes := 0
-	for _, h := range gr.hashes {
-		if !common(h) {
-			hashes++
-		}
-	}
-	allHashed, serverDefined := true, false
-	for _, m := range gr.members {
-		has := false
-		for _, h := range f.hashRef[f.hashOff[m]:f.hashOff[m+1]] {
-			has = has || !common(h)
-		}
-		allHashed = allHashed && has
-		serverDefined = serverDefined || f.content[m]
-	}
-	switch {
-	case hashes > 1:
-		return model.VerdictConflict
-	case hashes == 1 && allHashed:
-		return model.VerdictIdentityConfirmed
-	case serverDefined || gr.redirect:
-		return model.VerdictNeedsContentCheck
-	default:
-		return model.VerdictNormalizedCompare
-	}
 }
 
 // lists reports whether the options list gr, the i-th group.
@@ -618,7 +675,7 @@ func (g *grouping) review(ctx context.Context) error {
 // build makes the Group of gr: members (with reasons) and relations when
 // listed, and only the relations otherwise. w is the calling worker.
 func (g *grouping) build(w int, gr *group, listed bool) *Group {
-	out := &Group{ID: gr.id, Key: g.keys[gr.keys[0]], Verdict: gr.verdict}
+	out := &Group{ID: gr.id, Key: g.keys[gr.keys[0]], Verdict: gr.verdict, ConfirmedBy: gr.confirmedBy}
 	if len(gr.keys) > 1 {
 		out.Keys = make([]string, len(gr.keys))
 		for i, k := range gr.keys {
@@ -643,13 +700,16 @@ func (g *grouping) build(w int, gr *group, listed bool) *Group {
 	for i, m := range nums {
 		c := &cits[i]
 		g.f.fill(w, int(m), c)
-		members[i] = Member{citation: c, CitationID: c.ID, RawURL: c.Raw, Fragment: c.Fragment, Key: c.Norm.Key, ResolvedURL: resolved(c)}
+		members[i] = Member{citation: c, CitationID: c.ID, RawURL: c.Raw, Fragment: c.Fragment, Key: c.Norm.Key, ResolvedURL: resolved(c), Passage: passage(c)}
 		out.Members[i] = &members[i]
 	}
 	if listed {
 		r := &reasoner{g: out, shared: g.shared, maxShared: g.maxShared}
 		for _, m := range out.Members {
 			m.Reasons = r.reasons(m.citation)
+			if gr.why != "" {
+				m.Reasons = append(m.Reasons, gr.why)
+			}
 		}
 	}
 	if gr.related {
@@ -664,6 +724,22 @@ func (g *grouping) build(w int, gr *group, listed bool) *Group {
 			if other := g.groups[o]; other != gr {
 				out.Relations = append(out.Relations, &GroupRelation{Type: RelSameContent, From: gr.id, To: other.id, Evidence: "the same content hash " + g.f.hashText(h) + " under different keys", Review: true, to: o})
 			}
+		}
+	}
+	for _, d := range gr.digests {
+		gs := g.digestGroups[d]
+		if len(gs) < 2 || len(gs) > g.maxShared {
+			continue
+		}
+		for _, o := range gs {
+			if o != gr.idx && !g.sharesHash(gr, o) {
+				out.Relations = append(out.Relations, &GroupRelation{Type: model.RelSameText, From: gr.id, To: g.groups[o].id, Evidence: "the same main text (text digest " + g.f.digestText(d) + ") under different keys", Review: true, to: o})
+			}
+		}
+	}
+	for _, l := range g.textLinks[gr.idx] {
+		if l.digest == "" {
+			out.Relations = append(out.Relations, &GroupRelation{Type: model.RelSameText, From: gr.id, To: g.groups[l.to].id, Evidence: fmt.Sprintf("near-identical main text (SimHash distance %d) under different keys", l.dist), Review: true, to: l.to})
 		}
 	}
 	if out.Relations == nil {
@@ -858,6 +934,17 @@ func (g *grouping) sharesContent(gr *group) bool {
 			return true
 		}
 	}
+	return len(g.textLinks[gr.idx]) > 0
+}
+
+// sharesHash reports whether gr and group o share a content hash that is
+// evidence (a same-content-hash relation).
+func (g *grouping) sharesHash(gr *group, o int32) bool {
+	for _, h := range gr.hashes {
+		if gs := g.hashGroups[h]; len(gs) >= 2 && len(gs) <= g.maxShared && slices.Contains(gs, o) {
+			return true
+		}
+	}
 	return false
 }
 
@@ -907,4 +994,36 @@ func (s *GroupSet) Write(ctx context.Context, encode func(buf []byte, g *Group) 
 // Report returns the whole report, the listed groups included.
 func (s *GroupSet) Report(ctx context.Context) (*Report, error) {
 	return s.g.run(ctx, nil, nil)
+}
+
+// evItem returns the content evidence of retrieval rt, and whether it is
+// successful (Retrieval.Successful), from the ids: refs are term ids.
+func (g *gathered) evItem(rt graph.ID) (evItem, bool) {
+	l := g.l
+	var cur *Extraction
+	var curEv graph.ID
+	for _, x := range g.extsOf[rt] {
+		ev := g.evOf[x]
+		if ev == 0 {
+			continue
+		}
+		e := &Extraction{Extractor: l.one(pExtractor, ev), TextDigest: l.one(pTextDigest, ev), SimHash: l.one(pSimHash, ev), SoftError: l.one(pSoftError, ev)}
+		if cur == nil || cmpExtraction(e, cur) > 0 {
+			cur, curEv = e, ev
+		}
+	}
+	if !successful(l.one(pOutcome, rt), l.one(pFinalStatus, rt), cur) {
+		return evItem{}, false
+	}
+	it := evItem{ret: int32(rt), hash: -1, digest: -1}
+	if h := l.get(pContentHash, rt); l.names[h] != "" {
+		it.hash = int32(h)
+	}
+	if cur != nil {
+		if d := l.get(pTextDigest, curEv); l.names[d] != "" {
+			it.digest = int32(d)
+		}
+		_, it.sim, it.hasSim = textEvidence(&Retrieval{Extractions: []*Extraction{cur}})
+	}
+	return it, true
 }

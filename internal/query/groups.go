@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 )
 
@@ -17,6 +18,7 @@ const (
 	RelCrossHostRedirect = "cross-host-redirect"
 	RelCanonical         = "canonical"
 	RelSameContent       = "same-content-hash"
+	RelSameText          = model.RelSameText
 	RelSharedRedirect    = "shared-redirect-target"
 )
 
@@ -54,12 +56,16 @@ type Report struct {
 // Group is a set of citations that are probably the same resource, with
 // the reason for each member and the relations to other groups.
 type Group struct {
-	ID        string           `json:"id"`
-	Key       string           `json:"key"`
-	Keys      []string         `json:"keys,omitempty"` // every key in the group when a redirect joined several
-	Verdict   string           `json:"verdict"`
-	Members   []*Member        `json:"members"`
-	Relations []*GroupRelation `json:"relations"`
+	ID      string   `json:"id"`
+	Key     string   `json:"key"`
+	Keys    []string `json:"keys,omitempty"` // every key in the group when a redirect joined several
+	Verdict string   `json:"verdict"`
+	// ConfirmedBy says which evidence confirmed an identity-confirmed
+	// group (ConfirmedByContentHash, ...); empty otherwise. It is not in
+	// the JSON (each member's reasons say it); stats counts it.
+	ConfirmedBy string           `json:"-"`
+	Members     []*Member        `json:"members"`
+	Relations   []*GroupRelation `json:"relations"`
 }
 
 // Member is one citation in a group. Every value is the member's own.
@@ -70,7 +76,11 @@ type Member struct {
 	ResolvedURL string   `json:"resolved_url,omitempty"`
 	Key         string   `json:"key"`
 	Reasons     []string `json:"reasons"`
-	citation    *Citation
+	// Passage is the check of the citation's cited_text against the main
+	// text of its latest successful retrieval's extraction; nil without
+	// cited_text or such an extraction.
+	Passage  *Passage `json:"passage,omitempty"`
+	citation *Citation
 }
 
 // Citation returns the member's citation as the snapshot read it: its
@@ -245,11 +255,28 @@ func (r *reasoner) reasons(c *Citation) []string {
 	}
 	for _, rt := range c.Retrievals {
 		switch h := rt.ContentHash; {
+		case !rt.Successful():
+			if h != "" {
+				rs = append(rs, "content hash "+h+" of an unsuccessful retrieval ("+rt.whyUnsuccessful()+"): not evidence")
+			} else if x := rt.Current(); x != nil && x.SoftError != "" {
+				rs = append(rs, "retrieval is "+x.SoftError+": not evidence")
+			}
+			continue
 		case h == "":
 		case r.shared(h) > r.maxShared:
 			rs = append(rs, fmt.Sprintf("content hash %s is shared by %d groups (a common page such as a login or error page): not evidence", h, r.shared(h)))
 		default:
 			rs = append(rs, "content hash "+h)
+		}
+		if x := rt.Current(); x != nil && (x.TextDigest != "" || x.SimHash != "") {
+			line := "main text"
+			if x.TextDigest != "" {
+				line += " digest " + x.TextDigest
+			}
+			if x.SimHash != "" {
+				line += " SimHash " + x.SimHash
+			}
+			rs = append(rs, line)
 		}
 	}
 	return rs

@@ -93,6 +93,10 @@ type Lineage struct {
 	Relations       []*Relation           `json:"relations"`
 	// ContentHashes are the distinct content hashes of the retrievals.
 	ContentHashes []string `json:"content_hashes"`
+	// Passage is the check of the citation's cited_text against its latest
+	// successful extraction, as groups' members carry it; nil when there
+	// is none (each retrieval's extractions are in Retrievals).
+	Passage *Passage `json:"passage,omitempty"`
 	// Group is nil when the citation is in no group; Ungrouped says why.
 	Group     *LineageGroup `json:"group"`
 	Ungrouped string        `json:"ungrouped,omitempty"`
@@ -349,7 +353,7 @@ func (r *reader) lineage(c *Citation, pol PolicyRef, rep *Report, scope string, 
 		Question: c.Question, ObservedAt: c.ObservedAt, RawURL: c.Raw, Fragment: c.Fragment,
 		BaseURL: c.BaseURL, ResolvedURL: resolved(c), Policy: pol,
 		NormalizedUnder: r.under[c.Node], Retrievals: c.Retrievals, Relations: c.Relations,
-		ContentHashes: []string{}, Warnings: rep.Warnings,
+		ContentHashes: []string{}, Warnings: rep.Warnings, Passage: passage(c),
 	}
 	if l.NormalizedUnder == nil {
 		l.NormalizedUnder = []string{}
@@ -587,6 +591,15 @@ func (r *reader) citation(n string, pol PolicyRef) (*Citation, error) {
 		c.Norm = buildNormalization(iriNodes{r}, nrm, k, &pol, normOptions[string]{steps: true})
 	}
 	slices.Sort(r.under[n])
+	checks, err := r.subjects(vocab.CheckOf, graph.IRI(n))
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range checks {
+		if err := r.node(p); err != nil {
+			return nil, err
+		}
+	}
 	for _, rt := range r.all(vocab.RetrievedIn, n) {
 		if err := r.node(rt); err != nil {
 			return nil, err
@@ -600,7 +613,31 @@ func (r *reader) citation(n string, pol PolicyRef) (*Citation, error) {
 		if err != nil {
 			return nil, err
 		}
-		c.Retrievals = append(c.Retrievals, buildRetrieval(iriNodes{r}, rt, decls))
+		ret := buildRetrieval(iriNodes{r}, rt, decls)
+		exts, err := r.subjects(vocab.OfRetrieval, graph.IRI(rt))
+		if err != nil {
+			return nil, err
+		}
+		evOf := map[string]string{}
+		for _, x := range exts {
+			if err := r.node(x); err != nil {
+				return nil, err
+			}
+			if err := r.node(r.one(vocab.FromResponse, x)); err != nil {
+				return nil, err
+			}
+			evs, err := r.generated(x, vocab.ExtractedEvidence)
+			if err != nil {
+				return nil, err
+			}
+			if len(evs) > 0 {
+				evOf[x] = evs[0]
+			}
+		}
+		evidenceOf(iriNodes{r}, ret, exts, func(x string) string { return evOf[x] },
+			func(x string) string { return r.one(vocab.FromResponse, x) }, checks,
+			func(p string) string { return r.one(vocab.CheckedAgainst, p) }, false, c)
+		c.Retrievals = append(c.Retrievals, ret)
 	}
 	for _, rel := range r.all(vocab.QualifiedRelation, n) {
 		if err := r.node(rel); err != nil {
@@ -778,6 +815,63 @@ func (h *hood) explore(cits []*Citation) error {
 		for _, rt := range rts {
 			if err := h.addRetrievedIn(rt); err != nil {
 				return err
+			}
+		}
+	}
+	// Main texts: the retrievals whose current extraction has the text
+	// digest of a member's successful retrieval (same-text relations; a
+	// near-identical text has no index to be found by, and is seen only
+	// with --group-scope database).
+	var digests []string
+	for _, c := range h.order {
+		if !keyed(c) || !group[c.Norm.Key] {
+			continue
+		}
+		for _, rt := range c.Retrievals {
+			if d, _, _ := textEvidence(rt); d != "" && rt.Successful() && !slices.Contains(digests, d) {
+				digests = append(digests, d)
+			}
+		}
+	}
+	for _, d := range digests {
+		evs, err := h.r.subjects(vocab.TextDigest, graph.String(d))
+		if err != nil {
+			return err
+		}
+		for _, ev := range evs {
+			if err := h.r.node(ev); err != nil {
+				return err
+			}
+			x := h.r.one(vocab.ProvWasGeneratedBy, ev)
+			if err := h.r.node(x); err != nil {
+				return err
+			}
+			if rt := h.r.one(vocab.OfRetrieval, x); rt != "" {
+				if err := h.addRetrievedIn(rt); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for _, d := range digests {
+		var keys []string
+		for _, c := range h.order {
+			if !keyed(c) || group[c.Norm.Key] || slices.Contains(keys, c.Norm.Key) {
+				continue
+			}
+			for _, rt := range c.Retrievals {
+				if td, _, _ := textEvidence(rt); td == d && rt.Successful() {
+					keys = append(keys, c.Norm.Key)
+					break
+				}
+			}
+			if len(keys) > h.maxShared {
+				break
+			}
+		}
+		if len(keys) <= h.maxShared {
+			for _, k := range keys {
+				join(k)
 			}
 		}
 	}

@@ -148,7 +148,7 @@ var lineageTests = []struct {
 }{
 	{
 		// A redirect chain whose second hop crosses host, with a content
-		// hash: the hash alone confirms the one-member group.
+		// hash: a single member is never identity-confirmed (issue 14).
 		id: "gpt-17-2",
 		want: lineageSummary{
 			Engine: "chatgpt", Answer: "gpt-17#2", Observed: "2026-11-02T10:02:11+01:00", Fragment: "(none)",
@@ -159,7 +159,7 @@ var lineageTests = []struct {
 			},
 			Resolved: "https://www.w3.org/TR/prov-o/",
 			Hashes:   []string{"sha256:1111111111111111111111111111111111111111111111111111111111111111"},
-			Verdict:  model.VerdictIdentityConfirmed, Members: 1,
+			Verdict:  model.VerdictNormalizedCompare, Members: 1,
 			Reasons: []string{"key http://w3.org/TR/prov-o under policy provgraph-default@", "content hash sha256:1111"},
 		},
 	},
@@ -174,7 +174,7 @@ var lineageTests = []struct {
 			Hashes:   []string{"sha256:1111111111111111111111111111111111111111111111111111111111111111"},
 			Verdict:  model.VerdictIdentityConfirmed, Members: 2,
 			Reasons: []string{"key https://www.w3.org/TR/prov-o/ under policy", "rules applied: drop-fragment, tracking-params",
-				"tracking parameters removed: utm_source=perplexity", "content hash sha256:1111"},
+				"tracking parameters removed: utm_source=perplexity", "content hash sha256:1111", "identity confirmed: content hash equal"},
 		},
 	},
 	{
@@ -528,5 +528,5 @@ func ExampleLineageOf() {
 	// hop: 301 http://w3.org/TR/prov-o -> https://w3.org/TR/prov-o crosses host: false
 	// hop: 301 https://w3.org/TR/prov-o -> https://www.w3.org/TR/prov-o/ crosses host: true
 	// resolved: https://www.w3.org/TR/prov-o/
-	// group: identity-confirmed 1 member
+	// group: normalized-compare 1 member
 }

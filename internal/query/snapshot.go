@@ -49,6 +49,9 @@ type Citation struct {
 	Norm       *Normalization
 	Retrievals []*Retrieval
 	Relations  []*Relation
+	// Passages are the checks of the citation's cited_text against its
+	// retrievals' extractions, empty without cited_text.
+	Passages []*Passage `json:"-"`
 }
 
 // Normalization is one normalization of a raw URL.
@@ -94,6 +97,9 @@ type Retrieval struct {
 	OutcomeError string            `json:"outcome_error,omitempty"`
 	Hops         []Hop             `json:"hops"`
 	Canonicals   []model.Canonical `json:"canonical"`
+	// Extractions are the content evidence extracted from the final
+	// response, in extractor order (Current is the last).
+	Extractions []*Extraction `json:"extractions,omitempty"`
 }
 
 // CrossesHost reports whether any hop changed host.
@@ -316,6 +322,29 @@ const (
 	pTarget
 	pText
 	pTo
+	pCaptureRef
+	pCheckOf
+	pCheckedAgainst
+	pDatesDisagree
+	pDeclaredDates
+	pExtractor
+	pExtractionMethod
+	pExtractionProblem
+	pFromResponse
+	pLanguage
+	pMediaType
+	pOfRetrieval
+	pOgTitle
+	pPassageFound
+	pPassageMethod
+	pPassageScore
+	pSimHash
+	pSoftError
+	pSpanEnd
+	pSpanStart
+	pTextDigest
+	pTitle
+	pWordCount
 	numPreds
 )
 
@@ -367,6 +396,29 @@ var predIRIs = [numPreds]string{
 	pTarget:                   vocab.Target,
 	pText:                     vocab.Text,
 	pTo:                       vocab.To,
+	pCaptureRef:               vocab.CaptureRef,
+	pCheckOf:                  vocab.CheckOf,
+	pCheckedAgainst:           vocab.CheckedAgainst,
+	pDatesDisagree:            vocab.DatesDisagree,
+	pDeclaredDates:            vocab.DeclaredDates,
+	pExtractor:                vocab.Extractor,
+	pExtractionMethod:         vocab.ExtractionMethod,
+	pExtractionProblem:        vocab.ExtractionProblem,
+	pFromResponse:             vocab.FromResponse,
+	pLanguage:                 vocab.Language,
+	pMediaType:                vocab.MediaType,
+	pOfRetrieval:              vocab.OfRetrieval,
+	pOgTitle:                  vocab.OgTitle,
+	pPassageFound:             vocab.PassageFound,
+	pPassageMethod:            vocab.PassageMethod,
+	pPassageScore:             vocab.PassageScore,
+	pSimHash:                  vocab.SimHash,
+	pSoftError:                vocab.SoftError,
+	pSpanEnd:                  vocab.SpanEnd,
+	pSpanStart:                vocab.SpanStart,
+	pTextDigest:               vocab.TextDigest,
+	pTitle:                    vocab.Title,
+	pWordCount:                vocab.WordCount,
 }
 
 // loader reads a whole snapshot by term id (graph.Reader). One ordered
@@ -623,7 +675,11 @@ var (
 
 	leanCitationLiterals  = []pred{pCitationId}
 	leanKeyLiterals       = []pred{pText, pCompare, pHostRule, pRemovedParams}
-	leanRetrievalLiterals = []pred{pRetrievedAt, pFinalURL, pContentHash}
+	leanRetrievalLiterals = []pred{pRetrievedAt, pFinalURL, pContentHash, pOutcome, pFinalStatus}
+	evidenceLiterals      = []pred{pExtractor, pTextDigest, pSimHash, pSoftError, pMediaType, pExtractionMethod, pTitle, pOgTitle, pLanguage, pDatesDisagree, pWordCount, pExtractionProblem, pDeclaredDates}
+	leanEvidenceLiterals  = []pred{pExtractor, pTextDigest, pSimHash, pSoftError}
+	responseLiterals      = []pred{pCaptureRef}
+	passageLiterals       = []pred{pPassageFound, pPassageScore, pPassageMethod, pSpanStart, pSpanEnd}
 	leanHopLiterals       = []pred{pCrossesHost}
 )
 
@@ -645,7 +701,12 @@ type gathered struct {
 	policy  PolicyRef
 	parts   []partial
 	declsOf map[graph.ID][]graph.ID
-	lean    bool
+	// The content evidence (evidence.go): a retrieval's extractions, an
+	// extraction's evidence, a citation's passage checks.
+	extsOf map[graph.ID][]graph.ID
+	evOf   map[graph.ID]graph.ID
+	passOf map[graph.ID][]graph.ID
+	lean   bool
 }
 
 // gather reads the node ids of every citation and decodes the terms the
@@ -657,15 +718,15 @@ func (l *loader) gather(pol PolicyRef, lean bool) (*gathered, error) {
 	if err != nil {
 		return nil, err
 	}
-	cl, kl, rl, hl := citationLiterals, keyLiterals, retrievalLiterals, hopLiterals
+	cl, kl, rl, hl, el, sl := citationLiterals, keyLiterals, retrievalLiterals, hopLiterals, evidenceLiterals, responseLiterals
 	preds := []pred{pCites, pFragment, pNormalizedAs, pProvQualifiedAssociation, pProvHadPlan, pProvWasGeneratedBy,
-		pRetrievedIn, pHop, pQualifiedRelation, pTarget}
+		pRetrievedIn, pHop, pQualifiedRelation, pTarget, pOfRetrieval, pFromResponse, pCheckOf, pCheckedAgainst}
 	if lean {
-		cl, kl, rl, hl = leanCitationLiterals, leanKeyLiterals, leanRetrievalLiterals, leanHopLiterals
+		cl, kl, rl, hl, el, sl = leanCitationLiterals, leanKeyLiterals, leanRetrievalLiterals, leanHopLiterals, leanEvidenceLiterals, nil
 	} else {
 		preds = append(preds, pInAnswer, pAnswerId, pProvWasAttributedTo, pEngineName)
 	}
-	if err := l.read(slices.Concat(cl, normLiterals, kl, rl, hl, declLiterals, relationLiterals, preds)...); err != nil {
+	if err := l.read(slices.Concat(cl, normLiterals, kl, rl, hl, declLiterals, relationLiterals, el, sl, passageLiterals, preds)...); err != nil {
 		return nil, err
 	}
 	keys, err := l.instances(vocab.ComparisonKey)
@@ -689,7 +750,11 @@ func (l *loader) gather(pol PolicyRef, lean bool) (*gathered, error) {
 	// Which node is each normalization's key and each retrieval's
 	// canonical declarations.
 	keyOf := make([]graph.ID, l.r.MaxID()+1) // normalization -> its key
-	g := &gathered{l: l, policy: pol, declsOf: map[graph.ID][]graph.ID{}, lean: lean, norms: make([]atomic.Pointer[Normalization], l.r.MaxID()+1)}
+	g := &gathered{l: l, policy: pol, declsOf: map[graph.ID][]graph.ID{}, lean: lean, norms: make([]atomic.Pointer[Normalization], l.r.MaxID()+1),
+		extsOf: map[graph.ID][]graph.ID{}, evOf: map[graph.ID]graph.ID{}, passOf: map[graph.ID][]graph.ID{}}
+	if err := g.evidence(); err != nil {
+		return nil, err
+	}
 	// What each key was generated by is read on every core; the answers
 	// are applied in key order, so that the result does not depend on the
 	// split.
@@ -763,6 +828,13 @@ func (l *loader) gather(pol PolicyRef, lean bool) (*gathered, error) {
 				for _, d := range g.declsOf[rt] {
 					lits(declLiterals, d)
 				}
+				for _, x := range g.extsOf[rt] {
+					lits(el, g.evOf[x])
+					lits(sl, l.get(pFromResponse, x))
+				}
+			}
+			for _, p := range g.passOf[n] {
+				lits(passageLiterals, p)
 			}
 			pt.relations = l.all(pQualifiedRelation, n)
 			for _, rel := range pt.relations {
@@ -852,7 +924,13 @@ func (b *builder) fill(c *Citation, pt *partial) {
 		}
 	}
 	for _, r := range pt.retrievals {
-		c.Retrievals = append(c.Retrievals, buildRetrieval(idNodes{l}, r, b.g.declsOf[r]))
+		rt := buildRetrieval(idNodes{l}, r, b.g.declsOf[r])
+		if exts := b.g.extsOf[r]; len(exts) > 0 {
+			evidenceOf(idNodes{l}, rt, exts, func(x graph.ID) graph.ID { return b.g.evOf[x] },
+				func(x graph.ID) graph.ID { return l.get(pFromResponse, x) }, b.g.passOf[n],
+				func(p graph.ID) graph.ID { return l.get(pCheckedAgainst, p) }, b.g.lean, c)
+		}
+		c.Retrievals = append(c.Retrievals, rt)
 	}
 	for _, rel := range pt.relations {
 		c.Relations = append(c.Relations, buildRelation(idNodes{l}, rel, l.rels[rel]))
@@ -1022,4 +1100,40 @@ func rulesOf(steps []normalize.Step) []string {
 		}
 	}
 	return out
+}
+
+// evidence reads which extractions each retrieval has, which evidence each
+// extraction generated, and which passage checks each citation has: links
+// that point from the evidence to what it is of, read through the class
+// index (a database without evidence costs three empty lookups).
+func (g *gathered) evidence() error {
+	l := g.l
+	exts, err := l.instances(vocab.Extraction)
+	if err != nil {
+		return err
+	}
+	for _, x := range exts {
+		if rt := l.get(pOfRetrieval, x); rt != 0 {
+			g.extsOf[rt] = append(g.extsOf[rt], x)
+		}
+	}
+	evs, err := l.instances(vocab.ExtractedEvidence)
+	if err != nil {
+		return err
+	}
+	for _, ev := range evs {
+		if x := l.get(pProvWasGeneratedBy, ev); x != 0 {
+			g.evOf[x] = ev
+		}
+	}
+	checks, err := l.instances(vocab.PassageCheck)
+	if err != nil {
+		return err
+	}
+	for _, p := range checks {
+		if c := l.get(pCheckOf, p); c != 0 {
+			g.passOf[c] = append(g.passOf[c], p)
+		}
+	}
+	return nil
 }

@@ -23,6 +23,9 @@ type Stats struct {
 	Groups               int            `json:"groups"`
 	GroupsWithSeveral    int            `json:"groups_with_several_members"`
 	GroupsByVerdict      map[string]int `json:"groups_by_verdict"`
+	// GroupsByConfirmation counts the identity-confirmed groups by the
+	// evidence that confirmed them (ConfirmedByContentHash, ...).
+	GroupsByConfirmation map[string]int `json:"groups_by_confirmation,omitempty"`
 	RelationsByType      map[string]int `json:"relations_by_type"`
 	Rejected             int            `json:"rejected"`
 	Unnormalized         int            `json:"unnormalized"`
@@ -48,7 +51,7 @@ type DomainCount struct {
 func ComputeStats(snap *Snapshot, rep *Report) *Stats {
 	s := &Stats{
 		Policy: snap.Policy, Citations: len(snap.Citations),
-		GroupsByVerdict: map[string]int{}, RelationsByType: map[string]int{},
+		GroupsByVerdict: map[string]int{}, RelationsByType: map[string]int{}, GroupsByConfirmation: map[string]int{},
 		Rejected: len(rep.Rejected), Unnormalized: len(rep.Missing), Groups: len(rep.Groups),
 		Domains: []DomainCount{}, IncompleteRuns: rep.IncompleteRuns,
 		Explain: map[string]string{
@@ -59,6 +62,7 @@ func ComputeStats(snap *Snapshot, rep *Report) *Stats {
 			"rejected":               "rejected",
 			"ownership":              "domain:DOMAIN",
 			"groups_by_verdict":      "verdict:VERDICT",
+			"groups_by_confirmation": "confirmed:EVIDENCE",
 			"relations_by_type":      "relation:TYPE",
 		},
 	}
@@ -81,6 +85,9 @@ func ComputeStats(snap *Snapshot, rep *Report) *Stats {
 			s.GroupsWithSeveral++
 		}
 		s.GroupsByVerdict[g.Verdict]++
+		if g.ConfirmedBy != "" {
+			s.GroupsByConfirmation[g.ConfirmedBy]++
+		}
 		for _, r := range g.Relations {
 			s.RelationsByType[r.Type]++
 		}
@@ -141,7 +148,8 @@ type ExplainLine struct {
 }
 
 // Explain lists what is behind a count: "groups", "keys", "raw-urls",
-// "resolved-urls", "rejected", "domain:D", "verdict:V" or "relation:T".
+// "resolved-urls", "rejected", "domain:D", "verdict:V", "confirmed:E" or
+// "relation:T".
 func Explain(snap *Snapshot, rep *Report, what string) ([]ExplainLine, error) {
 	out := []ExplainLine{}
 	members := func(g *Group) []string {
@@ -196,9 +204,9 @@ func Explain(snap *Snapshot, rep *Report, what string) ([]ExplainLine, error) {
 		for _, r := range rep.Rejected {
 			out = append(out, ExplainLine{Item: r.RawURL + " (" + r.Code + ")", Members: []string{r.CitationID}})
 		}
-	case "domain", "verdict", "relation":
+	case "domain", "verdict", "confirmed", "relation":
 		if arg == "" {
-			return nil, fmt.Errorf("explain %s: give a value, as in %s:%s", name, name, map[string]string{"domain": "example.com", "verdict": model.VerdictConflict, "relation": RelCanonical}[name])
+			return nil, fmt.Errorf("explain %s: give a value, as in %s:%s", name, name, map[string]string{"domain": "example.com", "verdict": model.VerdictConflict, "confirmed": ConfirmedByTextDigest, "relation": RelCanonical}[name])
 		}
 		for _, g := range rep.Groups {
 			match := false
@@ -209,6 +217,8 @@ func Explain(snap *Snapshot, rep *Report, what string) ([]ExplainLine, error) {
 				}
 			case "verdict":
 				match = g.Verdict == arg
+			case "confirmed":
+				match = g.ConfirmedBy == arg
 			case "relation":
 				for _, r := range g.Relations {
 					match = match || r.Type == arg
@@ -219,7 +229,7 @@ func Explain(snap *Snapshot, rep *Report, what string) ([]ExplainLine, error) {
 			}
 		}
 	default:
-		return nil, fmt.Errorf("explain %q: want groups, keys, raw-urls, resolved-urls, rejected, domain:D, verdict:V or relation:T", what)
+		return nil, fmt.Errorf("explain %q: want groups, keys, raw-urls, resolved-urls, rejected, domain:D, verdict:V, confirmed:E or relation:T", what)
 	}
 	return out, nil
 }

@@ -171,6 +171,9 @@ func groupTable(b []byte, g *query.Group) []byte {
 		for _, r := range m.Reasons {
 			b = append(append(append(b, "      "...), EscapeLine(r)...), '\n')
 		}
+		if m.Passage != nil {
+			b = append(append(append(b, "      cited passage: "...), PassageText(m.Passage)...), '\n')
+		}
 	}
 	for _, r := range g.Relations {
 		to := EscapeText(r.To)
@@ -208,4 +211,22 @@ func groupCSV(b []byte, g *query.Group) []byte {
 // time.
 func ReportJSON(w io.Writer, rep *query.Report) error {
 	return Groups(w, "json", rep.Policy, rep.Warnings, ReportGroups(rep))
+}
+
+// PassageText says briefly whether a cited passage was found in the page's
+// main text: "found (exact, score 1.00)" or "not found (best window, score
+// 0.31)".
+func PassageText(p *query.Passage) string {
+	found := "found"
+	if !p.Found {
+		found = "not found"
+	}
+	method := p.Method
+	if method == "window" {
+		method = "best window"
+	}
+	if method == "" {
+		return fmt.Sprintf("%s (score %.2f)", found, p.Score)
+	}
+	return fmt.Sprintf("%s (%s, score %.2f)", found, EscapeText(method), p.Score)
 }

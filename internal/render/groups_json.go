@@ -56,6 +56,11 @@ func appendGroupJSON(b []byte, g *query.Group, prefix string) []byte {
 			w.str(m.Key)
 			w.field(3, "reasons", false)
 			w.strings(3, m.Reasons)
+			if m.Passage != nil {
+				// Rare and small: encoding/json writes it.
+				w.field(3, "passage", false)
+				w.b = append(w.b, jsonValue(m.Passage, w.prefix+"      ")...)
+			}
 			w.close(2, '}')
 		}
 		w.close(1, ']')

@@ -115,6 +115,28 @@ func LineageText(w io.Writer, ls []*query.Lineage) error {
 			for _, c := range r.Canonicals {
 				p.field(2, "canonical", QuoteIfNeeded(c.URL)+" ("+EscapeText(c.Source)+")")
 			}
+			for _, x := range r.Extractions {
+				fmt.Fprintf(w, "    extraction by %s:\n", EscapeText(x.Extractor))
+				p.text(3, "capture", x.CaptureRef)
+				p.text(3, "media type", x.MediaType)
+				p.text(3, "method", x.Method)
+				p.text(3, "title", x.Title)
+				p.text(3, "language", x.Language)
+				for _, d := range x.Dates {
+					p.field(3, "declared date", EscapeText(d.Value)+" ("+EscapeText(d.Source)+")")
+				}
+				if x.DatesDisagree {
+					p.field(3, "dates", "disagree")
+				}
+				p.text(3, "text digest", x.TextDigest)
+				p.text(3, "SimHash", x.SimHash)
+				p.field(3, "words", fmt.Sprint(x.Words))
+				p.text(3, "soft error", x.SoftError)
+				p.text(3, "problem", x.Problem)
+			}
+		}
+		if l.Passage != nil {
+			fmt.Fprintf(w, "\n  cited passage: %s\n", PassageText(l.Passage))
 		}
 
 		if len(l.Relations) == 0 {

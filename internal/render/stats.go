@@ -46,6 +46,9 @@ func StatsTable(w io.Writer, s *query.Stats) error {
 	for _, v := range sortedKeys(s.GroupsByVerdict) {
 		row("  "+EscapeText(v), s.GroupsByVerdict[v], "verdict:"+EscapeText(v))
 	}
+	for _, e := range sortedKeys(s.GroupsByConfirmation) {
+		row("    confirmed by "+EscapeText(e), s.GroupsByConfirmation[e], "confirmed:"+EscapeText(e))
+	}
 	row("relations between groups", sum(s.RelationsByType), "")
 	for _, t := range sortedKeys(s.RelationsByType) {
 		row("  "+EscapeText(t), s.RelationsByType[t], "relation:"+EscapeText(t))

@@ -659,7 +659,8 @@ const (
 
 	// RelationType is pg:relationType, a datatype property. The kind of group
 	// relation, as provgraph groups prints it. Values: cross-host-redirect,
-	// canonical, shared-redirect-target, same-content-hash, format_of,
+	// canonical, shared-redirect-target, same-content-hash, same-text (equal
+	// or near-identical main texts of successful retrievals), format_of,
 	// mirror_of, syndication_of, archive_of.
 	RelationType = NS + "relationType"
 

@@ -1,0 +1,215 @@
+package query
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/provgraph/provgraph/internal/extract"
+	"github.com/provgraph/provgraph/internal/model"
+)
+
+// This file is the read side of the content evidence resolve and extract
+// record (ontology/MODEL.md, "Content evidence"): each retrieval's
+// extractions, each citation's passage checks, and which retrievals count
+// as content evidence at all.
+
+// Extraction is the evidence one extraction derived from a retrieval's
+// final response, as stored (a pg:Extraction and the pg:ExtractedEvidence
+// it generated). A lean load reads only what grouping compares (extractor,
+// text digest, SimHash, soft error).
+type Extraction struct {
+	Extractor string `json:"extractor"`
+	// CaptureRef is where the bytes it was derived from are kept (the
+	// response's pg:captureRef: a "warc:" reference), empty when it was
+	// derived from the body as fetched.
+	CaptureRef    string         `json:"capture_ref,omitempty"`
+	MediaType     string         `json:"media_type,omitempty"`
+	Method        string         `json:"method,omitempty"`
+	Title         string         `json:"title,omitempty"`
+	OGTitle       string         `json:"og_title,omitempty"`
+	Language      string         `json:"language,omitempty"`
+	Dates         []DeclaredDate `json:"dates,omitempty"`
+	DatesDisagree bool           `json:"dates_disagree,omitempty"`
+	TextDigest    string         `json:"text_digest,omitempty"`
+	SimHash       string         `json:"simhash,omitempty"`
+	Words         int            `json:"words"`
+	SoftError     string         `json:"soft_error,omitempty"`
+	Problem       string         `json:"problem,omitempty"`
+}
+
+// DeclaredDate is a date a page declares, as stored in pg:declaredDates.
+type DeclaredDate struct {
+	Source string `json:"source"`
+	Value  string `json:"value"`
+}
+
+// Passage is the check of a citation's cited_text against the main text of
+// one extraction (pg:PassageCheck): found, its score, how it was matched
+// (exact, window, none) and the matched span's byte offsets in the
+// normalized main text.
+type Passage struct {
+	Found     bool    `json:"found"`
+	Score     float64 `json:"score"`
+	Method    string  `json:"method,omitempty"`
+	Span      *Span   `json:"span,omitempty"`
+	Extractor string  `json:"extractor,omitempty"`
+	against   *Extraction
+}
+
+// Span is a byte range [Start, End) of a normalized main text.
+type Span struct {
+	Start int `json:"start"`
+	End   int `json:"end"`
+}
+
+// buildExtraction builds the extraction act, which generated the evidence
+// ev; resp is the response it used. lean reads only what grouping needs.
+func buildExtraction[N comparable, R nodes[N]](rd R, ev, resp N, lean bool) *Extraction {
+	x := &Extraction{
+		Extractor: rd.lit(pExtractor, ev), TextDigest: rd.lit(pTextDigest, ev),
+		SimHash: rd.lit(pSimHash, ev), SoftError: rd.lit(pSoftError, ev),
+	}
+	if lean {
+		return x
+	}
+	x.CaptureRef = rd.lit(pCaptureRef, resp)
+	x.MediaType, x.Method = rd.lit(pMediaType, ev), rd.lit(pExtractionMethod, ev)
+	x.Title, x.OGTitle, x.Language = rd.lit(pTitle, ev), rd.lit(pOgTitle, ev), rd.lit(pLanguage, ev)
+	x.DatesDisagree = rd.lit(pDatesDisagree, ev) == "true"
+	x.Words, _ = strconv.Atoi(rd.lit(pWordCount, ev))
+	x.Problem = rd.lit(pExtractionProblem, ev)
+	if d := rd.lit(pDeclaredDates, ev); d != "" {
+		_ = json.Unmarshal([]byte(d), &x.Dates)
+	}
+	return x
+}
+
+// buildPassage builds the passage check p, made against x.
+func buildPassage[N comparable, R nodes[N]](rd R, p N, x *Extraction) *Passage {
+	ps := &Passage{Found: rd.lit(pPassageFound, p) == "true", Method: rd.lit(pPassageMethod, p), Extractor: x.Extractor, against: x}
+	ps.Score, _ = strconv.ParseFloat(rd.lit(pPassageScore, p), 64)
+	start, err1 := strconv.Atoi(rd.lit(pSpanStart, p))
+	end, err2 := strconv.Atoi(rd.lit(pSpanEnd, p))
+	if err1 == nil && err2 == nil && end > start {
+		ps.Span = &Span{start, end}
+	}
+	return ps
+}
+
+// evidenceOf builds the extractions of a retrieval and the passage checks
+// of its citation made against them. exts are the retrieval's extraction
+// activities; evOf and respOf give an extraction's evidence and response
+// nodes; passages are the citation's passage checks, againstOf the
+// evidence each was checked against.
+func evidenceOf[N comparable, R nodes[N]](rd R, rt *Retrieval, exts []N, evOf, respOf func(N) N, passages []N, againstOf func(N) N, lean bool, c *Citation) {
+	for _, act := range exts {
+		ev := evOf(act)
+		var zero N
+		if ev == zero {
+			continue
+		}
+		x := buildExtraction(rd, ev, respOf(act), lean)
+		rt.Extractions = append(rt.Extractions, x)
+		for _, p := range passages {
+			if againstOf(p) == ev {
+				c.Passages = append(c.Passages, buildPassage(rd, p, x))
+			}
+		}
+	}
+	slices.SortFunc(rt.Extractions, cmpExtraction)
+}
+
+// cmpExtraction orders extractions by extractor, then evidence: the last
+// is the one the verdicts read (Current).
+func cmpExtraction(a, b *Extraction) int {
+	return strings.Compare(a.Extractor+"\x00"+a.TextDigest+"\x00"+a.SimHash+"\x00"+a.SoftError, b.Extractor+"\x00"+b.TextDigest+"\x00"+b.SimHash+"\x00"+b.SoftError)
+}
+
+// Current is the extraction of r the verdicts read: the one by the
+// greatest extractor name and version (a re-extraction by a newer
+// extractor supersedes the older, which is kept), nil when there is none.
+func (r *Retrieval) Current() *Extraction {
+	if len(r.Extractions) == 0 {
+		return nil
+	}
+	return r.Extractions[len(r.Extractions)-1]
+}
+
+// Successful reports whether r is content evidence: its outcome is ok (or,
+// for a retrieval given in the input, not recorded), its final status, if
+// recorded, is 2xx, and its current extraction, if any, found no soft
+// error (an error page, a soft 404, a login wall, an empty page). An
+// unsuccessful retrieval's hashes and texts never confirm identity, make a
+// conflict or relate groups.
+func (r *Retrieval) Successful() bool {
+	return successful(r.Outcome, string(r.FinalStatus), r.Current())
+}
+
+// successful is Successful of a retrieval's outcome, status and current
+// extraction (nil for none).
+func successful(outcome, status string, x *Extraction) bool {
+	if outcome != "" && outcome != model.OutcomeOK {
+		return false
+	}
+	if status != "" && (len(status) != 3 || status[0] != '2') {
+		return false
+	}
+	return x == nil || x.SoftError == ""
+}
+
+// whyUnsuccessful says why r is not content evidence.
+func (r *Retrieval) whyUnsuccessful() string {
+	switch x := r.Current(); {
+	case r.Outcome != "" && r.Outcome != model.OutcomeOK:
+		return "outcome " + r.Outcome
+	case x != nil && x.SoftError != "":
+		return x.SoftError
+	default:
+		return "status " + string(r.FinalStatus)
+	}
+}
+
+// passage is the check of c's cited_text against the current extraction of
+// its latest successful retrieval that has one, nil when there is none.
+func passage(c *Citation) *Passage {
+	if len(c.Passages) == 0 {
+		return nil
+	}
+	for i := len(c.Retrievals) - 1; i >= 0; i-- {
+		r := c.Retrievals[i]
+		x := r.Current()
+		if x == nil || !r.Successful() {
+			continue
+		}
+		for _, p := range c.Passages {
+			if p.against == x {
+				return p
+			}
+		}
+	}
+	return nil
+}
+
+// textEvidence is what grouping compares of a successful retrieval: the
+// current extraction's text digest and SimHash.
+func textEvidence(r *Retrieval) (digest string, sim uint64, hasSim bool) {
+	x := r.Current()
+	if x == nil {
+		return "", 0, false
+	}
+	if x.SimHash != "" {
+		if v, err := strconv.ParseUint(x.SimHash, 16, 64); err == nil {
+			sim, hasSim = v, true
+		}
+	}
+	return x.TextDigest, sim, hasSim
+}
+
+// near reports whether two SimHashes are near-identical
+// (extract.NearThreshold), and their distance.
+func near(a, b uint64) (int, bool) {
+	d := extract.Distance(a, b)
+	return d, d <= extract.NearThreshold
+}
