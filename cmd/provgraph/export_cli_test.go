@@ -204,7 +204,7 @@ func TestExportIncludeGroups(t *testing.T) {
 			t.Errorf("export %v: exit %d, %d bytes out, %q; want exit %d and %q", tc.args, code, len(stdout), stderr, exitUsage, tc.msg)
 		}
 	}
-	for _, opts := range [][]string{nil, {"--min-size", "1", "--max-shared", "2"}, {"--min-size", "1", "--verdict", "conflict"}} {
+	for _, opts := range [][]string{nil, {"--min-size", "1", "--max-shared", "2"}, {"--min-size", "1", "--verdict", "identity-confirmed"}} {
 		code, out, stderr := run(t, append([]string{"groups", "--db", db, "--format", "json"}, opts...)...)
 		if code != 0 {
 			t.Fatalf("groups %v: %d %s", opts, code, stderr)
