@@ -111,6 +111,7 @@ type description struct {
 	policies        []policyInfo
 	groups          *groupWriter // the review groups written, when asked
 	redirectLimits  []int64      // the distinct pg:maxRedirects of the resolve runs, ascending
+	extractors      []string     // the distinct pg:extractor values of the stored extractions, sorted
 }
 
 func newDescription(ctx context.Context, st *graph.Store, o Options, started time.Time) (*description, error) {
@@ -158,7 +159,32 @@ func newDescription(ctx context.Context, st *graph.Store, o Options, started tim
 	if d.redirectLimits, err = redirectLimits(st); err != nil {
 		return nil, err
 	}
+	if d.extractors, err = extractors(ctx, st); err != nil {
+		return nil, err
+	}
 	return d, nil
+}
+
+// extractors returns the distinct extractor versions (pg:extractor) of the
+// content evidence stored in st, sorted: evidence made by two versions of
+// the extractor may differ, so a reader must know which made what.
+func extractors(ctx context.Context, st *graph.Store) ([]string, error) {
+	seen := map[string]bool{}
+	err := st.Match(ctx, graph.Quad{P: graph.IRI(vocab.Extractor)}, func(q graph.Quad) error {
+		if q.O.Kind == graph.KindLiteral {
+			seen[q.O.Value] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(seen))
+	for v := range seen {
+		out = append(out, v)
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // redirectLimits returns the distinct redirect limits (pg:maxRedirects)
@@ -276,6 +302,16 @@ func (d *description) quads(data, ontology int64, ended time.Time) []graph.Quad 
 		d.trackingParams(pd, p, add, str, types)
 	}
 
+	// The content extractors whose evidence the data holds (pg:extractor
+	// on each extraction and its evidence), each as the software it is.
+	for _, v := range d.extractors {
+		ex := sub("extractor/" + strings.TrimPrefix(mintIRI("extractor", v).Value, model.IDBase+"extractor/"))
+		add(ds, DCTNS+"requires", ex)
+		types(ex, vocab.ProvSoftwareAgent, vocab.ProvAgent)
+		str(ex, vocab.RDFSLabel, "content extractor "+v)
+		str(ex, OWLNS+"versionInfo", v)
+	}
+
 	for _, c := range conventions(d.redirectLimits) {
 		cn := sub("convention/" + c.id)
 		add(ds, DCTNS+"conformsTo", cn)
@@ -301,6 +337,17 @@ func (d *description) quads(data, ontology int64, ended time.Time) []graph.Quad 
 		str(vn, SKOSNS+"notation", v.Name)
 		str(vn, SKOSNS+"prefLabel", v.Label)
 		str(vn, SKOSNS+"definition", v.Definition)
+	}
+	// The relations between groups that grouping derives, each a concept
+	// of the codebook too: a reviewer reads what a relation means here.
+	for _, r := range model.GroupRelationKinds {
+		rn := sub("codebook/relation/" + r.Name)
+		add(cb, SKOSNS+"hasTopConcept", rn)
+		types(rn, SKOSNS+"Concept", vocab.ProvEntity)
+		add(rn, SKOSNS+"inScheme", cb)
+		str(rn, SKOSNS+"notation", r.Name)
+		str(rn, SKOSNS+"prefLabel", "relation: "+r.Name)
+		str(rn, SKOSNS+"definition", r.Description)
 	}
 	return groupBySubject(out)
 }

@@ -143,13 +143,17 @@ func TestDescription(t *testing.T) {
 	for _, v := range []string{model.VerdictIdentityConfirmed, model.VerdictNormalizedCompare, model.VerdictNeedsContentCheck, model.VerdictConflict} {
 		want = append(want, `<http://www.w3.org/2004/02/skos/core#notation> "`+v+`"`)
 	}
+	for _, r := range model.GroupRelationKinds {
+		want = append(want, `<http://www.w3.org/2004/02/skos/core#notation> "`+r.Name+`"`)
+		want = append(want, `<http://www.w3.org/2004/02/skos/core#definition> "`+r.Description+`"`)
+	}
 	for _, w := range want {
 		if !strings.Contains(text, w) {
 			t.Errorf("the description lacks %s", w)
 		}
 	}
-	if n := strings.Count(text, "skos/core#notation"); n != len(pol.TrackingParams())+4 {
-		t.Errorf("%d skos:notation statements, want %d tracking parameters and 4 verdicts", n, len(pol.TrackingParams()))
+	if n, want := strings.Count(text, "skos/core#notation"), len(pol.TrackingParams())+4+len(model.GroupRelationKinds); n != want {
+		t.Errorf("%d skos:notation statements, want %d: %d tracking parameters, 4 verdicts and %d group relation kinds", n, want, len(pol.TrackingParams()), len(model.GroupRelationKinds))
 	}
 }
 
