@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/vocab"
 )
@@ -138,7 +139,7 @@ func File(ctx context.Context, st *graph.Store, path, name string, opts Options)
 	if st == nil && opts.Open == nil {
 		return sum, errors.New("ingest: no store")
 	}
-	mapper, err := NewMapper(opts.Policy)
+	mapper, err := citestore.NewMapper(opts.Policy)
 	if err != nil {
 		return sum, err
 	}
@@ -189,7 +190,7 @@ func File(ctx context.Context, st *graph.Store, path, name string, opts Options)
 		}
 		seen[idKey] = seenRecord{digestKey, lineNo}
 		if st != nil {
-			stored, err := st.Objects(mint("citation", id), graph.IRI(vocab.RecordDigest))
+			stored, err := st.Objects(citestore.Mint("citation", id), graph.IRI(vocab.RecordDigest))
 			if err != nil {
 				return err
 			}
@@ -243,7 +244,7 @@ func File(ctx context.Context, st *graph.Store, path, name string, opts Options)
 	if !resumed {
 		// A run is an event, not content: two runs of the same input are
 		// two nodes even when they start in the same clock tick.
-		run = mint("ingest", sum.InputDigest, opts.Policy.Digest(), startText, nonce())
+		run = citestore.Mint("ingest", sum.InputDigest, opts.Policy.Digest(), startText, nonce())
 	}
 	sum.Run, sum.Resumed = run, resumed
 	head := mapper.PolicyQuads()
@@ -303,7 +304,7 @@ func File(ctx context.Context, st *graph.Store, path, name string, opts Options)
 			if err != nil {
 				return err // the same bytes were valid in pass 1
 			}
-			var info Citation
+			var info citestore.Citation
 			buf, info, err = mapper.Quads(buf, rec)
 			if err != nil {
 				return fmt.Errorf("%s:%d: %w", name, lineNo, err)

@@ -1,6 +1,6 @@
 // Package citestore is the bbolt backend of internal/store: the citation
 // model over the quad store of internal/graph, as PROV-O quads in the
-// shapes internal/ingest's Mapper writes (see ontology/). It answers
+// shapes its Mapper writes (see ontology/MODEL.md). It answers
 // store.Lookup by index lookups on the graph's (predicate, object) and
 // (subject, predicate) indexes, and store.Appender with one graph.Store.Add
 // per batch, which is one bbolt transaction: atomic, idempotent, exact.
@@ -17,7 +17,6 @@ import (
 	"slices"
 
 	"github.com/provgraph/provgraph/internal/graph"
-	"github.com/provgraph/provgraph/internal/ingest"
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/store"
 	"github.com/provgraph/provgraph/internal/vocab"
@@ -41,7 +40,7 @@ func (s *Store) Digest(ctx context.Context, id string) (string, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return "", false, err
 	}
-	ds, err := s.g.Objects(iri(model.Mint("citation", id)), iri(vocab.RecordDigest))
+	ds, err := s.g.Objects(Mint("citation", id), iri(vocab.RecordDigest))
 	if err != nil || len(ds) == 0 {
 		return "", false, err
 	}
@@ -67,7 +66,7 @@ func (s *Store) ByKey(ctx context.Context, policyDigest, key string) ([]string, 
 	if err != nil {
 		return nil, err
 	}
-	assoc := iri(model.Mint("association", policyDigest))
+	assoc := Mint("association", policyDigest)
 	var norms []graph.Term
 	for _, k := range keys {
 		ns, err := s.g.Objects(k, iri(vocab.ProvWasGeneratedBy))
@@ -189,7 +188,7 @@ func (s *Store) Append(ctx context.Context, b store.Batch) (int, error) {
 	if b.Policy == nil {
 		return 0, fmt.Errorf("append: no policy")
 	}
-	m, err := ingest.NewMapper(b.Policy)
+	m, err := NewMapper(b.Policy)
 	if err != nil {
 		return 0, fmt.Errorf("append: %w", err)
 	}
