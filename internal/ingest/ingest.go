@@ -18,6 +18,7 @@ import (
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/normalize"
+	"github.com/provgraph/provgraph/internal/store"
 	"github.com/provgraph/provgraph/internal/vocab"
 )
 
@@ -154,7 +155,11 @@ func File(ctx context.Context, st *graph.Store, path, name string, opts Options)
 	}
 
 	// Pass 1: validate everything, check citation ids against the input and
-	// the database, and digest the input.
+	// the database (through store.Lookup), and digest the input.
+	var look store.Lookup
+	if st != nil {
+		look = citestore.New(st)
+	}
 	invalid := map[int]bool{}
 	// seen holds, per citation id of the input, its record digest and
 	// line. Ids and digests are kept as 128-bit hashes: a million
@@ -189,15 +194,13 @@ func File(ctx context.Context, st *graph.Store, path, name string, opts Options)
 			return nil
 		}
 		seen[idKey] = seenRecord{digestKey, lineNo}
-		if st != nil {
-			stored, err := st.Objects(citestore.Mint("citation", id), graph.IRI(vocab.RecordDigest))
-			if err != nil {
+		if look != nil {
+			stored, ok, err := look.Digest(ctx, id)
+			if err != nil && !errors.Is(err, store.ErrConflict) {
 				return err
 			}
-			for _, d := range stored {
-				if d.Value != digest {
-					return &ConflictError{File: name, Line: lineNo, CitationID: id, Where: "the database"}
-				}
+			if err != nil || ok && stored != digest {
+				return &ConflictError{File: name, Line: lineNo, CitationID: id, Where: "the database"}
 			}
 		}
 		sum.Records++

@@ -44,6 +44,11 @@ func (s *Store) Digest(ctx context.Context, id string) (string, bool, error) {
 	if err != nil || len(ds) == 0 {
 		return "", false, err
 	}
+	for _, d := range ds[1:] {
+		if d.Value != ds[0].Value {
+			return "", false, &store.ConflictError{CitationID: id, Where: "the database"}
+		}
+	}
 	return ds[0].Value, true, nil
 }
 
