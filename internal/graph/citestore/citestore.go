@@ -7,8 +7,13 @@
 //
 // It lives under internal/graph so that the quad store's id-level fast
 // paths can stay behind store's interfaces as the queries move onto them,
-// while internal/graph itself stays free of the citation model. It does
-// not import bbolt; only internal/graph does.
+// while internal/graph itself stays free of the citation model. It owns
+// the mapping of a record to quads (Mapper, Mint, DetectRelations), which
+// internal/ingest imports for the write paths store cannot express yet;
+// so citestore must not import internal/ingest, nor internal/query or
+// internal/export. It imports internal/graph, internal/model,
+// internal/normalize, internal/store and internal/vocab, and not bbolt;
+// only internal/graph does.
 package citestore
 
 import (

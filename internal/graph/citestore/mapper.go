@@ -16,6 +16,11 @@ import (
 
 // Mapper turns citation records into quads, following ontology/MODEL.md,
 // under one normalization policy. It is not safe for concurrent use.
+//
+// It is the one mapping of the bbolt backend: Store.Append and every write
+// path of internal/ingest (records, renormalization, retrievals, evidence)
+// use it, so that what goes through store.Appender and what ingest still
+// writes as quads are the same quads.
 type Mapper struct {
 	policy  *normalize.Policy
 	norm    *normalize.Normalizer // no base URL
