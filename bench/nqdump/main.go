@@ -31,6 +31,7 @@ import (
 	"strings"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/ingest"
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
@@ -62,7 +63,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	mapper, err := ingest.NewMapper(pol)
+	mapper, err := citestore.NewMapper(pol)
 	if err != nil {
 		return err
 	}

@@ -66,7 +66,7 @@ func runCheck(cmd *cobra.Command, o checkOptions) error {
 	// The counters come first, but a damaged file whose counters cannot
 	// be read is still checked: Check lists everything it finds.
 	out := cmd.OutOrStdout()
-	stats, statsErr := st.Stats()
+	stats, statsErr := st.Quads.Stats()
 	if statsErr == nil {
 		render.CheckCounters(out, render.StoreCounters{Path: o.db, Format: stats.Format, Version: stats.Version, Quads: stats.Quads,
 			Terms: stats.Terms, HashRuns: stats.HashRuns, QuadRuns: stats.QuadRuns, FileBytes: stats.FileBytes})

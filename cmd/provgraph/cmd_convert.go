@@ -9,8 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/provgraph/provgraph/internal/graph"
-	"github.com/provgraph/provgraph/internal/ingest"
 	"github.com/provgraph/provgraph/internal/render"
 	"github.com/provgraph/provgraph/internal/service"
 )
@@ -43,7 +41,7 @@ interrupted (Ctrl-C), the new file is removed, so it can be run again.
 			exitLineOK,
 			"  2  usage error: bad flag, no --from, or --db already exists",
 			"  3  I/O or internal error, including a missing or unreadable --from file",
-			"  4  the --from file is locked by another process (convert waits "+graph.DefaultLockTimeout.String()+";\n     --lock-timeout is for --db)"),
+			"  4  the --from file is locked by another process (convert waits "+service.ConvertLockTimeout.String()+";\n     --lock-timeout is for --db)"),
 		Example: `  provgraph convert --from old.db --db new.db
   provgraph check --db new.db`,
 		Args: exactArgs(0),
@@ -57,7 +55,7 @@ interrupted (Ctrl-C), the new file is removed, so it can be run again.
 	return cmd
 }
 
-func runConvert(cmd *cobra.Command, o convertOptions) (err error) {
+func runConvert(cmd *cobra.Command, o convertOptions) error {
 	if o.from == "" {
 		return usagef("--from is required: the database file to convert")
 	}
@@ -66,65 +64,21 @@ func runConvert(cmd *cobra.Command, o convertOptions) (err error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	// The old file is opened as a current store first: a file missing,
-	// damaged, locked or of another program is refused before the new
-	// file is made, and one already in this format needs nothing.
-	src, err := (&dbOptions{db: o.from, lockTimeout: o.lockTimeout}).open(true)
-	if err == nil {
-		src.Close()
-		return usagef("--from %s is already in the current format (provgraph-store version 3): nothing to convert", o.from)
-	}
-	if !errors.Is(err, graph.ErrVersion) {
-		return err
-	}
+	// The old file is checked before the new file is made, which is
+	// removed on failure (service.Convert).
 	start := time.Now()
-	// The new file is made here, exclusively, so that it is removed on
-	// failure only if this run made it.
-	f, err := os.OpenFile(o.db, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrExist) {
+	sum, err := o.service().Convert(cmd.Context(), o.from)
+	switch {
+	case errors.Is(err, service.ErrCurrentFormat):
+		return usagef("--from %s is %s", o.from, service.ErrCurrentFormat)
+	case errors.Is(err, fs.ErrExist):
 		return usagef("--db %s exists: convert writes a new file only", o.db)
-	} else if err != nil {
-		return err
-	}
-	f.Close()
-	st, err := o.open(false)
-	if err != nil {
-		os.Remove(o.db)
-		return err
-	}
-	defer func() {
-		if cerr := st.Close(); err == nil && cerr != nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(o.db)
-		}
-	}()
-	batch := make([]graph.Quad, 0, ingest.DefaultBatchQuads)
-	var read, added int
-	flush := func() error {
-		n, err := st.Add(batch)
-		added += n
-		batch = batch[:0]
-		return err
-	}
-	err = graph.ReadEarlier(cmd.Context(), o.from, func(q graph.Quad) error {
-		read++
-		if batch = append(batch, q); len(batch) == cap(batch) {
-			return flush()
-		}
-		return nil
-	})
-	if err == nil {
-		err = flush()
-	}
-	if service.IsInterrupt(cmd.Context(), err) {
+	case service.IsInterrupt(cmd.Context(), err):
 		fmt.Fprintf(cmd.ErrOrStderr(), "convert interrupted: %s is as it was, and the incomplete new file was removed (%s)\n", render.EscapeText(o.from), render.EscapeText(o.db))
 		return service.InterruptError{Err: err, Said: true}
+	case err != nil:
+		return err
 	}
-	if err != nil {
-		return fmt.Errorf("convert %s to %s: %w (the incomplete new file was removed)", o.from, o.db, err)
-	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "convert %s: %s read, %d written to %s, %s\n", o.from, render.Plural(read, "quad"), added, o.db, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(cmd.ErrOrStderr(), "convert %s: %s read, %d written to %s, %s\n", o.from, render.Plural(sum.Read, "quad"), sum.Added, o.db, time.Since(start).Round(time.Millisecond))
 	return nil
 }

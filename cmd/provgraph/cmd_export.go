@@ -156,10 +156,10 @@ func runExport(cmd *cobra.Command, o exportOptions) error {
 	var sum export.Summary
 	where := "standard output"
 	if o.output == "-" {
-		sum, err = export.Write(ctx, st, cmd.OutOrStdout(), opts)
+		sum, err = export.Write(ctx, st.Quads, cmd.OutOrStdout(), opts)
 	} else {
 		where = o.output
-		sum, err = export.WriteFile(ctx, st, o.output, opts)
+		sum, err = export.WriteFile(ctx, st.Quads, o.output, opts)
 	}
 	if errors.Is(err, query.ErrNoPolicy) {
 		return service.UsageError{Err: err}

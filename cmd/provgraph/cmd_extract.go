@@ -54,7 +54,7 @@ others are extracted all the same, and the exit status is 3.
 				return err
 			}
 			defer st.Close()
-			sum, err := ingest.Reextract(cmd.Context(), st, dir)
+			sum, err := ingest.Reextract(cmd.Context(), st.Quads, dir)
 			stderr := cmd.ErrOrStderr()
 			for _, f := range sum.Failed {
 				fmt.Fprintf(stderr, "extract: %s\n", render.EscapeText(f.Error()))

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/ingest"
 	"github.com/provgraph/provgraph/internal/render"
 	"github.com/provgraph/provgraph/internal/service"
@@ -35,8 +33,8 @@ func (o *dbOptions) service() service.DB {
 	return service.DB{Path: o.db, LockTimeout: o.lockTimeout}
 }
 
-func (o *dbOptions) open(readOnly bool) (*graph.Store, error) {
-	return o.service().Open(readOnly)
+func (o *dbOptions) open(readOnly bool) (*service.Store, error) {
+	return o.service().OpenStore(readOnly)
 }
 
 type ingestOptions struct {
@@ -153,23 +151,6 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 	}
 	stderr := cmd.ErrOrStderr()
 	opts := ingest.Options{Policy: pol, SkipInvalid: o.skipInvalid, BatchQuads: o.batch}
-	var st *graph.Store
-	defer func() {
-		if st != nil {
-			st.Close()
-		}
-	}()
-	if _, err := os.Stat(o.db); errors.Is(err, fs.ErrNotExist) && o.format == "jsonl" {
-		// A new database is created once the input has been validated, so
-		// that a rejected input leaves no empty database file behind.
-		opts.Open = func() (*graph.Store, error) {
-			var err error
-			st, err = o.open(false)
-			return st, err
-		}
-	} else if st, err = o.open(false); err != nil {
-		return err
-	}
 	var bar *progressbar.ProgressBar
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		opts.Progress = func(p ingest.Progress) {
@@ -201,16 +182,11 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 		}
 	}
 	tuneGCForWrites()
-	var sum ingest.Summary
-	if o.format == "jsonl" {
-		sum, err = ingest.File(cmd.Context(), st, path, name, opts)
-	} else {
-		if input == "-" {
-			sum, err = ingest.RDF(cmd.Context(), st, stdin, name, o.format, opts)
-		} else {
-			sum, err = ingest.RDFFile(cmd.Context(), st, path, name, o.format, opts)
-		}
+	req := service.IngestRequest{Path: path, Name: name, Format: o.format, Options: opts}
+	if input == "-" && o.format != "jsonl" {
+		req.Stdin = stdin
 	}
+	sum, err := o.service().Ingest(cmd.Context(), req)
 	if bar != nil {
 		bar.Finish()
 	}
@@ -227,12 +203,6 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 			if service.IsInterrupt(cmd.Context(), err) {
 				return service.InterruptError{Err: err, Said: true}
 			}
-		}
-		var re *ingest.RecordError
-		var ce *ingest.ConflictError
-		var se *ingest.SyntaxError
-		if errors.As(err, &re) || errors.As(err, &ce) || errors.As(err, &se) {
-			return service.InputError{Err: err}
 		}
 		return err
 	}

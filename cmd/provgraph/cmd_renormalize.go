@@ -54,7 +54,7 @@ policy.
 			}
 			defer st.Close()
 			tuneGCForWrites()
-			sum, err := ingest.Renormalize(cmd.Context(), st, ingest.Options{Policy: pol})
+			sum, err := ingest.Renormalize(cmd.Context(), st.Quads, ingest.Options{Policy: pol})
 			if err != nil {
 				return err
 			}

@@ -215,7 +215,7 @@ func runResolve(cmd *cobra.Command, o resolveOptions) error {
 	defer st.Close()
 
 	stderr := cmd.ErrOrStderr()
-	targets, counts, err := ingest.ResolveTargets(cmd.Context(), st, sel)
+	targets, counts, err := ingest.ResolveTargets(cmd.Context(), st.Quads, sel)
 	if err != nil {
 		return err
 	}
@@ -242,7 +242,7 @@ func runResolve(cmd *cobra.Command, o resolveOptions) error {
 			progressbar.OptionClearOnFinish())
 		opts.Progress = func(done, total int) { bar.Set(done) }
 	}
-	sum, err := ingest.Resolve(cmd.Context(), st, targets, opts)
+	sum, err := ingest.Resolve(cmd.Context(), st.Quads, targets, opts)
 	if bar != nil {
 		bar.Finish()
 	}

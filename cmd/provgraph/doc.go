@@ -7,6 +7,8 @@
 // to ask, internal/export for RDF, internal/normalize for policies,
 // internal/resolve to fetch) and prints the result. It is the only package
 // that imports all of them; no internal package may import it. Its
-// non-test code never imports bbolt or cayley: the store is
-// internal/graph's (only the damage tests open a file with bbolt).
+// non-test code never imports bbolt or cayley, nor internal/graph: it
+// opens the database through internal/service (DB.OpenStore, DB.Ingest,
+// DB.Convert), which holds the store (only the damage tests open a file
+// with bbolt).
 package main

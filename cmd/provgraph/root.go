@@ -7,8 +7,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/provgraph/provgraph/internal/graph"
-
 	"github.com/provgraph/provgraph/internal/render"
 	"github.com/provgraph/provgraph/internal/service"
 	"github.com/spf13/cobra"
@@ -87,7 +85,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // names its file: the store's errors do, but query code may return one it
 // found in what it read.
 func nameDatabase(cmd *cobra.Command, err error) error {
-	if cmd == nil || !errors.Is(err, graph.ErrCorrupt) {
+	if cmd == nil || service.Classify(err) != service.Damaged {
 		return err
 	}
 	if f := cmd.Flags().Lookup("db"); f != nil && !strings.Contains(err.Error(), f.Value.String()) {

@@ -53,6 +53,15 @@
 // Write only reads; a Match callback must not write to the same store, and
 // Write's does not.
 //
+// Export takes the quad store (*graph.Store), not internal/store's
+// interfaces, on purpose: it writes every stored statement, in the
+// store's order, whatever wrote it, including RDF loaded from elsewhere
+// (arbitrary predicates, blank nodes, named graphs) and the run records,
+// none of which a domain-level backend holds. A second backend would
+// export by its own path (a citation-level RDF writer over store.Scanner
+// and Lookup); the review groups it appends come from internal/query,
+// which still reads the quad store too.
+//
 // export imports internal/graph (the store it reads), internal/query (the
 // review groups it writes), internal/model, internal/normalize, internal/vocab
 // and ontology. It must not import internal/ingest, internal/resolve or

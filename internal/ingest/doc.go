@@ -1,15 +1,17 @@
-// Package ingest writes citations into a store. It owns the write side of
-// the RDF model (ontology/MODEL.md): parsing and validating a JSON Lines
-// observation (ParseRecord, errors carrying file:line and the field), the
-// quads a citation, its normalization under a policy and a run become
-// (Mapper), and the write paths: File for JSON Lines, RDF and RDFFile for
-// N-Quads, N-Triples and Turtle, Renormalize for a new policy's keys beside
-// the old ones, and ResolveTargets with Resolve for the retrievals of a
-// resolve run.
+// Package ingest writes citations into a store. It owns the input side:
+// parsing and validating a JSON Lines observation (ParseRecord, errors
+// carrying file:line and the field), and the write paths: File for JSON
+// Lines, RDF and RDFFile for N-Quads, N-Triples and Turtle, Renormalize for
+// a new policy's keys beside the old ones, ResolveTargets with Resolve for
+// the retrievals of a resolve run, and Reextract for content evidence. The
+// quads a citation, its normalization, a retrieval and its evidence become
+// are the bbolt backend's (citestore.Mapper, ontology/MODEL.md); what of
+// ingest goes through internal/store's interfaces, and why the rest still
+// takes the quad store, is in internal/store's doc ("Where the users stand").
 //
-// A new input field or a new kind of stored fact starts here (and in
-// internal/model when it is a domain noun); a new input format is a reader
-// beside jsonscan.go, nquads.go and turtle.go.
+// A new input field starts here (and in internal/model when it is a domain
+// noun, in citestore's Mapper for the quads it becomes); a new input format
+// is a reader beside jsonscan.go, nquads.go and turtle.go.
 //
 // # Caveats
 //
@@ -19,8 +21,9 @@
 // one store transaction, so an interrupted ingest leaves whole batches and
 // is completed by running it again.
 //
-// ingest imports internal/model, internal/normalize, internal/vocab and
-// internal/graph (the store it writes). It must not import internal/query,
+// ingest imports internal/model, internal/normalize, internal/vocab,
+// internal/store, and internal/graph with internal/graph/citestore (the
+// bbolt backend and its mapping, for the paths store cannot express yet). It must not import internal/query,
 // internal/export or cmd/provgraph (they read what ingest writes), nor
 // internal/resolve: Resolve takes the fetcher as ResolveOptions.Fetch, so
 // the HTTP client is linked only where cmd/provgraph joins the two. It

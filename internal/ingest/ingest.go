@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/normalize"
+	"github.com/provgraph/provgraph/internal/store"
 	"github.com/provgraph/provgraph/internal/vocab"
 )
 
@@ -138,7 +140,7 @@ func File(ctx context.Context, st *graph.Store, path, name string, opts Options)
 	if st == nil && opts.Open == nil {
 		return sum, errors.New("ingest: no store")
 	}
-	mapper, err := NewMapper(opts.Policy)
+	mapper, err := citestore.NewMapper(opts.Policy)
 	if err != nil {
 		return sum, err
 	}
@@ -153,7 +155,11 @@ func File(ctx context.Context, st *graph.Store, path, name string, opts Options)
 	}
 
 	// Pass 1: validate everything, check citation ids against the input and
-	// the database, and digest the input.
+	// the database (through store.Lookup), and digest the input.
+	var look store.Lookup
+	if st != nil {
+		look = citestore.New(st)
+	}
 	invalid := map[int]bool{}
 	// seen holds, per citation id of the input, its record digest and
 	// line. Ids and digests are kept as 128-bit hashes: a million
@@ -188,15 +194,13 @@ func File(ctx context.Context, st *graph.Store, path, name string, opts Options)
 			return nil
 		}
 		seen[idKey] = seenRecord{digestKey, lineNo}
-		if st != nil {
-			stored, err := st.Objects(mint("citation", id), graph.IRI(vocab.RecordDigest))
-			if err != nil {
+		if look != nil {
+			stored, ok, err := look.Digest(ctx, id)
+			if err != nil && !errors.Is(err, store.ErrConflict) {
 				return err
 			}
-			for _, d := range stored {
-				if d.Value != digest {
-					return &ConflictError{File: name, Line: lineNo, CitationID: id, Where: "the database"}
-				}
+			if err != nil || ok && stored != digest {
+				return &ConflictError{File: name, Line: lineNo, CitationID: id, Where: "the database"}
 			}
 		}
 		sum.Records++
@@ -243,7 +247,7 @@ func File(ctx context.Context, st *graph.Store, path, name string, opts Options)
 	if !resumed {
 		// A run is an event, not content: two runs of the same input are
 		// two nodes even when they start in the same clock tick.
-		run = mint("ingest", sum.InputDigest, opts.Policy.Digest(), startText, nonce())
+		run = citestore.Mint("ingest", sum.InputDigest, opts.Policy.Digest(), startText, nonce())
 	}
 	sum.Run, sum.Resumed = run, resumed
 	head := mapper.PolicyQuads()
@@ -303,7 +307,7 @@ func File(ctx context.Context, st *graph.Store, path, name string, opts Options)
 			if err != nil {
 				return err // the same bytes were valid in pass 1
 			}
-			var info Citation
+			var info citestore.Citation
 			buf, info, err = mapper.Quads(buf, rec)
 			if err != nil {
 				return fmt.Errorf("%s:%d: %w", name, lineNo, err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/ingest"
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/vocab"
 )
@@ -304,3 +305,28 @@ func dumpWithoutRuns(t testing.TB, st *graph.Store) string {
 }
 
 func sortStrings(s []string) { slices.Sort(s) }
+
+// TestIngestConflictWithTwoStoredDigests: a citation that RDF input gave a
+// second record digest differs from every record, so ingesting even its
+// original line again is a conflict, found through store.Lookup as it was
+// through the quads.
+func TestIngestConflictWithTwoStoredDigests(t *testing.T) {
+	st := openStore(t)
+	p := writeFile(t, "a.jsonl", `{"citation_id":"c1","raw_url":"https://a.test/","observed_at":"2025-01-01T00:00:00Z"}`+"\n")
+	if _, err := ingestFile(t, st, p, false); err != nil {
+		t.Fatal(err)
+	}
+	second := graph.Quad{S: graph.IRI(model.Mint("citation", "c1")), P: graph.IRI(vocab.RecordDigest), O: graph.String("sha256:another")}
+	if _, err := st.Add([]graph.Quad{second}); err != nil {
+		t.Fatal(err)
+	}
+	before := count(t, st)
+	_, err := ingestFile(t, st, p, false)
+	var ce *ingest.ConflictError
+	if !errors.As(err, &ce) || ce.CitationID != "c1" || ce.Line != 1 || ce.Where != "the database" {
+		t.Fatalf("ingest = %v, want a conflict on c1 at line 1 with the database", err)
+	}
+	if count(t, st) != before {
+		t.Errorf("a conflicting run wrote quads")
+	}
+}

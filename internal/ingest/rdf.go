@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/model"
 )
 
@@ -138,7 +139,7 @@ func RDF(ctx context.Context, st *graph.Store, r io.Reader, name, format string,
 	}
 	startText := start.UTC().Format(time.RFC3339Nano)
 	if !resumed {
-		run = mint("ingest", sum.InputDigest, "rdf:"+format, startText, nonce())
+		run = citestore.Mint("ingest", sum.InputDigest, "rdf:"+format, startText, nonce())
 		added, err := st.Add(runStarted(run, startText, sum.InputDigest, graph.Term{}))
 		sum.QuadsAdded += added
 		if err != nil {

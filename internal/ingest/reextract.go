@@ -10,6 +10,7 @@ import (
 	"github.com/provgraph/provgraph/internal/capture"
 	"github.com/provgraph/provgraph/internal/extract"
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/vocab"
@@ -90,7 +91,7 @@ func Reextract(ctx context.Context, st *graph.Store, dir string) (ReextractSumma
 		}
 		sum.Retrievals++
 		ret, ref := graph.IRI(r), refs[r]
-		has, err := st.Has(graph.Quad{S: ExtractionNode(ret, extract.Version, ref), P: graph.IRI(vocab.RDFType), O: graph.IRI(vocab.Extraction)})
+		has, err := st.Has(graph.Quad{S: citestore.ExtractionNode(ret, extract.Version, ref), P: graph.IRI(vocab.RDFType), O: graph.IRI(vocab.Extraction)})
 		if err != nil {
 			return sum, fmt.Errorf("extract: %w", err)
 		}
@@ -147,6 +148,6 @@ func Reextract(ctx context.Context, st *graph.Store, dir string) (ReextractSumma
 
 // newEvidenceMapper returns a Mapper for writing evidence, which depends on
 // no normalization policy.
-func newEvidenceMapper() (*Mapper, error) {
-	return NewMapper(normalize.Lenient())
+func newEvidenceMapper() (*citestore.Mapper, error) {
+	return citestore.NewMapper(normalize.Lenient())
 }

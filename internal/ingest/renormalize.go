@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/vocab"
 )
 
@@ -29,7 +30,7 @@ func Renormalize(ctx context.Context, st *graph.Store, opts Options) (Summary, e
 	if batch <= 0 {
 		batch = DefaultBatchQuads
 	}
-	mapper, err := NewMapper(opts.Policy)
+	mapper, err := citestore.NewMapper(opts.Policy)
 	if err != nil {
 		return sum, err
 	}
@@ -66,7 +67,7 @@ func Renormalize(ctx context.Context, st *graph.Store, opts Options) (Summary, e
 	}
 	sum.InputDigest = "renormalize:" + opts.Policy.Digest()
 	startText := start.UTC().Format(time.RFC3339Nano)
-	run := mint("ingest", sum.InputDigest, opts.Policy.Digest(), startText, nonce())
+	run := citestore.Mint("ingest", sum.InputDigest, opts.Policy.Digest(), startText, nonce())
 	sum.Run = run
 	head := append(mapper.PolicyQuads(), runStarted(run, startText, sum.InputDigest, mapper.PolicyNode())...)
 	added, err := st.Add(head)
@@ -108,7 +109,7 @@ func Renormalize(ctx context.Context, st *graph.Store, opts Options) (Summary, e
 	return sum, err
 }
 
-func appendNorm(m *Mapper, dst []graph.Quad, cit, raw graph.Term, text, base string) ([]graph.Quad, bool, error) {
+func appendNorm(m *citestore.Mapper, dst []graph.Quad, cit, raw graph.Term, text, base string) ([]graph.Quad, bool, error) {
 	out, nerr, err := m.NormalizationQuads(dst, cit, raw, text, base)
 	return out, nerr != nil, err
 }

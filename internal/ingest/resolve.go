@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/vocab"
@@ -213,7 +214,7 @@ type ResolveOptions struct {
 // NewResolveRun mints the node of a resolve run started at start: from
 // its time and a random nonce, as a run is an event, not content.
 func NewResolveRun(start time.Time) graph.Term {
-	return mint("resolve", start.UTC().Format(time.RFC3339Nano), nonce())
+	return citestore.Mint("resolve", start.UTC().Format(time.RFC3339Nano), nonce())
 }
 
 // ResolveSummary is the outcome of a resolve run.
@@ -262,7 +263,7 @@ func Resolve(ctx context.Context, st *graph.Store, targets []ResolveTarget, opts
 	if workers <= 0 {
 		workers = DefaultConcurrency
 	}
-	mapper, err := NewMapper(normalize.Lenient())
+	mapper, err := citestore.NewMapper(normalize.Lenient())
 	if err != nil {
 		return sum, err
 	}
@@ -425,14 +426,14 @@ func resolveRunStarted(run graph.Term, start string, p model.FetchPolicy) []grap
 	q := func(pred string, o graph.Term) graph.Quad { return graph.Quad{S: run, P: graph.IRI(pred), O: o} }
 	integer := func(n int64) graph.Term { return graph.Literal(strconv.FormatInt(n, 10), graph.XSDInteger) }
 	return []graph.Quad{
-		{S: AgentIRI, P: graph.IRI(vocab.RDFType), O: graph.IRI(vocab.ProvSoftwareAgent)},
-		{S: AgentIRI, P: graph.IRI(vocab.RDFType), O: graph.IRI(vocab.ProvAgent)},
-		{S: AgentIRI, P: graph.IRI(vocab.RDFSLabel), O: graph.String("provgraph")},
+		{S: citestore.AgentIRI, P: graph.IRI(vocab.RDFType), O: graph.IRI(vocab.ProvSoftwareAgent)},
+		{S: citestore.AgentIRI, P: graph.IRI(vocab.RDFType), O: graph.IRI(vocab.ProvAgent)},
+		{S: citestore.AgentIRI, P: graph.IRI(vocab.RDFSLabel), O: graph.String("provgraph")},
 		q(vocab.RDFType, graph.IRI(vocab.ResolveRun)),
 		q(vocab.RDFType, graph.IRI(vocab.ProvActivity)),
 		q(vocab.ProvStartedAtTime, graph.Literal(start, graph.XSDDateTime)),
 		q(vocab.RunStatus, graph.String("running")),
-		q(vocab.ProvWasAssociatedWith, AgentIRI),
+		q(vocab.ProvWasAssociatedWith, citestore.AgentIRI),
 		q(vocab.MaxRedirects, integer(int64(p.MaxRedirects))),
 		q(vocab.MaxBodyBytes, integer(p.MaxBodyBytes)),
 		q(vocab.TimeoutMillis, integer(p.Timeout.Milliseconds())),
@@ -455,7 +456,7 @@ func resolveRunEnded(run graph.Term, end time.Time, status string, retrievals in
 
 // recordEvidence appends the extraction of a retrieval's body and the
 // passage checks of its citations.
-func recordEvidence(mapper *Mapper, buf []graph.Quad, sum *ResolveSummary, ret graph.Term, t *ResolveTarget, rt *model.Retrieval, body *model.Body) []graph.Quad {
+func recordEvidence(mapper *citestore.Mapper, buf []graph.Quad, sum *ResolveSummary, ret graph.Term, t *ResolveTarget, rt *model.Retrieval, body *model.Body) []graph.Quad {
 	ex := ExtractBody(rt, body, rt.SnapshotRef)
 	buf, ev := mapper.ExtractionQuads(buf, ret, ex)
 	sum.Extractions++

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/vocab"
 )
 
@@ -18,7 +19,7 @@ func runStarted(run graph.Term, start, inputDigest string, policy graph.Term) []
 		{S: run, P: graph.IRI(vocab.ProvStartedAtTime), O: graph.Literal(start, graph.XSDDateTime)},
 		{S: run, P: graph.IRI(vocab.RunStatus), O: graph.String("running")},
 		{S: run, P: graph.IRI(vocab.InputDigest), O: graph.String(inputDigest)},
-		{S: run, P: graph.IRI(vocab.ProvWasAssociatedWith), O: AgentIRI},
+		{S: run, P: graph.IRI(vocab.ProvWasAssociatedWith), O: citestore.AgentIRI},
 	}
 	if !policy.IsZero() {
 		q = append(q, graph.Quad{S: run, P: graph.IRI(vocab.ProvUsed), O: policy})

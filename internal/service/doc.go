@@ -26,7 +26,15 @@
 //     returns (the results hold no reference to it), so that the file lock
 //     is held no longer than the read.
 //
-// service may import internal/graph, internal/query, internal/model and
+// DB.OpenStore opens the database as a Store: its store.Backend (the
+// bbolt backend, internal/graph/citestore) for what goes through
+// internal/store's interfaces, and the quad store beneath for the paths
+// that still need it (internal/store's doc lists them). Front ends open
+// the database only here: cmd/provgraph imports neither internal/graph nor
+// citestore.
+//
+// service may import internal/graph with internal/graph/citestore,
+// internal/store, internal/ingest, internal/query, internal/model and
 // internal/normalize; it must not import internal/render or cobra, and
 // takes from net/http only its status codes: the same requests serve
 // every front end.

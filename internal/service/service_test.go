@@ -201,3 +201,55 @@ func TestLoadPolicy(t *testing.T) {
 		}
 	}
 }
+
+// TestIngestThenBackend: DB.Ingest creates the database once the input is
+// valid, OpenStore answers through store's interfaces what was ingested,
+// and a conflicting citation id is Rejected with nothing written.
+func TestIngestThenBackend(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := service.DB{Path: filepath.Join(dir, "new.db")}
+	in := filepath.Join(dir, "a.jsonl")
+	if err := os.WriteFile(in, []byte(`{"citation_id":"c1","raw_url":"https://a.test/x","observed_at":"2025-01-01T00:00:00Z"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	req := service.IngestRequest{Path: in, Name: "a.jsonl", Format: "jsonl", Options: ingest.Options{Policy: normalize.Default()}}
+	if sum, err := db.Ingest(ctx, req); err != nil || sum.Records != 1 {
+		t.Fatalf("Ingest = %+v, %v, want 1 record", sum, err)
+	}
+	st, err := db.OpenStore(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := st.ByRaw(ctx, "https://a.test/x")
+	if err != nil || len(ids) != 1 || ids[0] != "c1" {
+		t.Errorf("ByRaw = %v, %v, want [c1]", ids, err)
+	}
+	if err := st.Check(ctx); err != nil {
+		t.Errorf("Check = %v", err)
+	}
+	n, err := st.Quads.Count()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := os.WriteFile(in, []byte(`{"citation_id":"c1","raw_url":"https://a.test/y","observed_at":"2025-01-01T00:00:00Z"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.Ingest(ctx, req)
+	var ce *ingest.ConflictError
+	if !errors.As(err, &ce) || service.Classify(err) != service.Rejected {
+		t.Fatalf("Ingest of a conflicting id = %v (%v), want a rejected *ingest.ConflictError", err, service.Classify(err))
+	}
+	g, err := db.Open(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if m, err := g.Count(); err != nil || m != n {
+		t.Errorf("after the conflict, Count = %d, %v, want %d", m, err, n)
+	}
+}

@@ -23,19 +23,60 @@
 // database.
 //
 // Today's implementations: internal/graph/citestore, over the bbolt quad
-// store (internal/graph) and the PROV-O mapping of internal/ingest; and
-// storetest.Memory, the reference model the bbolt backend is compared
-// with on synthetic data. Every backend must pass internal/storetest.
+// store (internal/graph), which owns the PROV-O mapping of a record to
+// quads (citestore.Mapper, ontology/MODEL.md); and storetest.Memory, the
+// reference model the bbolt backend is compared with on synthetic data.
+// Every backend must pass internal/storetest.
 //
 // # Where the users stand
 //
-// The lookups, appends and scan are implemented and tested; the commands
-// do not call them yet. internal/query still reads the bbolt store by term id
-// (its loader, snapshot.go) for the whole-database queries, and ingest
-// writes quads through its Mapper. The next steps: ingest's conflict check
-// and lineage's entry lookups go through Lookup; the loader moves under
-// citestore as the bbolt implementation of Scanner (its id arrays are the
-// handles), and query's grouping engine reads Rows.
+// Through the interfaces now:
+//
+//   - internal/service opens every database as a service.Store: the
+//     store.Backend (citestore) and the quad store beneath it, one file.
+//     cmd/provgraph opens nothing itself and imports neither
+//     internal/graph nor citestore; a new front end (the HTTP service)
+//     takes the Backend.
+//   - ingest.File checks every citation id of its input against the
+//     database with Lookup.Digest, before it writes anything.
+//   - ingest writes every record, retrieval and piece of evidence with
+//     citestore.Mapper, the mapping Append uses, so the two write the
+//     same quads byte for byte (the golden databases and TestMatchesMemory
+//     hold them to it).
+//
+// Still on the quad store (*graph.Store), and why:
+//
+//   - ingest.File's writes. The run record (start, resumption of an
+//     unfinished run of the same input and policy, completion with its
+//     count) has no method here; Summary.QuadsAdded, the command's report
+//     and --batch count quads, where Append counts records; and File maps
+//     (normalizes) the next batch in a reader goroutine while the last one
+//     commits, where Append maps inside its write, which would put the
+//     normalizing of 100k records back in series with the commits. Moving
+//     it needs a Runs interface (start, find unfinished, complete, in
+//     domain terms) and a pipelined append in citestore.
+//   - ingest.RDF and RDFFile load arbitrary RDF (any predicate, blank
+//     nodes, named graphs): there is no domain form of it. They stay
+//     quad-level; a SQL backend would refuse them or keep a quads table.
+//   - ingest.Renormalize reads every citation's raw URL node and base URL
+//     (no Scanner field gives the base URL) and adds a normalization to
+//     stored citations, which Append (whole records) cannot express
+//     without rewriting them: it needs a FieldBase and an "append a
+//     normalization of stored citations" method.
+//   - ingest.ResolveTargets, Resolve and Reextract read retrievals, their
+//     snapshots and cited texts by quad pattern and add retrievals, hops,
+//     canonical declarations and evidence to stored citations, with the
+//     resolve run: the same need as Renormalize (append to a stored
+//     citation) plus a Lookup of retrievals by snapshot.
+//   - internal/query still reads the bbolt store by term id (its loader,
+//     snapshot.go) and by quad pattern (lineage.go). The next step there:
+//     the loader moves under citestore as the bbolt implementation of
+//     Scanner (its id arrays are the handles), grouping reads Rows, and
+//     lineage's entry lookups go through Lookup.
+//   - internal/export writes every stored statement, whatever wrote it;
+//     its doc says why that is the quad store's by nature.
+//   - The check command's counters (format, terms, runs, file size) are
+//     the quad store's own; its consistency check goes through Checker.
 //
 // # Contracts every backend keeps
 //

@@ -30,7 +30,10 @@ func (e *ConflictError) Unwrap() error { return ErrConflict }
 // HTTP service: which citations carry a given piece of evidence.
 type Lookup interface {
 	// Digest returns the stored digest (model.Record.Digest) of the
-	// citation with the given id, and false if none is stored.
+	// citation with the given id, and false if none is stored. A citation
+	// stored with two different digests (only RDF input can write that:
+	// Appender refuses it) differs from every record, so Digest returns a
+	// *ConflictError (Where: "the database") for it rather than pick one.
 	Digest(ctx context.Context, citationID string) (digest string, ok bool, err error)
 	// ByRaw returns the ids of the citations whose raw URL is exactly raw.
 	ByRaw(ctx context.Context, raw string) ([]string, error)

@@ -1,14 +1,19 @@
 // Package citestore is the bbolt backend of internal/store: the citation
 // model over the quad store of internal/graph, as PROV-O quads in the
-// shapes internal/ingest's Mapper writes (see ontology/). It answers
+// shapes its Mapper writes (see ontology/MODEL.md). It answers
 // store.Lookup by index lookups on the graph's (predicate, object) and
 // (subject, predicate) indexes, and store.Appender with one graph.Store.Add
 // per batch, which is one bbolt transaction: atomic, idempotent, exact.
 //
 // It lives under internal/graph so that the quad store's id-level fast
 // paths can stay behind store's interfaces as the queries move onto them,
-// while internal/graph itself stays free of the citation model. It does
-// not import bbolt; only internal/graph does.
+// while internal/graph itself stays free of the citation model. It owns
+// the mapping of a record to quads (Mapper, Mint, DetectRelations), which
+// internal/ingest imports for the write paths store cannot express yet;
+// so citestore must not import internal/ingest, nor internal/query or
+// internal/export. It imports internal/graph, internal/model,
+// internal/normalize, internal/store and internal/vocab, and not bbolt;
+// only internal/graph does.
 package citestore
 
 import (
@@ -17,7 +22,6 @@ import (
 	"slices"
 
 	"github.com/provgraph/provgraph/internal/graph"
-	"github.com/provgraph/provgraph/internal/ingest"
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/store"
 	"github.com/provgraph/provgraph/internal/vocab"
@@ -41,9 +45,14 @@ func (s *Store) Digest(ctx context.Context, id string) (string, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return "", false, err
 	}
-	ds, err := s.g.Objects(iri(model.Mint("citation", id)), iri(vocab.RecordDigest))
+	ds, err := s.g.Objects(Mint("citation", id), iri(vocab.RecordDigest))
 	if err != nil || len(ds) == 0 {
 		return "", false, err
+	}
+	for _, d := range ds[1:] {
+		if d.Value != ds[0].Value {
+			return "", false, &store.ConflictError{CitationID: id, Where: "the database"}
+		}
 	}
 	return ds[0].Value, true, nil
 }
@@ -67,7 +76,7 @@ func (s *Store) ByKey(ctx context.Context, policyDigest, key string) ([]string, 
 	if err != nil {
 		return nil, err
 	}
-	assoc := iri(model.Mint("association", policyDigest))
+	assoc := Mint("association", policyDigest)
 	var norms []graph.Term
 	for _, k := range keys {
 		ns, err := s.g.Objects(k, iri(vocab.ProvWasGeneratedBy))
@@ -189,7 +198,7 @@ func (s *Store) Append(ctx context.Context, b store.Batch) (int, error) {
 	if b.Policy == nil {
 		return 0, fmt.Errorf("append: no policy")
 	}
-	m, err := ingest.NewMapper(b.Policy)
+	m, err := NewMapper(b.Policy)
 	if err != nil {
 		return 0, fmt.Errorf("append: %w", err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/provgraph/provgraph/internal/store"
 	"github.com/provgraph/provgraph/internal/storetest"
 	"github.com/provgraph/provgraph/internal/synth"
+	"github.com/provgraph/provgraph/internal/vocab"
 )
 
 // TestBackend runs the storage suite against the bbolt backend, each test
@@ -157,5 +158,37 @@ func TestMatchesMemory(t *testing.T) {
 	pb, errB := backends["memory"].Policies(ctx)
 	if errA != nil || errB != nil || !slices.Equal(pa, pb) {
 		t.Errorf("Policies: bbolt %v, %v; memory %v, %v", pa, errA, pb, errB)
+	}
+}
+
+// TestDigestTwoStored: a citation that RDF input gave a second record
+// digest has no one digest; Digest reports the conflict instead of
+// picking one, and Append refuses the citation whatever its content.
+func TestDigestTwoStored(t *testing.T) {
+	ctx := context.Background()
+	g, err := graph.Open(filepath.Join(t.TempDir(), "store.db"), &graph.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	s := citestore.New(g)
+	raw := "https://a.test/"
+	r := &model.Record{CitationID: "c1", RawURL: &raw, ObservedAt: "2025-01-01T00:00:00Z"}
+	if _, err := s.Append(ctx, store.Batch{Policy: normalize.Default(), Records: []*model.Record{r}}); err != nil {
+		t.Fatal(err)
+	}
+	if d, ok, err := s.Digest(ctx, "c1"); err != nil || !ok || d != r.Digest() {
+		t.Fatalf("Digest(c1) = %q, %v, %v, want %q", d, ok, err, r.Digest())
+	}
+	second := graph.Quad{S: citestore.Mint("citation", "c1"), P: graph.IRI(vocab.RecordDigest), O: graph.String("sha256:another")}
+	if _, err := g.Add([]graph.Quad{second}); err != nil {
+		t.Fatal(err)
+	}
+	var ce *store.ConflictError
+	if _, _, err := s.Digest(ctx, "c1"); !errors.As(err, &ce) || ce.CitationID != "c1" || ce.Where != "the database" {
+		t.Errorf("Digest(c1) with two digests: err = %v, want a *ConflictError in the database", err)
+	}
+	if _, err := s.Append(ctx, store.Batch{Policy: normalize.Default(), Records: []*model.Record{r}}); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("Append of c1 with two digests stored: err = %v, want ErrConflict", err)
 	}
 }

@@ -1,4 +1,4 @@
-package ingest
+package citestore
 
 import (
 	"crypto/sha256"
@@ -16,6 +16,11 @@ import (
 
 // Mapper turns citation records into quads, following ontology/MODEL.md,
 // under one normalization policy. It is not safe for concurrent use.
+//
+// It is the one mapping of the bbolt backend: Store.Append and every write
+// path of internal/ingest (records, renormalization, retrievals, evidence)
+// use it, so that what goes through store.Appender and what ingest still
+// writes as quads are the same quads.
 type Mapper struct {
 	policy  *normalize.Policy
 	norm    *normalize.Normalizer // no base URL
@@ -81,15 +86,13 @@ func NewMapper(p *normalize.Policy) (*Mapper, error) {
 		norm:    n,
 		lenient: l,
 		digest:  p.Digest(),
-		pol:     mint("policy", p.Digest()),
-		assoc:   mint("association", p.Digest()),
+		pol:     Mint("policy", p.Digest()),
+		assoc:   Mint("association", p.Digest()),
 	}, nil
 }
 
 // PolicyNode returns the node of the mapper's policy.
 func (m *Mapper) PolicyNode() graph.Term { return m.pol }
-
-func iri(s string) graph.Term { return graph.IRI(s) }
 
 var (
 	rdfType = iri(vocab.RDFType)
@@ -151,7 +154,7 @@ type Citation struct {
 func (m *Mapper) Quads(dst []graph.Quad, r *model.Record) ([]graph.Quad, Citation, error) {
 	m.quads = dst
 	id := r.ID()
-	cit := mint("citation", id)
+	cit := Mint("citation", id)
 	info := Citation{ID: id, Node: cit, Digest: r.Digest()}
 	raw := *r.RawURL
 
@@ -165,13 +168,13 @@ func (m *Mapper) Quads(dst []graph.Quad, r *model.Record) ([]graph.Quad, Citatio
 	m.str(cit, vocab.CitedText, r.CitedText)
 	m.str(cit, vocab.CitedTitle, r.CitedTitle)
 	if r.Engine != "" || r.AnswerID != "" {
-		ans := mint("answer", r.Engine, r.AnswerID)
+		ans := Mint("answer", r.Engine, r.AnswerID)
 		m.add(cit, vocab.InAnswer, ans)
 		if m.first(ans) {
 			m.types(ans, vocab.Answer, vocab.ProvEntity)
 			m.str(ans, vocab.AnswerId, r.AnswerID)
 			if r.Engine != "" {
-				eng := mint("engine", r.Engine)
+				eng := Mint("engine", r.Engine)
 				m.add(ans, vocab.ProvWasAttributedTo, eng)
 				if m.first(eng) {
 					m.types(eng, vocab.AnswerEngine, vocab.ProvSoftwareAgent, vocab.ProvAgent)
@@ -181,7 +184,7 @@ func (m *Mapper) Quads(dst []graph.Quad, r *model.Record) ([]graph.Quad, Citatio
 		}
 	}
 
-	rawNode := mint("raw", raw)
+	rawNode := Mint("raw", raw)
 	m.add(cit, vocab.Cites, rawNode)
 	newRaw := m.first(rawNode)
 	if newRaw {
@@ -235,7 +238,7 @@ func (m *Mapper) normalization(cit, rawNode graph.Term, raw, base string) (norma
 	if err != nil && !errors.As(err, &nerr) {
 		return res, nil, err
 	}
-	nrm := mint("norm", raw, base, m.digest)
+	nrm := Mint("norm", raw, base, m.digest)
 	m.add(cit, vocab.NormalizedAs, nrm)
 	if !m.first(nrm) {
 		return res, nerr, nil // its quads and its key's are emitted already
@@ -249,7 +252,7 @@ func (m *Mapper) normalization(cit, rawNode graph.Term, raw, base string) (norma
 		m.str(nrm, vocab.ErrorMessage, nerr.Error())
 		return res, nerr, nil
 	}
-	key := mint("key", raw, base, m.digest)
+	key := Mint("key", raw, base, m.digest)
 	m.types(key, vocab.ComparisonKey, vocab.ProvEntity)
 	m.add(key, vocab.ProvWasGeneratedBy, nrm)
 	m.add(key, vocab.ProvWasDerivedFrom, rawNode)
@@ -284,7 +287,7 @@ func (m *Mapper) retrieval(cit, rawNode graph.Term, raw string, rt *model.Retrie
 // node.
 func retrievalNode(raw string, rt *model.Retrieval) graph.Term {
 	canon, _ := json.Marshal(rt)
-	return mint("retrieval", raw, string(canon))
+	return Mint("retrieval", raw, string(canon))
 }
 
 // RetrievalQuads appends to dst the quads of a retrieval of the raw URL
@@ -323,7 +326,7 @@ func (m *Mapper) retrievalQuads(ret, rawNode graph.Term, rt *model.Retrieval) {
 	declarer := rawNode
 	if rt.FinalURL != "" {
 		m.str(ret, vocab.FinalURL, rt.FinalURL)
-		res := mint("resolved", rt.FinalURL)
+		res := Mint("resolved", rt.FinalURL)
 		m.add(ret, vocab.ResolvedTo, res)
 		m.types(res, vocab.ResolvedURL, vocab.ProvEntity)
 		m.add(res, vocab.Text, graph.String(rt.FinalURL))
@@ -331,7 +334,7 @@ func (m *Mapper) retrievalQuads(ret, rawNode graph.Term, rt *model.Retrieval) {
 		declarer = res
 	}
 	for i, h := range rt.Hops {
-		hop := mint("hop", ret.Value, strconv.Itoa(i))
+		hop := Mint("hop", ret.Value, strconv.Itoa(i))
 		m.add(ret, vocab.Hop, hop)
 		m.types(hop, vocab.RedirectHop, vocab.ProvActivity)
 		m.typed(hop, vocab.HopIndex, strconv.Itoa(i), xsdInt)
@@ -343,7 +346,7 @@ func (m *Mapper) retrievalQuads(ret, rawNode graph.Term, rt *model.Retrieval) {
 		m.typed(hop, vocab.CrossesHost, strconv.FormatBool(m.host(h.From) != m.host(h.To)), graph.XSDBoolean)
 	}
 	for _, c := range rt.Canonical {
-		decl := mint("canonical", ret.Value, c.URL, c.Source)
+		decl := Mint("canonical", ret.Value, c.URL, c.Source)
 		m.types(decl, vocab.CanonicalDeclaration, vocab.ProvEntity)
 		m.str(decl, vocab.DeclaredURL, c.URL)
 		m.str(decl, vocab.SignalSource, c.Source)
@@ -365,12 +368,12 @@ func (m *Mapper) host(u string) string {
 
 func (m *Mapper) relation(cit, rawNode graph.Term, rel model.Relation, evidence string) {
 	rc, _ := model.RelationKindNamed(rel.Type) // ParseRecord accepted it
-	target := mint("resource", rel.Target)
+	target := Mint("resource", rel.Target)
 	if m.first(target) {
 		m.types(target, vocab.RelatedResource, vocab.ProvEntity)
 		m.add(target, vocab.Text, graph.String(rel.Target))
 	}
-	q := mint("relation", cit.Value, rel.Type, rel.Target, rel.Format, rel.CapturedAt, evidence)
+	q := Mint("relation", cit.Value, rel.Type, rel.Target, rel.Format, rel.CapturedAt, evidence)
 	m.add(cit, vocab.QualifiedRelation, q)
 	m.types(q, vocab.SourceRelation, rc.Class, vocab.ProvInfluence)
 	m.add(q, vocab.Target, target)

@@ -1,10 +1,10 @@
-package ingest_test
+package citestore_test
 
 import (
 	"reflect"
 	"testing"
 
-	"github.com/provgraph/provgraph/internal/ingest"
+	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 )
@@ -40,7 +40,7 @@ func TestDetectRelations(t *testing.T) {
 		{"https://www.google.com/search?q=amp", nil},
 	} {
 		res, _ := n.Normalize(tc.raw)
-		got := ingest.DetectRelations(tc.raw, res.Parsed)
+		got := citestore.DetectRelations(tc.raw, res.Parsed)
 		if !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("DetectRelations(%q) = %+v, want %+v", tc.raw, got, tc.want)
 		}

@@ -1,12 +1,13 @@
-package ingest
+package citestore
 
 import (
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/model"
 )
 
-// mint returns the node model.Mint names, as a graph term.
-func mint(kind string, fields ...string) graph.Term {
+// Mint returns the node model.Mint names, as a graph term: the one way
+// every node the mapper writes, and every run node ingest writes, is named.
+func Mint(kind string, fields ...string) graph.Term {
 	return graph.IRI(model.Mint(kind, fields...))
 }
 
