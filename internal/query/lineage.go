@@ -283,9 +283,13 @@ func (r *reader) lineagesOfURL(raw string, opts *LineageOptions) ([]*Lineage, er
 func (r *reader) citationNodes(ids []string) ([]string, error) {
 	var out []string
 	for _, id := range ids {
-		ns, err := r.subjects(vocab.CitationId, graph.String(id))
-		if err != nil {
-			return nil, err
+		ns, ok := r.idNodes[id]
+		if !ok {
+			var err error
+			if ns, err = r.subjects(vocab.CitationId, graph.String(id)); err != nil {
+				return nil, err
+			}
+			r.idNodes[id] = ns
 		}
 		out = append(out, ns...)
 	}
@@ -448,6 +452,9 @@ type reader struct {
 	cits  map[string]*Citation // citation node -> citation, under the policy of the first read
 	under map[string][]string  // citation node -> policies it was normalized under
 	pols  map[string]PolicyRef // policy node -> policy
+	// idNodes are the nodes of the citation ids Lookup answered: a
+	// neighbourhood meets the same citations by key, content and redirect.
+	idNodes map[string][]string
 }
 
 func newReader(ctx context.Context, st *graph.Store) *reader {
@@ -455,6 +462,7 @@ func newReader(ctx context.Context, st *graph.Store) *reader {
 		ctx: ctx, st: st,
 		p: map[string]map[string][]graph.Term{}, read: map[string]bool{},
 		cits: map[string]*Citation{}, under: map[string][]string{}, pols: map[string]PolicyRef{},
+		idNodes: map[string][]string{},
 	}
 }
 
