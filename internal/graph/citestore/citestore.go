@@ -2,7 +2,8 @@
 // model over the quad store of internal/graph, as PROV-O quads in the
 // shapes its Mapper writes (see ontology/MODEL.md). It answers
 // store.Lookup by index lookups on the graph's (predicate, object) and
-// (subject, predicate) indexes, and store.Appender with one graph.Store.Add
+// (subject, predicate) indexes, by term id on one read transaction per
+// question, and store.Appender with one graph.Store.Add
 // per batch, which is one bbolt transaction: atomic, idempotent, exact.
 //
 // It lives under internal/graph so that the quad store's id-level fast
