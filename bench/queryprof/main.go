@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/query"
 )
 
@@ -101,13 +102,14 @@ func run() error {
 
 func timeLineage(st *graph.Store, id string, n int) error {
 	ctx := context.Background()
-	if _, err := query.LineageOf(ctx, st, id, nil); err != nil {
+	lk := citestore.New(st)
+	if _, err := query.LineageOf(ctx, lk, st, id, nil); err != nil {
 		return err
 	}
 	times := make([]time.Duration, n)
 	for i := range times {
 		t0 := time.Now()
-		if _, err := query.LineageOf(ctx, st, id, nil); err != nil {
+		if _, err := query.LineageOf(ctx, lk, st, id, nil); err != nil {
 			return err
 		}
 		times[i] = time.Since(t0)

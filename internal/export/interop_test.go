@@ -23,6 +23,7 @@ import (
 
 	"github.com/provgraph/provgraph/internal/export"
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/ingest"
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
@@ -438,7 +439,7 @@ func TestSPARQLLineage(t *testing.T) {
 	}
 	defer st.Close()
 	for _, id := range []string{"moved-old", "xhost", "paywall-0", "canon", "archived", "article-amp", "syndicated", "gem-5-3"} {
-		lin, err := query.LineageOf(context.Background(), st, id, nil)
+		lin, err := query.LineageOf(context.Background(), citestore.New(st), st, id, nil)
 		if err != nil {
 			t.Fatalf("LineageOf(%q): %v", id, err)
 		}

@@ -20,7 +20,8 @@
 // made it.
 //
 // query imports internal/model, internal/normalize (policy names and
-// keys), internal/vocab and internal/graph (the store it reads). It must
+// keys), internal/store (lineage asks its Lookup which citations to read),
+// internal/vocab and internal/graph (the store it reads). It must
 // not import internal/ingest, internal/export, internal/resolve or
 // cmd/provgraph, and never bbolt or cayley; only internal/graph does.
 package query

@@ -14,6 +14,7 @@ import (
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
+	"github.com/provgraph/provgraph/internal/store"
 	"github.com/provgraph/provgraph/internal/vocab"
 )
 
@@ -189,10 +190,12 @@ type LineageGroup struct {
 
 // LineageOf returns the lineage of the citation with the given id. It
 // reads the citation's own nodes by index lookups, and the group as opts.Scope
-// says; it never writes. An unknown id is ErrNoCitation.
-func LineageOf(ctx context.Context, st *graph.Store, citationID string, opts *LineageOptions) (*Lineage, error) {
+// says; it never writes. An unknown id is ErrNoCitation. lk answers which
+// citations carry a piece of evidence (the neighbourhood's raw URLs, keys
+// and content hashes); st, the same database, gives their nodes.
+func LineageOf(ctx context.Context, lk store.Lookup, st *graph.Store, citationID string, opts *LineageOptions) (*Lineage, error) {
 	var out *Lineage
-	err := readWith(ctx, st, func(r *reader) error {
+	err := readWith(ctx, lk, st, func(r *reader) error {
 		nodes, err := r.subjects(vocab.CitationId, graph.String(citationID))
 		if err != nil {
 			return err
@@ -213,10 +216,11 @@ func LineageOf(ctx context.Context, st *graph.Store, citationID string, opts *Li
 // readWith runs fn with a reader on one read transaction of st, so that
 // the many small lookups of a lineage share its dictionary lookups and its
 // decoded terms.
-func readWith(ctx context.Context, st *graph.Store, fn func(*reader) error) error {
+func readWith(ctx context.Context, lk store.Lookup, st *graph.Store, fn func(*reader) error) error {
 	var inner error
 	err := st.Read(func(g *graph.Reader) error {
 		r := newReader(ctx, st)
+		r.lk = lk
 		r.g = g
 		inner = fn(r)
 		return nil
@@ -230,10 +234,10 @@ func readWith(ctx context.Context, st *graph.Store, fn func(*reader) error) erro
 // LineageOfURL returns the lineage of every citation whose raw URL is
 // exactly raw, sorted by citation id. The text is matched byte for byte,
 // without normalization: it is evidence. No such citation is
-// ErrNoCitation.
-func LineageOfURL(ctx context.Context, st *graph.Store, raw string, opts *LineageOptions) ([]*Lineage, error) {
+// ErrNoCitation. The citations are found with lk.ByRaw.
+func LineageOfURL(ctx context.Context, lk store.Lookup, st *graph.Store, raw string, opts *LineageOptions) ([]*Lineage, error) {
 	var out []*Lineage
-	err := readWith(ctx, st, func(r *reader) (err error) {
+	err := readWith(ctx, lk, st, func(r *reader) (err error) {
 		out, err = r.lineagesOfURL(raw, opts)
 		return err
 	})
@@ -241,26 +245,29 @@ func LineageOfURL(ctx context.Context, st *graph.Store, raw string, opts *Lineag
 }
 
 func (r *reader) lineagesOfURL(raw string, opts *LineageOptions) ([]*Lineage, error) {
-	same, err := r.subjects(vocab.Text, graph.String(raw))
+	ids, err := r.lk.ByRaw(r.ctx, raw)
+	if err != nil {
+		return nil, fmt.Errorf("query: citations of raw URL %q: %w", raw, err)
+	}
+	nodes, err := r.citationNodes(ids)
 	if err != nil {
 		return nil, err
 	}
-	var nodes, other []string
-	for _, n := range same {
-		if err := r.node(n); err != nil {
-			return nil, err
-		}
-		if !r.is(n, vocab.RawURL) {
-			other = append(other, r.kind(n))
-			continue
-		}
-		cits, err := r.subjects(vocab.Cites, graph.IRI(n))
+	if len(nodes) == 0 {
+		// Why not: what else the text is stored as, for the message.
+		same, err := r.subjects(vocab.Text, graph.String(raw))
 		if err != nil {
 			return nil, err
 		}
-		nodes = append(nodes, cits...)
-	}
-	if len(nodes) == 0 {
+		var other []string
+		for _, n := range same {
+			if err := r.node(n); err != nil {
+				return nil, err
+			}
+			if !r.is(n, vocab.RawURL) {
+				other = append(other, r.kind(n))
+			}
+		}
 		hint := ""
 		if len(other) > 0 {
 			slices.Sort(other)
@@ -269,6 +276,24 @@ func (r *reader) lineagesOfURL(raw string, opts *LineageOptions) ([]*Lineage, er
 		return nil, fmt.Errorf("%w of raw URL %q%s", ErrNoCitation, raw, hint)
 	}
 	return r.lineages(nodes, opts)
+}
+
+// citationNodes returns the nodes of the citations with the given ids:
+// Lookup answers in citation ids, and the reader reads nodes.
+func (r *reader) citationNodes(ids []string) ([]string, error) {
+	var out []string
+	for _, id := range ids {
+		ns, ok := r.idNodes[id]
+		if !ok {
+			var err error
+			if ns, err = r.subjects(vocab.CitationId, graph.String(id)); err != nil {
+				return nil, err
+			}
+			r.idNodes[id] = ns
+		}
+		out = append(out, ns...)
+	}
+	return out, nil
 }
 
 // kind names what a node is, for messages.
@@ -419,6 +444,7 @@ func lineageNorm(n *Normalization) *LineageNormalization {
 // a citation read here is built exactly as Load builds it.
 type reader struct {
 	ctx   context.Context
+	lk    store.Lookup // which citations carry a piece of evidence
 	st    *graph.Store
 	g     *graph.Reader // the read transaction lookups go through
 	p     map[string]map[string][]graph.Term
@@ -426,6 +452,9 @@ type reader struct {
 	cits  map[string]*Citation // citation node -> citation, under the policy of the first read
 	under map[string][]string  // citation node -> policies it was normalized under
 	pols  map[string]PolicyRef // policy node -> policy
+	// idNodes are the nodes of the citation ids Lookup answered: a
+	// neighbourhood meets the same citations by key, content and redirect.
+	idNodes map[string][]string
 }
 
 func newReader(ctx context.Context, st *graph.Store) *reader {
@@ -433,6 +462,7 @@ func newReader(ctx context.Context, st *graph.Store) *reader {
 		ctx: ctx, st: st,
 		p: map[string]map[string][]graph.Term{}, read: map[string]bool{},
 		cits: map[string]*Citation{}, under: map[string][]string{}, pols: map[string]PolicyRef{},
+		idNodes: map[string][]string{},
 	}
 }
 
@@ -808,14 +838,12 @@ func (h *hood) explore(cits []*Citation) error {
 		}
 	}
 	for _, hash := range hashes {
-		rts, err := h.r.subjects(vocab.ContentHash, graph.String(hash))
+		ids, err := h.r.lk.ByContent(h.r.ctx, hash)
 		if err != nil {
-			return err
+			return fmt.Errorf("query: citations of content hash %s: %w", hash, err)
 		}
-		for _, rt := range rts {
-			if err := h.addRetrievedIn(rt); err != nil {
-				return err
-			}
+		if err := h.addIDs(ids); err != nil {
+			return err
 		}
 	}
 	// Main texts: the retrievals whose current extraction has the text
@@ -984,27 +1012,22 @@ func (h *hood) loadMembers(k string) error {
 		return nil
 	}
 	h.members[k] = true
-	nodes, err := h.r.subjects(vocab.Text, graph.String(k))
+	ids, err := h.r.lk.ByKey(h.r.ctx, h.snap.Policy.Digest, k)
+	if err != nil {
+		return fmt.Errorf("query: citations of key %q: %w", k, err)
+	}
+	return h.addIDs(ids)
+}
+
+// addIDs loads the citations with the given ids.
+func (h *hood) addIDs(ids []string) error {
+	nodes, err := h.r.citationNodes(ids)
 	if err != nil {
 		return err
 	}
 	for _, n := range nodes {
-		if err := h.r.node(n); err != nil {
+		if err := h.add(n); err != nil {
 			return err
-		}
-		if !h.r.is(n, vocab.ComparisonKey) {
-			continue
-		}
-		for _, nrm := range h.r.all(vocab.ProvWasGeneratedBy, n) {
-			cs, err := h.r.subjects(vocab.NormalizedAs, graph.IRI(nrm))
-			if err != nil {
-				return err
-			}
-			for _, cn := range cs {
-				if err := h.add(cn); err != nil {
-					return err
-				}
-			}
 		}
 	}
 	return nil

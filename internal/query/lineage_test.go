@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/ingest"
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
@@ -253,14 +254,14 @@ func TestLineageOf(t *testing.T) {
 			opts := &query.LineageOptions{Scope: scope}
 			var l *query.Lineage
 			if strings.Contains(tt.id, "/") {
-				ls, err := query.LineageOfURL(ctx, st, tt.id, opts)
+				ls, err := query.LineageOfURL(ctx, citestore.New(st), st, tt.id, opts)
 				if err != nil || len(ls) != 1 {
 					t.Fatalf("LineageOfURL(%q) = %d lineages, %v; want 1", tt.id, len(ls), err)
 				}
 				l = ls[0]
 			} else {
 				var err error
-				if l, err = query.LineageOf(ctx, st, tt.id, opts); err != nil {
+				if l, err = query.LineageOf(ctx, citestore.New(st), st, tt.id, opts); err != nil {
 					t.Fatalf("LineageOf(%q): %v", tt.id, err)
 				}
 				if l.CitationID != tt.id {
@@ -290,7 +291,7 @@ func TestLineageOfURLIsExact(t *testing.T) {
 	)
 	st := lineageStore(t, []string{exampleCitations, extra}, normalize.Default())
 	ctx := context.Background()
-	ls, err := query.LineageOfURL(ctx, st, "https://Example.org/a?utm_source=x#top", nil)
+	ls, err := query.LineageOfURL(ctx, citestore.New(st), st, "https://Example.org/a?utm_source=x#top", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,11 +311,11 @@ func TestLineageOfURLIsExact(t *testing.T) {
 		"https://www.w3.org/TR/prov-o/", // a key and a resolved URL, never a raw URL
 		"",
 	} {
-		if ls, err := query.LineageOfURL(ctx, st, raw, nil); !errors.Is(err, query.ErrNoCitation) || ls != nil {
+		if ls, err := query.LineageOfURL(ctx, citestore.New(st), st, raw, nil); !errors.Is(err, query.ErrNoCitation) || ls != nil {
 			t.Errorf("LineageOfURL(%q) = %d lineages, %v; want ErrNoCitation", raw, len(ls), err)
 		}
 	}
-	if _, err := query.LineageOf(ctx, st, "no-such-id", nil); !errors.Is(err, query.ErrNoCitation) || !strings.Contains(err.Error(), `"no-such-id"`) {
+	if _, err := query.LineageOf(ctx, citestore.New(st), st, "no-such-id", nil); !errors.Is(err, query.ErrNoCitation) || !strings.Contains(err.Error(), `"no-such-id"`) {
 		t.Errorf("LineageOf(unknown id) error = %v, want ErrNoCitation naming the id", err)
 	}
 }
@@ -332,7 +333,7 @@ func TestLineagePolicies(t *testing.T) {
 		{normalize.Default().Name() + "@2026.11.1", "provgraph-default", "userinfo"},
 		{normalize.Lenient().Digest(), "provgraph-lenient", ""},
 	} {
-		l, err := query.LineageOf(ctx, st, "pplx-002-3", &query.LineageOptions{Policy: tt.policy})
+		l, err := query.LineageOf(ctx, citestore.New(st), st, "pplx-002-3", &query.LineageOptions{Policy: tt.policy})
 		if err != nil {
 			t.Fatalf("LineageOf(pplx-002-3, policy %q): %v", tt.policy, err)
 		}
@@ -345,7 +346,7 @@ func TestLineagePolicies(t *testing.T) {
 				tt.policy, l.Policy, code, l.Group, l.NormalizedUnder, tt.wantName, tt.wantError)
 		}
 	}
-	if _, err := query.LineageOf(ctx, st, "pplx-002-3", &query.LineageOptions{Policy: "nope@1"}); !errors.Is(err, query.ErrNoPolicy) {
+	if _, err := query.LineageOf(ctx, citestore.New(st), st, "pplx-002-3", &query.LineageOptions{Policy: "nope@1"}); !errors.Is(err, query.ErrNoPolicy) {
 		t.Errorf("LineageOf with an unknown policy: %v, want ErrNoPolicy", err)
 	}
 	// A citation never normalized under the policy asked for.
@@ -354,7 +355,7 @@ func TestLineagePolicies(t *testing.T) {
 	if _, err := ingest.File(ctx, only, extra, "extra", ingest.Options{Policy: normalize.Default()}); err != nil {
 		t.Fatal(err)
 	}
-	l, err := query.LineageOf(ctx, only, "l-1", &query.LineageOptions{Policy: "provgraph-default"})
+	l, err := query.LineageOf(ctx, citestore.New(only), only, "l-1", &query.LineageOptions{Policy: "provgraph-default"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,6 +365,34 @@ func TestLineagePolicies(t *testing.T) {
 }
 
 // TestLineageReadsOnly: lineage changes nothing in the store, in any scope.
+// TestLineageNeighbourhoodReadsThePolicysKeys: a neighbourhood reads the
+// citations whose key is the group's under the policy shown, not those
+// whose key under another policy has the same text (s-1's key under the
+// host rules is s-2's key under the default policy; under the default it
+// is a group of its own, which the lineage of s-2 does not need).
+func TestLineageNeighbourhoodReadsThePolicysKeys(t *testing.T) {
+	hostRules, err := normalize.LoadPolicy("testdata/hostrules.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := lineageStore(t, []string{writeJSONL(t,
+		`{"citation_id":"s-1","observed_at":"2026-12-01T10:00:00Z","raw_url":"https://shop.example.test/p?ref=x"}`,
+		`{"citation_id":"s-2","observed_at":"2026-12-01T10:00:00Z","raw_url":"https://shop.example.test/p"}`,
+	)}, normalize.Default(), hostRules)
+	for _, tt := range []struct {
+		policy  string
+		members int
+	}{{"provgraph-default", 1}, {"test-groups-hostrules", 2}} {
+		l, err := query.LineageOf(context.Background(), citestore.New(st), st, "s-2", &query.LineageOptions{Policy: tt.policy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Group == nil || l.Group.Members != tt.members || l.Group.Read != tt.members {
+			t.Errorf("lineage of s-2 under %s: group %+v; want %d members, %d citations read", tt.policy, l.Group, tt.members, tt.members)
+		}
+	}
+}
+
 func TestLineageReadsOnly(t *testing.T) {
 	st := exampleStore(t)
 	ctx := context.Background()
@@ -371,10 +400,10 @@ func TestLineageReadsOnly(t *testing.T) {
 	for _, scope := range []string{query.ScopeNeighbourhood, query.ScopeDatabase} {
 		opts := &query.LineageOptions{Scope: scope}
 		for _, tt := range lineageTests {
-			if _, err := query.LineageOf(ctx, st, tt.id, opts); err != nil && !errors.Is(err, query.ErrNoCitation) {
+			if _, err := query.LineageOf(ctx, citestore.New(st), st, tt.id, opts); err != nil && !errors.Is(err, query.ErrNoCitation) {
 				t.Fatal(err)
 			}
-			if _, err := query.LineageOfURL(ctx, st, tt.id, opts); err != nil && !errors.Is(err, query.ErrNoCitation) {
+			if _, err := query.LineageOfURL(ctx, citestore.New(st), st, tt.id, opts); err != nil && !errors.Is(err, query.ErrNoCitation) {
 				t.Fatal(err)
 			}
 		}
@@ -453,7 +482,7 @@ func TestLineageScopesAgree(t *testing.T) {
 			}
 			diffs, joined := 0, 0
 			for _, c := range snap.Citations {
-				l, err := query.LineageOf(ctx, st, c.ID, nil)
+				l, err := query.LineageOf(ctx, citestore.New(st), st, c.ID, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -492,7 +521,7 @@ func BenchmarkLineageOf(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := query.LineageOf(ctx, st, "gpt-17-2", nil); err != nil {
+		if _, err := query.LineageOf(ctx, citestore.New(st), st, "gpt-17-2", nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -513,7 +542,7 @@ func ExampleLineageOf() {
 	if _, err := ingest.File(ctx, st, exampleCitations, "citations.jsonl", ingest.Options{Policy: normalize.Default()}); err != nil {
 		panic(err)
 	}
-	l, err := query.LineageOf(ctx, st, "gpt-17-2", nil)
+	l, err := query.LineageOf(ctx, citestore.New(st), st, "gpt-17-2", nil)
 	if err != nil {
 		panic(err)
 	}

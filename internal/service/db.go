@@ -86,17 +86,17 @@ type LineageRequest struct {
 // Lineage returns the lineages asked for. No such citation is Rejected,
 // and names the database; no such policy is Usage.
 func (d DB) Lineage(ctx context.Context, req LineageRequest) ([]*query.Lineage, error) {
-	st, err := d.Open(true)
+	st, err := d.OpenStore(true)
 	if err != nil {
 		return nil, err
 	}
 	defer st.Close()
 	var ls []*query.Lineage
 	if req.ByURL {
-		ls, err = query.LineageOfURL(ctx, st, req.URL, &req.LineageOptions)
+		ls, err = query.LineageOfURL(ctx, st.Backend, st.Quads, req.URL, &req.LineageOptions)
 	} else {
 		var l *query.Lineage
-		l, err = query.LineageOf(ctx, st, req.ID, &req.LineageOptions)
+		l, err = query.LineageOf(ctx, st.Backend, st.Quads, req.ID, &req.LineageOptions)
 		ls = []*query.Lineage{l}
 	}
 	switch {

@@ -43,6 +43,12 @@
 //     citestore.Mapper, the mapping Append uses, so the two write the
 //     same quads byte for byte (the golden databases and TestMatchesMemory
 //     hold them to it).
+//   - query's lineage (LineageOf, LineageOfURL) asks Lookup which
+//     citations to read: ByRaw for a raw URL, ByKey under the policy it
+//     shows for the members of every key of the neighbourhood (the
+//     group's, its redirect sources' and its relation targets'), and
+//     ByContent for the citations sharing a member's content hash.
+//     citestore answers each on one read transaction by term id.
 //
 // Still on the quad store (*graph.Store), and why:
 //
@@ -68,11 +74,29 @@
 //     canonical declarations and evidence to stored citations, with the
 //     resolve run: the same need as Renormalize (append to a stored
 //     citation) plus a Lookup of retrievals by snapshot.
-//   - internal/query still reads the bbolt store by term id (its loader,
-//     snapshot.go) and by quad pattern (lineage.go). The next step there:
-//     the loader moves under citestore as the bbolt implementation of
-//     Scanner (its id arrays are the handles), grouping reads Rows, and
-//     lineage's entry lookups go through Lookup.
+//   - internal/query's whole-database loader (snapshot.go: Load and
+//     LoadGroups, so groups, stats, policy-diff, lineage --group-scope
+//     database and export --include-groups) reads the bbolt store by term
+//     id. Grouping needs, besides the Scanner's fields, each successful
+//     retrieval's content evidence (the current extraction's text digest
+//     and SimHash, decided from outcome, status and soft error), the
+//     host-rule flag of a key and, for the members it lists, the whole
+//     citation (normalization steps, retrievals with hops and extractions,
+//     passage checks, relations), which it builds from the same id arrays
+//     while writing. The next step: Row gains the evidence fields, the
+//     loader moves under citestore as the bbolt Scanner (its term ids are
+//     the handles), grouping makes its facts from Rows, and the listed
+//     members come from a batch read of citations by id that a backend
+//     answers from its own arrays.
+//   - lineage's reader, once Lookup has named the citations: it turns
+//     their ids into nodes (by pg:citationId) and reads each citation's
+//     nodes by quad pattern, with the builders the loader uses (build.go).
+//     Two of the neighbourhood's lookups stay on quad patterns, as Lookup
+//     has no method for them: the citations whose current extraction has
+//     a member's text digest (evidence that resolve adds, which Append
+//     cannot write, so a Memory reference could not answer it), and those
+//     whose retrieval ended at a key's URL (a redirect source, read one
+//     retrieval at a time so that reading stops at --max-shared sources).
 //   - internal/export writes every stored statement, whatever wrote it;
 //     its doc says why that is the quad store's by nature.
 //   - The check command's counters (format, terms, runs, file size) are

@@ -57,6 +57,7 @@ func Run(t *testing.T, open Open) {
 		{"ConflictInBatch", testConflictInBatch},
 		{"Canceled", testCanceled},
 		{"Policies", testPolicies},
+		{"KeySharedByPolicies", testKeySharedByPolicies},
 		{"Scan", testScan},
 		{"ScanLean", testScanLean},
 		{"ScanOtherPolicy", testScanOtherPolicy},
@@ -307,6 +308,34 @@ func testCanceled(t *testing.T, b store.Backend) {
 		if _, ok, _ := b.Digest(context.Background(), r.ID()); ok {
 			t.Fatalf("a canceled Append stored %s", r.ID())
 		}
+	}
+}
+
+// testKeySharedByPolicies: a key text that two policies made, for
+// different citations, finds under each policy only the citations
+// normalized under it (lineage reads a group's members by key under the
+// policy it shows, and must not read the other policy's).
+func testKeySharedByPolicies(t *testing.T, b store.Backend) {
+	ctx := context.Background()
+	const raw = "https://ex.test/shared"
+	for _, bt := range []store.Batch{
+		{Policy: normalize.Default(), Records: []*model.Record{rec("shared-default", raw)}},
+		{Policy: normalize.Lenient(), Records: []*model.Record{rec("shared-lenient", raw)}},
+	} {
+		if _, err := b.Append(ctx, bt); err != nil {
+			t.Fatalf("Append under %s = %v", bt.Policy.Name(), err)
+		}
+	}
+	for _, tt := range []struct {
+		pol  *normalize.Policy
+		want []string
+	}{{normalize.Default(), []string{"shared-default"}}, {normalize.Lenient(), []string{"shared-lenient"}}} {
+		if ids, err := b.ByKey(ctx, tt.pol.Digest(), raw); err != nil || !slices.Equal(ids, tt.want) {
+			t.Errorf("ByKey(%s, %q) = %q, %v; want %q", tt.pol.Name(), raw, ids, err, tt.want)
+		}
+	}
+	if ids, err := b.ByRaw(ctx, raw); err != nil || !slices.Equal(ids, []string{"shared-default", "shared-lenient"}) {
+		t.Errorf("ByRaw(%q) = %q, %v; want both citations", raw, ids, err)
 	}
 }
 

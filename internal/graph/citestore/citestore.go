@@ -2,7 +2,8 @@
 // model over the quad store of internal/graph, as PROV-O quads in the
 // shapes its Mapper writes (see ontology/MODEL.md). It answers
 // store.Lookup by index lookups on the graph's (predicate, object) and
-// (subject, predicate) indexes, and store.Appender with one graph.Store.Add
+// (subject, predicate) indexes, by term id on one read transaction per
+// question, and store.Appender with one graph.Store.Add
 // per batch, which is one bbolt transaction: atomic, idempotent, exact.
 //
 // It lives under internal/graph so that the quad store's id-level fast
@@ -59,51 +60,42 @@ func (s *Store) Digest(ctx context.Context, id string) (string, bool, error) {
 
 // ByRaw implements store.Lookup: the raw URL nodes whose pg:text is raw,
 // then the citations that pg:cites them.
-func (s *Store) ByRaw(ctx context.Context, raw string) ([]string, error) {
-	nodes, err := s.typedSubjects(vocab.Text, graph.String(raw), vocab.RawURL)
-	if err != nil {
-		return nil, err
-	}
-	return s.citing(ctx, vocab.Cites, nodes)
+func (s *Store) ByRaw(ctx context.Context, raw string) (ids []string, err error) {
+	err = s.read(ctx, func(x *idLookup) {
+		nodes := x.typed(x.subjects(vocab.Text, x.id(graph.String(raw))), vocab.RawURL)
+		ids = x.citing(vocab.Cites, nodes)
+	})
+	return ids, err
 }
 
 // ByKey implements store.Lookup: the comparison keys whose pg:text is key,
 // the normalizations that generated them under the policy (its
 // association, which every normalization under it points at), then the
 // citations normalized as those.
-func (s *Store) ByKey(ctx context.Context, policyDigest, key string) ([]string, error) {
-	keys, err := s.typedSubjects(vocab.Text, graph.String(key), vocab.ComparisonKey)
-	if err != nil {
-		return nil, err
-	}
-	assoc := Mint("association", policyDigest)
-	var norms []graph.Term
-	for _, k := range keys {
-		ns, err := s.g.Objects(k, iri(vocab.ProvWasGeneratedBy))
-		if err != nil {
-			return nil, err
-		}
-		for _, n := range ns {
-			ok, err := s.g.Has(graph.Quad{S: n, P: iri(vocab.ProvQualifiedAssociation), O: assoc})
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				norms = append(norms, n)
+func (s *Store) ByKey(ctx context.Context, policyDigest, key string) (ids []string, err error) {
+	err = s.read(ctx, func(x *idLookup) {
+		keys := x.typed(x.subjects(vocab.Text, x.id(graph.String(key))), vocab.ComparisonKey)
+		assoc := x.id(Mint("association", policyDigest))
+		var norms []graph.ID
+		for _, k := range keys {
+			for _, n := range x.objects(k, vocab.ProvWasGeneratedBy) {
+				if x.has(n, vocab.ProvQualifiedAssociation, assoc) {
+					norms = append(norms, n)
+				}
 			}
 		}
-	}
-	return s.citing(ctx, vocab.NormalizedAs, norms)
+		ids = x.citing(vocab.NormalizedAs, norms)
+	})
+	return ids, err
 }
 
 // ByContent implements store.Lookup: the retrievals with that pg:contentHash,
 // then the citations retrieved in them.
-func (s *Store) ByContent(ctx context.Context, hash string) ([]string, error) {
-	rets, err := s.g.Subjects(iri(vocab.ContentHash), graph.String(hash))
-	if err != nil {
-		return nil, err
-	}
-	return s.citing(ctx, vocab.RetrievedIn, rets)
+func (s *Store) ByContent(ctx context.Context, hash string) (ids []string, err error) {
+	err = s.read(ctx, func(x *idLookup) {
+		ids = x.citing(vocab.RetrievedIn, x.subjects(vocab.ContentHash, x.id(graph.String(hash))))
+	})
+	return ids, err
 }
 
 // Policies implements store.Lookup.
@@ -144,51 +136,6 @@ func compare(a, b string) int {
 		return 1
 	}
 	return 0
-}
-
-// typedSubjects returns the subjects of (?, pred, obj) that are of class.
-func (s *Store) typedSubjects(pred string, obj graph.Term, class string) ([]graph.Term, error) {
-	subs, err := s.g.Subjects(iri(pred), obj)
-	if err != nil {
-		return nil, err
-	}
-	out := subs[:0]
-	for _, n := range subs {
-		ok, err := s.g.Has(graph.Quad{S: n, P: iri(vocab.RDFType), O: iri(class)})
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			out = append(out, n)
-		}
-	}
-	return out, nil
-}
-
-// citing returns the sorted, distinct citation ids of the subjects of
-// (?, pred, o) for each o of objs.
-func (s *Store) citing(ctx context.Context, pred string, objs []graph.Term) ([]string, error) {
-	var ids []string
-	for _, o := range objs {
-		cits, err := s.g.Subjects(iri(pred), o)
-		if err != nil {
-			return nil, err
-		}
-		for _, c := range cits {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			vs, err := s.g.Objects(c, iri(vocab.CitationId))
-			if err != nil {
-				return nil, err
-			}
-			for _, v := range vs {
-				ids = append(ids, v.Value)
-			}
-		}
-	}
-	slices.Sort(ids)
-	return slices.Compact(ids), nil
 }
 
 // Append implements store.Appender. The policy's description and every
