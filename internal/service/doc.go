@@ -20,14 +20,17 @@
 //
 // # Caveats
 //
+//   - Reviewed, Decide and GroupFilter (review.go) work on a store the
+//     caller holds open, so that a server that keeps the database open
+//     answers from it; the DB methods open and close it per request.
 //   - service prints nothing and never exits: messages and statuses are
 //     the front end's.
 //   - A DB method opens the store for one request and closes it before it
 //     returns (the results hold no reference to it), so that the file lock
 //     is held no longer than the read.
 //
-// service may import internal/graph, internal/query, internal/model and
-// internal/normalize; it must not import internal/render or cobra, and
+// service may import internal/graph, internal/query, internal/model,
+// internal/review and internal/normalize; it must not import internal/render or cobra, and
 // takes from net/http only its status codes: the same requests serve
 // every front end.
 package service
