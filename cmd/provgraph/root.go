@@ -199,5 +199,6 @@ they are the same resource.
 	root.AddCommand(newResolveCommand())
 	root.AddCommand(newCheckCommand())
 	root.AddCommand(newConvertCommand())
+	root.AddCommand(newReviewCommand())
 	return root
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/query"
 	"github.com/provgraph/provgraph/internal/review"
+	"github.com/provgraph/provgraph/internal/vocab"
 )
 
 // Reviewed is the groups of a database with their review state: query's
@@ -91,7 +92,7 @@ var ErrNoGroup = errors.New("no such group")
 func Decide(ctx context.Context, st review.Writer, r *Reviewed, req DecideRequest, now time.Time) (*review.Decision, error) {
 	g := r.Group(req.GroupID)
 	if g == nil {
-		return nil, InputError{fmt.Errorf("%w %q under policy %s", ErrNoGroup, req.GroupID, r.Report.Policy.Name+"@"+r.Report.Policy.Version)}
+		return nil, InputError{fmt.Errorf("%w %q under policy %s", ErrNoGroup, req.GroupID, r.Report.Policy.String())}
 	}
 	if req.RelatedTo != "" && r.Group(req.RelatedTo) == nil {
 		return nil, UsageError{fmt.Errorf("related_to: %w %q", ErrNoGroup, req.RelatedTo)}
@@ -281,25 +282,10 @@ func domainOf(key string) string {
 	return strings.ToLower(query.RegistrableDomain(h))
 }
 
-// ReviewCounts separates adjudicated from unreviewed duplicates: groups
-// (and their citations) by latest decision, stale and unreviewed. A
-// different decision is a split: its members are not counted as one.
-type ReviewCounts struct {
-	Groups            int            `json:"groups"`
-	Unreviewed        int            `json:"unreviewed_groups"`
-	Decided           int            `json:"decided_groups"`
-	Stale             int            `json:"stale_groups"`
-	ByDecision        map[string]int `json:"groups_by_decision"`
-	Splits            int            `json:"splits"`                        // groups whose latest decision is different
-	ConfirmedMembers  int            `json:"confirmed_duplicate_citations"` // members of groups decided same, not stale
-	UnreviewedMembers int            `json:"unreviewed_duplicate_citations"`
-	Decisions         int            `json:"decisions"` // every stored decision, revisions included
-}
-
 // Counts returns the review counts of the listed groups with at least two
 // members (the duplicates) and of the groups in a relation to review.
-func (r *Reviewed) Counts() *ReviewCounts {
-	c := &ReviewCounts{ByDecision: map[string]int{}, Decisions: r.Index.Len()}
+func (r *Reviewed) Counts() *review.Counts {
+	c := &review.Counts{ByDecision: map[string]int{}, Decisions: r.Index.Len()}
 	for _, g := range r.Report.Groups {
 		s := r.Status(g)
 		c.Groups++
@@ -324,4 +310,58 @@ func (r *Reviewed) Counts() *ReviewCounts {
 		}
 	}
 	return c
+}
+
+// errFound stops a Match at its first quad.
+var errFound = errors.New("found")
+
+// HasDecisions reports whether the database holds any decision, so that
+// groups shows review states only where there are some.
+func (d DB) HasDecisions(ctx context.Context) (bool, error) {
+	st, err := d.Open(true)
+	if err != nil {
+		return false, err
+	}
+	defer st.Close()
+	err = st.Match(ctx, graph.Quad{P: graph.IRI(vocab.RDFType), O: graph.IRI(vocab.Adjudication)}, func(graph.Quad) error { return errFound })
+	if errors.Is(err, errFound) {
+		return true, nil
+	}
+	return false, err
+}
+
+// ExplainState lists the groups in a review state (stats --explain
+// review-state:S): each group's key with its latest decision, and its
+// citations.
+func (r *Reviewed) ExplainState(state string) ([]query.ExplainLine, error) {
+	if !slices.Contains(review.States, state) {
+		return nil, Usagef("--explain review-state:%s: want one of %s", state, strings.Join(review.States, ", "))
+	}
+	lines := []query.ExplainLine{}
+	for _, g := range r.Report.Groups {
+		s := r.Status(g)
+		if s.State != state {
+			continue
+		}
+		item := g.Key
+		if s.Latest != nil {
+			item += " (" + s.Latest.Decision + " by " + s.Latest.Reviewer + ", " + s.Latest.ID + ")"
+		}
+		l := query.ExplainLine{Item: item, Group: g.ID}
+		for _, m := range g.Members {
+			l.Members = append(l.Members, m.CitationID)
+		}
+		lines = append(lines, l)
+	}
+	return lines, nil
+}
+
+// Decisions opens the database read-only and reads every decision.
+func (d DB) Decisions(ctx context.Context) (*review.Index, error) {
+	st, err := d.Open(true)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return review.Load(ctx, st)
 }
