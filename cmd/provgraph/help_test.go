@@ -38,6 +38,17 @@ func copyFile(t *testing.T, src, dst string) string {
 	return dst
 }
 
+// cancelWriter keeps what is written and cancels at the first write.
+type cancelWriter struct {
+	bytes.Buffer
+	cancel context.CancelFunc
+}
+
+func (w *cancelWriter) Write(p []byte) (int, error) {
+	defer w.cancel()
+	return w.Buffer.Write(p)
+}
+
 // helpExitStatuses returns the statuses listed in the "Exit status:" block
 // of a help text.
 func helpExitStatuses(t *testing.T, help string) []int {
@@ -125,6 +136,9 @@ func TestHelpListsExitStatuses(t *testing.T) {
 		args   []string
 		stdin  string
 		stdout io.Writer // nil: a buffer
+		// stopped cancels the command's context, as Ctrl-C does, once it
+		// has written to standard error (a server: that it listens).
+		stopped bool
 	}
 	cases := map[string]map[int]scenario{
 		"normalize": {
@@ -235,6 +249,13 @@ func TestHelpListsExitStatuses(t *testing.T) {
 			exitLocked:   {args: append([]string{"--db", locked, "g-6350fb776839", "same", "--reviewer", "alice"}, wait...)},
 			exitCorrupt:  {args: []string{"--db", damaged, "g-6350fb776839", "same", "--reviewer", "alice"}},
 		},
+		"serve": {
+			exitOK:      {args: []string{"--db", good, "--addr", "127.0.0.1:0", "--read-only"}, stopped: true},
+			exitUsage:   {args: []string{"--db", good, "--addr", "0.0.0.0:0"}},
+			exitFailure: {args: []string{"--db", p("none.db"), "--read-only", "--addr", "127.0.0.1:0"}},
+			exitLocked:  {args: append([]string{"--db", locked, "--addr", "127.0.0.1:0"}, wait...)},
+			exitCorrupt: {args: []string{"--db", damaged, "--addr", "127.0.0.1:0"}},
+		},
 		"convert": {
 			exitOK:      {args: []string{"--from", "../../internal/graph/testdata/format-v1/prov.db", "--db", p("converted.db")}},
 			exitUsage:   {args: []string{"--db", p("converted2.db")}},
@@ -279,7 +300,15 @@ func TestHelpListsExitStatuses(t *testing.T) {
 					stdout = new(bytes.Buffer)
 				}
 				args := append(slices.Clone(verb), sc.args...)
-				got, stderr := run(sc.stdin, stdout, args...)
+				var got int
+				var stderr string
+				if sc.stopped {
+					ctx, cancel := context.WithCancel(context.Background())
+					buf := &cancelWriter{cancel: cancel}
+					got, stderr = Run(ctx, args, strings.NewReader(sc.stdin), stdout, buf), buf.String()
+				} else {
+					got, stderr = run(sc.stdin, stdout, args...)
+				}
 				if got != code {
 					t.Errorf("provgraph %s: exit %d, want %d\n%s", strings.Join(args, " "), got, code, stderr)
 				}

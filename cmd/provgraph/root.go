@@ -200,5 +200,6 @@ they are the same resource.
 	root.AddCommand(newCheckCommand())
 	root.AddCommand(newConvertCommand())
 	root.AddCommand(newReviewCommand())
+	root.AddCommand(newServeCommand())
 	return root
 }

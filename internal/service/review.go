@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
@@ -21,14 +22,39 @@ import (
 // Reviewed is the groups of a database with their review state: query's
 // report, every stored decision, and each listed group's status.
 type Reviewed struct {
-	Report *query.Report
-	Index  *review.Index
-	status map[string]*review.Status
-	byID   map[string]*query.Group
+	Report  *query.Report
+	Index   *review.Index
+	mu      sync.Mutex // guards status and targets: a server shares one Reviewed
+	status  map[string]*review.Status
+	byID    map[string]*query.Group
+	targets map[string]bool // groups that a relation to review points to
+}
+
+// inReviewRelation reports whether g is the source or the target of a
+// relation that needs review.
+func (r *Reviewed) inReviewRelation(g *query.Group) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.targets == nil {
+		r.targets = map[string]bool{}
+		for _, o := range r.Report.Groups {
+			for _, rel := range o.Relations {
+				if rel.Review && rel.To != "" {
+					r.targets[rel.To] = true
+				}
+			}
+		}
+	}
+	if r.targets[g.ID] {
+		return true
+	}
+	return slices.ContainsFunc(g.Relations, func(rel *query.GroupRelation) bool { return rel.Review })
 }
 
 // Status returns the review status of a listed group.
 func (r *Reviewed) Status(g *query.Group) *review.Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if s := r.status[g.ID]; s != nil {
 		return s
 	}
@@ -124,6 +150,10 @@ type GroupFilter struct {
 	Sort    string // "" (query's order), "size" (largest first) or "risk"
 	Limit   int    // at most this many; 0 means no limit
 	Cursor  string // the Next of the page before
+	// Queue selects the groups a reviewer works through: those with at
+	// least two members and those in a relation that needs review, as
+	// source or target (groups' defaults).
+	Queue bool
 }
 
 // Page is one page of filtered groups.
@@ -241,6 +271,9 @@ func (r *Reviewed) Filter(f GroupFilter) (*Page, error) {
 			if !ok[0] || !ok[1] || !ok[2] {
 				continue
 			}
+		}
+		if f.Queue && len(g.Members) < 2 && !r.inReviewRelation(g) {
+			continue
 		}
 		if f.State != "" && r.Status(g).State != f.State {
 			continue
