@@ -397,3 +397,18 @@ func digestOf(b []byte) string {
 	h := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(h[:])
 }
+
+// Counts separates adjudicated from unreviewed duplicates: groups
+// (and their citations) by latest decision, stale and unreviewed. A
+// different decision is a split: its members are not counted as one.
+type Counts struct {
+	Groups            int            `json:"groups"`
+	Unreviewed        int            `json:"unreviewed_groups"`
+	Decided           int            `json:"decided_groups"`
+	Stale             int            `json:"stale_groups"`
+	ByDecision        map[string]int `json:"groups_by_decision"`
+	Splits            int            `json:"splits"`                        // groups whose latest decision is different
+	ConfirmedMembers  int            `json:"confirmed_duplicate_citations"` // members of groups decided same, not stale
+	UnreviewedMembers int            `json:"unreviewed_duplicate_citations"`
+	Decisions         int            `json:"decisions"` // every stored decision, revisions included
+}
