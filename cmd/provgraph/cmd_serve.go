@@ -177,6 +177,9 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	if hold := testHold("serve-decide", stderr); hold != nil {
 		opts.BeforeCommit = func(string) { hold() }
 	}
+	if hold := testHold("serve-ingest-batch", stderr); hold != nil {
+		opts.AfterIngestBatch = hold
+	}
 	srv, err := server.New(st, opts)
 	if err != nil {
 		return err

@@ -346,6 +346,14 @@ func (s *Server) apiIngest(w http.ResponseWriter, r *http.Request) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	opts := ingest.Options{Policy: s.o.IngestPolicy, SkipInvalid: r.URL.Query().Get("skip_invalid") == "true"}
+	if s.o.AfterIngestBatch != nil {
+		opts.BatchQuads = 50 // small batches, so that a test can stop between them
+		opts.Progress = func(p ingest.Progress) {
+			if p.Phase == "write" {
+				s.o.AfterIngestBatch()
+			}
+		}
+	}
 	// The ingest runs to its end even when the client goes away: a run
 	// stopped half-way is complete only once repeated.
 	sum, err := ingest.File(context.WithoutCancel(r.Context()), s.st, tmp.Name(), "<request body>", opts)

@@ -57,6 +57,9 @@ type Options struct {
 	// BeforeCommit, when set, is called with each decision's group id
 	// before its batch is written: tests stop the server there.
 	BeforeCommit func(groupID string)
+	// AfterIngestBatch, when set, is called after each committed batch of
+	// an ingest's write pass: tests kill the server there.
+	AfterIngestBatch func()
 }
 
 // Server serves one open store.
