@@ -27,7 +27,7 @@ type svgEdge struct {
 }
 
 const (
-	svgColW  = 270
+	svgColW  = 330
 	svgBoxW  = 240
 	svgLineH = 15
 	svgGap   = 18
