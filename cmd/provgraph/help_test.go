@@ -256,6 +256,13 @@ func TestHelpListsExitStatuses(t *testing.T) {
 			exitLocked:  {args: append([]string{"--db", locked, "--addr", "127.0.0.1:0"}, wait...)},
 			exitCorrupt: {args: []string{"--db", damaged, "--addr", "127.0.0.1:0"}},
 		},
+		"query": {
+			exitOK:      {args: []string{"--db", good, "g.V().Limit(1).All()"}},
+			exitUsage:   {args: []string{"--db", good, "g.V(.All()"}},
+			exitFailure: {args: []string{"--db", p("none.db"), "g.V().All()"}},
+			exitLocked:  {args: append([]string{"--db", locked, "g.V().All()"}, wait...)},
+			exitCorrupt: {args: []string{"--db", damaged, "g.V().Out().All()"}},
+		},
 		"convert": {
 			exitOK:      {args: []string{"--from", "../../internal/graph/testdata/format-v1/prov.db", "--db", p("converted.db")}},
 			exitUsage:   {args: []string{"--db", p("converted2.db")}},

@@ -201,5 +201,6 @@ they are the same resource.
 	root.AddCommand(newConvertCommand())
 	root.AddCommand(newReviewCommand())
 	root.AddCommand(newServeCommand())
+	root.AddCommand(newQueryCommand())
 	return root
 }
