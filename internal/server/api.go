@@ -221,11 +221,16 @@ func (s *Server) decide(r *http.Request, req service.DecideRequest) (*review.Dec
 	if s.o.BeforeCommit != nil {
 		st = hookWriter{s.st, func() { s.o.BeforeCommit(req.GroupID) }}
 	}
-	d, err := service.Decide(context.WithoutCancel(r.Context()), st, rv, req, s.o.Now())
+	ctx := context.WithoutCancel(r.Context())
+	d, err := service.Decide(ctx, st, rv, req, s.o.Now())
 	if err != nil {
 		return nil, err
 	}
-	s.gen.Add(1)
+	ix, err := review.Load(ctx, s.st)
+	if err != nil {
+		return nil, err
+	}
+	s.setCache(rv.WithIndex(ix))
 	return d, nil
 }
 
@@ -356,9 +361,12 @@ func (s *Server) apiIngest(w http.ResponseWriter, r *http.Request) {
 	}
 	// The ingest runs to its end even when the client goes away: a run
 	// stopped half-way is complete only once repeated.
-	sum, err := ingest.File(context.WithoutCancel(r.Context()), s.st, tmp.Name(), "<request body>", opts)
+	ctx := context.WithoutCancel(r.Context())
+	sum, err := ingest.File(ctx, s.st, tmp.Name(), "<request body>", opts)
 	if sum.QuadsAdded > 0 {
-		s.gen.Add(1)
+		if _, rerr := s.refresh(ctx); rerr != nil && err == nil {
+			err = rerr
+		}
 	}
 	res := ingestResult{Records: sum.Records, QuadsAdded: sum.QuadsAdded, URLRejected: sum.URLRejected, Invalid: []string{}, Run: sum.Run.Value}
 	for _, e := range sum.Invalid {

@@ -16,9 +16,10 @@
 //     stats, ingest and Gizmo queries.
 //
 // Reads answer from the last committed state: the groups and decisions
-// are computed once per write generation and cached, and every write that
-// goes through the server (a decision, an ingest) runs under one mutex and
-// bumps the generation when it has committed. bbolt's read transactions
+// are computed at start and kept; every write that goes through the server
+// (a decision, an ingest) runs under one mutex and, once committed,
+// computes the next state (a decision only reloads the decisions) and
+// swaps it in, so readers never wait for it. bbolt's read transactions
 // do not wait for a write, so the queue keeps answering during an ingest.
 //
 // # Safety

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
@@ -69,12 +68,11 @@ type Server struct {
 	mux *http.ServeMux
 	tpl *template.Template
 
-	wmu sync.Mutex   // held by every write (decision, ingest)
-	gen atomic.Int64 // bumped after each committed write
+	wmu sync.Mutex // held by every write (decision, ingest)
 
-	cmu      sync.Mutex // guards the cache and its computation
-	cache    *service.Reviewed
-	cacheGen int64
+	rmu   sync.Mutex // held while the first state is computed
+	cmu   sync.Mutex // guards cache
+	cache *service.Reviewed
 }
 
 //go:embed assets
@@ -220,21 +218,42 @@ func authReviewer(r *http.Request) string {
 	return n
 }
 
-// reviewed returns the groups and decisions of the last committed state,
-// computing them once per write generation.
+// reviewed returns the groups and decisions of the last committed state
+// the server has computed. Readers never wait for a computation but the
+// first: a write computes the next state before it swaps it in.
 func (s *Server) reviewed(ctx context.Context) (*service.Reviewed, error) {
 	s.cmu.Lock()
-	defer s.cmu.Unlock()
-	g := s.gen.Load()
-	if s.cache != nil && s.cacheGen == g {
-		return s.cache, nil
+	r := s.cache
+	s.cmu.Unlock()
+	if r != nil {
+		return r, nil
 	}
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	s.cmu.Lock()
+	r = s.cache
+	s.cmu.Unlock()
+	if r != nil {
+		return r, nil
+	}
+	return s.refresh(ctx)
+}
+
+// refresh computes the groups and decisions from the store and serves
+// them from then on.
+func (s *Server) refresh(ctx context.Context) (*service.Reviewed, error) {
 	r, err := service.LoadReviewed(ctx, s.st, s.o.Policy, query.GroupOptions{MaxShared: s.o.MaxShared, MinSize: 1, Review: true})
 	if err != nil {
 		return nil, err
 	}
-	s.cache, s.cacheGen = r, g
+	s.setCache(r)
 	return r, nil
+}
+
+func (s *Server) setCache(r *service.Reviewed) {
+	s.cmu.Lock()
+	s.cache = r
+	s.cmu.Unlock()
 }
 
 // randomToken returns 32 random hex digits.

@@ -398,3 +398,9 @@ func (d DB) Decisions(ctx context.Context) (*review.Index, error) {
 	defer st.Close()
 	return review.Load(ctx, st)
 }
+
+// WithIndex returns the same groups with the decisions of ix: what a
+// server serves after recording a decision, which changes no group.
+func (r *Reviewed) WithIndex(ix *review.Index) *Reviewed {
+	return &Reviewed{Report: r.Report, Index: ix, status: map[string]*review.Status{}, byID: r.byID}
+}
