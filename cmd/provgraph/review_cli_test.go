@@ -56,6 +56,21 @@ func TestReviewDecideShowList(t *testing.T) {
 	if _, out, _ := cli(t, "stats", "--db", db); !strings.Contains(out, "splits (different)") || !strings.Contains(out, "decided groups                          1") {
 		t.Errorf("stats lacks the review counts:\n%s", out)
 	}
+	if _, out, _ := cli(t, "stats", "--db", db, "--explain", "review-state:decided"); !strings.Contains(out, "different by bob") || !strings.Contains(out, g) {
+		t.Errorf("stats --explain review-state:decided:\n%s", out)
+	}
+	if _, out, _ := cli(t, "stats", "--db", db, "--explain", "review-state:unreviewed"); strings.Contains(out, g) {
+		t.Errorf("stats --explain review-state:unreviewed lists the decided group:\n%s", out)
+	}
+	var st struct {
+		Reviews struct {
+			Splits    int `json:"splits"`
+			Decisions int `json:"decisions"`
+		} `json:"reviews"`
+	}
+	if _, out, _ := cli(t, "stats", "--db", db, "--format", "json"); json.Unmarshal([]byte(out), &st) != nil || st.Reviews.Splits != 1 || st.Reviews.Decisions != 2 {
+		t.Errorf("stats --format json reviews: %+v", st.Reviews)
+	}
 	if _, out, _ := cli(t, "lineage", "--db", db, "gpt-17-1"); !strings.Contains(out, "decisions about gpt-17-1") {
 		t.Errorf("lineage lacks the decisions:\n%s", out)
 	}
