@@ -27,7 +27,43 @@ type Reviewed struct {
 	mu      sync.Mutex // guards status and targets: a server shares one Reviewed
 	status  map[string]*review.Status
 	byID    map[string]*query.Group
-	targets map[string]bool // groups that a relation to review points to
+	targets map[string]bool           // groups that a relation to review points to
+	orders  map[string][]*query.Group // the groups in each --sort order, made once
+}
+
+// ordered returns the groups in the order sort names ("" is query's),
+// sorting them the first time only: a server pages through them on every
+// request.
+func (r *Reviewed) ordered(sort string) []*query.Group {
+	if sort == "" {
+		return r.Report.Groups
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if gs, ok := r.orders[sort]; ok {
+		return gs
+	}
+	type keyed struct {
+		g   *query.Group
+		key int
+	}
+	ks := make([]keyed, len(r.Report.Groups))
+	for i, g := range r.Report.Groups {
+		ks[i] = keyed{g, len(g.Members)}
+		if sort == "risk" {
+			ks[i].key = Risk(g)
+		}
+	}
+	slices.SortStableFunc(ks, func(a, b keyed) int { return cmp.Compare(b.key, a.key) })
+	gs := make([]*query.Group, len(ks))
+	for i, k := range ks {
+		gs[i] = k.g
+	}
+	if r.orders == nil {
+		r.orders = map[string][]*query.Group{}
+	}
+	r.orders[sort] = gs
+	return gs
 }
 
 // inReviewRelation reports whether g is the source or the target of a
@@ -242,7 +278,7 @@ func (r *Reviewed) Filter(f GroupFilter) (*Page, error) {
 		}
 	}
 	var sel []*query.Group
-	for _, g := range r.Report.Groups {
+	for _, g := range r.ordered(f.Sort) {
 		if f.ID != "" && g.ID != f.ID || f.Verdict != "" && g.Verdict != f.Verdict {
 			continue
 		}
@@ -279,12 +315,6 @@ func (r *Reviewed) Filter(f GroupFilter) (*Page, error) {
 			continue
 		}
 		sel = append(sel, g)
-	}
-	switch f.Sort {
-	case "size":
-		slices.SortStableFunc(sel, func(a, b *query.Group) int { return cmp.Compare(len(b.Members), len(a.Members)) })
-	case "risk":
-		slices.SortStableFunc(sel, func(a, b *query.Group) int { return cmp.Compare(Risk(b), Risk(a)) })
 	}
 	p := &Page{Total: len(sel)}
 	if off > len(sel) {
@@ -402,5 +432,7 @@ func (d DB) Decisions(ctx context.Context) (*review.Index, error) {
 // WithIndex returns the same groups with the decisions of ix: what a
 // server serves after recording a decision, which changes no group.
 func (r *Reviewed) WithIndex(ix *review.Index) *Reviewed {
-	return &Reviewed{Report: r.Report, Index: ix, status: map[string]*review.Status{}, byID: r.byID}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return &Reviewed{Report: r.Report, Index: ix, status: map[string]*review.Status{}, byID: r.byID, targets: r.targets, orders: r.orders}
 }
