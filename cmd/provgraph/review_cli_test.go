@@ -77,6 +77,13 @@ func TestReviewDecideShowList(t *testing.T) {
 	if code, _, stderr := cli(t, "check", "--db", db); code != exitOK {
 		t.Errorf("check after decisions: exit %d: %s", code, stderr)
 	}
+	// The decisions are stored statements: every export carries them.
+	_, out, _ = cli(t, "export", "--db", db, "--format", "nq")
+	for _, want := range []string{"<https://w3id.org/provgraph/ns#Adjudication>", "<http://www.w3.org/ns/prov#wasRevisionOf>", `"different"`, `"alice"`, "<https://w3id.org/provgraph/ns#EvidenceDigest>"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("export lacks %s", want)
+		}
+	}
 }
 
 // TestGroupsFilterAndCursor: --sort, --limit and --cursor page through the
