@@ -141,7 +141,7 @@ func runLineage(cmd *cobra.Command, o lineageOptions, args []string) error {
 		}
 		err = render.JSON(out, wd)
 	case "dot":
-		err = render.LineageDOT(out, ls, orig)
+		err = render.LineageDOTDecisions(out, ls, orig, ix.OfCitation)
 	default:
 		if err = render.LineageText(out, ls); err == nil {
 			err = render.LineageDecisions(out, ls, ix.OfCitation)

@@ -74,6 +74,9 @@ func TestReviewDecideShowList(t *testing.T) {
 	if _, out, _ := cli(t, "lineage", "--db", db, "gpt-17-1"); !strings.Contains(out, "decisions about gpt-17-1") {
 		t.Errorf("lineage lacks the decisions:\n%s", out)
 	}
+	if _, out, _ := cli(t, "lineage", "--db", db, "gpt-17-1", "--format", "dot"); !strings.Contains(out, `label="adjudicates"`) || !strings.Contains(out, `reviewer\nbob`) {
+		t.Errorf("lineage --format dot lacks the decisions:\n%s", out)
+	}
 	if code, _, stderr := cli(t, "check", "--db", db); code != exitOK {
 		t.Errorf("check after decisions: exit %d: %s", code, stderr)
 	}

@@ -263,7 +263,7 @@ func (s *Server) apiLineage(w http.ResponseWriter, r *http.Request) {
 	switch format {
 	case "dot":
 		w.Header().Set("Content-Type", "text/vnd.graphviz; charset=utf-8")
-		render.LineageDOT(w, []*query.Lineage{l}, []*query.Lineage{l})
+		render.LineageDOTDecisions(w, []*query.Lineage{l}, []*query.Lineage{l}, func(string) []*review.Decision { return ds })
 	case "svg":
 		w.Header().Set("Content-Type", "image/svg+xml")
 		render.LineageSVG(w, l, ds)
