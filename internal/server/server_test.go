@@ -321,3 +321,26 @@ func TestUI(t *testing.T) {
 		}
 	}
 }
+
+// TestUIEscapesStoredText: a raw URL holding a bidirectional formatting
+// character is shown quoted and escaped on the group page, never as the
+// character itself, as the CLI shows it.
+func TestUIEscapesStoredText(t *testing.T) {
+	st := open(t)
+	ts := start(t, st, server.Options{})
+	lines := `{"citation_id":"bidi-1","observed_at":"2026-12-01T00:00:00Z","raw_url":"https://example.com/a\u202e"}` + "\n" +
+		`{"citation_id":"bidi-2","observed_at":"2026-12-01T00:00:00Z","raw_url":"https://example.com/a%E2%80%AE"}` + "\n"
+	if code, body, _ := do(t, ts, "POST", "/api/ingest", "application/x-ndjson", lines); code != 200 {
+		t.Fatalf("ingest: %d %s", code, body)
+	}
+	_, body, _ := do(t, ts, "GET", "/api/groups?key="+url.QueryEscape("https://example.com/a%E2%80%AE"), "", "")
+	var page struct{ Groups []struct{ ID string } }
+	json.Unmarshal([]byte(body), &page)
+	if len(page.Groups) != 1 {
+		t.Fatalf("no group of the two citations: %s", body)
+	}
+	_, html, _ := do(t, ts, "GET", "/groups/"+page.Groups[0].ID, "", "")
+	if strings.ContainsRune(html, '\u202e') || !strings.Contains(html, `\u202e`) {
+		t.Errorf("group page shows the raw U+202E, or not its escape")
+	}
+}

@@ -58,6 +58,10 @@ var funcs = template.FuncMap{
 		return *s
 	},
 	"add": func(a, b int) int { return a + b },
+	// esc shows a stored value that holds a control or bidirectional
+	// formatting character as a quoted Go string, as the CLI does, so
+	// that it cannot reorder the page's text; html/template escapes HTML.
+	"esc": render.EscapeText,
 }
 
 // pageOf returns the page data of a request, setting the CSRF cookie
