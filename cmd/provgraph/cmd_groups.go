@@ -10,6 +10,8 @@ import (
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/query"
 	"github.com/provgraph/provgraph/internal/render"
+	"github.com/provgraph/provgraph/internal/review"
+	"github.com/provgraph/provgraph/internal/service"
 )
 
 type groupsOptions struct {
@@ -21,6 +23,7 @@ type groupsOptions struct {
 	maxShared int
 	review    bool
 	redact    bool
+	filter    service.GroupFilter
 }
 
 // verdicts are the verdicts' names, in the codebook's order.
@@ -85,6 +88,16 @@ An ingest or resolve run that never completed is named on standard error
 (and in JSON, incomplete_runs): the groups may miss what it did not write.
 An empty database gives no group and zero counts.
 
+Review (see provgraph review): when the database holds decisions, or a
+filter flag is given, each group is followed by its review state
+(unreviewed, decided, stale with what changed) and latest decision; JSON is
+then {"policy", "total", "next", "groups"} with a "review" object per group,
+and CSV adds review_state, decision, reviewer and review_id. --id, --key,
+--domain, --engine, --since and --state select groups, --sort orders them
+(size, risk), and --limit pages them: the last line (JSON: next) gives the
+--cursor of the next page. --id and --key also find single-member groups
+unless --min-size is given.
+
 ` + exitHelp(
 			exitLineOK,
 			"  2  usage error: bad flag, or no such policy in the database",
@@ -108,6 +121,7 @@ An empty database gives no group and zero counts.
 	f.StringVar(&o.verdict, "verdict", "", "list only groups with this verdict: "+strings.Join(verdicts, ", "))
 	f.IntVar(&o.maxShared, "max-shared", model.DefaultMaxShared, "a redirect target or content hash shared by more groups than this is not duplicate evidence")
 	addRedactFlag(cmd, &o.redact)
+	addFilterFlags(cmd, &o.filter)
 	return cmd
 }
 
@@ -119,6 +133,18 @@ func runGroups(cmd *cobra.Command, o groupsOptions) error {
 		return usagef("--verdict %q: want one of %s", o.verdict, strings.Join(verdicts, ", "))
 	}
 	tuneGCForQueries()
+	opts := query.GroupOptions{MaxShared: o.maxShared, MinSize: o.minSize, Verdict: o.verdict, Review: o.review}
+	reviewed := filterSet(cmd)
+	if !reviewed {
+		has, err := o.service().HasDecisions(cmd.Context())
+		if err != nil {
+			return err
+		}
+		reviewed = has
+	}
+	if reviewed {
+		return runReviewedGroups(cmd, o, opts)
+	}
 	set, err := o.service().Groups(cmd.Context(), o.policy, query.GroupOptions{MaxShared: o.maxShared, MinSize: o.minSize, Verdict: o.verdict, Review: o.review})
 	if err != nil {
 		return err
@@ -134,4 +160,36 @@ func runGroups(cmd *cobra.Command, o groupsOptions) error {
 		groups = render.RedactGroups(groups)
 	}
 	return render.Groups(cmd.OutOrStdout(), o.format, render.RedactIf(o.redact, set.Policy()), warnings, groups)
+}
+
+// runReviewedGroups lists the groups with their review state, filtered,
+// ordered and paged.
+func runReviewedGroups(cmd *cobra.Command, o groupsOptions, opts query.GroupOptions) error {
+	if err := o.filter.Check(); err != nil {
+		return err
+	}
+	if (o.filter.ID != "" || o.filter.Key != "") && !cmd.Flags().Changed("min-size") {
+		opts.MinSize = 1
+	}
+	r, err := o.service().Reviewed(cmd.Context(), o.policy, opts)
+	if err != nil {
+		return err
+	}
+	for _, w := range render.RedactIf(o.redact, r.Report.Warnings) {
+		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", render.EscapeLine(w))
+	}
+	page, err := r.Filter(o.filter)
+	if err != nil {
+		return err
+	}
+	groups := page.Groups
+	status := r.Status
+	if o.redact {
+		groups = make([]*query.Group, len(page.Groups))
+		for i, g := range page.Groups {
+			groups[i] = render.Redacted(g)
+		}
+		status = func(g *query.Group) *review.Status { return r.Status(r.Group(g.ID)) }
+	}
+	return render.ReviewedGroups(cmd.OutOrStdout(), o.format, render.ReviewedPage{Policy: render.RedactIf(o.redact, r.Report.Policy), Groups: groups, Status: status, Total: page.Total, Next: page.Next})
 }

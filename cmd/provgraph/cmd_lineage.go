@@ -9,6 +9,7 @@ import (
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/query"
 	"github.com/provgraph/provgraph/internal/render"
+	"github.com/provgraph/provgraph/internal/review"
 	"github.com/provgraph/provgraph/internal/service"
 )
 
@@ -123,14 +124,28 @@ func runLineage(cmd *cobra.Command, o lineageOptions, args []string) error {
 			fmt.Fprintln(cmd.ErrOrStderr(), "warning:", render.EscapeLine(w))
 		}
 	}
+	ix, err := o.service().Decisions(cmd.Context())
+	if err != nil {
+		return err
+	}
 	out := bufio.NewWriter(cmd.OutOrStdout())
 	switch o.format {
 	case "json":
-		err = render.JSON(out, ls)
+		if ix.Len() == 0 {
+			err = render.JSON(out, ls)
+			break
+		}
+		wd := make([]render.LineageWithDecisions, len(ls))
+		for i, l := range ls {
+			wd[i] = render.LineageWithDecisions{Lineage: l, Decisions: append([]*review.Decision{}, ix.OfCitation(l.CitationID)...)}
+		}
+		err = render.JSON(out, wd)
 	case "dot":
-		err = render.LineageDOT(out, ls, orig)
+		err = render.LineageDOTDecisions(out, ls, orig, ix.OfCitation)
 	default:
-		err = render.LineageText(out, ls)
+		if err = render.LineageText(out, ls); err == nil {
+			err = render.LineageDecisions(out, ls, ix.OfCitation)
+		}
 	}
 	if err != nil {
 		return err

@@ -2,11 +2,14 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/provgraph/provgraph/internal/model"
+	"github.com/provgraph/provgraph/internal/query"
 	"github.com/provgraph/provgraph/internal/render"
+	"github.com/provgraph/provgraph/internal/review"
 	"github.com/provgraph/provgraph/internal/service"
 )
 
@@ -44,6 +47,15 @@ Every deduplicated count can be explained: --explain lists what is behind it.
   --explain confirmed:E     the identity-confirmed groups that evidence E confirmed:
                             content-hash, text-digest or near-text
   --explain relation:T      the groups with a relation of type T
+  --explain review-state:S  the groups in review state S (unreviewed,
+                            decided, stale), each with its latest decision
+
+When the database holds review decisions (provgraph review), stats adds
+their counts, over the groups groups lists by default: unreviewed, decided
+and stale groups, groups by latest decision, splits (groups decided
+different: their members are not one source), the citations of groups
+decided same (confirmed duplicates) and of unreviewed groups. JSON has them
+under "reviews".
 
 ` + exitHelp(
 			exitLineOK,
@@ -74,6 +86,21 @@ func runStats(cmd *cobra.Command, o statsOptions) error {
 		return usagef("--format %q: want table or json", o.format)
 	}
 	tuneGCForQueries()
+	if state, ok := strings.CutPrefix(o.explain, "review-state:"); ok {
+		r, err := o.service().Reviewed(cmd.Context(), o.policy, query.GroupOptions{MaxShared: o.maxShared, MinSize: 2, Review: true})
+		if err != nil {
+			return err
+		}
+		lines, err := r.ExplainState(state)
+		if err != nil {
+			return err
+		}
+		lines = render.RedactIf(o.redact, lines)
+		if o.format == "json" {
+			return render.JSON(cmd.OutOrStdout(), lines)
+		}
+		return render.Explain(cmd.OutOrStdout(), o.explain, r.Report.Policy, lines)
+	}
 	res, err := o.service().Stats(cmd.Context(), service.StatsRequest{Policy: o.policy, MaxShared: o.maxShared, Explain: o.explain})
 	if err != nil {
 		return err
@@ -90,8 +117,29 @@ func runStats(cmd *cobra.Command, o statsOptions) error {
 		return render.Explain(out, o.explain, res.Policy, lines)
 	}
 	s := render.RedactIf(o.redact, res.Stats)
-	if o.format == "json" {
-		return render.JSON(out, s)
+	has, err := o.service().HasDecisions(cmd.Context())
+	if err != nil {
+		return err
 	}
-	return render.StatsTable(out, s)
+	if !has {
+		if o.format == "json" {
+			return render.JSON(out, s)
+		}
+		return render.StatsTable(out, s)
+	}
+	r, err := o.service().Reviewed(cmd.Context(), o.policy, query.GroupOptions{MaxShared: o.maxShared, MinSize: 2, Review: true})
+	if err != nil {
+		return err
+	}
+	counts := r.Counts()
+	if o.format == "json" {
+		return render.JSON(out, struct {
+			*query.Stats
+			Reviews *review.Counts `json:"reviews"`
+		}{s, counts})
+	}
+	if err := render.StatsTable(out, s); err != nil {
+		return err
+	}
+	return render.ReviewCounts(out, counts)
 }

@@ -38,6 +38,17 @@ func copyFile(t *testing.T, src, dst string) string {
 	return dst
 }
 
+// cancelWriter keeps what is written and cancels at the first write.
+type cancelWriter struct {
+	bytes.Buffer
+	cancel context.CancelFunc
+}
+
+func (w *cancelWriter) Write(p []byte) (int, error) {
+	defer w.cancel()
+	return w.Buffer.Write(p)
+}
+
 // helpExitStatuses returns the statuses listed in the "Exit status:" block
 // of a help text.
 func helpExitStatuses(t *testing.T, help string) []int {
@@ -125,6 +136,9 @@ func TestHelpListsExitStatuses(t *testing.T) {
 		args   []string
 		stdin  string
 		stdout io.Writer // nil: a buffer
+		// stopped cancels the command's context, as Ctrl-C does, once it
+		// has written to standard error (a server: that it listens).
+		stopped bool
 	}
 	cases := map[string]map[int]scenario{
 		"normalize": {
@@ -219,6 +233,43 @@ func TestHelpListsExitStatuses(t *testing.T) {
 			exitLocked:  {args: append([]string{"--db", locked}, wait...)},
 			exitCorrupt: {args: []string{"--db", damaged}},
 		},
+		"review list": {
+			exitOK:      {args: []string{"--db", good}},
+			exitUsage:   {args: []string{"--db", good, "--state", "maybe"}},
+			exitFailure: {args: []string{"--db", p("none.db")}},
+			exitLocked:  {args: append([]string{"--db", locked}, wait...)},
+			exitCorrupt: {args: []string{"--db", damaged}},
+		},
+		"review show": {
+			exitOK:       {args: []string{"--db", good, "g-6e48bcc4a04d"}},
+			exitRejected: {args: []string{"--db", good, "g-000000000000"}},
+			exitUsage:    {args: []string{"--db", good}},
+			exitFailure:  {args: []string{"--db", p("none.db"), "g-6e48bcc4a04d"}},
+			exitLocked:   {args: append([]string{"--db", locked, "g-6e48bcc4a04d"}, wait...)},
+			exitCorrupt:  {args: []string{"--db", damaged, "g-6e48bcc4a04d"}},
+		},
+		"review decide": {
+			exitOK:       {args: []string{"--db", copyFile(t, good, p("decide.db")), "g-6e48bcc4a04d", "same", "--reviewer", "alice"}},
+			exitRejected: {args: []string{"--db", good, "g-000000000000", "same", "--reviewer", "alice"}},
+			exitUsage:    {args: []string{"--db", good, "g-6e48bcc4a04d", "maybe", "--reviewer", "alice"}},
+			exitFailure:  {args: []string{"--db", p("no-such-dir/x.db"), "g-6e48bcc4a04d", "same", "--reviewer", "alice"}},
+			exitLocked:   {args: append([]string{"--db", locked, "g-6e48bcc4a04d", "same", "--reviewer", "alice"}, wait...)},
+			exitCorrupt:  {args: []string{"--db", damaged, "g-6e48bcc4a04d", "same", "--reviewer", "alice"}},
+		},
+		"serve": {
+			exitOK:      {args: []string{"--db", good, "--addr", "127.0.0.1:0", "--read-only"}, stopped: true},
+			exitUsage:   {args: []string{"--db", good, "--addr", "0.0.0.0:0"}},
+			exitFailure: {args: []string{"--db", p("none.db"), "--read-only", "--addr", "127.0.0.1:0"}},
+			exitLocked:  {args: append([]string{"--db", locked, "--addr", "127.0.0.1:0"}, wait...)},
+			exitCorrupt: {args: []string{"--db", damaged, "--addr", "127.0.0.1:0"}},
+		},
+		"query": {
+			exitOK:      {args: []string{"--db", good, "g.V().Limit(1).All()"}},
+			exitUsage:   {args: []string{"--db", good, "g.V(.All()"}},
+			exitFailure: {args: []string{"--db", p("none.db"), "g.V().All()"}},
+			exitLocked:  {args: append([]string{"--db", locked, "g.V().All()"}, wait...)},
+			exitCorrupt: {args: []string{"--db", damaged, "g.V().Out().All()"}},
+		},
 		"convert": {
 			exitOK:      {args: []string{"--from", "../../internal/graph/testdata/format-v1/prov.db", "--db", p("converted.db")}},
 			exitUsage:   {args: []string{"--db", p("converted2.db")}},
@@ -263,7 +314,15 @@ func TestHelpListsExitStatuses(t *testing.T) {
 					stdout = new(bytes.Buffer)
 				}
 				args := append(slices.Clone(verb), sc.args...)
-				got, stderr := run(sc.stdin, stdout, args...)
+				var got int
+				var stderr string
+				if sc.stopped {
+					ctx, cancel := context.WithCancel(context.Background())
+					buf := &cancelWriter{cancel: cancel}
+					got, stderr = Run(ctx, args, strings.NewReader(sc.stdin), stdout, buf), buf.String()
+				} else {
+					got, stderr = run(sc.stdin, stdout, args...)
+				}
 				if got != code {
 					t.Errorf("provgraph %s: exit %d, want %d\n%s", strings.Join(args, " "), got, code, stderr)
 				}

@@ -198,5 +198,8 @@ they are the same resource.
 	root.AddCommand(newExtractCommand())
 	root.AddCommand(newCheckCommand())
 	root.AddCommand(newConvertCommand())
+	root.AddCommand(newReviewCommand())
+	root.AddCommand(newServeCommand())
+	root.AddCommand(newQueryCommand())
 	return root
 }

@@ -19,6 +19,9 @@ import (
 //	ingest-batch  a batch of ingest's write pass has been committed
 //	export-check  export checked whether it was interrupted (it does so
 //	              every few thousand statements while it writes)
+//	serve-decide  serve is about to write a decision's batch
+//	serve-ingest-batch  a batch of an ingest through serve has been
+//	              committed (serve then writes batches of 50 quads)
 //
 // Without the variable, or for another point, nothing is held. It is not
 // a user feature and is not documented as one.

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/provgraph/provgraph/internal/query"
+	"github.com/provgraph/provgraph/internal/review"
 )
 
 // LineageText writes the indented report, one block per citation.
@@ -268,6 +269,13 @@ func (g *dotGraph) edge(from, to, label string, attrs ...string) {
 // --redact-userinfo): nodes are identified by the stored values, so that
 // two URLs that differ only in their credentials stay two nodes.
 func LineageDOT(w io.Writer, ls, orig []*query.Lineage) error {
+	return LineageDOTDecisions(w, ls, orig, nil)
+}
+
+// LineageDOTDecisions is LineageDOT with the decisions about each
+// citation (of, which may be nil): each adjudication a PROV entity that
+// adjudicates the citation and is attributed to its reviewer.
+func LineageDOTDecisions(w io.Writer, ls, orig []*query.Lineage, of func(citationID string) []*review.Decision) error {
 	g := &dotGraph{ids: map[string]string{}, seen: map[string]bool{}}
 	var titles []string
 	for i, l := range ls {
@@ -398,6 +406,23 @@ func LineageDOT(w io.Writer, ls, orig []*query.Lineage) error {
 				attrs = append(attrs, "captured "+r.CapturedAt)
 			}
 			g.edge(raw, res, EscapeLine(relationEdge(r.Type)+" ("+strings.Join(attrs, ", ")+")"))
+		}
+	}
+
+	for _, l := range ls {
+		if of == nil {
+			break
+		}
+		cit := g.ids["citation\x00"+l.CitationID]
+		for _, d := range of(l.CitationID) {
+			label := "adjudication " + dotText(d.ID) + "\n" + dotText(d.Decision)
+			if d.Relation != "" {
+				label += " " + dotText(d.Relation)
+			}
+			a := g.node("adjudication\x00"+d.ID, dotEntity, label, fmt.Sprintf("%s by %s at %s: %s", EscapeLine(d.Decision), EscapeLine(d.Reviewer), EscapeLine(d.At), EscapeLine(d.Rationale)))
+			g.edge(a, cit, "adjudicates")
+			who := g.node("reviewer\x00"+d.Reviewer, dotAgent, "reviewer\n"+dotText(d.Reviewer), "reviewer "+EscapeLine(d.Reviewer))
+			g.edge(a, who, "wasAttributedTo")
 		}
 	}
 

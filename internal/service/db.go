@@ -24,13 +24,18 @@ type DB struct {
 
 // Open opens the store, read-only (shared lock, never created) or for
 // writing. Its errors wrap graph.ErrLocked and graph.ErrCorrupt where they
-// apply, for Classify.
+// apply, for Classify; a locked error names the provgraph serve that holds
+// the file, when one does (WriteServerInfo).
 func (d DB) Open(readOnly bool) (*graph.Store, error) {
 	timeout := d.LockTimeout
 	if timeout <= 0 {
 		timeout = -1 // graph.Options: fail at once (its zero means the default wait)
 	}
-	return graph.Open(d.Path, &graph.Options{LockTimeout: timeout, ReadOnly: readOnly})
+	st, err := graph.Open(d.Path, &graph.Options{LockTimeout: timeout, ReadOnly: readOnly})
+	if err != nil {
+		return nil, lockedByServer(d.Path, err)
+	}
+	return st, nil
 }
 
 // QueryError marks the error of a query: a policy the database does not

@@ -20,6 +20,9 @@
 //
 // # Caveats
 //
+//   - Reviewed, Decide and GroupFilter (review.go) work on a store the
+//     caller holds open, so that a server that keeps the database open
+//     answers from it; the DB methods open and close it per request.
 //   - service prints nothing and never exits: messages and statuses are
 //     the front end's.
 //   - A DB method opens the store for one request and closes it before it
@@ -34,8 +37,8 @@
 // citestore.
 //
 // service may import internal/graph with internal/graph/citestore,
-// internal/store, internal/ingest, internal/query, internal/model and
-// internal/normalize; it must not import internal/render or cobra, and
+// internal/store, internal/ingest, internal/query, internal/review,
+// internal/model and internal/normalize; it must not import internal/render or cobra, and
 // takes from net/http only its status codes: the same requests serve
 // every front end.
 package service

@@ -38,6 +38,10 @@ const (
 	ProvSoftwareAgent = ProvNS + "SoftwareAgent"
 	// ProvPlan is prov:Plan, a prov:Entity: normalization policies.
 	ProvPlan = ProvNS + "Plan"
+	// ProvPerson is prov:Person, a prov:Agent: reviewers.
+	ProvPerson = ProvNS + "Person"
+	// ProvRole is prov:Role: the reviewer role of a review's association.
+	ProvRole = ProvNS + "Role"
 	// ProvInfluence is prov:Influence, the base class of source relations.
 	ProvInfluence = ProvNS + "Influence"
 	// ProvAssociation is prov:Association, the class of the node that
@@ -74,6 +78,12 @@ const (
 	// ProvHadPlan is prov:hadPlan, from a prov:Association to the plan
 	// followed.
 	ProvHadPlan = ProvNS + "hadPlan"
+	// ProvHadRole is prov:hadRole, from a prov:Association to the role
+	// the agent played (a review's reviewer role).
+	ProvHadRole = ProvNS + "hadRole"
+	// ProvWasRevisionOf is prov:wasRevisionOf: a later adjudication of the
+	// same citations to the one it revises.
+	ProvWasRevisionOf = ProvNS + "wasRevisionOf"
 	// ProvStartedAtTime is prov:startedAtTime, an xsd:dateTime.
 	ProvStartedAtTime = ProvNS + "startedAtTime"
 	// ProvEndedAtTime is prov:endedAtTime, an xsd:dateTime.

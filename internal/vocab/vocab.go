@@ -198,6 +198,49 @@ const (
 	// text (internal/extract MatchPassage). Identified by the citation and the
 	// evidence checked against.
 	PassageCheck = NS + "PassageCheck"
+
+	// ReviewActivity is pg:ReviewActivity, a class, subclass of prov:Activity.
+	// One reviewer deciding about a set of citations (a review group, or a
+	// pair): it prov:used the member citations and the evidence digest of what
+	// the reviewer was shown, prov:wasAssociatedWith the reviewer through a
+	// prov:qualifiedAssociation whose prov:hadRole is a pg:ReviewerRole and
+	// whose prov:hadPlan is the review guideline (the verdict codebook's
+	// version), and generated one pg:Adjudication. Stored, append-only: a
+	// later decision is a new review.
+	ReviewActivity = NS + "ReviewActivity"
+
+	// Adjudication is pg:Adjudication, a class, subclass of prov:Entity. The
+	// decision a review generated: pg:decision (same, different, related,
+	// unsure), with pg:relationKind when related, pg:rationale, the citations
+	// it is about (pg:adjudicates) and the group it was made on
+	// (pg:adjudicatedGroupId, pg:adjudicatedGroupKey). A later decision on the
+	// same citations is prov:wasRevisionOf the earlier one; nothing is
+	// deleted.
+	Adjudication = NS + "Adjudication"
+
+	// Reviewer is pg:Reviewer, a class, subclass of prov:Person. A person who
+	// records decisions, identified by the name the credentials or the
+	// --reviewer flag give (pg:reviewerName).
+	Reviewer = NS + "Reviewer"
+
+	// ReviewerRole is pg:ReviewerRole, a class, subclass of prov:Role. The
+	// role a reviewer plays in a review's qualified association
+	// (prov:hadRole).
+	ReviewerRole = NS + "ReviewerRole"
+
+	// ReviewGuideline is pg:ReviewGuideline, a class, subclass of prov:Plan.
+	// The guideline a review followed (prov:hadPlan): the verdict codebook and
+	// decision definitions of one provgraph guideline version
+	// (pg:guidelineVersion).
+	ReviewGuideline = NS + "ReviewGuideline"
+
+	// EvidenceDigest is pg:EvidenceDigest, a class, subclass of prov:Entity.
+	// What a reviewer was shown, summarized: the member citations with their
+	// keys, the policy, the retrievals with their final URLs, statuses and
+	// content hashes, the relations and the verdict (pg:evidenceSummary), and
+	// its SHA-256 (pg:digest). Comparing it with the evidence of today tells
+	// whether a decision is stale, and what changed.
+	EvidenceDigest = NS + "EvidenceDigest"
 )
 
 // Object properties: edges between nodes.
@@ -320,6 +363,11 @@ const (
 	// prov:wasDerivedFrom. The extracted evidence whose main text the passage
 	// was checked against.
 	CheckedAgainst = NS + "checkedAgainst"
+
+	// Adjudicates is pg:adjudicates, an object property, subproperty of
+	// prov:wasInfluencedBy. A citation the decision is about. Decisions attach
+	// to citations, not to group ids, so they survive regrouping.
+	Adjudicates = NS + "adjudicates"
 )
 
 // Datatype properties: literals on a node.
@@ -819,4 +867,55 @@ const (
 	// PassageWords is pg:passageWords, a datatype property. The number of the
 	// passage's words compared.
 	PassageWords = NS + "passageWords"
+
+	// Decision is pg:decision, a datatype property. The reviewer's decision.
+	// Values: same (the citations cite one resource), different (split: they
+	// must not be counted together), related (a relation of kind
+	// pg:relationKind), unsure.
+	Decision = NS + "decision"
+
+	// RelationKind is pg:relationKind, a datatype property. With decision
+	// related: format_of, mirror_of, syndication_of, archive_of or other.
+	RelationKind = NS + "relationKind"
+
+	// Rationale is pg:rationale, a datatype property. The reviewer's reasons,
+	// in words, exact text.
+	Rationale = NS + "rationale"
+
+	// AdjudicatedGroupId is pg:adjudicatedGroupId, a datatype property. The id
+	// of the review group the decision was made on, as provgraph groups
+	// printed it then.
+	AdjudicatedGroupId = NS + "adjudicatedGroupId"
+
+	// AdjudicatedGroupKey is pg:adjudicatedGroupKey, a datatype property. The
+	// key of the review group the decision was made on, as provgraph groups
+	// printed it then.
+	AdjudicatedGroupKey = NS + "adjudicatedGroupKey"
+
+	// RelatedToGroup is pg:relatedToGroup, a datatype property. With decision
+	// related: the id of the group at the other end of the relation, when the
+	// decision names one.
+	RelatedToGroup = NS + "relatedToGroup"
+
+	// ReviewId is pg:reviewId, a datatype property. The decision's short id as
+	// provgraph review prints it (r- and 12 hex digits).
+	ReviewId = NS + "reviewId"
+
+	// ReviewerName is pg:reviewerName, a datatype property. The reviewer's
+	// name, exact text.
+	ReviewerName = NS + "reviewerName"
+
+	// GuidelineVersion is pg:guidelineVersion, a datatype property. The
+	// version of the review guideline.
+	GuidelineVersion = NS + "guidelineVersion"
+
+	// Digest is pg:digest, a datatype property. sha256: and the hex SHA-256 of
+	// the evidence summary's bytes.
+	Digest = NS + "digest"
+
+	// EvidenceSummary is pg:evidenceSummary, a datatype property. The evidence
+	// a reviewer was shown, as one JSON object (policy digest, verdict,
+	// members with their keys, retrievals and relations), read whole to say
+	// what changed since.
+	EvidenceSummary = NS + "evidenceSummary"
 )

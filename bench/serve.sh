@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# serve.sh load-tests provgraph serve on loopback: a database of N generated
+# citations, the first queue page and a group page, then C concurrent
+# clients for D seconds while M more citations are ingested through the
+# server (POST /api/ingest). Prints bench/serveload's figures.
+#
+# Usage: bench/serve.sh [-n N] [-m M] [-c C] [-t SECONDS] [-d DB]
+#   -n  citations in the database (default 1000000; generated and ingested
+#       when the database given with -d does not exist)
+#   -m  citations ingested through the server during the load (default 100000)
+#   -c  concurrent clients (default 50)
+#   -t  seconds of load (default 60)
+#   -d  database file (default /tmp/provgraph-serve-N.db, copied: the copy
+#       is served, the original kept for reuse)
+set -euo pipefail
+die() { echo "serve.sh: $*" >&2; exit 1; }
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+n=1000000 m=100000 c=50 t=60 db=
+while getopts ':n:m:c:t:d:h' opt; do
+	case $opt in
+	n) n=$OPTARG ;; m) m=$OPTARG ;; c) c=$OPTARG ;; t) t=$OPTARG ;; d) db=$OPTARG ;;
+	h) sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) die "unknown option (see -h)" ;;
+	esac
+done
+db=${db:-/tmp/provgraph-serve-$n.db}
+tmp=$(mktemp -d)
+pid=
+cleanup() { [[ -n $pid ]] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+(cd "$root" && go build -o "$tmp/provgraph" ./cmd/provgraph && go build -o "$tmp/gencite" ./bench/gencite && go build -o "$tmp/serveload" ./bench/serveload) || die "build failed"
+if [[ ! -f $db ]]; then
+	echo "generating and ingesting $n citations into $db ..." >&2
+	"$tmp/gencite" -n "$n" >"$tmp/c.jsonl"
+	"$tmp/provgraph" ingest --db "$db" "$tmp/c.jsonl" >&2
+	rm -f "$tmp/c.jsonl"
+fi
+# The extra citations come from another seed, their ids prefixed so that
+# they are new citations, not conflicting ones.
+"$tmp/gencite" -n "$m" -seed 7 | sed 's/"citation_id":"/"citation_id":"more-/; s/"answer_id":"/"answer_id":"more-/' >"$tmp/more.jsonl"
+cp "$db" "$tmp/served.db"
+"$tmp/provgraph" serve --db "$tmp/served.db" --addr 127.0.0.1:0 --max-ingest $((1 << 34)) 2>"$tmp/serve.log" &
+pid=$!
+# Wait for the line that names the address (the server prints it once it listens).
+until grep -q ' on http://' "$tmp/serve.log"; do
+	kill -0 "$pid" 2>/dev/null || { cat "$tmp/serve.log" >&2; die "serve stopped"; }
+	sleep 0.2
+done
+url=$(sed -n 's/.* on \(http:[^ ]*\) .*/\1/p' "$tmp/serve.log" | head -1)
+echo "serving $n citations at $url; $c clients for ${t}s while ingesting $m more" >&2
+"$tmp/serveload" -url "$url" -clients "$c" -duration "${t}s" -ingest "$tmp/more.jsonl"

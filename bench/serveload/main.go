@@ -1,0 +1,121 @@
+// Command serveload measures provgraph serve on loopback: the first queue
+// page, a group page, then -clients concurrent readers (the queue, group
+// pages, stats-free API reads) for -duration, while -ingest FILE (JSON
+// Lines) is posted to /api/ingest once at the start. It prints the
+// latencies (first page, group page, p50/p99/max under load), the request
+// count, the errors, and how long the ingest took.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"sync"
+	"time"
+)
+
+func main() {
+	base := flag.String("url", "http://127.0.0.1:8080", "the server")
+	clients := flag.Int("clients", 50, "concurrent clients")
+	duration := flag.Duration("duration", 60*time.Second, "how long the clients run")
+	ingest := flag.String("ingest", "", "JSON Lines file to POST to /api/ingest while the clients run")
+	flag.Parse()
+	c := &http.Client{Timeout: 2 * time.Minute}
+	get := func(path string) (time.Duration, []byte, error) {
+		t := time.Now()
+		resp, err := c.Get(*base + path)
+		if err != nil {
+			return 0, nil, err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err == nil && resp.StatusCode != 200 {
+			err = fmt.Errorf("GET %s: %s", path, resp.Status)
+		}
+		return time.Since(t), b, err
+	}
+	d, _, err := get("/")
+	check(err)
+	fmt.Printf("first queue page (HTML)  %v\n", d.Round(time.Microsecond))
+	d, b, err := get("/api/groups?sort=risk&limit=100")
+	check(err)
+	fmt.Printf("first queue page (API)   %v\n", d.Round(time.Microsecond))
+	var page struct{ Groups []struct{ ID string } }
+	check(json.Unmarshal(b, &page))
+	if len(page.Groups) == 0 {
+		check(fmt.Errorf("no group in the queue"))
+	}
+	var ids []string
+	for _, g := range page.Groups {
+		ids = append(ids, g.ID)
+	}
+	d, _, err = get("/groups/" + ids[0])
+	check(err)
+	fmt.Printf("group page (HTML)        %v\n", d.Round(time.Microsecond))
+	d, _, err = get("/api/groups/" + ids[0])
+	check(err)
+	fmt.Printf("group (API)              %v\n", d.Round(time.Microsecond))
+
+	ingestDone := make(chan string, 1)
+	if *ingest != "" {
+		body, err := os.ReadFile(*ingest)
+		check(err)
+		go func() {
+			t := time.Now()
+			resp, err := c.Post(*base+"/api/ingest", "application/x-ndjson", bytes.NewReader(body))
+			if err != nil {
+				ingestDone <- "ingest failed: " + err.Error()
+				return
+			}
+			msg, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			ingestDone <- fmt.Sprintf("ingest %s in %v: %.200s", resp.Status, time.Since(t).Round(time.Millisecond), bytes.TrimSpace(msg))
+		}()
+	}
+	var mu sync.Mutex
+	var lat []time.Duration
+	errs := 0
+	stop := time.Now().Add(*duration)
+	var wg sync.WaitGroup
+	for i := range *clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			paths := []string{"/api/groups?sort=risk&limit=50", "/", "/api/groups/" + ids[i%len(ids)], "/groups/" + ids[(i*7)%len(ids)]}
+			for n := 0; time.Now().Before(stop); n++ {
+				d, _, err := get(paths[n%len(paths)])
+				mu.Lock()
+				if err != nil {
+					errs++
+				} else {
+					lat = append(lat, d)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	slices.Sort(lat)
+	q := func(p float64) time.Duration {
+		if len(lat) == 0 {
+			return 0
+		}
+		return lat[min(len(lat)-1, int(float64(len(lat))*p))].Round(time.Microsecond)
+	}
+	fmt.Printf("%d clients for %v: %d requests, %d errors, p50 %v, p99 %v, max %v\n", *clients, *duration, len(lat), errs, q(0.5), q(0.99), q(1))
+	if *ingest != "" {
+		fmt.Println(<-ingestDone)
+	}
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "serveload:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/provgraph/provgraph/internal/model"
+	"github.com/provgraph/provgraph/internal/server"
+	"github.com/provgraph/provgraph/internal/service"
+)
+
+type serveOptions struct {
+	dbOptions
+	addr         string
+	readOnly     bool
+	tokenFile    string
+	policy       string
+	ingestPolicy string
+	maxShared    int
+	queryTimeout time.Duration
+	queryRows    int
+	maxIngest    int64
+}
+
+// Server limits that are not flags.
+const (
+	serveMaxHeader   = 32 << 10
+	serveReadHeader  = 10 * time.Second
+	serveIdle        = 2 * time.Minute
+	serveReadWrite   = 30 * time.Minute // an ingest body and its run
+	minTokenLength   = 16
+	serveShutdownMax = 30 * time.Second
+)
+
+func newServeCommand() *cobra.Command {
+	var o serveOptions
+	cmd := &cobra.Command{
+		Use:   "serve [flags]",
+		Short: "Serve the review workbench (web UI and JSON API) on the database",
+		Long: `Serve holds the database open and serves, from one process, the review
+workbench: a web UI at / (the review queue in risk order with filters, a
+group page with the members side by side, their relations, decisions and
+history and a form to decide, keyboard shortcuts, each citation's lineage
+drawn as SVG, the statistics) and the JSON API under /api/ that README.md
+documents (groups, one group, decisions, lineage, stats, ingest, Gizmo
+queries).
+
+While the server holds the database, other provgraph commands find it
+locked (exit status 4) and name the server's address: use the API
+instead. Reads keep answering from the last committed state while an ingest
+runs through the server.
+
+Safety: the server binds to loopback (127.0.0.1:8080) by default. Any other
+--addr needs --token-file: a file of lines "TOKEN REVIEWER-NAME" (a token
+of at least 16 characters, then the name the token's decisions are
+recorded under; # starts a comment). Every request must then carry a token
+(Authorization: Bearer TOKEN, or the UI's sign-in). --read-only serves no
+writes. Forms carry a CSRF token; request bodies (64 KiB, --max-ingest for
+ingest), headers (32 KiB) and query time (--query-timeout) are bounded;
+responses carry a Content-Security-Policy, nosniff and frame denial; every
+page and script is embedded in the binary. A decision is answered 201 only
+once committed.
+
+Ctrl-C or SIGTERM stops the server: requests in progress finish first (up
+to 30 s), then the database is closed.
+
+` + exitHelp(
+			"  0  the server stopped on Ctrl-C or SIGTERM",
+			"  2  usage error: bad flag, a non-loopback --addr without --token-file, a bad token file, or no such policy",
+			"  3  I/O or internal error: the address cannot be bound, the database cannot be opened",
+			exitLineLocked,
+			exitLineCorrupt),
+		Example: `  provgraph serve --db example.db
+  provgraph serve --db example.db --addr 0.0.0.0:8443 --token-file reviewers.txt
+  provgraph serve --db example.db --read-only`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runServe(cmd, o)
+		},
+	}
+	o.dbOptions.addFlags(cmd)
+	f := cmd.Flags()
+	f.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on; a non-loopback address needs --token-file")
+	f.BoolVar(&o.readOnly, "read-only", false, "serve no writes: no decisions, no ingest (the database is opened read-only)")
+	f.StringVar(&o.tokenFile, "token-file", "", `file of "TOKEN REVIEWER-NAME" lines; every request must then carry one of the tokens`)
+	f.StringVar(&o.policy, "policy", "", "the policy whose groups to serve: NAME@VERSION, NAME or a digest (default: the policy used by the latest ingest or renormalize run)")
+	f.StringVar(&o.ingestPolicy, "ingest-policy", "default", `policy POST /api/ingest normalizes with: "default", "lenient" or a TOML policy file`)
+	f.IntVar(&o.maxShared, "max-shared", model.DefaultMaxShared, "as for groups")
+	f.DurationVar(&o.queryTimeout, "query-timeout", server.DefaultQueryTimeout, "longest run of one POST /api/query")
+	f.IntVar(&o.queryRows, "query-rows", server.DefaultQueryRows, "most results of one POST /api/query")
+	f.Int64Var(&o.maxIngest, "max-ingest", server.DefaultMaxIngest, "largest POST /api/ingest body, in bytes")
+	return cmd
+}
+
+// readTokens reads a token file: "TOKEN REVIEWER-NAME" per line.
+func readTokens(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usagef("--token-file: %v", err)
+	}
+	defer f.Close()
+	tokens := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		tok, name, ok := strings.Cut(line, " ")
+		name = strings.TrimSpace(name)
+		switch {
+		case !ok || name == "":
+			return nil, usagef("%s:%d: want TOKEN REVIEWER-NAME", path, n)
+		case len(tok) < minTokenLength:
+			return nil, usagef("%s:%d: token shorter than %d characters", path, n, minTokenLength)
+		case tokens[tok] != "":
+			return nil, usagef("%s:%d: token given twice", path, n)
+		}
+		tokens[tok] = name
+	}
+	if err := sc.Err(); err != nil {
+		return nil, usagef("--token-file: %v", err)
+	}
+	if len(tokens) == 0 {
+		return nil, usagef("--token-file %s: no token in it", path)
+	}
+	return tokens, nil
+}
+
+// loopback reports whether addr's host is a loopback address or name.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func runServe(cmd *cobra.Command, o serveOptions) error {
+	if o.queryRows < 1 || o.queryTimeout <= 0 || o.maxIngest < 1 {
+		return usagef("--query-rows, --query-timeout and --max-ingest must be positive")
+	}
+	var tokens map[string]string
+	if o.tokenFile != "" {
+		var err error
+		if tokens, err = readTokens(o.tokenFile); err != nil {
+			return err
+		}
+	} else if !loopback(o.addr) {
+		return usagef("--addr %s is not a loopback address: give --token-file so that only named reviewers can use the server", o.addr)
+	}
+	pol, err := service.LoadPolicy(o.ingestPolicy)
+	if err != nil {
+		return err
+	}
+	st, err := o.open(o.readOnly)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	opts := server.Options{DB: o.db, Policy: o.policy, MaxShared: o.maxShared, ReadOnly: o.readOnly, Tokens: tokens, IngestPolicy: pol,
+		MaxIngest: o.maxIngest, QueryTimeout: o.queryTimeout, QueryRows: o.queryRows}
+	stderr := cmd.ErrOrStderr()
+	if hold := testHold("serve-decide", stderr); hold != nil {
+		opts.BeforeCommit = func(string) { hold() }
+	}
+	if hold := testHold("serve-ingest-batch", stderr); hold != nil {
+		opts.AfterIngestBatch = hold
+	}
+	srv, err := server.New(st.Quads, opts)
+	if err != nil {
+		return err
+	}
+	if err := srv.Warm(cmd.Context()); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	url := "http://" + ln.Addr().String()
+	remove, err := service.WriteServerInfo(o.db, service.ServerInfo{Addr: url, PID: os.Getpid()})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer remove()
+	hs := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: serveReadHeader,
+		ReadTimeout:       serveReadWrite,
+		WriteTimeout:      serveReadWrite,
+		IdleTimeout:       serveIdle,
+		MaxHeaderBytes:    serveMaxHeader,
+	}
+	fmt.Fprintf(stderr, "provgraph serve: %s on %s (pid %d)\n", o.db, url, os.Getpid())
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		return fmt.Errorf("serve: %w", err)
+	case <-cmd.Context().Done():
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(cmd.Context()), serveShutdownMax)
+	defer cancel()
+	if err := hs.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	fmt.Fprintln(stderr, "provgraph serve: stopped")
+	return st.Close()
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// cli runs provgraph in process and returns its exit status and output.
+func cli(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// TestReviewDecideShowList: a decision recorded with review decide shows
+// in review show, review list, groups (with --state), stats and lineage,
+// and a revision links to the decision it revises; the database stays
+// consistent.
+func TestReviewDecideShowList(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "r.db")
+	if code, _, stderr := cli(t, "ingest", "--db", db, "../../testdata/citations.jsonl"); code != exitOK {
+		t.Fatal(stderr)
+	}
+	const g = "g-6e48bcc4a04d"
+	code, out, stderr := cli(t, "review", "decide", "--db", db, g, "same", "--reviewer", "alice", "--rationale", "same W3C page", "--format", "json")
+	if code != exitOK {
+		t.Fatalf("decide: exit %d: %s", code, stderr)
+	}
+	var ds []struct{ ID, Decision, Reviewer, Revises string }
+	if err := json.Unmarshal([]byte(out), &ds); err != nil || len(ds) != 1 || ds[0].Decision != "same" || ds[0].Reviewer != "alice" {
+		t.Fatalf("decide printed %s (%v)", out, err)
+	}
+	first := ds[0].ID
+	code, out, stderr = cli(t, "review", "decide", "--db", db, g, "different", "--reviewer", "bob", "--format", "json")
+	if code != exitOK {
+		t.Fatalf("second decide: exit %d: %s", code, stderr)
+	}
+	json.Unmarshal([]byte(out), &ds)
+	if ds[0].Revises != first {
+		t.Errorf("second decision revises %q, want %q", ds[0].Revises, first)
+	}
+	if _, out, _ := cli(t, "review", "show", "--db", db, g); !strings.Contains(out, "review: decided: different by bob") || !strings.Contains(out, "same by alice") {
+		t.Errorf("review show lacks the decision or its history:\n%s", out)
+	}
+	if _, out, _ := cli(t, "groups", "--db", db, "--state", "decided"); !strings.Contains(out, g) || !strings.Contains(out, "# 1 of 1 groups") {
+		t.Errorf("groups --state decided:\n%s", out)
+	}
+	if _, out, _ := cli(t, "groups", "--db", db, "--state", "unreviewed"); strings.Contains(out, "\n"+g+"  ") {
+		t.Errorf("groups --state unreviewed lists the decided group:\n%s", out)
+	}
+	if _, out, _ := cli(t, "stats", "--db", db); !strings.Contains(out, "splits (different)") || !strings.Contains(out, "decided groups                          1") {
+		t.Errorf("stats lacks the review counts:\n%s", out)
+	}
+	if _, out, _ := cli(t, "stats", "--db", db, "--explain", "review-state:decided"); !strings.Contains(out, "different by bob") || !strings.Contains(out, g) {
+		t.Errorf("stats --explain review-state:decided:\n%s", out)
+	}
+	if _, out, _ := cli(t, "stats", "--db", db, "--explain", "review-state:unreviewed"); strings.Contains(out, g) {
+		t.Errorf("stats --explain review-state:unreviewed lists the decided group:\n%s", out)
+	}
+	var st struct {
+		Reviews struct {
+			Splits    int `json:"splits"`
+			Decisions int `json:"decisions"`
+		} `json:"reviews"`
+	}
+	if _, out, _ := cli(t, "stats", "--db", db, "--format", "json"); json.Unmarshal([]byte(out), &st) != nil || st.Reviews.Splits != 1 || st.Reviews.Decisions != 2 {
+		t.Errorf("stats --format json reviews: %+v", st.Reviews)
+	}
+	if _, out, _ := cli(t, "lineage", "--db", db, "gpt-17-1"); !strings.Contains(out, "decisions about gpt-17-1") {
+		t.Errorf("lineage lacks the decisions:\n%s", out)
+	}
+	if _, out, _ := cli(t, "lineage", "--db", db, "gpt-17-1", "--format", "dot"); !strings.Contains(out, `label="adjudicates"`) || !strings.Contains(out, `reviewer\nbob`) {
+		t.Errorf("lineage --format dot lacks the decisions:\n%s", out)
+	}
+	if code, _, stderr := cli(t, "check", "--db", db); code != exitOK {
+		t.Errorf("check after decisions: exit %d: %s", code, stderr)
+	}
+	// The decisions are stored statements: every export carries them.
+	_, out, _ = cli(t, "export", "--db", db, "--format", "nq")
+	for _, want := range []string{"<https://w3id.org/provgraph/ns#Adjudication>", "<http://www.w3.org/ns/prov#wasRevisionOf>", `"different"`, `"alice"`, "<https://w3id.org/provgraph/ns#EvidenceDigest>"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("export lacks %s", want)
+		}
+	}
+}
+
+// TestGroupsFilterAndCursor: --sort, --limit and --cursor page through the
+// groups; --id finds one; --domain and --engine select.
+func TestGroupsFilterAndCursor(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "f.db")
+	if code, _, stderr := cli(t, "ingest", "--db", db, "../../testdata/citations.jsonl"); code != exitOK {
+		t.Fatal(stderr)
+	}
+	type page struct {
+		Total  int
+		Next   string
+		Groups []struct{ ID string }
+	}
+	get := func(args ...string) page {
+		t.Helper()
+		code, out, stderr := cli(t, append([]string{"groups", "--db", db, "--format", "json"}, args...)...)
+		if code != exitOK {
+			t.Fatalf("groups %v: exit %d: %s", args, code, stderr)
+		}
+		var p page
+		if err := json.Unmarshal([]byte(out), &p); err != nil {
+			t.Fatalf("groups %v: %v\n%s", args, err, out)
+		}
+		return p
+	}
+	all := get("--sort", "risk")
+	var ids []string
+	cursor := ""
+	for range 10 {
+		args := []string{"--sort", "risk", "--limit", "2"}
+		if cursor != "" {
+			args = append(args, "--cursor", cursor)
+		}
+		p := get(args...)
+		for _, g := range p.Groups {
+			ids = append(ids, g.ID)
+		}
+		if cursor = p.Next; cursor == "" {
+			break
+		}
+	}
+	if len(ids) != all.Total || len(ids) != len(all.Groups) {
+		t.Fatalf("pages gave %d groups, want %d", len(ids), all.Total)
+	}
+	for i, g := range all.Groups {
+		if ids[i] != g.ID {
+			t.Errorf("page order %v differs from %v", ids, all.Groups)
+			break
+		}
+	}
+	if p := get("--id", "g-f42986996d00"); p.Total != 1 || p.Groups[0].ID != "g-f42986996d00" {
+		t.Errorf("--id: %+v", p)
+	}
+	if p := get("--engine", "nobody"); p.Total != 0 {
+		t.Errorf("--engine nobody: %+v", p)
+	}
+	if p := get("--domain", "w3.org"); p.Total == 0 {
+		t.Errorf("--domain w3.org selects nothing")
+	}
+	if code, _, stderr := cli(t, "groups", "--db", db, "--cursor", "nonsense"); code != exitUsage || !strings.Contains(stderr, "cursor") {
+		t.Errorf("bad cursor: exit %d: %s", code, stderr)
+	}
+}

@@ -1,0 +1,205 @@
+package render
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/provgraph/provgraph/internal/query"
+	"github.com/provgraph/provgraph/internal/review"
+)
+
+// ReviewedPage is one page of groups with their review state, as groups
+// with a filter or a database with decisions lists them.
+type ReviewedPage struct {
+	Policy query.PolicyRef
+	Groups []*query.Group
+	Status func(*query.Group) *review.Status
+	Total  int    // groups the filter selects
+	Next   string // cursor of the next page, "" on the last
+}
+
+// reviewedGroup is a group in JSON with its review state.
+type reviewedGroup struct {
+	*query.Group
+	Review *review.Status `json:"review"`
+}
+
+// ReviewedGroups writes a page of groups in format (table, json or csv):
+// each group as Groups writes it, then its review state (the latest
+// decision, stale and what changed). JSON is {"policy", "total", "next",
+// "groups"}, each group with a "review" object; CSV adds the columns
+// review_state, decision, reviewer and review_id.
+func ReviewedGroups(w io.Writer, format string, p ReviewedPage) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	switch format {
+	case "json":
+		gs := make([]reviewedGroup, 0, len(p.Groups))
+		for _, g := range p.Groups {
+			gs = append(gs, reviewedGroup{g, p.Status(g)})
+		}
+		if err := JSON(bw, struct {
+			Policy query.PolicyRef `json:"policy"`
+			Total  int             `json:"total"`
+			Next   string          `json:"next"`
+			Groups []reviewedGroup `json:"groups"`
+		}{p.Policy, p.Total, p.Next, gs}); err != nil {
+			return err
+		}
+	case "csv":
+		cw := csv.NewWriter(bw)
+		cw.Write([]string{"group_id", "verdict", "group_key", "citation_id", "raw_url", "fragment", "resolved_url", "key", "reasons", "review_state", "decision", "reviewer", "review_id"})
+		for _, g := range p.Groups {
+			s := p.Status(g)
+			dec, who, id := "", "", ""
+			if s.Latest != nil {
+				dec, who, id = s.Latest.Decision, s.Latest.Reviewer, s.Latest.ID
+			}
+			for _, m := range g.Members {
+				frag := ""
+				if m.Fragment != nil {
+					frag = *m.Fragment
+				}
+				cw.Write(EscapeAll([]string{g.ID, g.Verdict, g.Key, m.CitationID, m.RawURL, frag, m.ResolvedURL, m.Key, strings.Join(m.Reasons, "; "), s.State, dec, who, id}))
+			}
+		}
+		cw.Flush()
+		if err := cw.Error(); err != nil {
+			return err
+		}
+	default:
+		bw.WriteString(policyHeader(p.Policy))
+		var b []byte
+		for _, g := range p.Groups {
+			b = groupTable(b[:0], g)
+			b = appendStatus(b, p.Status(g))
+			bw.Write(b)
+		}
+		fmt.Fprintf(bw, "\n# %d of %d groups", len(p.Groups), p.Total)
+		if p.Next != "" {
+			fmt.Fprintf(bw, "; next page: --cursor %s", p.Next)
+		}
+		bw.WriteString("\n")
+	}
+	return bw.Flush()
+}
+
+// appendStatus appends a group's review lines to its table entry.
+func appendStatus(b []byte, s *review.Status) []byte {
+	if s.Latest == nil {
+		return append(b, "  review: unreviewed\n"...)
+	}
+	b = append(b, "  review: "...)
+	b = append(b, s.State...)
+	b = append(b, ": "...)
+	b = appendDecision(b, s.Latest)
+	for _, c := range s.Changes {
+		b = append(append(append(b, "      changed: "...), EscapeLine(c)...), '\n')
+	}
+	return b
+}
+
+// appendDecision appends one decision's line and its rationale.
+func appendDecision(b []byte, d *review.Decision) []byte {
+	b = append(b, EscapeText(d.Decision)...)
+	if d.Relation != "" {
+		b = append(append(b, ' '), EscapeText(d.Relation)...)
+	}
+	if d.RelatedTo != "" {
+		b = append(append(b, " -> "...), EscapeText(d.RelatedTo)...)
+	}
+	b = fmt.Appendf(b, " by %s at %s (%s", EscapeText(d.Reviewer), EscapeText(d.At), EscapeText(d.ID))
+	if d.Revises != "" {
+		b = fmt.Appendf(b, ", revises %s", EscapeText(d.Revises))
+	}
+	b = append(b, ")\n"...)
+	if d.Rationale != "" {
+		b = append(append(append(b, "      rationale: "...), EscapeLine(d.Rationale)...), '\n')
+	}
+	return b
+}
+
+// Decisions writes decisions (review list) as a table or JSON.
+func Decisions(w io.Writer, format string, ds []*review.Decision) error {
+	if format == "json" {
+		if ds == nil {
+			ds = []*review.Decision{}
+		}
+		return JSON(w, ds)
+	}
+	bw := bufio.NewWriter(w)
+	for _, d := range ds {
+		var b []byte
+		b = fmt.Appendf(b, "%s  %s  ", EscapeText(d.GroupID), strings.Join(EscapeAll(d.Citations), ","))
+		bw.Write(appendDecision(b, d))
+	}
+	return bw.Flush()
+}
+
+// ReviewShow writes one group with its review state and the history of
+// its decisions (review show).
+func ReviewShow(w io.Writer, format string, pol query.PolicyRef, g *query.Group, s *review.Status) error {
+	if format == "json" {
+		return JSON(w, struct {
+			Policy query.PolicyRef `json:"policy"`
+			reviewedGroup
+		}{pol, reviewedGroup{g, s}})
+	}
+	var b bytes.Buffer
+	b.WriteString(policyHeader(pol))
+	b.Write(appendStatus(groupTable(nil, g), s))
+	if len(s.History) > 0 {
+		b.WriteString("  history (newest first):\n")
+		for _, d := range s.History {
+			b.Write(appendDecision([]byte("    "), d))
+		}
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// ReviewCounts writes the review counts that stats adds when the database
+// holds decisions.
+func ReviewCounts(w io.Writer, c *review.Counts) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "\nreview (decisions: %d, --explain review-state:S lists the groups):\n", c.Decisions)
+	row := func(name string, n int) { fmt.Fprintf(bw, "  %-32s %8d\n", name, n) }
+	row("unreviewed groups", c.Unreviewed)
+	row("decided groups", c.Decided)
+	row("stale groups", c.Stale)
+	for _, d := range review.Decisions {
+		row("  latest decision "+d, c.ByDecision[d])
+	}
+	row("splits (different)", c.Splits)
+	row("confirmed duplicate citations", c.ConfirmedMembers)
+	row("unreviewed duplicate citations", c.UnreviewedMembers)
+	return bw.Flush()
+}
+
+// LineageDecisions writes, after a lineage's text, the decisions about
+// each of its citations (of), newest first; nothing when there are none.
+func LineageDecisions(w io.Writer, ls []*query.Lineage, of func(citationID string) []*review.Decision) error {
+	var b []byte
+	for _, l := range ls {
+		ds := of(l.CitationID)
+		if len(ds) == 0 {
+			continue
+		}
+		b = fmt.Appendf(b, "\ndecisions about %s (newest first):\n", EscapeText(l.CitationID))
+		for _, d := range ds {
+			b = appendDecision(append(b, "  "...), d)
+		}
+	}
+	_, err := w.Write(b)
+	return err
+}
+
+// LineageWithDecisions is a lineage in JSON with the decisions about its
+// citation, as lineage --format json writes it when there are decisions.
+type LineageWithDecisions struct {
+	*query.Lineage
+	Decisions []*review.Decision `json:"decisions"`
+}

@@ -1,0 +1,428 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/graph/citestore"
+	"github.com/provgraph/provgraph/internal/ingest"
+	"github.com/provgraph/provgraph/internal/query"
+	"github.com/provgraph/provgraph/internal/render"
+	"github.com/provgraph/provgraph/internal/review"
+	"github.com/provgraph/provgraph/internal/service"
+)
+
+// apiError is the body of every API error.
+type apiError struct {
+	Error string `json:"error"`
+	Kind  string `json:"kind"`
+}
+
+// statusOf maps an error to its HTTP status: service.Classify's kind,
+// with the not-found and too-large cases told apart.
+func statusOf(err error) int {
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, service.ErrNoGroup) && service.Classify(err) == service.Rejected, errors.Is(err, query.ErrNoCitation):
+		return http.StatusNotFound
+	case errors.Is(err, graph.ErrQuery):
+		return http.StatusBadRequest
+	case errors.Is(err, context.DeadlineExceeded):
+		return http.StatusGatewayTimeout
+	}
+	return service.Classify(err).HTTPStatus()
+}
+
+// fail answers an error: JSON under /api/, an HTML page elsewhere.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, status int, err error) {
+	if status == 0 {
+		status = statusOf(err)
+	}
+	kind := service.Classify(err).String()
+	if status == http.StatusNotFound {
+		kind = "not-found"
+	}
+	if strings.HasPrefix(r.URL.Path, "/api/") {
+		writeJSON(w, status, apiError{Error: err.Error(), Kind: kind})
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	s.tpl.ExecuteTemplate(w, "error.html", map[string]any{"Status": status, "Text": http.StatusText(status), "Error": err.Error(), "Page": page{Title: "Error"}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	render.JSON(w, v)
+}
+
+// filterOf reads the groups filter of a request's query string.
+func filterOf(r *http.Request) (service.GroupFilter, error) {
+	q := r.URL.Query()
+	f := service.GroupFilter{
+		ID: q.Get("id"), Key: q.Get("key"), Domain: q.Get("domain"), Engine: q.Get("engine"), Since: q.Get("since"),
+		Verdict: q.Get("verdict"), State: q.Get("state"), Sort: q.Get("sort"), Cursor: q.Get("cursor"), Limit: DefaultPageSize,
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxPageSize {
+			return f, service.Usagef("limit %q: want a number from 1 to %d", v, MaxPageSize)
+		}
+		f.Limit = n
+	}
+	if q.Get("all") != "true" {
+		f.Queue = true
+	}
+	return f, f.Check()
+}
+
+// GET /api/groups: a page of groups with their review state.
+func (s *Server) apiGroups(w http.ResponseWriter, r *http.Request) {
+	f, err := filterOf(r)
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	rv, err := s.reviewed(r.Context())
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	p, err := rv.Filter(f)
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	render.ReviewedGroups(w, "json", render.ReviewedPage{Policy: rv.Report.Policy, Groups: p.Groups, Status: rv.Status, Total: p.Total, Next: p.Next})
+}
+
+// groupView is one group with its review state and history.
+type groupView struct {
+	Policy query.PolicyRef `json:"policy"`
+	*query.Group
+	Review *review.Status `json:"review"`
+}
+
+func (s *Server) group(r *http.Request) (*service.Reviewed, *query.Group, error) {
+	rv, err := s.reviewed(r.Context())
+	if err != nil {
+		return nil, nil, err
+	}
+	id := r.PathValue("id")
+	g := rv.Group(id)
+	if g == nil {
+		return nil, nil, service.InputError{Err: fmt.Errorf("%w %q under policy %s", service.ErrNoGroup, id, rv.Report.Policy.String())}
+	}
+	return rv, g, nil
+}
+
+// GET /api/groups/{id}
+func (s *Server) apiGroup(w http.ResponseWriter, r *http.Request) {
+	rv, g, err := s.group(r)
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, groupView{rv.Report.Policy, g, rv.Status(g)})
+}
+
+// decisionBody is the body of POST /api/groups/{id}/reviews.
+type decisionBody struct {
+	Decision  string `json:"decision"`
+	Rationale string `json:"rationale"`
+	Relation  string `json:"relation"`
+	RelatedTo string `json:"related_to"`
+	Reviewer  string `json:"reviewer"`
+}
+
+// jsonBody checks a write's content type and origin and returns its
+// body, bounded by max.
+func jsonBody(w http.ResponseWriter, r *http.Request, max int64, types ...string) (io.Reader, error) {
+	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		return nil, service.Usagef("cross-site request refused")
+	}
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	ok := false
+	for _, t := range types {
+		ok = ok || mt == t
+	}
+	if !ok {
+		return nil, service.Usagef("Content-Type %q: want %s", r.Header.Get("Content-Type"), strings.Join(types, " or "))
+	}
+	return http.MaxBytesReader(w, r.Body, max), nil
+}
+
+// decode reads one JSON object with known fields only.
+func decode(body io.Reader, v any) error {
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return err
+		}
+		return service.Usagef("request body: %v", err)
+	}
+	if dec.More() {
+		return service.Usagef("request body: more than one JSON value")
+	}
+	return nil
+}
+
+// POST /api/groups/{id}/reviews: record a decision; 201 once committed.
+func (s *Server) apiDecide(w http.ResponseWriter, r *http.Request) {
+	body, err := jsonBody(w, r, s.o.MaxBody, "application/json")
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	var b decisionBody
+	if err := decode(body, &b); err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	d, err := s.decide(r, service.DecideRequest{GroupID: r.PathValue("id"), Decision: b.Decision, Rationale: b.Rationale, Relation: b.Relation, RelatedTo: b.RelatedTo, Reviewer: b.Reviewer})
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	w.Header().Set("Location", "/api/groups/"+d.GroupID)
+	writeJSON(w, http.StatusCreated, d)
+}
+
+// decide records a decision under the write lock, with the reviewer the
+// credentials name (a reviewer given besides must be the same).
+func (s *Server) decide(r *http.Request, req service.DecideRequest) (*review.Decision, error) {
+	if who := authReviewer(r); who != "" {
+		if req.Reviewer != "" && req.Reviewer != who {
+			return nil, service.Usagef("reviewer %q: the token names %q", req.Reviewer, who)
+		}
+		req.Reviewer = who
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	rv, err := s.reviewed(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	var st review.Writer = s.st
+	if s.o.BeforeCommit != nil {
+		st = hookWriter{s.st, func() { s.o.BeforeCommit(req.GroupID) }}
+	}
+	ctx := context.WithoutCancel(r.Context())
+	d, err := service.Decide(ctx, st, rv, req, s.o.Now())
+	if err != nil {
+		return nil, err
+	}
+	ix, err := review.Load(ctx, s.st)
+	if err != nil {
+		return nil, err
+	}
+	s.setCache(rv.WithIndex(ix))
+	return d, nil
+}
+
+// hookWriter calls before ahead of each Add.
+type hookWriter struct {
+	*graph.Store
+	before func()
+}
+
+func (h hookWriter) Add(qs []graph.Quad) (int, error) {
+	h.before()
+	return h.Store.Add(qs)
+}
+
+// GET /api/citations/{id}/lineage?format=json|dot|svg
+func (s *Server) apiLineage(w http.ResponseWriter, r *http.Request) {
+	format := r.URL.Query().Get("format")
+	if format == "" {
+		format = "json"
+	}
+	if format != "json" && format != "dot" && format != "svg" {
+		s.fail(w, r, 0, service.Usagef("format %q: want json, dot or svg", format))
+		return
+	}
+	l, ds, err := s.lineage(r)
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	switch format {
+	case "dot":
+		w.Header().Set("Content-Type", "text/vnd.graphviz; charset=utf-8")
+		render.LineageDOTDecisions(w, []*query.Lineage{l}, []*query.Lineage{l}, func(string) []*review.Decision { return ds })
+	case "svg":
+		w.Header().Set("Content-Type", "image/svg+xml")
+		render.LineageSVG(w, l, ds)
+	default:
+		writeJSON(w, http.StatusOK, render.LineageWithDecisions{Lineage: l, Decisions: append([]*review.Decision{}, ds...)})
+	}
+}
+
+func (s *Server) lineage(r *http.Request) (*query.Lineage, []*review.Decision, error) {
+	id := r.PathValue("id")
+	l, err := query.LineageOf(r.Context(), citestore.New(s.st), s.st, id, &query.LineageOptions{Policy: s.o.Policy, MaxShared: s.o.MaxShared})
+	if err != nil {
+		if errors.Is(err, query.ErrNoCitation) {
+			return nil, nil, service.InputError{Err: err}
+		}
+		return nil, nil, service.QueryError(err)
+	}
+	rv, err := s.reviewed(r.Context())
+	if err != nil {
+		return nil, nil, err
+	}
+	return l, rv.Index.OfCitation(id), nil
+}
+
+// statsView is GET /api/stats: the counts and the review counts.
+type statsView struct {
+	*query.Stats
+	Reviews *review.Counts `json:"reviews"`
+}
+
+func (s *Server) stats(ctx context.Context) (*statsView, error) {
+	snap, err := query.Load(ctx, s.st, s.o.Policy)
+	if err != nil {
+		return nil, service.QueryError(err)
+	}
+	rep := query.Groups(snap, query.GroupOptions{MaxShared: s.o.MaxShared})
+	rv, err := s.reviewed(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &statsView{query.ComputeStats(snap, rep), rv.Counts()}, nil
+}
+
+// GET /api/stats
+func (s *Server) apiStats(w http.ResponseWriter, r *http.Request) {
+	v, err := s.stats(r.Context())
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+// ingestResult is the answer to POST /api/ingest.
+type ingestResult struct {
+	Records     int      `json:"records"`
+	QuadsAdded  int      `json:"quads_added"`
+	URLRejected int      `json:"raw_urls_rejected_by_policy"`
+	Invalid     []string `json:"invalid_lines"`
+	Run         string   `json:"run"`
+}
+
+// POST /api/ingest: a JSON Lines body, ingested as provgraph ingest does
+// (validated whole first; ?skip_invalid=true writes the valid lines).
+func (s *Server) apiIngest(w http.ResponseWriter, r *http.Request) {
+	body, err := jsonBody(w, r, s.o.MaxIngest, "application/x-ndjson", "application/jsonl", "application/json")
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	tmp, err := os.CreateTemp("", "provgraph-serve-ingest-*.jsonl")
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	defer os.Remove(tmp.Name())
+	_, err = io.Copy(tmp, body)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	opts := ingest.Options{Policy: s.o.IngestPolicy, SkipInvalid: r.URL.Query().Get("skip_invalid") == "true"}
+	if s.o.AfterIngestBatch != nil {
+		opts.BatchQuads = 50 // small batches, so that a test can stop between them
+		opts.Progress = func(p ingest.Progress) {
+			if p.Phase == "write" {
+				s.o.AfterIngestBatch()
+			}
+		}
+	}
+	// The ingest runs to its end even when the client goes away: a run
+	// stopped half-way is complete only once repeated.
+	ctx := context.WithoutCancel(r.Context())
+	sum, err := ingest.File(ctx, s.st, tmp.Name(), "<request body>", opts)
+	if sum.QuadsAdded > 0 {
+		if _, rerr := s.refresh(ctx); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
+	res := ingestResult{Records: sum.Records, QuadsAdded: sum.QuadsAdded, URLRejected: sum.URLRejected, Invalid: []string{}, Run: sum.Run.Value}
+	for _, e := range sum.Invalid {
+		res.Invalid = append(res.Invalid, e.Error())
+	}
+	switch {
+	case errors.Is(err, ingest.ErrInvalidRecords) && opts.SkipInvalid:
+		writeJSON(w, http.StatusOK, res)
+	case err != nil:
+		var re *ingest.RecordError
+		var ce *ingest.ConflictError
+		if errors.As(err, &re) || errors.As(err, &ce) || errors.Is(err, ingest.ErrInvalidRecords) {
+			err = service.InputError{Err: err}
+		}
+		s.fail(w, r, 0, err)
+	default:
+		writeJSON(w, http.StatusOK, res)
+	}
+}
+
+// queryBody is the body of POST /api/query.
+type queryBody struct {
+	Language string `json:"language"` // "gizmo" (the default)
+	Query    string `json:"query"`
+	Limit    int    `json:"limit"`
+}
+
+// POST /api/query: a Gizmo query, read-only, bounded in time and rows.
+func (s *Server) apiQuery(w http.ResponseWriter, r *http.Request) {
+	body, err := jsonBody(w, r, s.o.MaxBody, "application/json")
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	var b queryBody
+	if err := decode(body, &b); err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	if b.Language != "" && b.Language != "gizmo" {
+		s.fail(w, r, 0, service.Usagef("language %q: want gizmo", b.Language))
+		return
+	}
+	if b.Limit <= 0 || b.Limit > s.o.QueryRows {
+		b.Limit = s.o.QueryRows
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.o.QueryTimeout)
+	defer cancel()
+	res, err := s.st.Gizmo(ctx, b.Query, b.Limit)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("query stopped after %s (the server's --query-timeout): %w", s.o.QueryTimeout, err)
+	}
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}

@@ -1,0 +1,272 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/model"
+	"github.com/provgraph/provgraph/internal/normalize"
+	"github.com/provgraph/provgraph/internal/query"
+	"github.com/provgraph/provgraph/internal/service"
+)
+
+// Defaults of Options' limits.
+const (
+	DefaultMaxBody      = 64 << 10  // bytes of a decision or query request
+	DefaultMaxIngest    = 256 << 20 // bytes of an ingest request
+	DefaultQueryTimeout = 10 * time.Second
+	DefaultQueryRows    = 1000
+	DefaultPageSize     = 50
+	MaxPageSize         = 1000
+)
+
+// Options configures a Server. The zero value serves read-write without
+// tokens, with the default limits.
+type Options struct {
+	// DB is the database file's path, for messages.
+	DB string
+	// Policy chooses the policy the groups are under ("" for the latest).
+	Policy    string
+	MaxShared int // 0 means model.DefaultMaxShared
+	// ReadOnly serves no writes: every POST answers 405.
+	ReadOnly bool
+	// Tokens maps each bearer token to the reviewer it names. Empty means
+	// no authentication (loopback only; the command checks).
+	Tokens map[string]string
+	// IngestPolicy is the policy POST /api/ingest normalizes with (nil:
+	// the default policy).
+	IngestPolicy *normalize.Policy
+	MaxBody      int64         // 0 means DefaultMaxBody
+	MaxIngest    int64         // 0 means DefaultMaxIngest
+	QueryTimeout time.Duration // 0 means DefaultQueryTimeout
+	QueryRows    int           // 0 means DefaultQueryRows
+	// Now is the clock of decisions (nil: time.Now).
+	Now func() time.Time
+	// BeforeCommit, when set, is called with each decision's group id
+	// before its batch is written: tests stop the server there.
+	BeforeCommit func(groupID string)
+	// AfterIngestBatch, when set, is called after each committed batch of
+	// an ingest's write pass: tests kill the server there.
+	AfterIngestBatch func()
+}
+
+// Server serves one open store.
+type Server struct {
+	st  *graph.Store
+	o   Options
+	mux *http.ServeMux
+	tpl *template.Template
+
+	wmu sync.Mutex // held by every write (decision, ingest)
+
+	rmu   sync.Mutex // held while the first state is computed
+	cmu   sync.Mutex // guards cache
+	cache *service.Reviewed
+}
+
+//go:embed assets
+var assets embed.FS
+
+// New returns a server of st. st stays the caller's to close, after the
+// server has stopped.
+func New(st *graph.Store, o Options) (*Server, error) {
+	if o.MaxShared == 0 {
+		o.MaxShared = model.DefaultMaxShared
+	}
+	if o.MaxBody == 0 {
+		o.MaxBody = DefaultMaxBody
+	}
+	if o.MaxIngest == 0 {
+		o.MaxIngest = DefaultMaxIngest
+	}
+	if o.QueryTimeout == 0 {
+		o.QueryTimeout = DefaultQueryTimeout
+	}
+	if o.QueryRows == 0 {
+		o.QueryRows = DefaultQueryRows
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.IngestPolicy == nil {
+		p, err := normalize.LoadPolicy("default")
+		if err != nil {
+			return nil, err
+		}
+		o.IngestPolicy = p
+	}
+	tpl, err := template.New("").Funcs(funcs).ParseFS(assets, "assets/*.html")
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{st: st, o: o, mux: http.NewServeMux(), tpl: tpl}
+	s.routes()
+	return s, nil
+}
+
+// Handler returns the server's handler, with the security headers and
+// authentication applied to every request.
+func (s *Server) Handler() http.Handler { return s.secure(s.mux) }
+
+func (s *Server) routes() {
+	static, _ := fs.Sub(assets, "assets/static")
+	s.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	s.mux.HandleFunc("GET /api/groups", s.apiGroups)
+	s.mux.HandleFunc("GET /api/groups/{id}", s.apiGroup)
+	s.mux.HandleFunc("POST /api/groups/{id}/reviews", s.write(s.apiDecide))
+	s.mux.HandleFunc("GET /api/citations/{id}/lineage", s.apiLineage)
+	s.mux.HandleFunc("GET /api/stats", s.apiStats)
+	s.mux.HandleFunc("POST /api/ingest", s.write(s.apiIngest))
+	s.mux.HandleFunc("POST /api/query", s.apiQuery)
+	s.mux.HandleFunc("GET /{$}", s.uiQueue)
+	s.mux.HandleFunc("GET /groups/{id}", s.uiGroup)
+	s.mux.HandleFunc("POST /groups/{id}/decide", s.write(s.uiDecide))
+	s.mux.HandleFunc("GET /citations/{id}/lineage", s.uiLineage)
+	s.mux.HandleFunc("GET /stats", s.uiStats)
+	s.mux.HandleFunc("GET /login", s.uiLogin)
+	s.mux.HandleFunc("POST /login", s.uiLoginPost)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.fail(w, r, http.StatusNotFound, errors.New("no such page: "+r.URL.Path))
+	})
+}
+
+// write refuses writes on a read-only server.
+func (s *Server) write(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.o.ReadOnly {
+			s.fail(w, r, http.StatusMethodNotAllowed, errors.New("this server is read-only (--read-only): it records no decisions and ingests nothing"))
+			return
+		}
+		h(w, r)
+	}
+}
+
+// csp allows only the embedded script and style: no inline script, no
+// framing, forms posting to the server only.
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// sessionCookie holds a signed-in reviewer's token in the UI.
+const sessionCookie = "pg_session"
+
+type ctxKey int
+
+const reviewerKey ctxKey = 0
+
+// secure sets the security headers and, with tokens, authenticates.
+func (s *Server) secure(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hd := w.Header()
+		hd.Set("Content-Security-Policy", csp)
+		hd.Set("X-Content-Type-Options", "nosniff")
+		hd.Set("X-Frame-Options", "DENY")
+		hd.Set("Referrer-Policy", "no-referrer")
+		hd.Set("Cache-Control", "no-store")
+		if len(s.o.Tokens) > 0 {
+			name, ok := s.authenticate(r)
+			public := r.URL.Path == "/login" || strings.HasPrefix(r.URL.Path, "/static/")
+			if !ok && !public {
+				if strings.HasPrefix(r.URL.Path, "/api/") {
+					hd.Set("WWW-Authenticate", `Bearer realm="provgraph"`)
+					s.fail(w, r, http.StatusUnauthorized, errors.New("missing or wrong token: send Authorization: Bearer TOKEN with a token from the server's token file"))
+					return
+				}
+				http.Redirect(w, r, "/login", http.StatusSeeOther)
+				return
+			}
+			r = r.WithContext(context.WithValue(r.Context(), reviewerKey, name))
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// authenticate finds the reviewer of the request's token, comparing it
+// with every token in constant time.
+func (s *Server) authenticate(r *http.Request) (string, bool) {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		if c, err := r.Cookie(sessionCookie); err == nil {
+			tok = c.Value
+		}
+	}
+	return s.reviewerOf(tok)
+}
+
+func (s *Server) reviewerOf(tok string) (string, bool) {
+	name, found := "", 0
+	for t, n := range s.o.Tokens {
+		if subtle.ConstantTimeCompare([]byte(t), []byte(tok)) == 1 {
+			name, found = n, 1
+		}
+	}
+	return name, found == 1 && tok != ""
+}
+
+// authReviewer is the reviewer the credentials name, "" without tokens.
+func authReviewer(r *http.Request) string {
+	n, _ := r.Context().Value(reviewerKey).(string)
+	return n
+}
+
+// reviewed returns the groups and decisions of the last committed state
+// the server has computed. Readers never wait for a computation but the
+// first: a write computes the next state before it swaps it in.
+func (s *Server) reviewed(ctx context.Context) (*service.Reviewed, error) {
+	s.cmu.Lock()
+	r := s.cache
+	s.cmu.Unlock()
+	if r != nil {
+		return r, nil
+	}
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	s.cmu.Lock()
+	r = s.cache
+	s.cmu.Unlock()
+	if r != nil {
+		return r, nil
+	}
+	return s.refresh(ctx)
+}
+
+// refresh computes the groups and decisions from the store and serves
+// them from then on.
+func (s *Server) refresh(ctx context.Context) (*service.Reviewed, error) {
+	r, err := service.LoadReviewed(ctx, s.st, s.o.Policy, query.GroupOptions{MaxShared: s.o.MaxShared, MinSize: 1, Review: true})
+	if err != nil {
+		return nil, err
+	}
+	s.setCache(r)
+	return r, nil
+}
+
+func (s *Server) setCache(r *service.Reviewed) {
+	s.cmu.Lock()
+	s.cache = r
+	s.cmu.Unlock()
+}
+
+// randomToken returns 32 random hex digits.
+func randomToken() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Warm computes the groups and decisions before the server listens, so
+// that the first queue page is fast and a damaged database is found at
+// start rather than by the first reviewer.
+func (s *Server) Warm(ctx context.Context) error {
+	_, err := s.reviewed(ctx)
+	return err
+}

@@ -1,0 +1,266 @@
+package server
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"errors"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/provgraph/provgraph/internal/graph/citestore"
+	"github.com/provgraph/provgraph/internal/model"
+	"github.com/provgraph/provgraph/internal/query"
+	"github.com/provgraph/provgraph/internal/render"
+	"github.com/provgraph/provgraph/internal/review"
+	"github.com/provgraph/provgraph/internal/service"
+)
+
+// csrfCookie holds the double-submit token every form repeats.
+const csrfCookie = "pg_csrf"
+
+// reviewerCookie remembers the reviewer name typed in a form, when the
+// server has no tokens.
+const reviewerCookie = "pg_reviewer"
+
+// page is what every template gets besides its data.
+type page struct {
+	Title    string
+	CSRF     string
+	Reviewer string // the signed-in reviewer, or the remembered name
+	Tokens   bool   // the server authenticates: the reviewer is fixed
+	ReadOnly bool
+}
+
+var funcs = template.FuncMap{
+	"short": func(s string, n int) string {
+		if r := []rune(s); len(r) > n {
+			return string(r[:n-1]) + "…"
+		}
+		return s
+	},
+	"join":      strings.Join,
+	"decisions": func() []string { return review.Decisions },
+	"kinds":     func() []string { return review.RelationKinds },
+	"states":    func() []string { return review.States },
+	"verdicts": func() []string {
+		var vs []string
+		for _, v := range model.Verdicts {
+			vs = append(vs, v.Name)
+		}
+		return vs
+	},
+	"deref": func(s *string) string {
+		if s == nil {
+			return ""
+		}
+		return *s
+	},
+	"add": func(a, b int) int { return a + b },
+	// esc shows a stored value that holds a control or bidirectional
+	// formatting character as a quoted Go string, as the CLI does, so
+	// that it cannot reorder the page's text; html/template escapes HTML.
+	"esc": render.EscapeText,
+}
+
+// pageOf returns the page data of a request, setting the CSRF cookie
+// when it is missing.
+func (s *Server) pageOf(w http.ResponseWriter, r *http.Request, title string) page {
+	p := page{Title: title, Tokens: len(s.o.Tokens) > 0, ReadOnly: s.o.ReadOnly, Reviewer: authReviewer(r)}
+	if c, err := r.Cookie(csrfCookie); err == nil && len(c.Value) == 32 {
+		p.CSRF = c.Value
+	} else {
+		p.CSRF = randomToken()
+		http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: p.CSRF, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	}
+	if p.Reviewer == "" {
+		if c, err := r.Cookie(reviewerCookie); err == nil {
+			if v, err := url.QueryUnescape(c.Value); err == nil {
+				p.Reviewer = v
+			}
+		}
+	}
+	return p
+}
+
+// checkCSRF compares the form's token with the cookie's.
+func checkCSRF(r *http.Request) error {
+	c, err := r.Cookie(csrfCookie)
+	if err != nil || c.Value == "" || subtle.ConstantTimeCompare([]byte(c.Value), []byte(r.PostFormValue("csrf"))) != 1 {
+		return service.Usagef("the form's CSRF token is missing or wrong: reload the page and submit again")
+	}
+	return nil
+}
+
+// show renders a template into a buffer first, so that an error gives an
+// error page rather than half a page.
+func (s *Server) show(w http.ResponseWriter, r *http.Request, name string, data map[string]any) {
+	var b bytes.Buffer
+	if err := s.tpl.ExecuteTemplate(&b, name, data); err != nil {
+		s.fail(w, r, http.StatusInternalServerError, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Write(b.Bytes())
+}
+
+// queueRow is one group of the queue.
+type queueRow struct {
+	G      *query.Group
+	Status *review.Status
+	Review bool // it has a relation to review
+}
+
+// GET /: the review queue, in risk order unless asked otherwise.
+func (s *Server) uiQueue(w http.ResponseWriter, r *http.Request) {
+	f, err := filterOf(r)
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	if f.Sort == "" {
+		f.Sort = "risk"
+	}
+	rv, err := s.reviewed(r.Context())
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	p, err := rv.Filter(f)
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	rows := make([]queueRow, 0, len(p.Groups))
+	for _, g := range p.Groups {
+		row := queueRow{G: g, Status: rv.Status(g)}
+		for _, rel := range g.Relations {
+			row.Review = row.Review || rel.Review
+		}
+		rows = append(rows, row)
+	}
+	next := ""
+	if p.Next != "" {
+		q := r.URL.Query()
+		q.Set("cursor", p.Next)
+		next = "/?" + q.Encode()
+	}
+	s.show(w, r, "queue.html", map[string]any{"Page": s.pageOf(w, r, "Review queue"), "Rows": rows, "Total": p.Total, "Next": next, "F": f, "Policy": rv.Report.Policy})
+}
+
+// GET /groups/{id}: a group, its members side by side, its relations and
+// decisions, and the form to decide.
+func (s *Server) uiGroup(w http.ResponseWriter, r *http.Request) {
+	rv, g, err := s.group(r)
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	// The members' lineages give the step logs, hops and captures; a large
+	// group shows its first maxShown members in full. They are read
+	// side by side, a few at a time.
+	const maxShown, parallel = 20, 4
+	n := min(len(g.Members), maxShown)
+	ls := make([]*query.Lineage, n)
+	errs := make([]error, n)
+	sem := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			ls[i], errs[i] = query.LineageOf(r.Context(), citestore.New(s.st), s.st, g.Members[i].CitationID, &query.LineageOptions{Policy: s.o.Policy, MaxShared: s.o.MaxShared})
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		s.fail(w, r, 0, service.QueryError(err))
+		return
+	}
+	s.show(w, r, "group.html", map[string]any{
+		"Page": s.pageOf(w, r, "Group "+g.ID), "G": g, "Status": rv.Status(g), "Lineages": ls,
+		"Policy": rv.Report.Policy, "Decided": r.URL.Query().Get("decided"),
+	})
+}
+
+// POST /groups/{id}/decide: the form's decision, then back to the group.
+func (s *Server) uiDecide(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, s.o.MaxBody)
+	if err := r.ParseForm(); err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	if err := checkCSRF(r); err != nil {
+		s.fail(w, r, http.StatusForbidden, err)
+		return
+	}
+	req := service.DecideRequest{
+		GroupID: r.PathValue("id"), Decision: r.PostFormValue("decision"), Rationale: r.PostFormValue("rationale"),
+		RelatedTo: r.PostFormValue("related_to"), Reviewer: r.PostFormValue("reviewer"),
+	}
+	if req.Decision == review.Related {
+		req.Relation = r.PostFormValue("relation")
+	}
+	d, err := s.decide(r, req)
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	if len(s.o.Tokens) == 0 {
+		http.SetCookie(w, &http.Cookie{Name: reviewerCookie, Value: url.QueryEscape(req.Reviewer), Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	}
+	http.Redirect(w, r, "/groups/"+url.PathEscape(d.GroupID)+"?decided="+url.QueryEscape(d.ID), http.StatusSeeOther)
+}
+
+// GET /citations/{id}/lineage: the lineage drawn, with its text.
+func (s *Server) uiLineage(w http.ResponseWriter, r *http.Request) {
+	l, ds, err := s.lineage(r)
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	var svg, text bytes.Buffer
+	render.LineageSVG(&svg, l, ds)
+	render.LineageText(&text, []*query.Lineage{l})
+	render.LineageDecisions(&text, []*query.Lineage{l}, func(string) []*review.Decision { return ds })
+	s.show(w, r, "lineage.html", map[string]any{"Page": s.pageOf(w, r, "Lineage of "+l.CitationID), "L": l,
+		// The SVG is render's, every text in it XML-escaped.
+		"SVG": template.HTML(svg.String()), "Text": text.String()})
+}
+
+// GET /stats
+func (s *Server) uiStats(w http.ResponseWriter, r *http.Request) {
+	v, err := s.stats(r.Context())
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	var b bytes.Buffer
+	render.StatsTable(&b, v.Stats)
+	render.ReviewCounts(&b, v.Reviews)
+	s.show(w, r, "stats.html", map[string]any{"Page": s.pageOf(w, r, "Statistics"), "Text": b.String()})
+}
+
+// GET /login: the sign-in form of a server with tokens.
+func (s *Server) uiLogin(w http.ResponseWriter, r *http.Request) {
+	s.show(w, r, "login.html", map[string]any{"Page": s.pageOf(w, r, "Sign in")})
+}
+
+// POST /login: a valid token becomes the session cookie.
+func (s *Server) uiLoginPost(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, s.o.MaxBody)
+	if err := checkCSRF(r); err != nil {
+		s.fail(w, r, http.StatusForbidden, err)
+		return
+	}
+	tok := r.PostFormValue("token")
+	if _, ok := s.reviewerOf(tok); !ok {
+		s.fail(w, r, http.StatusUnauthorized, errors.New("wrong token"))
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: tok, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}

@@ -1,0 +1,438 @@
+package service
+
+import (
+	"cmp"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/model"
+	"github.com/provgraph/provgraph/internal/query"
+	"github.com/provgraph/provgraph/internal/review"
+	"github.com/provgraph/provgraph/internal/vocab"
+)
+
+// Reviewed is the groups of a database with their review state: query's
+// report, every stored decision, and each listed group's status.
+type Reviewed struct {
+	Report  *query.Report
+	Index   *review.Index
+	mu      sync.Mutex // guards status and targets: a server shares one Reviewed
+	status  map[string]*review.Status
+	byID    map[string]*query.Group
+	targets map[string]bool           // groups that a relation to review points to
+	orders  map[string][]*query.Group // the groups in each --sort order, made once
+}
+
+// ordered returns the groups in the order sort names ("" is query's),
+// sorting them the first time only: a server pages through them on every
+// request.
+func (r *Reviewed) ordered(sort string) []*query.Group {
+	if sort == "" {
+		return r.Report.Groups
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if gs, ok := r.orders[sort]; ok {
+		return gs
+	}
+	type keyed struct {
+		g   *query.Group
+		key int
+	}
+	ks := make([]keyed, len(r.Report.Groups))
+	for i, g := range r.Report.Groups {
+		ks[i] = keyed{g, len(g.Members)}
+		if sort == "risk" {
+			ks[i].key = Risk(g)
+		}
+	}
+	slices.SortStableFunc(ks, func(a, b keyed) int { return cmp.Compare(b.key, a.key) })
+	gs := make([]*query.Group, len(ks))
+	for i, k := range ks {
+		gs[i] = k.g
+	}
+	if r.orders == nil {
+		r.orders = map[string][]*query.Group{}
+	}
+	r.orders[sort] = gs
+	return gs
+}
+
+// inReviewRelation reports whether g is the source or the target of a
+// relation that needs review.
+func (r *Reviewed) inReviewRelation(g *query.Group) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.targets == nil {
+		r.targets = map[string]bool{}
+		for _, o := range r.Report.Groups {
+			for _, rel := range o.Relations {
+				if rel.Review && rel.To != "" {
+					r.targets[rel.To] = true
+				}
+			}
+		}
+	}
+	if r.targets[g.ID] {
+		return true
+	}
+	return slices.ContainsFunc(g.Relations, func(rel *query.GroupRelation) bool { return rel.Review })
+}
+
+// Status returns the review status of a listed group.
+func (r *Reviewed) Status(g *query.Group) *review.Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s := r.status[g.ID]; s != nil {
+		return s
+	}
+	s := r.Index.Status(review.EvidenceOf(g, r.Report.Policy.Digest))
+	r.status[g.ID] = s
+	return s
+}
+
+// Group returns the listed group with the id, or nil.
+func (r *Reviewed) Group(id string) *query.Group { return r.byID[id] }
+
+// LoadReviewed reads the groups of an open store under policy, and its
+// decisions. It reads only; a server calls it on the store it holds.
+func LoadReviewed(ctx context.Context, st *graph.Store, policy string, opts query.GroupOptions) (*Reviewed, error) {
+	set, err := query.LoadGroups(ctx, st, policy, opts)
+	if err != nil {
+		return nil, QueryError(err)
+	}
+	rep, err := set.Report(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ix, err := review.Load(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	r := &Reviewed{Report: rep, Index: ix, status: map[string]*review.Status{}, byID: map[string]*query.Group{}}
+	for _, g := range rep.Groups {
+		r.byID[g.ID] = g
+	}
+	return r, nil
+}
+
+// Reviewed opens the database read-only and loads its reviewed groups.
+func (d DB) Reviewed(ctx context.Context, policy string, opts query.GroupOptions) (*Reviewed, error) {
+	st, err := d.Open(true)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return LoadReviewed(ctx, st, policy, opts)
+}
+
+// DecideRequest asks for a decision about the group GroupID.
+type DecideRequest struct {
+	GroupID   string
+	Decision  string
+	Relation  string
+	RelatedTo string
+	Rationale string
+	Reviewer  string
+}
+
+// ErrNoGroup reports a group id no listed group has.
+var ErrNoGroup = errors.New("no such group")
+
+// Decide records a decision about one group of r in st, which must be
+// open for writing and hold r's data. A wrong request is Usage; a group
+// that does not exist is Rejected (an HTTP handler answers 404 for
+// ErrNoGroup). The decision is committed when Decide returns.
+func Decide(ctx context.Context, st review.Writer, r *Reviewed, req DecideRequest, now time.Time) (*review.Decision, error) {
+	g := r.Group(req.GroupID)
+	if g == nil {
+		return nil, InputError{fmt.Errorf("%w %q under policy %s", ErrNoGroup, req.GroupID, r.Report.Policy.String())}
+	}
+	if req.RelatedTo != "" && r.Group(req.RelatedTo) == nil {
+		return nil, UsageError{fmt.Errorf("related_to: %w %q", ErrNoGroup, req.RelatedTo)}
+	}
+	rr := review.Request{
+		Decision: req.Decision, Relation: req.Relation, RelatedTo: req.RelatedTo, Rationale: req.Rationale, Reviewer: req.Reviewer,
+		GroupID: g.ID, GroupKey: g.Key, Evidence: review.EvidenceOf(g, r.Report.Policy.Digest),
+	}
+	rr.CitationNodes = review.NodesOf(g)
+	d, err := review.Record(ctx, st, rr, now)
+	if errors.Is(err, review.ErrInvalid) {
+		return nil, UsageError{err}
+	}
+	return d, err
+}
+
+// GroupFilter selects, orders and pages the groups of a Reviewed, as
+// groups --id/--key/--domain/--engine/--since/--state/--sort/--limit and
+// GET /api/groups take them. The zero value lists every group in query's
+// order.
+type GroupFilter struct {
+	ID      string // the group with this id
+	Key     string // groups with this key among their keys
+	Domain  string // groups with a member key under this registrable domain
+	Engine  string // groups with a member cited by this engine
+	Since   string // groups with a member observed at or after this time (RFC 3339)
+	Verdict string
+	State   string // review.StateUnreviewed, StateDecided or StateStale
+	Sort    string // "" (query's order), "size" (largest first) or "risk"
+	Limit   int    // at most this many; 0 means no limit
+	Cursor  string // the Next of the page before
+	// Queue selects the groups a reviewer works through: those with at
+	// least two members and those in a relation that needs review, as
+	// source or target (groups' defaults).
+	Queue bool
+}
+
+// Page is one page of filtered groups.
+type Page struct {
+	Groups []*query.Group
+	Total  int    // how many groups the filter selects, on every page
+	Next   string // the cursor of the next page, "" on the last
+}
+
+// Check validates the filter; its errors are Usage and name the field.
+func (f GroupFilter) Check() error {
+	if f.State != "" && !slices.Contains(review.States, f.State) {
+		return Usagef("state %q: want one of %s", f.State, strings.Join(review.States, ", "))
+	}
+	if f.Sort != "" && f.Sort != "size" && f.Sort != "risk" {
+		return Usagef("sort %q: want size or risk", f.Sort)
+	}
+	if f.Since != "" {
+		if _, err := time.Parse(time.RFC3339, f.Since); err != nil {
+			if _, err := time.Parse(time.DateOnly, f.Since); err != nil {
+				return Usagef("since %q: want an RFC 3339 time (2026-11-02T09:00:00Z) or a date (2026-11-02)", f.Since)
+			}
+		}
+	}
+	if f.Limit < 0 {
+		return Usagef("limit %d: want 0 (no limit) or more", f.Limit)
+	}
+	if _, err := decodeCursor(f.Cursor); err != nil {
+		return err
+	}
+	if f.Verdict != "" && !slices.ContainsFunc(model.Verdicts, func(v model.Verdict) bool { return v.Name == f.Verdict }) {
+		return Usagef("verdict %q: not a verdict of the codebook", f.Verdict)
+	}
+	return nil
+}
+
+// cursors are "o" and the offset of the next group, base64url: opaque to
+// callers, and valid for the same data and filter.
+func decodeCursor(c string) (int, error) {
+	if c == "" {
+		return 0, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err == nil && len(b) > 1 && b[0] == 'o' {
+		if n, err := strconv.Atoi(string(b[1:])); err == nil && n >= 0 {
+			return n, nil
+		}
+	}
+	return 0, Usagef("cursor %q: not a cursor this server gave (use the next value of the page before)", c)
+}
+
+func encodeCursor(n int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("o" + strconv.Itoa(n)))
+}
+
+// Risk orders groups for review: conflicts first, then groups with a
+// relation that needs review (cross-host redirects and relations), then
+// needs-content-check, then larger groups first.
+func Risk(g *query.Group) (score int) {
+	switch g.Verdict {
+	case model.VerdictConflict:
+		score += 1 << 30
+	case model.VerdictNeedsContentCheck:
+		score += 1 << 26
+	}
+	for _, r := range g.Relations {
+		if r.Review {
+			score += 1 << 28
+			break
+		}
+	}
+	return score + min(len(g.Members), 1<<25)
+}
+
+// Filter returns the page of groups f selects.
+func (r *Reviewed) Filter(f GroupFilter) (*Page, error) {
+	if err := f.Check(); err != nil {
+		return nil, err
+	}
+	off, _ := decodeCursor(f.Cursor)
+	var since time.Time
+	if f.Since != "" {
+		since, _ = time.Parse(time.RFC3339, f.Since)
+		if since.IsZero() {
+			since, _ = time.Parse(time.DateOnly, f.Since)
+		}
+	}
+	var sel []*query.Group
+	for _, g := range r.ordered(f.Sort) {
+		if f.ID != "" && g.ID != f.ID || f.Verdict != "" && g.Verdict != f.Verdict {
+			continue
+		}
+		if f.Key != "" && g.Key != f.Key && !slices.Contains(g.Keys, f.Key) {
+			continue
+		}
+		if f.Domain != "" || f.Engine != "" || !since.IsZero() {
+			ok := [3]bool{f.Domain == "", f.Engine == "", since.IsZero()}
+			for _, m := range g.Members {
+				if !ok[0] && domainOf(m.Key) == strings.ToLower(f.Domain) {
+					ok[0] = true
+				}
+				c := m.Citation()
+				if c == nil {
+					continue
+				}
+				if !ok[1] && c.Engine == f.Engine {
+					ok[1] = true
+				}
+				if !ok[2] {
+					if t, err := time.Parse(time.RFC3339, c.ObservedAt); err == nil && !t.Before(since) {
+						ok[2] = true
+					}
+				}
+			}
+			if !ok[0] || !ok[1] || !ok[2] {
+				continue
+			}
+		}
+		if f.Queue && len(g.Members) < 2 && !r.inReviewRelation(g) {
+			continue
+		}
+		if f.State != "" && r.Status(g).State != f.State {
+			continue
+		}
+		sel = append(sel, g)
+	}
+	p := &Page{Total: len(sel)}
+	if off > len(sel) {
+		off = len(sel)
+	}
+	end := len(sel)
+	if f.Limit > 0 && off+f.Limit < end {
+		end = off + f.Limit
+		p.Next = encodeCursor(end)
+	}
+	p.Groups = sel[off:end]
+	return p, nil
+}
+
+// domainOf returns the registrable domain of a key's host.
+func domainOf(key string) string {
+	i := strings.Index(key, "://")
+	if i < 0 {
+		return ""
+	}
+	h := key[i+3:]
+	if j := strings.IndexAny(h, "/?#"); j >= 0 {
+		h = h[:j]
+	}
+	if j := strings.LastIndexByte(h, '@'); j >= 0 {
+		h = h[j+1:]
+	}
+	return strings.ToLower(query.RegistrableDomain(h))
+}
+
+// Counts returns the review counts of the listed groups with at least two
+// members (the duplicates) and of the groups in a relation to review.
+func (r *Reviewed) Counts() *review.Counts {
+	c := &review.Counts{ByDecision: map[string]int{}, Decisions: r.Index.Len()}
+	for _, g := range r.Report.Groups {
+		s := r.Status(g)
+		c.Groups++
+		switch s.State {
+		case review.StateUnreviewed:
+			c.Unreviewed++
+			if len(g.Members) > 1 {
+				c.UnreviewedMembers += len(g.Members)
+			}
+			continue
+		case review.StateStale:
+			c.Stale++
+		default:
+			c.Decided++
+		}
+		c.ByDecision[s.Latest.Decision]++
+		switch {
+		case s.Latest.Decision == review.Different:
+			c.Splits++
+		case s.Latest.Decision == review.Same && s.State == review.StateDecided && len(g.Members) > 1:
+			c.ConfirmedMembers += len(g.Members)
+		}
+	}
+	return c
+}
+
+// errFound stops a Match at its first quad.
+var errFound = errors.New("found")
+
+// HasDecisions reports whether the database holds any decision, so that
+// groups shows review states only where there are some.
+func (d DB) HasDecisions(ctx context.Context) (bool, error) {
+	st, err := d.Open(true)
+	if err != nil {
+		return false, err
+	}
+	defer st.Close()
+	err = st.Match(ctx, graph.Quad{P: graph.IRI(vocab.RDFType), O: graph.IRI(vocab.Adjudication)}, func(graph.Quad) error { return errFound })
+	if errors.Is(err, errFound) {
+		return true, nil
+	}
+	return false, err
+}
+
+// ExplainState lists the groups in a review state (stats --explain
+// review-state:S): each group's key with its latest decision, and its
+// citations.
+func (r *Reviewed) ExplainState(state string) ([]query.ExplainLine, error) {
+	if !slices.Contains(review.States, state) {
+		return nil, Usagef("--explain review-state:%s: want one of %s", state, strings.Join(review.States, ", "))
+	}
+	lines := []query.ExplainLine{}
+	for _, g := range r.Report.Groups {
+		s := r.Status(g)
+		if s.State != state {
+			continue
+		}
+		item := g.Key
+		if s.Latest != nil {
+			item += " (" + s.Latest.Decision + " by " + s.Latest.Reviewer + ", " + s.Latest.ID + ")"
+		}
+		l := query.ExplainLine{Item: item, Group: g.ID}
+		for _, m := range g.Members {
+			l.Members = append(l.Members, m.CitationID)
+		}
+		lines = append(lines, l)
+	}
+	return lines, nil
+}
+
+// Decisions opens the database read-only and reads every decision.
+func (d DB) Decisions(ctx context.Context) (*review.Index, error) {
+	st, err := d.Open(true)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return review.Load(ctx, st)
+}
+
+// WithIndex returns the same groups with the decisions of ix: what a
+// server serves after recording a decision, which changes no group.
+func (r *Reviewed) WithIndex(ix *review.Index) *Reviewed {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return &Reviewed{Report: r.Report, Index: ix, status: map[string]*review.Status{}, byID: r.byID, targets: r.targets, orders: r.orders}
+}
