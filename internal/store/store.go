@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 
@@ -94,6 +95,11 @@ const (
 	FieldFinalURL                     // the final URLs of its retrievals
 	FieldCanonical                    // the URLs its retrievals' canonical declarations name
 	FieldRelations                    // the targets of its relations, declared or detected
+	// FieldEvidence: the content evidence of its successful retrievals
+	// (Row.Evidence); its handle space is the text digests'. The content
+	// hashes in it are handles of FieldContent, so asking for it fills
+	// the FieldContent space too (Row.Content only when that is asked).
+	FieldEvidence
 )
 
 // Row is one citation as a scan hands it over: the citation id as text
@@ -108,6 +114,50 @@ type Row struct {
 	FinalURL  []Handle
 	Canonical []Handle
 	Relations []Handle
+	// Rejected (with FieldKey) says the citation was normalized under the
+	// scan's policy and the policy rejected its raw URL: Key is 0 both for
+	// that and for a citation never normalized under it, which grouping
+	// counts apart.
+	Rejected bool
+	// Evidence (FieldEvidence) is one entry per successful retrieval
+	// (model.Successful, decided from its outcome, final status and the
+	// soft error of its current extraction, model.CompareExtractions),
+	// sorted by Content, then Digest, then SimHash; two retrievals with the
+	// same evidence give two equal entries.
+	Evidence []Evidence
+}
+
+// Evidence is what grouping compares of one successful retrieval.
+type Evidence struct {
+	Content Handle // its content hash (a FieldContent handle), 0 for none
+	Digest  Handle // its current extraction's text digest (a FieldEvidence handle), 0 for none
+	SimHash uint64 // its current extraction's SimHash, when HasSim
+	HasSim  bool
+}
+
+// CompareEvidence is the order of Row.Evidence.
+func CompareEvidence(a, b Evidence) int {
+	switch {
+	case a.Content != b.Content:
+		return cmp.Compare(a.Content, b.Content)
+	case a.Digest != b.Digest:
+		return cmp.Compare(a.Digest, b.Digest)
+	case a.SimHash != b.SimHash:
+		return cmp.Compare(a.SimHash, b.SimHash)
+	default:
+		return compareBool(a.HasSim, b.HasSim)
+	}
+}
+
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case b:
+		return -1
+	default:
+		return 1
+	}
 }
 
 // Scanner streams every citation once, in citation-id order (byte order),

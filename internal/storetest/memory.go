@@ -33,8 +33,14 @@ type Memory struct {
 // ones only: detecting relations is the bbolt backend's ingest mapping,
 // which the reference model does not copy.
 type memCitation struct {
-	raw                                     string
-	keys                                    map[string]string // policy digest -> key
+	raw      string
+	keys     map[string]string // policy digest -> key
+	rejected map[string]bool   // policy digest -> rejected
+	// evidence is the content hashes of its successful retrievals ("" for
+	// a successful one without a hash). Append writes no extraction, so a
+	// Memory citation has no text digest or SimHash: storetest checks
+	// those against the bbolt backend only (citestore's tests).
+	evidence                                []string
 	content, finalURL, canonical, relations []string
 }
 
@@ -105,7 +111,7 @@ func (m *Memory) Append(ctx context.Context, b store.Batch) (int, error) {
 	defer m.mu.Unlock()
 	type row struct {
 		id, digest, raw, key, hash string
-		keyed                      bool
+		keyed, rejected            bool
 		r                          *model.Record
 	}
 	var rows []row
@@ -138,7 +144,9 @@ func (m *Memory) Append(ctx context.Context, b store.Batch) (int, error) {
 		switch {
 		case err == nil:
 			rw.key, rw.keyed = res.Key, true
-		case !errors.As(err, &nerr):
+		case errors.As(err, &nerr):
+			rw.rejected = true
+		default:
 			return 0, fmt.Errorf("append: citation %s: %w", id, err)
 		}
 		if r.Retrieval != nil {
@@ -156,11 +164,17 @@ func (m *Memory) Append(ctx context.Context, b store.Batch) (int, error) {
 		if rw.hash != "" {
 			m.content[rw.hash] = append(m.content[rw.hash], rw.id)
 		}
-		c := &memCitation{raw: rw.raw, keys: map[string]string{}}
+		c := &memCitation{raw: rw.raw, keys: map[string]string{}, rejected: map[string]bool{}}
 		if rw.keyed {
 			c.keys[b.Policy.Digest()] = rw.key
 		}
+		if rw.rejected {
+			c.rejected[b.Policy.Digest()] = true
+		}
 		if rt := rw.r.Retrieval; rt != nil {
+			if model.Successful(rt.Outcome, string(rt.FinalStatus), "") {
+				c.evidence = append(c.evidence, rt.ContentHash)
+			}
 			if rt.ContentHash != "" {
 				c.content = append(c.content, rt.ContentHash)
 			}
@@ -209,6 +223,17 @@ func (m *Memory) Scan(ctx context.Context, policyDigest string, f store.Fields, 
 		}
 		if k, ok := c.keys[policyDigest]; ok && f&store.FieldKey != 0 {
 			row.Key = d.Intern(store.FieldKey, k)
+		}
+		row.Rejected = f&store.FieldKey != 0 && c.rejected[policyDigest]
+		if f&store.FieldEvidence != 0 {
+			for _, h := range c.evidence {
+				var ev store.Evidence
+				if h != "" {
+					ev.Content = d.Intern(store.FieldContent, h)
+				}
+				row.Evidence = append(row.Evidence, ev)
+			}
+			slices.SortFunc(row.Evidence, store.CompareEvidence)
 		}
 		row.Content = intern(nil, store.FieldContent, c.content)
 		row.FinalURL = intern(nil, store.FieldFinalURL, c.finalURL)

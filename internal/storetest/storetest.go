@@ -60,6 +60,7 @@ func Run(t *testing.T, open Open) {
 		{"KeySharedByPolicies", testKeySharedByPolicies},
 		{"Scan", testScan},
 		{"ScanLean", testScanLean},
+		{"ScanEvidence", testScanEvidence},
 		{"ScanOtherPolicy", testScanOtherPolicy},
 		{"ScanStops", testScanStops},
 	}
@@ -379,6 +380,15 @@ func testPolicies(t *testing.T, b store.Backend) {
 type ScanRow struct {
 	ID, Raw, Key                            string
 	Content, FinalURL, Canonical, Relations []string
+	Rejected                                bool
+	Evidence                                []ScanEvidence // sorted by content hash, then digest, then SimHash
+}
+
+// ScanEvidence is a store.Evidence with its handles resolved.
+type ScanEvidence struct {
+	Content, Digest string
+	SimHash         uint64
+	HasSim          bool
 }
 
 // ScanAll scans b under the policy with the fields f and resolves every
@@ -397,6 +407,10 @@ func ScanAll(t testing.TB, b store.Scanner, policyDigest string, f store.Fields)
 			}
 			*hs = slices.Clone(*hs)
 		}
+		if !slices.IsSortedFunc(r.Evidence, store.CompareEvidence) {
+			t.Errorf("row %s: evidence %v is not sorted (store.CompareEvidence)", r.ID, r.Evidence)
+		}
+		c.Evidence = slices.Clone(r.Evidence)
 		all = append(all, c)
 		return nil
 	})
@@ -408,7 +422,7 @@ func ScanAll(t testing.TB, b store.Scanner, policyDigest string, f store.Fields)
 		if h == 0 {
 			return ""
 		}
-		if f&field == 0 {
+		if f&field == 0 && !(field == store.FieldContent && f&store.FieldEvidence != 0) {
 			t.Errorf("Scan filled field %d, which was not asked for", field)
 		}
 		if int(h) > texts.Len(field) {
@@ -432,6 +446,13 @@ func ScanAll(t testing.TB, b store.Scanner, policyDigest string, f store.Fields)
 		slices.Sort(out)
 		return out
 	}
+	evidence := func(evs []store.Evidence) []ScanEvidence {
+		var out []ScanEvidence
+		for _, e := range evs {
+			out = append(out, ScanEvidence{Content: resolve(store.FieldContent, e.Content), Digest: resolve(store.FieldEvidence, e.Digest), SimHash: e.SimHash, HasSim: e.HasSim})
+		}
+		return out
+	}
 	for i, r := range all {
 		if i > 0 && all[i-1].ID >= r.ID {
 			t.Errorf("Scan: row %q after %q, want id order", r.ID, all[i-1].ID)
@@ -440,12 +461,13 @@ func ScanAll(t testing.TB, b store.Scanner, policyDigest string, f store.Fields)
 			ID: r.ID, Raw: resolve(store.FieldRaw, r.Raw), Key: resolve(store.FieldKey, r.Key),
 			Content: list(store.FieldContent, r.Content), FinalURL: list(store.FieldFinalURL, r.FinalURL),
 			Canonical: list(store.FieldCanonical, r.Canonical), Relations: list(store.FieldRelations, r.Relations),
+			Rejected: r.Rejected, Evidence: evidence(r.Evidence),
 		})
 	}
 	return rows
 }
 
-const allFields = store.FieldRaw | store.FieldKey | store.FieldContent | store.FieldFinalURL | store.FieldCanonical | store.FieldRelations
+const allFields = store.FieldEvidence | store.FieldRaw | store.FieldKey | store.FieldContent | store.FieldFinalURL | store.FieldCanonical | store.FieldRelations
 
 // testScan: every citation once, in id order, with its raw URL, key,
 // content hash, final URL, canonical URLs and (at least) its declared
@@ -473,11 +495,19 @@ func testScan(t *testing.T, b store.Backend) {
 		}
 		n, _ := normalize.New(pol, &normalize.Options{Base: r.BaseURL})
 		wantKey := ""
-		if res, err := n.Normalize(*r.RawURL); err == nil {
+		res, err := n.Normalize(*r.RawURL)
+		if err == nil {
 			wantKey = res.Key
 		}
-		if row.Key != wantKey {
-			t.Errorf("row %s: key %q, want %q", row.ID, row.Key, wantKey)
+		if row.Key != wantKey || row.Rejected != (err != nil) {
+			t.Errorf("row %s: key %q, rejected %v; want %q, %v", row.ID, row.Key, row.Rejected, wantKey, err != nil)
+		}
+		var wantEv []ScanEvidence
+		if rt := r.Retrieval; rt != nil && model.Successful(rt.Outcome, string(rt.FinalStatus), "") {
+			wantEv = append(wantEv, ScanEvidence{Content: rt.ContentHash})
+		}
+		if !slices.Equal(row.Evidence, wantEv) {
+			t.Errorf("row %s: evidence %+v, want %+v", row.ID, row.Evidence, wantEv)
 		}
 		var content, final, canon, rels []string
 		if rt := r.Retrieval; rt != nil {
@@ -507,12 +537,58 @@ func testScan(t *testing.T, b store.Backend) {
 	}
 }
 
+// testScanEvidence: a retrieval is content evidence exactly when its
+// outcome is ok or not recorded and its status, if recorded, is 2xx
+// (model.Successful); a rejected raw URL is told from one never normalized
+// under the scan's policy.
+func testScanEvidence(t *testing.T, b store.Backend) {
+	ret := func(r *model.Record, outcome, status, hash string) *model.Record {
+		r.Retrieval = &model.Retrieval{RetrievedAt: "2026-11-10T10:00:01Z", Outcome: outcome, FinalStatus: model.Integer(status), ContentHash: hash}
+		return r
+	}
+	recs := []*model.Record{
+		ret(rec("ev-ok", "https://ex.test/ok"), model.OutcomeOK, "200", "sha256:aa"),
+		ret(rec("ev-ok-same", "https://ex.test/ok2"), model.OutcomeOK, "200", "sha256:aa"),
+		ret(rec("ev-input", "https://ex.test/in"), "", "", "sha256:bb"),
+		ret(rec("ev-nohash", "https://ex.test/nohash"), "", "204", ""),
+		ret(rec("ev-http-error", "https://ex.test/err"), model.OutcomeHTTPError, "404", "sha256:cc"),
+		ret(rec("ev-404", "https://ex.test/404"), "", "404", "sha256:dd"),
+		ret(rec("ev-timeout", "https://ex.test/slow"), model.OutcomeTimeout, "", ""),
+		rec("ev-none", "https://ex.test/none"),
+		rec("ev-rejected", "not a url at all"),
+	}
+	appendAll(t, b, recs...)
+	want := map[string][]ScanEvidence{
+		"ev-ok": {{Content: "sha256:aa"}}, "ev-ok-same": {{Content: "sha256:aa"}}, "ev-input": {{Content: "sha256:bb"}}, "ev-nohash": {{}},
+	}
+	rows := ScanAll(t, b, normalize.Default().Digest(), store.FieldKey|store.FieldEvidence)
+	if len(rows) != len(recs) {
+		t.Fatalf("Scan returned %d rows, want %d", len(rows), len(recs))
+	}
+	for _, row := range rows {
+		if !slices.Equal(row.Evidence, want[row.ID]) {
+			t.Errorf("row %s: evidence %+v, want %+v", row.ID, row.Evidence, want[row.ID])
+		}
+		if row.Rejected != (row.ID == "ev-rejected") || (row.Key == "") != row.Rejected {
+			t.Errorf("row %s: key %q, rejected %v", row.ID, row.Key, row.Rejected)
+		}
+		if row.Content != nil {
+			t.Errorf("row %s: content %q filled, FieldContent was not asked for", row.ID, row.Content)
+		}
+	}
+	for _, row := range ScanAll(t, b, normalize.Lenient().Digest(), store.FieldKey) {
+		if row.Rejected || row.Key != "" {
+			t.Errorf("row %s under a policy it was never normalized under: key %q, rejected %v; want neither", row.ID, row.Key, row.Rejected)
+		}
+	}
+}
+
 // testScanLean: fields not asked for stay zero.
 func testScanLean(t *testing.T, b store.Backend) {
 	appendAll(t, b, Corpus(t)...)
 	keyed := 0
 	for _, row := range ScanAll(t, b, normalize.Default().Digest(), store.FieldKey) {
-		if row.Raw != "" || row.Content != nil || row.FinalURL != nil || row.Canonical != nil || row.Relations != nil {
+		if row.Raw != "" || row.Content != nil || row.FinalURL != nil || row.Canonical != nil || row.Relations != nil || row.Evidence != nil {
 			t.Errorf("lean row %s has fields not asked for: %+v", row.ID, row)
 		}
 		if row.Key != "" {

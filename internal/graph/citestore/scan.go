@@ -3,6 +3,7 @@ package citestore
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/provgraph/provgraph/internal/graph"
@@ -98,7 +99,7 @@ func (sc *scanner) run(fn func(*store.Row) error) error {
 		if sc.err != nil {
 			return sc.err
 		}
-		row = store.Row{ID: c.id, Content: row.Content[:0], FinalURL: row.FinalURL[:0], Canonical: row.Canonical[:0], Relations: row.Relations[:0]}
+		row = store.Row{ID: c.id, Content: row.Content[:0], FinalURL: row.FinalURL[:0], Canonical: row.Canonical[:0], Relations: row.Relations[:0], Evidence: row.Evidence[:0]}
 		raws := sc.objs(c.node, vocab.Cites)
 		if sc.f&store.FieldRaw != 0 {
 			for _, raw := range raws {
@@ -112,6 +113,9 @@ func (sc *scanner) run(fn func(*store.Row) error) error {
 				if !sc.has(graph.Quad{S: nrm, P: iri(vocab.ProvQualifiedAssociation), O: sc.assoc}) {
 					continue
 				}
+				for _, code := range sc.objs(nrm, vocab.ErrorCode) {
+					row.Rejected = row.Rejected || code.Value != ""
+				}
 				for _, k := range sc.subs(vocab.ProvWasGeneratedBy, nrm) {
 					if sc.has(graph.Quad{S: k, P: iri(vocab.RDFType), O: iri(vocab.ComparisonKey)}) {
 						for _, h := range sc.texts(nil, store.FieldKey, k, vocab.Text) {
@@ -121,8 +125,13 @@ func (sc *scanner) run(fn func(*store.Row) error) error {
 				}
 			}
 		}
-		if sc.f&(store.FieldContent|store.FieldFinalURL|store.FieldCanonical) != 0 {
+		if sc.f&(store.FieldContent|store.FieldFinalURL|store.FieldCanonical|store.FieldEvidence) != 0 {
 			for _, ret := range sc.objs(c.node, vocab.RetrievedIn) {
+				if sc.f&store.FieldEvidence != 0 {
+					if ev, ok := sc.evidence(ret); ok {
+						row.Evidence = append(row.Evidence, ev)
+					}
+				}
 				if sc.f&store.FieldContent != 0 {
 					row.Content = sc.texts(row.Content, store.FieldContent, ret, vocab.ContentHash)
 				}
@@ -152,9 +161,59 @@ func (sc *scanner) run(fn func(*store.Row) error) error {
 			slices.Sort(*hs)
 			*hs = slices.Compact(*hs)
 		}
+		slices.SortFunc(row.Evidence, store.CompareEvidence)
 		if err := fn(&row); err != nil {
 			return err
 		}
 	}
 	return sc.err
+}
+
+// value is the first value of (n, p), "" for none.
+func (sc *scanner) value(n graph.Term, p string) string {
+	for _, o := range sc.objs(n, p) {
+		return o.Value
+	}
+	return ""
+}
+
+// evidence is the store.Evidence of retrieval ret, false if ret is not
+// successful: its current extraction is the greatest of the evidence its
+// extractions generated (model.CompareExtractions).
+func (sc *scanner) evidence(ret graph.Term) (store.Evidence, bool) {
+	var cur *model.Extraction
+	for _, x := range sc.subs(vocab.OfRetrieval, ret) {
+		for _, ev := range sc.subs(vocab.ProvWasGeneratedBy, x) {
+			if !sc.has(graph.Quad{S: ev, P: iri(vocab.RDFType), O: iri(vocab.ExtractedEvidence)}) {
+				continue
+			}
+			e := &model.Extraction{Extractor: sc.value(ev, vocab.Extractor), TextDigest: sc.value(ev, vocab.TextDigest),
+				SimHash: sc.value(ev, vocab.SimHash), SoftError: sc.value(ev, vocab.SoftError)}
+			if cur == nil || model.CompareExtractions(e, cur) > 0 {
+				cur = e
+			}
+		}
+	}
+	soft := ""
+	if cur != nil {
+		soft = cur.SoftError
+	}
+	if !model.Successful(sc.value(ret, vocab.Outcome), sc.value(ret, vocab.FinalStatus), soft) {
+		return store.Evidence{}, false
+	}
+	var ev store.Evidence
+	if h := sc.value(ret, vocab.ContentHash); h != "" {
+		ev.Content = sc.d.Intern(store.FieldContent, h)
+	}
+	if cur != nil {
+		if cur.TextDigest != "" {
+			ev.Digest = sc.d.Intern(store.FieldEvidence, cur.TextDigest)
+		}
+		if cur.SimHash != "" {
+			if v, err := strconv.ParseUint(cur.SimHash, 16, 64); err == nil {
+				ev.SimHash, ev.HasSim = v, true
+			}
+		}
+	}
+	return ev, true
 }
