@@ -78,18 +78,18 @@
 //     LoadGroups, so groups, stats, policy-diff, lineage --group-scope
 //     database and export --include-groups) reads the bbolt store by term
 //     id. Of what grouping's facts need, a Row now carries the key, whether
-//     the raw URL was rejected under the policy (Row.Rejected) and each
+//     the raw URL was rejected under the policy (Row.Rejected), whether
+//     the key needs content to compare (Row.KeyContent, a host rule) and each
 //     successful retrieval's content evidence (Row.Evidence: content hash,
 //     the current extraction's text digest and SimHash), decided by the
 //     rules query uses (model.Successful, model.CompareExtractions). Still
-//     missing from Row: whether a key needs content to compare (the
-//     host-rule flag, pg:compare of the key), the final URLs of the
-//     redirects that stay on one host (a hop's pg:crossesHost), and
-//     whether a citation has anything relations read; and, for the members
+//     missing from Row: the final URLs of the redirects that stay on one
+//     host (a hop's pg:crossesHost), and whether a citation has anything
+//     relations read; and, for the members
 //     grouping lists, the whole citation (normalization steps, retrievals
 //     with hops and extractions, passage checks, relations), which the
 //     loader builds from the same id arrays while writing. The next steps:
-//     those three Row fields; a batch read of citations by id in domain
+//     those two Row fields; a batch read of citations by id in domain
 //     values; the loader moved under citestore as the fast Scanner (term
 //     ids as handles) and that batch read; grouping making its facts from
 //     Rows. Until the batch read exists, moving only the facts would read

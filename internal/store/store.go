@@ -119,6 +119,10 @@ type Row struct {
 	// that and for a citation never normalized under it, which grouping
 	// counts apart.
 	Rejected bool
+	// KeyContent (with FieldKey) says Key needs content to compare: a
+	// host rule of the policy says that server defines what the path
+	// means (normalize.CompareContent), so equal keys alone are no match.
+	KeyContent bool
 	// Evidence (FieldEvidence) is one entry per successful retrieval
 	// (model.Successful, decided from its outcome, final status and the
 	// soft error of its current extraction, model.CompareExtractions),

@@ -36,6 +36,8 @@ type memCitation struct {
 	raw      string
 	keys     map[string]string // policy digest -> key
 	rejected map[string]bool   // policy digest -> rejected
+	// keyContent: policy digest -> its key needs content to compare
+	keyContent map[string]bool
 	// evidence is the content hashes of its successful retrievals ("" for
 	// a successful one without a hash). Append writes no extraction, so a
 	// Memory citation has no text digest or SimHash: storetest checks
@@ -111,7 +113,7 @@ func (m *Memory) Append(ctx context.Context, b store.Batch) (int, error) {
 	defer m.mu.Unlock()
 	type row struct {
 		id, digest, raw, key, hash string
-		keyed, rejected            bool
+		keyed, rejected, content   bool
 		r                          *model.Record
 	}
 	var rows []row
@@ -144,6 +146,7 @@ func (m *Memory) Append(ctx context.Context, b store.Batch) (int, error) {
 		switch {
 		case err == nil:
 			rw.key, rw.keyed = res.Key, true
+			rw.content = res.Compare == normalize.CompareContent
 		case errors.As(err, &nerr):
 			rw.rejected = true
 		default:
@@ -164,12 +167,15 @@ func (m *Memory) Append(ctx context.Context, b store.Batch) (int, error) {
 		if rw.hash != "" {
 			m.content[rw.hash] = append(m.content[rw.hash], rw.id)
 		}
-		c := &memCitation{raw: rw.raw, keys: map[string]string{}, rejected: map[string]bool{}}
+		c := &memCitation{raw: rw.raw, keys: map[string]string{}, rejected: map[string]bool{}, keyContent: map[string]bool{}}
 		if rw.keyed {
 			c.keys[b.Policy.Digest()] = rw.key
 		}
 		if rw.rejected {
 			c.rejected[b.Policy.Digest()] = true
+		}
+		if rw.content {
+			c.keyContent[b.Policy.Digest()] = true
 		}
 		if rt := rw.r.Retrieval; rt != nil {
 			if model.Successful(rt.Outcome, string(rt.FinalStatus), "") {
@@ -225,6 +231,7 @@ func (m *Memory) Scan(ctx context.Context, policyDigest string, f store.Fields, 
 			row.Key = d.Intern(store.FieldKey, k)
 		}
 		row.Rejected = f&store.FieldKey != 0 && c.rejected[policyDigest]
+		row.KeyContent = f&store.FieldKey != 0 && c.keyContent[policyDigest]
 		if f&store.FieldEvidence != 0 {
 			for _, h := range c.evidence {
 				var ev store.Evidence

@@ -61,6 +61,7 @@ func Run(t *testing.T, open Open) {
 		{"Scan", testScan},
 		{"ScanLean", testScanLean},
 		{"ScanEvidence", testScanEvidence},
+		{"ScanKeyContent", testScanKeyContent},
 		{"ScanOtherPolicy", testScanOtherPolicy},
 		{"ScanStops", testScanStops},
 	}
@@ -380,7 +381,7 @@ func testPolicies(t *testing.T, b store.Backend) {
 type ScanRow struct {
 	ID, Raw, Key                            string
 	Content, FinalURL, Canonical, Relations []string
-	Rejected                                bool
+	Rejected, KeyContent                    bool
 	Evidence                                []ScanEvidence // sorted by content hash, then digest, then SimHash
 }
 
@@ -461,7 +462,7 @@ func ScanAll(t testing.TB, b store.Scanner, policyDigest string, f store.Fields)
 			ID: r.ID, Raw: resolve(store.FieldRaw, r.Raw), Key: resolve(store.FieldKey, r.Key),
 			Content: list(store.FieldContent, r.Content), FinalURL: list(store.FieldFinalURL, r.FinalURL),
 			Canonical: list(store.FieldCanonical, r.Canonical), Relations: list(store.FieldRelations, r.Relations),
-			Rejected: r.Rejected, Evidence: evidence(r.Evidence),
+			Rejected: r.Rejected, KeyContent: r.KeyContent, Evidence: evidence(r.Evidence),
 		})
 	}
 	return rows
@@ -579,6 +580,31 @@ func testScanEvidence(t *testing.T, b store.Backend) {
 	for _, row := range ScanAll(t, b, normalize.Lenient().Digest(), store.FieldKey) {
 		if row.Rejected || row.Key != "" {
 			t.Errorf("row %s under a policy it was never normalized under: key %q, rejected %v; want neither", row.ID, row.Key, row.Rejected)
+		}
+	}
+}
+
+// testScanKeyContent: a key a host rule of the scan's policy marks
+// CompareContent (its server defines what the path means) is flagged
+// KeyContent; other keys, and rows under another policy, are not.
+func testScanKeyContent(t *testing.T, b store.Backend) {
+	text := string(normalize.Default().Text()) + "\n[[host]]\nname = \"case-insensitive\"\nhosts = [\"files.ex.test\"]\npath_case = \"insensitive\"\nreason = \"a test server on a case-insensitive file system\"\n"
+	pol, err := normalize.ParsePolicy([]byte(text), "storetest")
+	if err != nil {
+		t.Fatalf("ParsePolicy = %v", err)
+	}
+	recs := []*model.Record{rec("kc-rule", "https://files.ex.test/Docs/A"), rec("kc-plain", "https://ex.test/Docs/A")}
+	if _, err := b.Append(context.Background(), store.Batch{Policy: pol, Records: recs}); err != nil {
+		t.Fatalf("Append = %v", err)
+	}
+	for _, row := range ScanAll(t, b, pol.Digest(), store.FieldKey) {
+		if row.Key == "" || row.KeyContent != (row.ID == "kc-rule") {
+			t.Errorf("row %s: key %q, key content %v; want a key, content %v", row.ID, row.Key, row.KeyContent, row.ID == "kc-rule")
+		}
+	}
+	for _, row := range ScanAll(t, b, normalize.Default().Digest(), store.FieldKey) {
+		if row.KeyContent {
+			t.Errorf("row %s under a policy it was never normalized under: key content", row.ID)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/model"
+	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/store"
 	"github.com/provgraph/provgraph/internal/vocab"
 )
@@ -121,6 +122,7 @@ func (sc *scanner) run(fn func(*store.Row) error) error {
 						for _, h := range sc.texts(nil, store.FieldKey, k, vocab.Text) {
 							row.Key = h
 						}
+						row.KeyContent = sc.value(k, vocab.Compare) == string(normalize.CompareContent)
 					}
 				}
 			}
