@@ -77,24 +77,26 @@
 //   - internal/query's whole-database loader (snapshot.go: Load and
 //     LoadGroups, so groups, stats, policy-diff, lineage --group-scope
 //     database and export --include-groups) reads the bbolt store by term
-//     id. Of what grouping's facts need, a Row now carries the key, whether
-//     the raw URL was rejected under the policy (Row.Rejected), whether
-//     the key needs content to compare (Row.KeyContent, a host rule) and each
-//     successful retrieval's content evidence (Row.Evidence: content hash,
-//     the current extraction's text digest and SimHash), decided by the
-//     rules query uses (model.Successful, model.CompareExtractions). Still
-//     missing from Row: the final URLs of the redirects that stay on one
-//     host (a hop's pg:crossesHost), and whether a citation has anything
-//     relations read; and, for the members
-//     grouping lists, the whole citation (normalization steps, retrievals
-//     with hops and extractions, passage checks, relations), which the
-//     loader builds from the same id arrays while writing. The next steps:
-//     those two Row fields; a batch read of citations by id in domain
-//     values; the loader moved under citestore as the fast Scanner (term
-//     ids as handles) and that batch read; grouping making its facts from
-//     Rows. Until the batch read exists, moving only the facts would read
-//     the database twice (a scan, then the loader for the members), which
-//     the 10 % budget for groups over a million citations does not allow.
+//     id. A Row now carries every fact grouping compares: the key,
+//     whether the raw URL was rejected under the policy (Row.Rejected),
+//     whether the key needs content to compare (Row.KeyContent, a host
+//     rule), the final URLs of the redirects that stay on one host
+//     (Row.Redirects), whether the citation has anything relations read
+//     (Row.Related), and each successful retrieval's content evidence
+//     (Row.Evidence: content hash, the current extraction's text digest
+//     and SimHash), decided by the rules query uses (model.Successful,
+//     model.CompareExtractions, normalize.Result.Host). What is missing is
+//     the other half of grouping's reading: for the members it lists, the
+//     whole citation (normalization steps, retrievals with hops and
+//     extractions, passage checks, relations), which the loader builds
+//     from the same id arrays while writing. The next steps: a batch read
+//     of citations by id in domain values; the loader moved under
+//     citestore as the fast Scanner (term ids as handles; today's
+//     citestore.Scan is the reference form, by index lookups) and that
+//     batch read; grouping making its facts from Rows. Until the batch
+//     read exists, moving only the facts would read the database twice (a
+//     scan, then the loader for the members), which the 10 % budget for
+//     groups over a million citations does not allow.
 //   - lineage's reader, once Lookup has named the citations: it turns
 //     their ids into nodes (by pg:citationId) and reads each citation's
 //     nodes by quad pattern, with the builders the loader uses (build.go).

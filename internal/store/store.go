@@ -123,6 +123,15 @@ type Row struct {
 	// host rule of the policy says that server defines what the path
 	// means (normalize.CompareContent), so equal keys alone are no match.
 	KeyContent bool
+	// Redirects (with FieldFinalURL: FieldFinalURL handles) are the final
+	// URLs of its retrievals that were redirected (hops and a final URL)
+	// without any hop changing host (normalize.Result.Host), sorted and
+	// without repeats: grouping joins a key to such a destination's.
+	Redirects []Handle
+	// Related (with FieldRelations) says the citation has anything
+	// grouping's relations read: a relation (declared or detected), a
+	// canonical declaration, or a redirected retrieval with a final URL.
+	Related bool
 	// Evidence (FieldEvidence) is one entry per successful retrieval
 	// (model.Successful, decided from its outcome, final status and the
 	// soft error of its current extraction, model.CompareExtractions),

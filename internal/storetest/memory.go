@@ -44,6 +44,11 @@ type memCitation struct {
 	// those against the bbolt backend only (citestore's tests).
 	evidence                                []string
 	content, finalURL, canonical, relations []string
+	// redirects are the final URLs of its same-host redirects; related
+	// says it has a declared relation, a canonical declaration or a
+	// redirect.
+	redirects []string
+	related   bool
 }
 
 var _ store.Backend = (*Memory)(nil)
@@ -192,14 +197,46 @@ func (m *Memory) Append(ctx context.Context, b store.Batch) (int, error) {
 					c.canonical = append(c.canonical, cn.URL)
 				}
 			}
+			c.related = len(rt.Canonical) > 0
+			if rt.FinalURL != "" && len(rt.Hops) > 0 {
+				c.related = true
+				if m.sameHost(rt.Hops) {
+					c.redirects = append(c.redirects, rt.FinalURL)
+				}
+			}
 		}
 		for _, rel := range rw.r.Relations {
 			c.relations = append(c.relations, rel.Target)
 		}
+		c.related = c.related || len(rw.r.Relations) > 0
 		m.cits[rw.id] = c
 	}
 	m.policies[b.Policy.Digest()] = model.PolicyRef{Name: b.Policy.Name(), Version: b.Policy.Version(), Digest: b.Policy.Digest()}
 	return len(rows), nil
+}
+
+// sameHost reports whether no hop changes host: the host a browser would
+// contact (normalize.Result.Host) under the lenient policy's parse, or the
+// URL itself when it does not parse, as the bbolt mapping decides
+// pg:crossesHost.
+func (m *Memory) sameHost(hops []model.Hop) bool {
+	n, err := normalize.New(normalize.Lenient(), nil)
+	if err != nil {
+		return false
+	}
+	host := func(u string) string {
+		res, err := n.Normalize(u)
+		if err != nil {
+			return u
+		}
+		return res.Host()
+	}
+	for _, h := range hops {
+		if host(h.From) != host(h.To) {
+			return false
+		}
+	}
+	return true
 }
 
 // Scan implements store.Scanner, interning with a store.Dict.
@@ -246,6 +283,8 @@ func (m *Memory) Scan(ctx context.Context, policyDigest string, f store.Fields, 
 		row.FinalURL = intern(nil, store.FieldFinalURL, c.finalURL)
 		row.Canonical = intern(nil, store.FieldCanonical, c.canonical)
 		row.Relations = intern(nil, store.FieldRelations, c.relations)
+		row.Redirects = intern(nil, store.FieldFinalURL, c.redirects)
+		row.Related = f&store.FieldRelations != 0 && c.related
 		if err := fn(&row); err != nil {
 			return nil, err
 		}

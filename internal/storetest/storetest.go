@@ -62,6 +62,7 @@ func Run(t *testing.T, open Open) {
 		{"ScanLean", testScanLean},
 		{"ScanEvidence", testScanEvidence},
 		{"ScanKeyContent", testScanKeyContent},
+		{"ScanRedirects", testScanRedirects},
 		{"ScanOtherPolicy", testScanOtherPolicy},
 		{"ScanStops", testScanStops},
 	}
@@ -381,7 +382,8 @@ func testPolicies(t *testing.T, b store.Backend) {
 type ScanRow struct {
 	ID, Raw, Key                            string
 	Content, FinalURL, Canonical, Relations []string
-	Rejected, KeyContent                    bool
+	Rejected, KeyContent, Related           bool
+	Redirects                               []string
 	Evidence                                []ScanEvidence // sorted by content hash, then digest, then SimHash
 }
 
@@ -402,7 +404,7 @@ func ScanAll(t testing.TB, b store.Scanner, policyDigest string, f store.Fields)
 	var all []store.Row
 	texts, err := b.Scan(context.Background(), policyDigest, f, func(r *store.Row) error {
 		c := *r
-		for _, hs := range []*[]store.Handle{&c.Content, &c.FinalURL, &c.Canonical, &c.Relations} {
+		for _, hs := range []*[]store.Handle{&c.Content, &c.FinalURL, &c.Canonical, &c.Relations, &c.Redirects} {
 			if !slices.IsSorted(*hs) || len(slices.Compact(slices.Clone(*hs))) != len(*hs) {
 				t.Errorf("row %s: handles %v are not sorted and distinct", r.ID, *hs)
 			}
@@ -463,6 +465,7 @@ func ScanAll(t testing.TB, b store.Scanner, policyDigest string, f store.Fields)
 			Content: list(store.FieldContent, r.Content), FinalURL: list(store.FieldFinalURL, r.FinalURL),
 			Canonical: list(store.FieldCanonical, r.Canonical), Relations: list(store.FieldRelations, r.Relations),
 			Rejected: r.Rejected, KeyContent: r.KeyContent, Evidence: evidence(r.Evidence),
+			Redirects: list(store.FieldFinalURL, r.Redirects), Related: r.Related,
 		})
 	}
 	return rows
@@ -609,12 +612,60 @@ func testScanKeyContent(t *testing.T, b store.Backend) {
 	}
 }
 
+// testScanRedirects: a row's redirects are the final URLs of its
+// redirected retrievals whose hops all stay on one host (userinfo and port
+// aside); a citation is related when it has a relation, a canonical
+// declaration or a redirect with a final URL.
+func testScanRedirects(t *testing.T, b store.Backend) {
+	ret := func(r *model.Record, final string, hops ...[2]string) *model.Record {
+		r.Retrieval = &model.Retrieval{RetrievedAt: "2026-11-10T10:00:01Z", FinalURL: final, FinalStatus: "200"}
+		for _, h := range hops {
+			r.Retrieval.Hops = append(r.Retrieval.Hops, model.Hop{From: h[0], To: h[1], Status: "301"})
+		}
+		return r
+	}
+	canon := ret(rec("rd-canonical", "https://ex.test/c"), "")
+	canon.Retrieval.Canonical = []model.Canonical{{URL: "https://ex.test/canonical", Source: "link"}}
+	rel := rec("rd-relation", "https://ex.test/r")
+	rel.Relations = []model.Relation{{Type: model.RelMirrorOf, Target: "https://mirror.test/r"}}
+	recs := []*model.Record{
+		ret(rec("rd-same", "http://ex.test/a"), "https://ex.test/b", [2]string{"http://ex.test/a", "https://ex.test/b"}),
+		ret(rec("rd-port", "https://ex.test:8443/a"), "https://ex.test/d", [2]string{"https://ex.test:8443/a", "https://u@ex.test/b"}, [2]string{"https://u@ex.test/b", "https://ex.test/d"}),
+		ret(rec("rd-cross", "https://ex.test/x"), "https://other.test/x", [2]string{"https://ex.test/x", "https://ex.test/y"}, [2]string{"https://ex.test/y", "https://other.test/x"}),
+		ret(rec("rd-nofinal", "https://ex.test/n"), "", [2]string{"https://ex.test/n", "https://ex.test/m"}),
+		ret(rec("rd-plain", "https://ex.test/p"), "https://ex.test/p"),
+		canon, rel, rec("rd-none", "https://ex.test/none"),
+	}
+	appendAll(t, b, recs...)
+	wantRedirects := map[string][]string{"rd-same": {"https://ex.test/b"}, "rd-port": {"https://ex.test/d"}}
+	related := map[string]bool{"rd-same": true, "rd-port": true, "rd-cross": true, "rd-canonical": true, "rd-relation": true}
+	rows := ScanAll(t, b, normalize.Default().Digest(), store.FieldFinalURL|store.FieldRelations)
+	if len(rows) != len(recs) {
+		t.Fatalf("Scan returned %d rows, want %d", len(rows), len(recs))
+	}
+	for _, row := range rows {
+		if !slices.Equal(row.Redirects, wantRedirects[row.ID]) || row.Related != related[row.ID] {
+			t.Errorf("row %s: redirects %q, related %v; want %q, %v", row.ID, row.Redirects, row.Related, wantRedirects[row.ID], related[row.ID])
+		}
+	}
+	for _, row := range ScanAll(t, b, normalize.Default().Digest(), store.FieldRelations) {
+		if row.Redirects != nil || row.Related != related[row.ID] {
+			t.Errorf("row %s without FieldFinalURL: redirects %q, related %v; want none, %v", row.ID, row.Redirects, row.Related, related[row.ID])
+		}
+	}
+	for _, row := range ScanAll(t, b, normalize.Default().Digest(), store.FieldFinalURL) {
+		if row.Related {
+			t.Errorf("row %s without FieldRelations: related", row.ID)
+		}
+	}
+}
+
 // testScanLean: fields not asked for stay zero.
 func testScanLean(t *testing.T, b store.Backend) {
 	appendAll(t, b, Corpus(t)...)
 	keyed := 0
 	for _, row := range ScanAll(t, b, normalize.Default().Digest(), store.FieldKey) {
-		if row.Raw != "" || row.Content != nil || row.FinalURL != nil || row.Canonical != nil || row.Relations != nil || row.Evidence != nil {
+		if row.Raw != "" || row.Content != nil || row.FinalURL != nil || row.Canonical != nil || row.Relations != nil || row.Evidence != nil || row.Redirects != nil || row.Related {
 			t.Errorf("lean row %s has fields not asked for: %+v", row.ID, row)
 		}
 		if row.Key != "" {

@@ -147,7 +147,10 @@ func TestMatchesMemory(t *testing.T) {
 					t.Errorf("Scan(%s) row %s: bbolt relations %q lack %q", p.Name(), a[i].ID, a[i].Relations, target)
 				}
 			}
-			a[i].Relations, b[i].Relations = nil, nil
+			if b[i].Related && !a[i].Related || a[i].Related && !b[i].Related && len(a[i].Relations) == len(b[i].Relations) {
+				t.Errorf("Scan(%s) row %s: bbolt related %v, memory %v (relations %q, %q)", p.Name(), a[i].ID, a[i].Related, b[i].Related, a[i].Relations, b[i].Relations)
+			}
+			a[i].Relations, b[i].Relations, a[i].Related, b[i].Related = nil, nil, false, false
 			if fmt.Sprint(a[i]) != fmt.Sprint(b[i]) {
 				t.Errorf("Scan(%s) row %d:\nbbolt  %+v\nmemory %+v", p.Name(), i, a[i], b[i])
 			}

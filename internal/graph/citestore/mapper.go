@@ -362,8 +362,7 @@ func (m *Mapper) host(u string) string {
 	if err != nil {
 		return u
 	}
-	h, _, _ := splitHref(res.Parsed)
-	return h
+	return res.Host()
 }
 
 func (m *Mapper) relation(cit, rawNode graph.Term, rel model.Relation, evidence string) {

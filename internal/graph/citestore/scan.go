@@ -100,7 +100,7 @@ func (sc *scanner) run(fn func(*store.Row) error) error {
 		if sc.err != nil {
 			return sc.err
 		}
-		row = store.Row{ID: c.id, Content: row.Content[:0], FinalURL: row.FinalURL[:0], Canonical: row.Canonical[:0], Relations: row.Relations[:0], Evidence: row.Evidence[:0]}
+		row = store.Row{ID: c.id, Content: row.Content[:0], FinalURL: row.FinalURL[:0], Canonical: row.Canonical[:0], Relations: row.Relations[:0], Evidence: row.Evidence[:0], Redirects: row.Redirects[:0]}
 		raws := sc.objs(c.node, vocab.Cites)
 		if sc.f&store.FieldRaw != 0 {
 			for _, raw := range raws {
@@ -127,8 +127,16 @@ func (sc *scanner) run(fn func(*store.Row) error) error {
 				}
 			}
 		}
-		if sc.f&(store.FieldContent|store.FieldFinalURL|store.FieldCanonical|store.FieldEvidence) != 0 {
+		if sc.f&(store.FieldContent|store.FieldFinalURL|store.FieldCanonical|store.FieldEvidence|store.FieldRelations) != 0 {
 			for _, ret := range sc.objs(c.node, vocab.RetrievedIn) {
+				if sc.f&(store.FieldFinalURL|store.FieldRelations) != 0 {
+					sc.redirect(&row, ret)
+				}
+				if sc.f&store.FieldRelations != 0 {
+					for _, decl := range sc.subs(vocab.ProvWasGeneratedBy, ret) {
+						row.Related = row.Related || sc.has(graph.Quad{S: decl, P: iri(vocab.RDFType), O: iri(vocab.CanonicalDeclaration)})
+					}
+				}
 				if sc.f&store.FieldEvidence != 0 {
 					if ev, ok := sc.evidence(ret); ok {
 						row.Evidence = append(row.Evidence, ev)
@@ -150,16 +158,19 @@ func (sc *scanner) run(fn func(*store.Row) error) error {
 			}
 		}
 		if sc.f&store.FieldRelations != 0 {
-			for _, rel := range sc.objs(c.node, vocab.QualifiedRelation) {
+			rels := sc.objs(c.node, vocab.QualifiedRelation)
+			row.Related = row.Related || len(rels) > 0
+			for _, rel := range rels {
 				for _, t := range sc.objs(rel, vocab.Target) {
 					row.Relations = sc.texts(row.Relations, store.FieldRelations, t, vocab.Text)
 				}
 			}
+
 		}
 		if sc.err != nil {
 			return sc.err
 		}
-		for _, hs := range []*[]store.Handle{&row.Content, &row.FinalURL, &row.Canonical, &row.Relations} {
+		for _, hs := range []*[]store.Handle{&row.Content, &row.FinalURL, &row.Canonical, &row.Relations, &row.Redirects} {
 			slices.Sort(*hs)
 			*hs = slices.Compact(*hs)
 		}
@@ -218,4 +229,28 @@ func (sc *scanner) evidence(ret graph.Term) (store.Evidence, bool) {
 		}
 	}
 	return ev, true
+}
+
+// redirect adds to row what retrieval ret's redirects say: with
+// FieldRelations, that the citation is related; with FieldFinalURL, the
+// final URL when no hop crossed hosts (the pg:crossesHost the mapping
+// stored).
+func (sc *scanner) redirect(row *store.Row, ret graph.Term) {
+	final := sc.value(ret, vocab.FinalURL)
+	hops := sc.objs(ret, vocab.Hop)
+	if final == "" || len(hops) == 0 {
+		return
+	}
+	if sc.f&store.FieldRelations != 0 {
+		row.Related = true
+	}
+	if sc.f&store.FieldFinalURL == 0 {
+		return
+	}
+	for _, h := range hops {
+		if sc.value(h, vocab.CrossesHost) == "true" {
+			return
+		}
+	}
+	row.Redirects = append(row.Redirects, sc.d.Intern(store.FieldFinalURL, final))
 }
