@@ -100,6 +100,10 @@ const (
 	// hashes in it are handles of FieldContent, so asking for it fills
 	// the FieldContent space too (Row.Content only when that is asked).
 	FieldEvidence
+	// FieldRetrieval is the handle space of Evidence.Retrieval (texts:
+	// model.RetrievalIRI). It is filled with FieldEvidence and asks for
+	// nothing by itself.
+	FieldRetrieval
 )
 
 // Row is one citation as a scan hands it over: the citation id as text
@@ -136,16 +140,20 @@ type Row struct {
 	// (model.Successful, decided from its outcome, final status and the
 	// soft error of its current extraction, model.CompareExtractions),
 	// sorted by Content, then Digest, then SimHash; two retrievals with the
-	// same evidence give two equal entries.
+	// same evidence are two entries.
 	Evidence []Evidence
 }
 
 // Evidence is what grouping compares of one successful retrieval.
 type Evidence struct {
-	Content Handle // its content hash (a FieldContent handle), 0 for none
-	Digest  Handle // its current extraction's text digest (a FieldEvidence handle), 0 for none
-	SimHash uint64 // its current extraction's SimHash, when HasSim
-	HasSim  bool
+	// Retrieval (a FieldRetrieval handle) names the retrieval: the
+	// citations of one raw URL share a fetch, and grouping counts
+	// distinct retrievals, not citations.
+	Retrieval Handle
+	Content   Handle // its content hash (a FieldContent handle), 0 for none
+	Digest    Handle // its current extraction's text digest (a FieldEvidence handle), 0 for none
+	SimHash   uint64 // its current extraction's SimHash, when HasSim
+	HasSim    bool
 }
 
 // CompareEvidence is the order of Row.Evidence.
@@ -157,8 +165,10 @@ func CompareEvidence(a, b Evidence) int {
 		return cmp.Compare(a.Digest, b.Digest)
 	case a.SimHash != b.SimHash:
 		return cmp.Compare(a.SimHash, b.SimHash)
-	default:
+	case a.HasSim != b.HasSim:
 		return compareBool(a.HasSim, b.HasSim)
+	default:
+		return cmp.Compare(a.Retrieval, b.Retrieval)
 	}
 }
 

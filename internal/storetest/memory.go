@@ -38,11 +38,11 @@ type memCitation struct {
 	rejected map[string]bool   // policy digest -> rejected
 	// keyContent: policy digest -> its key needs content to compare
 	keyContent map[string]bool
-	// evidence is the content hashes of its successful retrievals ("" for
-	// a successful one without a hash). Append writes no extraction, so a
+	// evidence is the retrieval IRI and content hash of its successful
+	// retrievals ("" for a successful one without a hash). Append writes no extraction, so a
 	// Memory citation has no text digest or SimHash: storetest checks
 	// those against the bbolt backend only (citestore's tests).
-	evidence                                []string
+	evidence                                [][2]string
 	content, finalURL, canonical, relations []string
 	// redirects are the final URLs of its same-host redirects; related
 	// says it has a declared relation, a canonical declaration or a
@@ -184,7 +184,7 @@ func (m *Memory) Append(ctx context.Context, b store.Batch) (int, error) {
 		}
 		if rt := rw.r.Retrieval; rt != nil {
 			if model.Successful(rt.Outcome, string(rt.FinalStatus), "") {
-				c.evidence = append(c.evidence, rt.ContentHash)
+				c.evidence = append(c.evidence, [2]string{model.RetrievalIRI(rw.raw, rt), rt.ContentHash})
 			}
 			if rt.ContentHash != "" {
 				c.content = append(c.content, rt.ContentHash)
@@ -270,10 +270,10 @@ func (m *Memory) Scan(ctx context.Context, policyDigest string, f store.Fields, 
 		row.Rejected = f&store.FieldKey != 0 && c.rejected[policyDigest]
 		row.KeyContent = f&store.FieldKey != 0 && c.keyContent[policyDigest]
 		if f&store.FieldEvidence != 0 {
-			for _, h := range c.evidence {
-				var ev store.Evidence
-				if h != "" {
-					ev.Content = d.Intern(store.FieldContent, h)
+			for _, e := range c.evidence {
+				ev := store.Evidence{Retrieval: d.Intern(store.FieldRetrieval, e[0])}
+				if e[1] != "" {
+					ev.Content = d.Intern(store.FieldContent, e[1])
 				}
 				row.Evidence = append(row.Evidence, ev)
 			}

@@ -389,6 +389,7 @@ type ScanRow struct {
 
 // ScanEvidence is a store.Evidence with its handles resolved.
 type ScanEvidence struct {
+	Retrieval       string // model.RetrievalIRI
 	Content, Digest string
 	SimHash         uint64
 	HasSim          bool
@@ -425,7 +426,7 @@ func ScanAll(t testing.TB, b store.Scanner, policyDigest string, f store.Fields)
 		if h == 0 {
 			return ""
 		}
-		if f&field == 0 && !(field == store.FieldContent && f&store.FieldEvidence != 0) {
+		if f&field == 0 && !((field == store.FieldContent || field == store.FieldRetrieval) && f&store.FieldEvidence != 0) {
 			t.Errorf("Scan filled field %d, which was not asked for", field)
 		}
 		if int(h) > texts.Len(field) {
@@ -452,7 +453,7 @@ func ScanAll(t testing.TB, b store.Scanner, policyDigest string, f store.Fields)
 	evidence := func(evs []store.Evidence) []ScanEvidence {
 		var out []ScanEvidence
 		for _, e := range evs {
-			out = append(out, ScanEvidence{Content: resolve(store.FieldContent, e.Content), Digest: resolve(store.FieldEvidence, e.Digest), SimHash: e.SimHash, HasSim: e.HasSim})
+			out = append(out, ScanEvidence{Retrieval: resolve(store.FieldRetrieval, e.Retrieval), Content: resolve(store.FieldContent, e.Content), Digest: resolve(store.FieldEvidence, e.Digest), SimHash: e.SimHash, HasSim: e.HasSim})
 		}
 		return out
 	}
@@ -508,7 +509,7 @@ func testScan(t *testing.T, b store.Backend) {
 		}
 		var wantEv []ScanEvidence
 		if rt := r.Retrieval; rt != nil && model.Successful(rt.Outcome, string(rt.FinalStatus), "") {
-			wantEv = append(wantEv, ScanEvidence{Content: rt.ContentHash})
+			wantEv = append(wantEv, ScanEvidence{Retrieval: model.RetrievalIRI(*r.RawURL, rt), Content: rt.ContentHash})
 		}
 		if !slices.Equal(row.Evidence, wantEv) {
 			t.Errorf("row %s: evidence %+v, want %+v", row.ID, row.Evidence, wantEv)
@@ -561,10 +562,15 @@ func testScanEvidence(t *testing.T, b store.Backend) {
 		rec("ev-none", "https://ex.test/none"),
 		rec("ev-rejected", "not a url at all"),
 	}
+	// ev-shared is a second citation of ev-ok's raw URL with the same
+	// fetch: one retrieval, two citations.
+	recs = append(recs, ret(rec("ev-shared", "https://ex.test/ok"), model.OutcomeOK, "200", "sha256:aa"))
 	appendAll(t, b, recs...)
-	want := map[string][]ScanEvidence{
-		"ev-ok": {{Content: "sha256:aa"}}, "ev-ok-same": {{Content: "sha256:aa"}}, "ev-input": {{Content: "sha256:bb"}}, "ev-nohash": {{}},
+	want := map[string][]ScanEvidence{}
+	for _, r := range recs[:4] {
+		want[r.CitationID] = []ScanEvidence{{Retrieval: model.RetrievalIRI(*r.RawURL, r.Retrieval), Content: r.Retrieval.ContentHash}}
 	}
+	want["ev-shared"] = want["ev-ok"]
 	rows := ScanAll(t, b, normalize.Default().Digest(), store.FieldKey|store.FieldEvidence)
 	if len(rows) != len(recs) {
 		t.Fatalf("Scan returned %d rows, want %d", len(rows), len(recs))

@@ -249,6 +249,11 @@ func TestScanExtractionEvidence(t *testing.T) {
 		"fixed": {{Content: "sha256:fixed", Digest: "sha256:fixed"}},
 		"none":  {{Content: "sha256:none"}},
 	}
+	for _, r := range recs {
+		if ev := want[r.CitationID]; ev != nil {
+			ev[0].Retrieval = model.RetrievalIRI(*r.RawURL, r.Retrieval)
+		}
+	}
 	rows := storetest.ScanAll(t, s, normalize.Default().Digest(), store.FieldEvidence)
 	if len(rows) != len(recs) {
 		t.Fatalf("Scan returned %d rows, want %d", len(rows), len(recs))

@@ -214,7 +214,7 @@ func (sc *scanner) evidence(ret graph.Term) (store.Evidence, bool) {
 	if !model.Successful(sc.value(ret, vocab.Outcome), sc.value(ret, vocab.FinalStatus), soft) {
 		return store.Evidence{}, false
 	}
-	var ev store.Evidence
+	ev := store.Evidence{Retrieval: sc.d.Intern(store.FieldRetrieval, ret.Value)}
 	if h := sc.value(ret, vocab.ContentHash); h != "" {
 		ev.Content = sc.d.Intern(store.FieldContent, h)
 	}
