@@ -85,7 +85,9 @@
 //     (Row.Related), and each successful retrieval's content evidence
 //     (Row.Evidence: content hash, the current extraction's text digest
 //     and SimHash), decided by the rules query uses (model.Successful,
-//     model.CompareExtractions, normalize.Result.Host). What is missing is
+//     model.CompareExtractions, normalize.Result.Host); query's rowFacts
+//     makes grouping's facts from a scan, and TestRowFactsMatchLoader
+//     holds its report equal to the loader's. What is missing is
 //     the other half of grouping's reading: for the members it lists, the
 //     whole citation (normalization steps, retrievals with hops and
 //     extractions, passage checks, relations), which the loader builds
@@ -93,7 +95,8 @@
 //     of citations by id in domain values; the loader moved under
 //     citestore as the fast Scanner (term ids as handles; today's
 //     citestore.Scan is the reference form, by index lookups) and that
-//     batch read; grouping making its facts from Rows. Until the batch
+//     batch read; LoadGroups taking the Scanner and that read, its facts
+//     from rowFacts. Until the batch
 //     read exists, moving only the facts would read the database twice (a
 //     scan, then the loader for the members), which the 10 % budget for
 //     groups over a million citations does not allow.
