@@ -1,5 +1,7 @@
 package model
 
+import "strings"
+
 // Body is a final response's body as the fetcher read it: kept beside a
 // retrieval (never inside it, so it is no part of the retrieval's identity
 // or of the input) so that evidence can be extracted without reading the
@@ -54,4 +56,32 @@ type PassageCheck struct {
 	Start, End int    // byte offsets of the matched span in the normalized main text
 	LongestRun int
 	Words      int
+}
+
+// CompareExtractions orders the extractions of one retrieval by extractor,
+// then evidence (text digest, SimHash, soft error): the greatest is the
+// current one, the one the verdicts read (a re-extraction by a newer
+// extractor supersedes the older, which is kept). Every reader of the
+// evidence (internal/query, a backend's scan) decides it with this one
+// order.
+func CompareExtractions(a, b *Extraction) int {
+	return strings.Compare(a.Extractor+"\x00"+a.TextDigest+"\x00"+a.SimHash+"\x00"+a.SoftError, b.Extractor+"\x00"+b.TextDigest+"\x00"+b.SimHash+"\x00"+b.SoftError)
+}
+
+// Successful reports whether a retrieval is content evidence, from its
+// outcome, final status (as written, "" when not recorded) and the soft
+// error of its current extraction ("" when it has none): its outcome is ok
+// (or, for a retrieval given in the input, not recorded), its status, if
+// recorded, is 2xx, and its current extraction found no soft error (an
+// error page, a soft 404, a login wall, an empty page). An unsuccessful
+// retrieval's hashes and texts never confirm identity, make a conflict or
+// relate groups.
+func Successful(outcome, status, softError string) bool {
+	if outcome != "" && outcome != OutcomeOK {
+		return false
+	}
+	if status != "" && (len(status) != 3 || status[0] != '2') {
+		return false
+	}
+	return softError == ""
 }

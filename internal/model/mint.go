@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 )
 
 // IDBase is the namespace of instance nodes. Every node provgraph writes is
@@ -35,4 +36,13 @@ func Mint(kind string, fields ...string) string {
 		write(f)
 	}
 	return IDBase + kind + "/" + hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// RetrievalIRI is the node of a retrieval of raw: minted from the raw text
+// and the canonical JSON of the retrieval, so that the citations of one
+// raw URL share one fetch and a fetch at another time is another node.
+// It is a retrieval's identity for every backend (store.Evidence).
+func RetrievalIRI(raw string, rt *Retrieval) string {
+	canon, _ := json.Marshal(rt)
+	return Mint("retrieval", raw, string(canon))
 }

@@ -1,5 +1,7 @@
 package normalize
 
+import "strings"
+
 // Step is one logged transformation: the rule that applied and the
 // component (or whole input) before and after it. A tolerated validation
 // error that changes nothing is logged with Before equal to After.
@@ -50,6 +52,31 @@ type Result struct {
 	Compare Compare
 	// HostRule names the policy host rule that applied, if any.
 	HostRule string
+}
+
+// Host returns the host of Parsed that a browser would contact: the
+// authority without userinfo and port. It is "" when Parsed has no "://",
+// and the whole rest when nothing follows the authority (the URL
+// Standard gives every special URL a path, so that is a non-special one).
+// Whether a redirect hop crosses hosts (pg:crossesHost) is decided by it.
+func (r *Result) Host() string {
+	i := strings.Index(r.Parsed, "://")
+	if i < 0 {
+		return ""
+	}
+	h := r.Parsed[i+3:]
+	j := strings.IndexAny(h, "/?#")
+	if j < 0 {
+		return h
+	}
+	h = h[:j]
+	if k := strings.LastIndexByte(h, '@'); k >= 0 {
+		h = h[k+1:]
+	}
+	if k := strings.LastIndexByte(h, ':'); k >= 0 && !strings.HasSuffix(h, "]") {
+		h = h[:k]
+	}
+	return h
 }
 
 // resultSteps and resultRemoved are how many steps and removed parameters a

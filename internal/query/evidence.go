@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/provgraph/provgraph/internal/extract"
 	"github.com/provgraph/provgraph/internal/model"
@@ -124,7 +123,8 @@ func evidenceOf[N comparable, R nodes[N]](rd R, rt *Retrieval, exts []N, evOf, r
 // cmpExtraction orders extractions by extractor, then evidence: the last
 // is the one the verdicts read (Current).
 func cmpExtraction(a, b *Extraction) int {
-	return strings.Compare(a.Extractor+"\x00"+a.TextDigest+"\x00"+a.SimHash+"\x00"+a.SoftError, b.Extractor+"\x00"+b.TextDigest+"\x00"+b.SimHash+"\x00"+b.SoftError)
+	return model.CompareExtractions(&model.Extraction{Extractor: a.Extractor, TextDigest: a.TextDigest, SimHash: a.SimHash, SoftError: a.SoftError},
+		&model.Extraction{Extractor: b.Extractor, TextDigest: b.TextDigest, SimHash: b.SimHash, SoftError: b.SoftError})
 }
 
 // Current is the extraction of r the verdicts read: the one by the
@@ -150,13 +150,11 @@ func (r *Retrieval) Successful() bool {
 // successful is Successful of a retrieval's outcome, status and current
 // extraction (nil for none).
 func successful(outcome, status string, x *Extraction) bool {
-	if outcome != "" && outcome != model.OutcomeOK {
-		return false
+	soft := ""
+	if x != nil {
+		soft = x.SoftError
 	}
-	if status != "" && (len(status) != 3 || status[0] != '2') {
-		return false
-	}
-	return x == nil || x.SoftError == ""
+	return model.Successful(outcome, status, soft)
 }
 
 // whyUnsuccessful says why r is not content evidence.

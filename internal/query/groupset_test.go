@@ -5,16 +5,19 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/ingest"
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/query"
 	"github.com/provgraph/provgraph/internal/synth"
+	"github.com/provgraph/provgraph/internal/vocab"
 )
 
 // synthStore ingests n synthetic citations over few sites (so that many
@@ -179,4 +182,83 @@ func TestWriteInTasks(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || writes != 3 {
 		t.Errorf("cancelled: Write = %v after %d writes, want %v after 3", err, writes, context.Canceled)
 	}
+}
+
+// TestRowFactsMatchLoader: grouping on the facts a backend's scan rows
+// give (store.Row: key, rejection, host-rule flag, same-host redirects,
+// relation flag, content evidence) finds the same report, byte for byte,
+// as grouping on the loader's: the rows carry everything grouping
+// compares.
+func TestRowFactsMatchLoader(t *testing.T) {
+	ctx := context.Background()
+	stores := map[string]*graph.Store{
+		"corpus":           corpusStore(t, "default"),
+		"corpus, 2 rules":  corpusStore(t, "default", "testdata/hostrules.toml"),
+		"synthetic":        synthStore(t, 3000),
+		"with extractions": extractedStore(t),
+	}
+	options := []query.GroupOptions{
+		{}, {MinSize: 2}, {Verdict: model.VerdictConflict}, {MaxShared: 1}, {MinSize: 2, Review: true},
+	}
+	for name, st := range stores {
+		snap, err := query.Load(ctx, st, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, opts := range options {
+			want := query.Groups(snap, opts)
+			got, err := query.GroupsFromScan(ctx, citestore.New(st), snap, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g, w := reportJSON(t, got), reportJSON(t, want); g != w {
+				t.Errorf("%s %+v: groups from scan rows differ from the loader's:\n%.3000s\nwant\n%.3000s", name, opts, g, w)
+			}
+		}
+	}
+}
+
+// extractedStore is the synthetic store with content evidence on its
+// retrievals, as resolve records it (citestore.Mapper): text digests
+// shared by pairs of retrievals, SimHashes near within triples and far
+// across them, a second
+// extraction by a newer extractor on some, a soft error on others.
+func extractedStore(t *testing.T) *graph.Store {
+	t.Helper()
+	ctx := context.Background()
+	st := synthStore(t, 2000)
+	var rets []graph.Term
+	if err := st.Read(func(r *graph.Reader) error {
+		return r.Match(ctx, graph.Quad{P: graph.IRI(vocab.RDFType), O: graph.IRI(vocab.Retrieval)}, func(q graph.Quad) error {
+			rets = append(rets, q.S)
+			return nil
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(rets) < 50 {
+		t.Fatalf("only %d retrievals", len(rets))
+	}
+	mapper, err := citestore.NewMapper(normalize.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var quads []graph.Quad
+	for i, ret := range rets {
+		ex := model.Extraction{Extractor: "x/1", TextDigest: fmt.Sprintf("sha256:%d", i/2), SimHash: fmt.Sprintf("%016x", uint64(i/3+1)*0x9e3779b97f4a7c15^uint64(i%3)<<(i%5))}
+		switch i % 6 {
+		case 1:
+			ex.SoftError = "not-found"
+		case 2:
+			quads, _ = mapper.ExtractionQuads(quads, ret, ex)
+			ex = model.Extraction{Extractor: "x/2", TextDigest: fmt.Sprintf("sha256:new%d", i/4)}
+		case 3:
+			ex.SimHash = ""
+		}
+		quads, _ = mapper.ExtractionQuads(quads, ret, ex)
+	}
+	if _, err := st.Add(quads); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }

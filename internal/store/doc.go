@@ -77,17 +77,29 @@
 //   - internal/query's whole-database loader (snapshot.go: Load and
 //     LoadGroups, so groups, stats, policy-diff, lineage --group-scope
 //     database and export --include-groups) reads the bbolt store by term
-//     id. Grouping needs, besides the Scanner's fields, each successful
-//     retrieval's content evidence (the current extraction's text digest
-//     and SimHash, decided from outcome, status and soft error), the
-//     host-rule flag of a key and, for the members it lists, the whole
-//     citation (normalization steps, retrievals with hops and extractions,
-//     passage checks, relations), which it builds from the same id arrays
-//     while writing. The next step: Row gains the evidence fields, the
-//     loader moves under citestore as the bbolt Scanner (its term ids are
-//     the handles), grouping makes its facts from Rows, and the listed
-//     members come from a batch read of citations by id that a backend
-//     answers from its own arrays.
+//     id. A Row now carries every fact grouping compares: the key,
+//     whether the raw URL was rejected under the policy (Row.Rejected),
+//     whether the key needs content to compare (Row.KeyContent, a host
+//     rule), the final URLs of the redirects that stay on one host
+//     (Row.Redirects), whether the citation has anything relations read
+//     (Row.Related), and each successful retrieval's content evidence
+//     (Row.Evidence: content hash, the current extraction's text digest
+//     and SimHash), decided by the rules query uses (model.Successful,
+//     model.CompareExtractions, normalize.Result.Host); query's rowFacts
+//     makes grouping's facts from a scan, and TestRowFactsMatchLoader
+//     holds its report equal to the loader's. What is missing is
+//     the other half of grouping's reading: for the members it lists, the
+//     whole citation (normalization steps, retrievals with hops and
+//     extractions, passage checks, relations), which the loader builds
+//     from the same id arrays while writing. The next steps: a batch read
+//     of citations by id in domain values; the loader moved under
+//     citestore as the fast Scanner (term ids as handles; today's
+//     citestore.Scan is the reference form, by index lookups) and that
+//     batch read; LoadGroups taking the Scanner and that read, its facts
+//     from rowFacts. Until the batch
+//     read exists, moving only the facts would read the database twice (a
+//     scan, then the loader for the members), which the 10 % budget for
+//     groups over a million citations does not allow.
 //   - lineage's reader, once Lookup has named the citations: it turns
 //     their ids into nodes (by pg:citationId) and reads each citation's
 //     nodes by quad pattern, with the builders the loader uses (build.go).
@@ -114,6 +126,17 @@
 //     error, none.
 //   - Lookups return citation ids sorted and without repeats, and an empty
 //     (nil) slice, not an error, when nothing matches.
+//   - A scan's Row.Evidence has one entry per successful retrieval
+//     (model.Successful of its outcome, final status and its current
+//     extraction's soft error; the current extraction is the greatest by
+//     model.CompareExtractions), sorted by store.CompareEvidence. Its
+//     content hashes are FieldContent handles, its text digests
+//     FieldEvidence handles. Row.Rejected (with FieldKey) is true only for
+//     a citation normalized under the scan's policy and rejected by it.
+//     storetest.Memory holds no extractions (Append cannot write them,
+//     resolve adds them through citestore.Mapper), so its evidence has no
+//     text digest or SimHash; citestore's TestScanExtractionEvidence holds
+//     the bbolt backend to the extraction part of the contract.
 //
 // # Caveats
 //

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 
@@ -94,6 +95,15 @@ const (
 	FieldFinalURL                     // the final URLs of its retrievals
 	FieldCanonical                    // the URLs its retrievals' canonical declarations name
 	FieldRelations                    // the targets of its relations, declared or detected
+	// FieldEvidence: the content evidence of its successful retrievals
+	// (Row.Evidence); its handle space is the text digests'. The content
+	// hashes in it are handles of FieldContent, so asking for it fills
+	// the FieldContent space too (Row.Content only when that is asked).
+	FieldEvidence
+	// FieldRetrieval is the handle space of Evidence.Retrieval (texts:
+	// model.RetrievalIRI). It is filled with FieldEvidence and asks for
+	// nothing by itself.
+	FieldRetrieval
 )
 
 // Row is one citation as a scan hands it over: the citation id as text
@@ -108,6 +118,69 @@ type Row struct {
 	FinalURL  []Handle
 	Canonical []Handle
 	Relations []Handle
+	// Rejected (with FieldKey) says the citation was normalized under the
+	// scan's policy and the policy rejected its raw URL: Key is 0 both for
+	// that and for a citation never normalized under it, which grouping
+	// counts apart.
+	Rejected bool
+	// KeyContent (with FieldKey) says Key needs content to compare: a
+	// host rule of the policy says that server defines what the path
+	// means (normalize.CompareContent), so equal keys alone are no match.
+	KeyContent bool
+	// Redirects (with FieldFinalURL: FieldFinalURL handles) are the final
+	// URLs of its retrievals that were redirected (hops and a final URL)
+	// without any hop changing host (normalize.Result.Host), sorted and
+	// without repeats: grouping joins a key to such a destination's.
+	Redirects []Handle
+	// Related (with FieldRelations) says the citation has anything
+	// grouping's relations read: a relation (declared or detected), a
+	// canonical declaration, or a redirected retrieval with a final URL.
+	Related bool
+	// Evidence (FieldEvidence) is one entry per successful retrieval
+	// (model.Successful, decided from its outcome, final status and the
+	// soft error of its current extraction, model.CompareExtractions),
+	// sorted by Content, then Digest, then SimHash; two retrievals with the
+	// same evidence are two entries.
+	Evidence []Evidence
+}
+
+// Evidence is what grouping compares of one successful retrieval.
+type Evidence struct {
+	// Retrieval (a FieldRetrieval handle) names the retrieval: the
+	// citations of one raw URL share a fetch, and grouping counts
+	// distinct retrievals, not citations.
+	Retrieval Handle
+	Content   Handle // its content hash (a FieldContent handle), 0 for none
+	Digest    Handle // its current extraction's text digest (a FieldEvidence handle), 0 for none
+	SimHash   uint64 // its current extraction's SimHash, when HasSim
+	HasSim    bool
+}
+
+// CompareEvidence is the order of Row.Evidence.
+func CompareEvidence(a, b Evidence) int {
+	switch {
+	case a.Content != b.Content:
+		return cmp.Compare(a.Content, b.Content)
+	case a.Digest != b.Digest:
+		return cmp.Compare(a.Digest, b.Digest)
+	case a.SimHash != b.SimHash:
+		return cmp.Compare(a.SimHash, b.SimHash)
+	case a.HasSim != b.HasSim:
+		return compareBool(a.HasSim, b.HasSim)
+	default:
+		return cmp.Compare(a.Retrieval, b.Retrieval)
+	}
+}
+
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case b:
+		return -1
+	default:
+		return 1
+	}
 }
 
 // Scanner streams every citation once, in citation-id order (byte order),

@@ -33,9 +33,22 @@ type Memory struct {
 // ones only: detecting relations is the bbolt backend's ingest mapping,
 // which the reference model does not copy.
 type memCitation struct {
-	raw                                     string
-	keys                                    map[string]string // policy digest -> key
+	raw      string
+	keys     map[string]string // policy digest -> key
+	rejected map[string]bool   // policy digest -> rejected
+	// keyContent: policy digest -> its key needs content to compare
+	keyContent map[string]bool
+	// evidence is the retrieval IRI and content hash of its successful
+	// retrievals ("" for a successful one without a hash). Append writes no extraction, so a
+	// Memory citation has no text digest or SimHash: storetest checks
+	// those against the bbolt backend only (citestore's tests).
+	evidence                                [][2]string
 	content, finalURL, canonical, relations []string
+	// redirects are the final URLs of its same-host redirects; related
+	// says it has a declared relation, a canonical declaration or a
+	// redirect.
+	redirects []string
+	related   bool
 }
 
 var _ store.Backend = (*Memory)(nil)
@@ -105,7 +118,7 @@ func (m *Memory) Append(ctx context.Context, b store.Batch) (int, error) {
 	defer m.mu.Unlock()
 	type row struct {
 		id, digest, raw, key, hash string
-		keyed                      bool
+		keyed, rejected, content   bool
 		r                          *model.Record
 	}
 	var rows []row
@@ -138,7 +151,10 @@ func (m *Memory) Append(ctx context.Context, b store.Batch) (int, error) {
 		switch {
 		case err == nil:
 			rw.key, rw.keyed = res.Key, true
-		case !errors.As(err, &nerr):
+			rw.content = res.Compare == normalize.CompareContent
+		case errors.As(err, &nerr):
+			rw.rejected = true
+		default:
 			return 0, fmt.Errorf("append: citation %s: %w", id, err)
 		}
 		if r.Retrieval != nil {
@@ -156,11 +172,20 @@ func (m *Memory) Append(ctx context.Context, b store.Batch) (int, error) {
 		if rw.hash != "" {
 			m.content[rw.hash] = append(m.content[rw.hash], rw.id)
 		}
-		c := &memCitation{raw: rw.raw, keys: map[string]string{}}
+		c := &memCitation{raw: rw.raw, keys: map[string]string{}, rejected: map[string]bool{}, keyContent: map[string]bool{}}
 		if rw.keyed {
 			c.keys[b.Policy.Digest()] = rw.key
 		}
+		if rw.rejected {
+			c.rejected[b.Policy.Digest()] = true
+		}
+		if rw.content {
+			c.keyContent[b.Policy.Digest()] = true
+		}
 		if rt := rw.r.Retrieval; rt != nil {
+			if model.Successful(rt.Outcome, string(rt.FinalStatus), "") {
+				c.evidence = append(c.evidence, [2]string{model.RetrievalIRI(rw.raw, rt), rt.ContentHash})
+			}
 			if rt.ContentHash != "" {
 				c.content = append(c.content, rt.ContentHash)
 			}
@@ -172,14 +197,46 @@ func (m *Memory) Append(ctx context.Context, b store.Batch) (int, error) {
 					c.canonical = append(c.canonical, cn.URL)
 				}
 			}
+			c.related = len(rt.Canonical) > 0
+			if rt.FinalURL != "" && len(rt.Hops) > 0 {
+				c.related = true
+				if m.sameHost(rt.Hops) {
+					c.redirects = append(c.redirects, rt.FinalURL)
+				}
+			}
 		}
 		for _, rel := range rw.r.Relations {
 			c.relations = append(c.relations, rel.Target)
 		}
+		c.related = c.related || len(rw.r.Relations) > 0
 		m.cits[rw.id] = c
 	}
 	m.policies[b.Policy.Digest()] = model.PolicyRef{Name: b.Policy.Name(), Version: b.Policy.Version(), Digest: b.Policy.Digest()}
 	return len(rows), nil
+}
+
+// sameHost reports whether no hop changes host: the host a browser would
+// contact (normalize.Result.Host) under the lenient policy's parse, or the
+// URL itself when it does not parse, as the bbolt mapping decides
+// pg:crossesHost.
+func (m *Memory) sameHost(hops []model.Hop) bool {
+	n, err := normalize.New(normalize.Lenient(), nil)
+	if err != nil {
+		return false
+	}
+	host := func(u string) string {
+		res, err := n.Normalize(u)
+		if err != nil {
+			return u
+		}
+		return res.Host()
+	}
+	for _, h := range hops {
+		if host(h.From) != host(h.To) {
+			return false
+		}
+	}
+	return true
 }
 
 // Scan implements store.Scanner, interning with a store.Dict.
@@ -210,10 +267,24 @@ func (m *Memory) Scan(ctx context.Context, policyDigest string, f store.Fields, 
 		if k, ok := c.keys[policyDigest]; ok && f&store.FieldKey != 0 {
 			row.Key = d.Intern(store.FieldKey, k)
 		}
+		row.Rejected = f&store.FieldKey != 0 && c.rejected[policyDigest]
+		row.KeyContent = f&store.FieldKey != 0 && c.keyContent[policyDigest]
+		if f&store.FieldEvidence != 0 {
+			for _, e := range c.evidence {
+				ev := store.Evidence{Retrieval: d.Intern(store.FieldRetrieval, e[0])}
+				if e[1] != "" {
+					ev.Content = d.Intern(store.FieldContent, e[1])
+				}
+				row.Evidence = append(row.Evidence, ev)
+			}
+			slices.SortFunc(row.Evidence, store.CompareEvidence)
+		}
 		row.Content = intern(nil, store.FieldContent, c.content)
 		row.FinalURL = intern(nil, store.FieldFinalURL, c.finalURL)
 		row.Canonical = intern(nil, store.FieldCanonical, c.canonical)
 		row.Relations = intern(nil, store.FieldRelations, c.relations)
+		row.Redirects = intern(nil, store.FieldFinalURL, c.redirects)
+		row.Related = f&store.FieldRelations != 0 && c.related
 		if err := fn(&row); err != nil {
 			return nil, err
 		}

@@ -60,6 +60,9 @@ func Run(t *testing.T, open Open) {
 		{"KeySharedByPolicies", testKeySharedByPolicies},
 		{"Scan", testScan},
 		{"ScanLean", testScanLean},
+		{"ScanEvidence", testScanEvidence},
+		{"ScanKeyContent", testScanKeyContent},
+		{"ScanRedirects", testScanRedirects},
 		{"ScanOtherPolicy", testScanOtherPolicy},
 		{"ScanStops", testScanStops},
 	}
@@ -379,6 +382,17 @@ func testPolicies(t *testing.T, b store.Backend) {
 type ScanRow struct {
 	ID, Raw, Key                            string
 	Content, FinalURL, Canonical, Relations []string
+	Rejected, KeyContent, Related           bool
+	Redirects                               []string
+	Evidence                                []ScanEvidence // sorted by content hash, then digest, then SimHash
+}
+
+// ScanEvidence is a store.Evidence with its handles resolved.
+type ScanEvidence struct {
+	Retrieval       string // model.RetrievalIRI
+	Content, Digest string
+	SimHash         uint64
+	HasSim          bool
 }
 
 // ScanAll scans b under the policy with the fields f and resolves every
@@ -391,12 +405,16 @@ func ScanAll(t testing.TB, b store.Scanner, policyDigest string, f store.Fields)
 	var all []store.Row
 	texts, err := b.Scan(context.Background(), policyDigest, f, func(r *store.Row) error {
 		c := *r
-		for _, hs := range []*[]store.Handle{&c.Content, &c.FinalURL, &c.Canonical, &c.Relations} {
+		for _, hs := range []*[]store.Handle{&c.Content, &c.FinalURL, &c.Canonical, &c.Relations, &c.Redirects} {
 			if !slices.IsSorted(*hs) || len(slices.Compact(slices.Clone(*hs))) != len(*hs) {
 				t.Errorf("row %s: handles %v are not sorted and distinct", r.ID, *hs)
 			}
 			*hs = slices.Clone(*hs)
 		}
+		if !slices.IsSortedFunc(r.Evidence, store.CompareEvidence) {
+			t.Errorf("row %s: evidence %v is not sorted (store.CompareEvidence)", r.ID, r.Evidence)
+		}
+		c.Evidence = slices.Clone(r.Evidence)
 		all = append(all, c)
 		return nil
 	})
@@ -408,7 +426,7 @@ func ScanAll(t testing.TB, b store.Scanner, policyDigest string, f store.Fields)
 		if h == 0 {
 			return ""
 		}
-		if f&field == 0 {
+		if f&field == 0 && !((field == store.FieldContent || field == store.FieldRetrieval) && f&store.FieldEvidence != 0) {
 			t.Errorf("Scan filled field %d, which was not asked for", field)
 		}
 		if int(h) > texts.Len(field) {
@@ -432,6 +450,13 @@ func ScanAll(t testing.TB, b store.Scanner, policyDigest string, f store.Fields)
 		slices.Sort(out)
 		return out
 	}
+	evidence := func(evs []store.Evidence) []ScanEvidence {
+		var out []ScanEvidence
+		for _, e := range evs {
+			out = append(out, ScanEvidence{Retrieval: resolve(store.FieldRetrieval, e.Retrieval), Content: resolve(store.FieldContent, e.Content), Digest: resolve(store.FieldEvidence, e.Digest), SimHash: e.SimHash, HasSim: e.HasSim})
+		}
+		return out
+	}
 	for i, r := range all {
 		if i > 0 && all[i-1].ID >= r.ID {
 			t.Errorf("Scan: row %q after %q, want id order", r.ID, all[i-1].ID)
@@ -440,12 +465,14 @@ func ScanAll(t testing.TB, b store.Scanner, policyDigest string, f store.Fields)
 			ID: r.ID, Raw: resolve(store.FieldRaw, r.Raw), Key: resolve(store.FieldKey, r.Key),
 			Content: list(store.FieldContent, r.Content), FinalURL: list(store.FieldFinalURL, r.FinalURL),
 			Canonical: list(store.FieldCanonical, r.Canonical), Relations: list(store.FieldRelations, r.Relations),
+			Rejected: r.Rejected, KeyContent: r.KeyContent, Evidence: evidence(r.Evidence),
+			Redirects: list(store.FieldFinalURL, r.Redirects), Related: r.Related,
 		})
 	}
 	return rows
 }
 
-const allFields = store.FieldRaw | store.FieldKey | store.FieldContent | store.FieldFinalURL | store.FieldCanonical | store.FieldRelations
+const allFields = store.FieldEvidence | store.FieldRaw | store.FieldKey | store.FieldContent | store.FieldFinalURL | store.FieldCanonical | store.FieldRelations
 
 // testScan: every citation once, in id order, with its raw URL, key,
 // content hash, final URL, canonical URLs and (at least) its declared
@@ -473,11 +500,19 @@ func testScan(t *testing.T, b store.Backend) {
 		}
 		n, _ := normalize.New(pol, &normalize.Options{Base: r.BaseURL})
 		wantKey := ""
-		if res, err := n.Normalize(*r.RawURL); err == nil {
+		res, err := n.Normalize(*r.RawURL)
+		if err == nil {
 			wantKey = res.Key
 		}
-		if row.Key != wantKey {
-			t.Errorf("row %s: key %q, want %q", row.ID, row.Key, wantKey)
+		if row.Key != wantKey || row.Rejected != (err != nil) {
+			t.Errorf("row %s: key %q, rejected %v; want %q, %v", row.ID, row.Key, row.Rejected, wantKey, err != nil)
+		}
+		var wantEv []ScanEvidence
+		if rt := r.Retrieval; rt != nil && model.Successful(rt.Outcome, string(rt.FinalStatus), "") {
+			wantEv = append(wantEv, ScanEvidence{Retrieval: model.RetrievalIRI(*r.RawURL, rt), Content: rt.ContentHash})
+		}
+		if !slices.Equal(row.Evidence, wantEv) {
+			t.Errorf("row %s: evidence %+v, want %+v", row.ID, row.Evidence, wantEv)
 		}
 		var content, final, canon, rels []string
 		if rt := r.Retrieval; rt != nil {
@@ -507,12 +542,136 @@ func testScan(t *testing.T, b store.Backend) {
 	}
 }
 
+// testScanEvidence: a retrieval is content evidence exactly when its
+// outcome is ok or not recorded and its status, if recorded, is 2xx
+// (model.Successful); a rejected raw URL is told from one never normalized
+// under the scan's policy.
+func testScanEvidence(t *testing.T, b store.Backend) {
+	ret := func(r *model.Record, outcome, status, hash string) *model.Record {
+		r.Retrieval = &model.Retrieval{RetrievedAt: "2026-11-10T10:00:01Z", Outcome: outcome, FinalStatus: model.Integer(status), ContentHash: hash}
+		return r
+	}
+	recs := []*model.Record{
+		ret(rec("ev-ok", "https://ex.test/ok"), model.OutcomeOK, "200", "sha256:aa"),
+		ret(rec("ev-ok-same", "https://ex.test/ok2"), model.OutcomeOK, "200", "sha256:aa"),
+		ret(rec("ev-input", "https://ex.test/in"), "", "", "sha256:bb"),
+		ret(rec("ev-nohash", "https://ex.test/nohash"), "", "204", ""),
+		ret(rec("ev-http-error", "https://ex.test/err"), model.OutcomeHTTPError, "404", "sha256:cc"),
+		ret(rec("ev-404", "https://ex.test/404"), "", "404", "sha256:dd"),
+		ret(rec("ev-timeout", "https://ex.test/slow"), model.OutcomeTimeout, "", ""),
+		rec("ev-none", "https://ex.test/none"),
+		rec("ev-rejected", "not a url at all"),
+	}
+	// ev-shared is a second citation of ev-ok's raw URL with the same
+	// fetch: one retrieval, two citations.
+	recs = append(recs, ret(rec("ev-shared", "https://ex.test/ok"), model.OutcomeOK, "200", "sha256:aa"))
+	appendAll(t, b, recs...)
+	want := map[string][]ScanEvidence{}
+	for _, r := range recs[:4] {
+		want[r.CitationID] = []ScanEvidence{{Retrieval: model.RetrievalIRI(*r.RawURL, r.Retrieval), Content: r.Retrieval.ContentHash}}
+	}
+	want["ev-shared"] = want["ev-ok"]
+	rows := ScanAll(t, b, normalize.Default().Digest(), store.FieldKey|store.FieldEvidence)
+	if len(rows) != len(recs) {
+		t.Fatalf("Scan returned %d rows, want %d", len(rows), len(recs))
+	}
+	for _, row := range rows {
+		if !slices.Equal(row.Evidence, want[row.ID]) {
+			t.Errorf("row %s: evidence %+v, want %+v", row.ID, row.Evidence, want[row.ID])
+		}
+		if row.Rejected != (row.ID == "ev-rejected") || (row.Key == "") != row.Rejected {
+			t.Errorf("row %s: key %q, rejected %v", row.ID, row.Key, row.Rejected)
+		}
+		if row.Content != nil {
+			t.Errorf("row %s: content %q filled, FieldContent was not asked for", row.ID, row.Content)
+		}
+	}
+	for _, row := range ScanAll(t, b, normalize.Lenient().Digest(), store.FieldKey) {
+		if row.Rejected || row.Key != "" {
+			t.Errorf("row %s under a policy it was never normalized under: key %q, rejected %v; want neither", row.ID, row.Key, row.Rejected)
+		}
+	}
+}
+
+// testScanKeyContent: a key a host rule of the scan's policy marks
+// CompareContent (its server defines what the path means) is flagged
+// KeyContent; other keys, and rows under another policy, are not.
+func testScanKeyContent(t *testing.T, b store.Backend) {
+	text := string(normalize.Default().Text()) + "\n[[host]]\nname = \"case-insensitive\"\nhosts = [\"files.ex.test\"]\npath_case = \"insensitive\"\nreason = \"a test server on a case-insensitive file system\"\n"
+	pol, err := normalize.ParsePolicy([]byte(text), "storetest")
+	if err != nil {
+		t.Fatalf("ParsePolicy = %v", err)
+	}
+	recs := []*model.Record{rec("kc-rule", "https://files.ex.test/Docs/A"), rec("kc-plain", "https://ex.test/Docs/A")}
+	if _, err := b.Append(context.Background(), store.Batch{Policy: pol, Records: recs}); err != nil {
+		t.Fatalf("Append = %v", err)
+	}
+	for _, row := range ScanAll(t, b, pol.Digest(), store.FieldKey) {
+		if row.Key == "" || row.KeyContent != (row.ID == "kc-rule") {
+			t.Errorf("row %s: key %q, key content %v; want a key, content %v", row.ID, row.Key, row.KeyContent, row.ID == "kc-rule")
+		}
+	}
+	for _, row := range ScanAll(t, b, normalize.Default().Digest(), store.FieldKey) {
+		if row.KeyContent {
+			t.Errorf("row %s under a policy it was never normalized under: key content", row.ID)
+		}
+	}
+}
+
+// testScanRedirects: a row's redirects are the final URLs of its
+// redirected retrievals whose hops all stay on one host (userinfo and port
+// aside); a citation is related when it has a relation, a canonical
+// declaration or a redirect with a final URL.
+func testScanRedirects(t *testing.T, b store.Backend) {
+	ret := func(r *model.Record, final string, hops ...[2]string) *model.Record {
+		r.Retrieval = &model.Retrieval{RetrievedAt: "2026-11-10T10:00:01Z", FinalURL: final, FinalStatus: "200"}
+		for _, h := range hops {
+			r.Retrieval.Hops = append(r.Retrieval.Hops, model.Hop{From: h[0], To: h[1], Status: "301"})
+		}
+		return r
+	}
+	canon := ret(rec("rd-canonical", "https://ex.test/c"), "")
+	canon.Retrieval.Canonical = []model.Canonical{{URL: "https://ex.test/canonical", Source: "link"}}
+	rel := rec("rd-relation", "https://ex.test/r")
+	rel.Relations = []model.Relation{{Type: model.RelMirrorOf, Target: "https://mirror.test/r"}}
+	recs := []*model.Record{
+		ret(rec("rd-same", "http://ex.test/a"), "https://ex.test/b", [2]string{"http://ex.test/a", "https://ex.test/b"}),
+		ret(rec("rd-port", "https://ex.test:8443/a"), "https://ex.test/d", [2]string{"https://ex.test:8443/a", "https://u@ex.test/b"}, [2]string{"https://u@ex.test/b", "https://ex.test/d"}),
+		ret(rec("rd-cross", "https://ex.test/x"), "https://other.test/x", [2]string{"https://ex.test/x", "https://ex.test/y"}, [2]string{"https://ex.test/y", "https://other.test/x"}),
+		ret(rec("rd-nofinal", "https://ex.test/n"), "", [2]string{"https://ex.test/n", "https://ex.test/m"}),
+		ret(rec("rd-plain", "https://ex.test/p"), "https://ex.test/p"),
+		canon, rel, rec("rd-none", "https://ex.test/none"),
+	}
+	appendAll(t, b, recs...)
+	wantRedirects := map[string][]string{"rd-same": {"https://ex.test/b"}, "rd-port": {"https://ex.test/d"}}
+	related := map[string]bool{"rd-same": true, "rd-port": true, "rd-cross": true, "rd-canonical": true, "rd-relation": true}
+	rows := ScanAll(t, b, normalize.Default().Digest(), store.FieldFinalURL|store.FieldRelations)
+	if len(rows) != len(recs) {
+		t.Fatalf("Scan returned %d rows, want %d", len(rows), len(recs))
+	}
+	for _, row := range rows {
+		if !slices.Equal(row.Redirects, wantRedirects[row.ID]) || row.Related != related[row.ID] {
+			t.Errorf("row %s: redirects %q, related %v; want %q, %v", row.ID, row.Redirects, row.Related, wantRedirects[row.ID], related[row.ID])
+		}
+	}
+	for _, row := range ScanAll(t, b, normalize.Default().Digest(), store.FieldRelations) {
+		if row.Redirects != nil || row.Related != related[row.ID] {
+			t.Errorf("row %s without FieldFinalURL: redirects %q, related %v; want none, %v", row.ID, row.Redirects, row.Related, related[row.ID])
+		}
+	}
+	for _, row := range ScanAll(t, b, normalize.Default().Digest(), store.FieldFinalURL) {
+		if row.Related {
+			t.Errorf("row %s without FieldRelations: related", row.ID)
+		}
+	}
+}
+
 // testScanLean: fields not asked for stay zero.
 func testScanLean(t *testing.T, b store.Backend) {
 	appendAll(t, b, Corpus(t)...)
 	keyed := 0
 	for _, row := range ScanAll(t, b, normalize.Default().Digest(), store.FieldKey) {
-		if row.Raw != "" || row.Content != nil || row.FinalURL != nil || row.Canonical != nil || row.Relations != nil {
+		if row.Raw != "" || row.Content != nil || row.FinalURL != nil || row.Canonical != nil || row.Relations != nil || row.Evidence != nil || row.Redirects != nil || row.Related {
 			t.Errorf("lean row %s has fields not asked for: %+v", row.ID, row)
 		}
 		if row.Key != "" {

@@ -134,7 +134,7 @@ func TestMatchesMemory(t *testing.T) {
 	}
 	// The scans agree under both policies, but for the detected relations,
 	// which only the bbolt backend's mapping adds.
-	all := store.FieldRaw | store.FieldKey | store.FieldContent | store.FieldFinalURL | store.FieldCanonical | store.FieldRelations
+	all := store.FieldRaw | store.FieldKey | store.FieldContent | store.FieldFinalURL | store.FieldCanonical | store.FieldRelations | store.FieldEvidence
 	for _, p := range pols {
 		a := storetest.ScanAll(t, backends["bbolt"], p.Digest(), all)
 		b := storetest.ScanAll(t, backends["memory"], p.Digest(), all)
@@ -147,7 +147,10 @@ func TestMatchesMemory(t *testing.T) {
 					t.Errorf("Scan(%s) row %s: bbolt relations %q lack %q", p.Name(), a[i].ID, a[i].Relations, target)
 				}
 			}
-			a[i].Relations, b[i].Relations = nil, nil
+			if b[i].Related && !a[i].Related || a[i].Related && !b[i].Related && len(a[i].Relations) == len(b[i].Relations) {
+				t.Errorf("Scan(%s) row %s: bbolt related %v, memory %v (relations %q, %q)", p.Name(), a[i].ID, a[i].Related, b[i].Related, a[i].Relations, b[i].Relations)
+			}
+			a[i].Relations, b[i].Relations, a[i].Related, b[i].Related = nil, nil, false, false
 			if fmt.Sprint(a[i]) != fmt.Sprint(b[i]) {
 				t.Errorf("Scan(%s) row %d:\nbbolt  %+v\nmemory %+v", p.Name(), i, a[i], b[i])
 			}
@@ -190,5 +193,77 @@ func TestDigestTwoStored(t *testing.T) {
 	}
 	if _, err := s.Append(ctx, store.Batch{Policy: normalize.Default(), Records: []*model.Record{r}}); !errors.Is(err, store.ErrConflict) {
 		t.Errorf("Append of c1 with two digests stored: err = %v, want ErrConflict", err)
+	}
+}
+
+// TestScanExtractionEvidence: the evidence a scan hands over is the
+// current extraction's (the greatest by model.CompareExtractions), and a
+// retrieval whose current extraction found a soft error is no evidence.
+// Append writes no extraction (resolve adds them), so this is tested on
+// the bbolt backend with the mapping resolve uses, not in storetest.
+func TestScanExtractionEvidence(t *testing.T) {
+	ctx := context.Background()
+	g, err := graph.Open(filepath.Join(t.TempDir(), "store.db"), &graph.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	s := citestore.New(g)
+	var recs []*model.Record
+	for _, id := range []string{"newer", "soft", "fixed", "none"} {
+		raw := "https://ex.test/" + id
+		recs = append(recs, &model.Record{CitationID: id, RawURL: &raw, ObservedAt: "2026-11-10T10:00:00Z",
+			Retrieval: &model.Retrieval{RetrievedAt: "2026-11-10T10:00:01Z", Outcome: model.OutcomeOK, FinalStatus: "200", ContentHash: "sha256:" + id}})
+	}
+	if _, err := s.Append(ctx, store.Batch{Policy: normalize.Default(), Records: recs}); err != nil {
+		t.Fatal(err)
+	}
+	mapper, err := citestore.NewMapper(normalize.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	extract := func(id string, exs ...model.Extraction) {
+		var rets []graph.Term
+		if err := g.Read(func(r *graph.Reader) error {
+			return r.Match(ctx, graph.Quad{S: citestore.Mint("citation", id), P: graph.IRI(vocab.RetrievedIn)}, func(q graph.Quad) error {
+				rets = append(rets, q.O)
+				return nil
+			})
+		}); err != nil || len(rets) != 1 {
+			t.Fatalf("retrievals of %s: %v, %v", id, rets, err)
+		}
+		var quads []graph.Quad
+		for _, ex := range exs {
+			quads, _ = mapper.ExtractionQuads(quads, rets[0], ex)
+		}
+		if _, err := g.Add(quads); err != nil {
+			t.Fatal(err)
+		}
+	}
+	extract("newer", model.Extraction{Extractor: "x/1", TextDigest: "sha256:old", SimHash: "00000000000000ff"},
+		model.Extraction{Extractor: "x/2", TextDigest: "sha256:new", SimHash: "000000000000ff00"})
+	extract("soft", model.Extraction{Extractor: "x/1", TextDigest: "sha256:err", SoftError: "not-found"})
+	extract("fixed", model.Extraction{Extractor: "x/1", SoftError: "login-wall"}, model.Extraction{Extractor: "x/2", TextDigest: "sha256:fixed"})
+	want := map[string][]storetest.ScanEvidence{
+		"newer": {{Content: "sha256:newer", Digest: "sha256:new", SimHash: 0xff00, HasSim: true}},
+		"fixed": {{Content: "sha256:fixed", Digest: "sha256:fixed"}},
+		"none":  {{Content: "sha256:none"}},
+	}
+	for _, r := range recs {
+		if ev := want[r.CitationID]; ev != nil {
+			ev[0].Retrieval = model.RetrievalIRI(*r.RawURL, r.Retrieval)
+		}
+	}
+	rows := storetest.ScanAll(t, s, normalize.Default().Digest(), store.FieldEvidence)
+	if len(rows) != len(recs) {
+		t.Fatalf("Scan returned %d rows, want %d", len(rows), len(recs))
+	}
+	for _, row := range rows {
+		if !slices.Equal(row.Evidence, want[row.ID]) {
+			t.Errorf("row %s: evidence %+v, want %+v", row.ID, row.Evidence, want[row.ID])
+		}
+	}
+	if err := g.Check(ctx); err != nil {
+		t.Errorf("Check = %v", err)
 	}
 }

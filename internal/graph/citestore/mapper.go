@@ -286,8 +286,7 @@ func (m *Mapper) retrieval(cit, rawNode graph.Term, raw string, rt *model.Retrie
 // the canonical JSON of the record, so a fetch at another time is another
 // node.
 func retrievalNode(raw string, rt *model.Retrieval) graph.Term {
-	canon, _ := json.Marshal(rt)
-	return Mint("retrieval", raw, string(canon))
+	return graph.IRI(model.RetrievalIRI(raw, rt))
 }
 
 // RetrievalQuads appends to dst the quads of a retrieval of the raw URL
@@ -362,8 +361,7 @@ func (m *Mapper) host(u string) string {
 	if err != nil {
 		return u
 	}
-	h, _, _ := splitHref(res.Parsed)
-	return h
+	return res.Host()
 }
 
 func (m *Mapper) relation(cit, rawNode graph.Term, rel model.Relation, evidence string) {

@@ -3,10 +3,12 @@ package citestore
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/model"
+	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/store"
 	"github.com/provgraph/provgraph/internal/vocab"
 )
@@ -98,7 +100,7 @@ func (sc *scanner) run(fn func(*store.Row) error) error {
 		if sc.err != nil {
 			return sc.err
 		}
-		row = store.Row{ID: c.id, Content: row.Content[:0], FinalURL: row.FinalURL[:0], Canonical: row.Canonical[:0], Relations: row.Relations[:0]}
+		row = store.Row{ID: c.id, Content: row.Content[:0], FinalURL: row.FinalURL[:0], Canonical: row.Canonical[:0], Relations: row.Relations[:0], Evidence: row.Evidence[:0], Redirects: row.Redirects[:0]}
 		raws := sc.objs(c.node, vocab.Cites)
 		if sc.f&store.FieldRaw != 0 {
 			for _, raw := range raws {
@@ -112,17 +114,34 @@ func (sc *scanner) run(fn func(*store.Row) error) error {
 				if !sc.has(graph.Quad{S: nrm, P: iri(vocab.ProvQualifiedAssociation), O: sc.assoc}) {
 					continue
 				}
+				for _, code := range sc.objs(nrm, vocab.ErrorCode) {
+					row.Rejected = row.Rejected || code.Value != ""
+				}
 				for _, k := range sc.subs(vocab.ProvWasGeneratedBy, nrm) {
 					if sc.has(graph.Quad{S: k, P: iri(vocab.RDFType), O: iri(vocab.ComparisonKey)}) {
 						for _, h := range sc.texts(nil, store.FieldKey, k, vocab.Text) {
 							row.Key = h
 						}
+						row.KeyContent = sc.value(k, vocab.Compare) == string(normalize.CompareContent)
 					}
 				}
 			}
 		}
-		if sc.f&(store.FieldContent|store.FieldFinalURL|store.FieldCanonical) != 0 {
+		if sc.f&(store.FieldContent|store.FieldFinalURL|store.FieldCanonical|store.FieldEvidence|store.FieldRelations) != 0 {
 			for _, ret := range sc.objs(c.node, vocab.RetrievedIn) {
+				if sc.f&(store.FieldFinalURL|store.FieldRelations) != 0 {
+					sc.redirect(&row, ret)
+				}
+				if sc.f&store.FieldRelations != 0 {
+					for _, decl := range sc.subs(vocab.ProvWasGeneratedBy, ret) {
+						row.Related = row.Related || sc.has(graph.Quad{S: decl, P: iri(vocab.RDFType), O: iri(vocab.CanonicalDeclaration)})
+					}
+				}
+				if sc.f&store.FieldEvidence != 0 {
+					if ev, ok := sc.evidence(ret); ok {
+						row.Evidence = append(row.Evidence, ev)
+					}
+				}
 				if sc.f&store.FieldContent != 0 {
 					row.Content = sc.texts(row.Content, store.FieldContent, ret, vocab.ContentHash)
 				}
@@ -139,22 +158,99 @@ func (sc *scanner) run(fn func(*store.Row) error) error {
 			}
 		}
 		if sc.f&store.FieldRelations != 0 {
-			for _, rel := range sc.objs(c.node, vocab.QualifiedRelation) {
+			rels := sc.objs(c.node, vocab.QualifiedRelation)
+			row.Related = row.Related || len(rels) > 0
+			for _, rel := range rels {
 				for _, t := range sc.objs(rel, vocab.Target) {
 					row.Relations = sc.texts(row.Relations, store.FieldRelations, t, vocab.Text)
 				}
 			}
+
 		}
 		if sc.err != nil {
 			return sc.err
 		}
-		for _, hs := range []*[]store.Handle{&row.Content, &row.FinalURL, &row.Canonical, &row.Relations} {
+		for _, hs := range []*[]store.Handle{&row.Content, &row.FinalURL, &row.Canonical, &row.Relations, &row.Redirects} {
 			slices.Sort(*hs)
 			*hs = slices.Compact(*hs)
 		}
+		slices.SortFunc(row.Evidence, store.CompareEvidence)
 		if err := fn(&row); err != nil {
 			return err
 		}
 	}
 	return sc.err
+}
+
+// value is the first value of (n, p), "" for none.
+func (sc *scanner) value(n graph.Term, p string) string {
+	for _, o := range sc.objs(n, p) {
+		return o.Value
+	}
+	return ""
+}
+
+// evidence is the store.Evidence of retrieval ret, false if ret is not
+// successful: its current extraction is the greatest of the evidence its
+// extractions generated (model.CompareExtractions).
+func (sc *scanner) evidence(ret graph.Term) (store.Evidence, bool) {
+	var cur *model.Extraction
+	for _, x := range sc.subs(vocab.OfRetrieval, ret) {
+		for _, ev := range sc.subs(vocab.ProvWasGeneratedBy, x) {
+			if !sc.has(graph.Quad{S: ev, P: iri(vocab.RDFType), O: iri(vocab.ExtractedEvidence)}) {
+				continue
+			}
+			e := &model.Extraction{Extractor: sc.value(ev, vocab.Extractor), TextDigest: sc.value(ev, vocab.TextDigest),
+				SimHash: sc.value(ev, vocab.SimHash), SoftError: sc.value(ev, vocab.SoftError)}
+			if cur == nil || model.CompareExtractions(e, cur) > 0 {
+				cur = e
+			}
+		}
+	}
+	soft := ""
+	if cur != nil {
+		soft = cur.SoftError
+	}
+	if !model.Successful(sc.value(ret, vocab.Outcome), sc.value(ret, vocab.FinalStatus), soft) {
+		return store.Evidence{}, false
+	}
+	ev := store.Evidence{Retrieval: sc.d.Intern(store.FieldRetrieval, ret.Value)}
+	if h := sc.value(ret, vocab.ContentHash); h != "" {
+		ev.Content = sc.d.Intern(store.FieldContent, h)
+	}
+	if cur != nil {
+		if cur.TextDigest != "" {
+			ev.Digest = sc.d.Intern(store.FieldEvidence, cur.TextDigest)
+		}
+		if cur.SimHash != "" {
+			if v, err := strconv.ParseUint(cur.SimHash, 16, 64); err == nil {
+				ev.SimHash, ev.HasSim = v, true
+			}
+		}
+	}
+	return ev, true
+}
+
+// redirect adds to row what retrieval ret's redirects say: with
+// FieldRelations, that the citation is related; with FieldFinalURL, the
+// final URL when no hop crossed hosts (the pg:crossesHost the mapping
+// stored).
+func (sc *scanner) redirect(row *store.Row, ret graph.Term) {
+	final := sc.value(ret, vocab.FinalURL)
+	hops := sc.objs(ret, vocab.Hop)
+	if final == "" || len(hops) == 0 {
+		return
+	}
+	if sc.f&store.FieldRelations != 0 {
+		row.Related = true
+	}
+	if sc.f&store.FieldFinalURL == 0 {
+		return
+	}
+	for _, h := range hops {
+		if sc.value(h, vocab.CrossesHost) == "true" {
+			return
+		}
+	}
+	row.Redirects = append(row.Redirects, sc.d.Intern(store.FieldFinalURL, final))
 }

@@ -1,0 +1,71 @@
+package query
+
+import (
+	"context"
+
+	"github.com/provgraph/provgraph/internal/store"
+)
+
+// rowFields are the fields grouping's facts read of a scan.
+const rowFields = store.FieldKey | store.FieldFinalURL | store.FieldRelations | store.FieldEvidence
+
+// rowFacts makes grouping's facts from a backend's scan under the policy
+// with the given digest: the same facts gathered.facts makes from the
+// bbolt loader's id arrays, in domain terms (store.Row), so that a backend
+// without term ids can be grouped. fill is left nil: the members a group
+// lists are still built by the loader (internal/store's doc says what
+// moves next). Refs are handles - 1, so equal refs are equal texts.
+func rowFacts(ctx context.Context, sc store.Scanner, policyDigest string) (*facts, error) {
+	f := &facts{hashOff: []int32{0}, redirOff: []int32{0}, evOff: []int32{0}}
+	var keyH, redirH []store.Handle
+	texts, err := sc.Scan(ctx, policyDigest, rowFields, func(r *store.Row) error {
+		switch {
+		case r.Key != 0:
+			f.state = append(f.state, stateKeyed)
+		case r.Rejected:
+			f.state = append(f.state, stateRejected)
+		default:
+			f.state = append(f.state, stateUnnormalized)
+		}
+		keyH = append(keyH, r.Key)
+		f.content = append(f.content, r.Key != 0 && r.KeyContent)
+		for _, e := range r.Evidence {
+			it := evItem{ret: int32(e.Retrieval) - 1, hash: int32(e.Content) - 1, digest: int32(e.Digest) - 1, sim: e.SimHash, hasSim: e.HasSim}
+			if it.hash >= 0 {
+				f.hashRef = append(f.hashRef, it.hash)
+			}
+			f.ev = append(f.ev, it)
+		}
+		redirH = append(redirH, r.Redirects...)
+		f.related = append(f.related, r.Related)
+		f.hashOff = append(f.hashOff, int32(len(f.hashRef)))
+		f.redirOff = append(f.redirOff, int32(len(redirH)))
+		f.evOff = append(f.evOff, int32(len(f.ev)))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	f.n = len(f.state)
+	f.key = make([]int32, f.n)
+	// Key refs are numbered by first appearance in citation id order, as
+	// gathered.facts numbers them.
+	refOf := make([]int32, texts.Len(store.FieldKey)+1)
+	for i, h := range keyH {
+		if f.state[i] != stateKeyed {
+			continue
+		}
+		if refOf[h] == 0 {
+			f.keys = append(f.keys, texts.Text(store.FieldKey, h))
+			refOf[h] = int32(len(f.keys))
+		}
+		f.key[i] = refOf[h] - 1
+	}
+	f.redirURL = make([]string, len(redirH))
+	for j, h := range redirH {
+		f.redirURL[j] = texts.Text(store.FieldFinalURL, h)
+	}
+	f.hashText = func(ref int32) string { return texts.Text(store.FieldContent, store.Handle(ref+1)) }
+	f.digestText = func(ref int32) string { return texts.Text(store.FieldEvidence, store.Handle(ref+1)) }
+	return f, nil
+}
