@@ -21,7 +21,8 @@ import (
 // This is the reference form of the scan, not the fast one: grouping a
 // million citations still goes through internal/query's loader (one pass
 // over the SPO index, term ids as handles), which is to move here behind
-// this method.
+// this method. On a million synthetic citations this form takes 131 s for
+// the grouping fields, where the whole groups command takes 4.4 s.
 func (s *Store) Scan(ctx context.Context, policyDigest string, f store.Fields, fn func(*store.Row) error) (store.Texts, error) {
 	d := &store.Dict{}
 	var inner error
