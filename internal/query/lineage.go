@@ -250,6 +250,14 @@ func LineagesOf(ctx context.Context, lk store.Lookup, st *graph.Store, citationI
 	return out, err
 }
 
+// withinReader is a Lookup that can answer on a read transaction already
+// open (citestore's): the lookups of a lineage run on its transaction,
+// never on a second one opened inside it, which deadlocks with a writer
+// growing the file's mapping.
+type withinReader interface {
+	WithinReader(*graph.Reader) store.Lookup
+}
+
 // readWith runs fn with a reader on one read transaction of st, so that
 // the many small lookups of a lineage share its dictionary lookups and its
 // decoded terms.
@@ -258,6 +266,9 @@ func readWith(ctx context.Context, lk store.Lookup, st *graph.Store, fn func(*re
 	err := st.Read(func(g *graph.Reader) error {
 		r := newReader(ctx, st)
 		r.lk = lk
+		if w, ok := lk.(withinReader); ok {
+			r.lk = w.WithinReader(g)
+		}
 		r.g = g
 		inner = fn(r)
 		return nil
