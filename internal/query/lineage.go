@@ -213,6 +213,51 @@ func LineageOf(ctx context.Context, lk store.Lookup, st *graph.Store, citationID
 	return out, err
 }
 
+// LineagesOf returns the lineages of the citations with the given ids, in
+// the order of ids, each as LineageOf returns it, from one read
+// transaction and one exploration of their neighbourhood: the members of
+// one group share it, and a page that shows them side by side would
+// otherwise explore it once per member. An unknown id is ErrNoCitation.
+func LineagesOf(ctx context.Context, lk store.Lookup, st *graph.Store, citationIDs []string, opts *LineageOptions) ([]*Lineage, error) {
+	out := make([]*Lineage, len(citationIDs))
+	err := readWith(ctx, lk, st, func(r *reader) error {
+		var nodes []string
+		for _, id := range citationIDs {
+			ns, err := r.subjects(vocab.CitationId, graph.String(id))
+			if err != nil {
+				return err
+			}
+			if len(ns) == 0 {
+				return fmt.Errorf("%w with id %q", ErrNoCitation, id)
+			}
+			nodes = append(nodes, ns[0])
+		}
+		ls, err := r.lineages(nodes, opts)
+		if err != nil {
+			return err
+		}
+		byID := map[string]*Lineage{}
+		for _, l := range ls {
+			if byID[l.CitationID] == nil {
+				byID[l.CitationID] = l
+			}
+		}
+		for i, id := range citationIDs {
+			out[i] = byID[id]
+		}
+		return nil
+	})
+	return out, err
+}
+
+// withinReader is a Lookup that can answer on a read transaction already
+// open (citestore's): the lookups of a lineage run on its transaction,
+// never on a second one opened inside it, which deadlocks with a writer
+// growing the file's mapping.
+type withinReader interface {
+	WithinReader(*graph.Reader) store.Lookup
+}
+
 // readWith runs fn with a reader on one read transaction of st, so that
 // the many small lookups of a lineage share its dictionary lookups and its
 // decoded terms.
@@ -221,6 +266,9 @@ func readWith(ctx context.Context, lk store.Lookup, st *graph.Store, fn func(*re
 	err := st.Read(func(g *graph.Reader) error {
 		r := newReader(ctx, st)
 		r.lk = lk
+		if w, ok := lk.(withinReader); ok {
+			r.lk = w.WithinReader(g)
+		}
 		r.g = g
 		inner = fn(r)
 		return nil

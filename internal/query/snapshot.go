@@ -195,11 +195,47 @@ func choosePolicy(pols []PolicyRef, want string) (PolicyRef, error) {
 // compared when this build's engine is the one the policy was stored
 // with (the digest covers the engine too). A mismatch wraps
 // graph.ErrCorrupt.
+// parsed holds the stored policy texts parsed so far: a server reads a
+// lineage per page, and parsing the policy's TOML twice a lineage was a
+// tenth of its time. A Policy is immutable once parsed; a database holds
+// few policies, and the memo is emptied when it reaches maxParsed.
+var parsed struct {
+	sync.Mutex
+	m map[[2]string]parsedPolicy
+}
+
+type parsedPolicy struct {
+	p   *normalize.Policy
+	err error
+}
+
+const maxParsed = 32
+
+// parseStored parses a policy's stored text, as normalize.ParsePolicy
+// does, once per text and source.
+func parseStored(text, source string) (*normalize.Policy, error) {
+	k := [2]string{text, source}
+	parsed.Lock()
+	r, ok := parsed.m[k]
+	parsed.Unlock()
+	if ok {
+		return r.p, r.err
+	}
+	r.p, r.err = normalize.ParsePolicy([]byte(text), source)
+	parsed.Lock()
+	if parsed.m == nil || len(parsed.m) >= maxParsed {
+		parsed.m = map[[2]string]parsedPolicy{}
+	}
+	parsed.m[k] = r
+	parsed.Unlock()
+	return r.p, r.err
+}
+
 func verifyPolicy(p PolicyRef) error {
 	if p.text == "" {
 		return nil // older databases did not store it; Normalizer says so
 	}
-	pol, err := normalize.ParsePolicy([]byte(p.text), "database:"+p.String())
+	pol, err := parseStored(p.text, "database:"+p.String())
 	if err != nil {
 		return fmt.Errorf("policy %s: its stored text does not parse: %v: %w", p, err, graph.ErrCorrupt)
 	}
@@ -255,7 +291,7 @@ func (s *Snapshot) Normalizer() (*normalize.Normalizer, error) {
 		s.normErr = fmt.Errorf("policy %s: the database does not hold its text", s.Policy)
 		return nil, s.normErr
 	}
-	p, err := normalize.ParsePolicy([]byte(s.Policy.text), "database:"+s.Policy.String())
+	p, err := parseStored(s.Policy.text, "database:"+s.Policy.String())
 	if err == nil {
 		s.norm, err = normalize.New(p, nil)
 	}

@@ -224,6 +224,7 @@ func (s *Server) decide(r *http.Request, req service.DecideRequest) (*review.Dec
 	}
 	ctx := context.WithoutCancel(r.Context())
 	d, err := service.Decide(ctx, st, rv, req, s.o.Now())
+	s.gen.Add(1) // even on error: a batch may have been committed
 	if err != nil {
 		return nil, err
 	}
@@ -295,17 +296,36 @@ type statsView struct {
 	Reviews *review.Counts `json:"reviews"`
 }
 
+// statsAt is the stats of the state after write gen.
+type statsAt struct {
+	gen  uint64
+	rv   *service.Reviewed
+	view *statsView
+}
+
+// stats returns the counts of the last committed state, computing them
+// once per state: a full grouping of the database is too much work to
+// repeat for every reader of the stats page. Concurrent callers wait for
+// the one computation rather than each running their own.
 func (s *Server) stats(ctx context.Context) (*statsView, error) {
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	gen := s.gen.Load()
+	rv, err := s.reviewed(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if c := s.last; c != nil && c.gen == gen && c.rv == rv {
+		return c.view, nil
+	}
 	snap, err := query.Load(ctx, s.st, s.o.Policy)
 	if err != nil {
 		return nil, service.QueryError(err)
 	}
 	rep := query.Groups(snap, query.GroupOptions{MaxShared: s.o.MaxShared})
-	rv, err := s.reviewed(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &statsView{query.ComputeStats(snap, rep), rv.Counts()}, nil
+	v := &statsView{query.ComputeStats(snap, rep), rv.Counts()}
+	s.last = &statsAt{gen, rv, v}
+	return v, nil
 }
 
 // GET /api/stats
@@ -352,14 +372,20 @@ func (s *Server) apiIngest(w http.ResponseWriter, r *http.Request) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	opts := ingest.Options{Policy: s.o.IngestPolicy, SkipInvalid: r.URL.Query().Get("skip_invalid") == "true"}
-	if s.o.AfterIngestBatch != nil {
-		opts.BatchQuads = 50 // small batches, so that a test can stop between them
-		opts.Progress = func(p ingest.Progress) {
-			if p.Phase == "write" {
+	opts.Progress = func(p ingest.Progress) {
+		if p.Phase == "write" {
+			s.gen.Add(1)
+			if s.o.AfterIngestBatch != nil {
 				s.o.AfterIngestBatch()
 			}
 		}
 	}
+	if s.o.AfterIngestBatch != nil {
+		opts.BatchQuads = 50 // small batches, so that a test can stop between them
+	}
+	// Whatever the ingest committed, the stats computed before it ends
+	// are not of its final state.
+	defer s.gen.Add(1)
 	// The ingest runs to its end even when the client goes away: a run
 	// stopped half-way is complete only once repeated.
 	ctx := context.WithoutCancel(r.Context())

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
@@ -73,6 +74,12 @@ type Server struct {
 	rmu   sync.Mutex // held while the first state is computed
 	cmu   sync.Mutex // guards cache
 	cache *service.Reviewed
+
+	// gen counts the writes committed through the server (each ingest
+	// batch, each decision): the state GET /api/stats was computed for.
+	gen  atomic.Uint64
+	smu  sync.Mutex // held while the stats are computed: one at a time
+	last *statsAt   // the last stats computed, guarded by smu
 }
 
 //go:embed assets

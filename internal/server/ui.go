@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 
 	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/model"
@@ -160,23 +159,15 @@ func (s *Server) uiGroup(w http.ResponseWriter, r *http.Request) {
 	}
 	// The members' lineages give the step logs, hops and captures; a large
 	// group shows its first maxShown members in full. They are read
-	// side by side, a few at a time.
-	const maxShown, parallel = 20, 4
-	n := min(len(g.Members), maxShown)
-	ls := make([]*query.Lineage, n)
-	errs := make([]error, n)
-	sem := make(chan struct{}, parallel)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			ls[i], errs[i] = query.LineageOf(r.Context(), citestore.New(s.st), s.st, g.Members[i].CitationID, &query.LineageOptions{Policy: s.o.Policy, MaxShared: s.o.MaxShared})
-		}()
+	// together: one exploration of the group's neighbourhood serves them
+	// all.
+	const maxShown = 20
+	ids := make([]string, 0, maxShown)
+	for _, m := range g.Members[:min(len(g.Members), maxShown)] {
+		ids = append(ids, m.CitationID)
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	ls, err := query.LineagesOf(r.Context(), citestore.New(s.st), s.st, ids, &query.LineageOptions{Policy: s.o.Policy, MaxShared: s.o.MaxShared})
+	if err != nil {
 		s.fail(w, r, 0, service.QueryError(err))
 		return
 	}

@@ -29,6 +29,7 @@ type Reviewed struct {
 	byID    map[string]*query.Group
 	targets map[string]bool           // groups that a relation to review points to
 	orders  map[string][]*query.Group // the groups in each --sort order, made once
+	queues  map[string][]*query.Group // the queue (Filter's Queue) in each order, made once
 }
 
 // ordered returns the groups in the order sort names ("" is query's),
@@ -70,7 +71,18 @@ func (r *Reviewed) ordered(sort string) []*query.Group {
 // relation that needs review.
 func (r *Reviewed) inReviewRelation(g *query.Group) bool {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	targets := r.reviewTargets()
+	r.mu.Unlock()
+	return inReviewRelation(g, targets)
+}
+
+func inReviewRelation(g *query.Group, targets map[string]bool) bool {
+	return targets[g.ID] || slices.ContainsFunc(g.Relations, func(rel *query.GroupRelation) bool { return rel.Review })
+}
+
+// reviewTargets returns the groups a relation to review points to,
+// finding them the first time; r.mu is held.
+func (r *Reviewed) reviewTargets() map[string]bool {
 	if r.targets == nil {
 		r.targets = map[string]bool{}
 		for _, o := range r.Report.Groups {
@@ -81,10 +93,32 @@ func (r *Reviewed) inReviewRelation(g *query.Group) bool {
 			}
 		}
 	}
-	if r.targets[g.ID] {
-		return true
+	return r.targets
+}
+
+// queue returns the groups of the review queue (Filter's Queue) in the
+// order sort names, selecting them the first time only: every queue page
+// a server answers starts from them, and a scan of every group per
+// request, under the lock, was what made its pages slow under load.
+func (r *Reviewed) queue(sort string) []*query.Group {
+	gs := r.ordered(sort)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if q, ok := r.queues[sort]; ok {
+		return q
 	}
-	return slices.ContainsFunc(g.Relations, func(rel *query.GroupRelation) bool { return rel.Review })
+	targets := r.reviewTargets()
+	q := []*query.Group{}
+	for _, g := range gs {
+		if len(g.Members) >= 2 || inReviewRelation(g, targets) {
+			q = append(q, g)
+		}
+	}
+	if r.queues == nil {
+		r.queues = map[string][]*query.Group{}
+	}
+	r.queues[sort] = q
+	return q
 }
 
 // Status returns the review status of a listed group.
@@ -277,8 +311,18 @@ func (r *Reviewed) Filter(f GroupFilter) (*Page, error) {
 			since, _ = time.Parse(time.DateOnly, f.Since)
 		}
 	}
-	var sel []*query.Group
-	for _, g := range r.ordered(f.Sort) {
+	base := r.ordered(f.Sort)
+	if f.Queue {
+		base = r.queue(f.Sort)
+	}
+	// With no filter but the queue, the page is a slice of base.
+	sel := base
+	if f.ID != "" || f.Verdict != "" || f.Key != "" || f.Domain != "" || f.Engine != "" || !since.IsZero() || f.State != "" {
+		sel = nil
+	} else {
+		base = nil
+	}
+	for _, g := range base {
 		if f.ID != "" && g.ID != f.ID || f.Verdict != "" && g.Verdict != f.Verdict {
 			continue
 		}
@@ -307,9 +351,6 @@ func (r *Reviewed) Filter(f GroupFilter) (*Page, error) {
 			if !ok[0] || !ok[1] || !ok[2] {
 				continue
 			}
-		}
-		if f.Queue && len(g.Members) < 2 && !r.inReviewRelation(g) {
-			continue
 		}
 		if f.State != "" && r.Status(g).State != f.State {
 			continue
@@ -434,5 +475,5 @@ func (d DB) Decisions(ctx context.Context) (*review.Index, error) {
 func (r *Reviewed) WithIndex(ix *review.Index) *Reviewed {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return &Reviewed{Report: r.Report, Index: ix, status: map[string]*review.Status{}, byID: r.byID, targets: r.targets, orders: r.orders}
+	return &Reviewed{Report: r.Report, Index: ix, status: map[string]*review.Status{}, byID: r.byID, targets: r.targets, orders: r.orders, queues: r.queues}
 }

@@ -32,12 +32,23 @@ import (
 // graph store: closing it is the caller's.
 type Store struct {
 	g *graph.Store
+	// r, when set, is the read transaction ByRaw, ByKey and ByContent
+	// read on (WithinReader).
+	r *graph.Reader
 }
 
 var _ store.Backend = (*Store)(nil)
 
 // New returns the backend over g.
 func New(g *graph.Store) *Store { return &Store{g: g} }
+
+// WithinReader returns the lookups ByRaw, ByKey and ByContent reading on
+// the read transaction of r, for a caller already inside one (a lineage).
+// A read transaction opened inside another deadlocks with a writer that
+// must grow the file's mapping: the writer waits for the outer one to
+// end, and the inner one waits behind the writer. provgraph serve hung so
+// during an ingest at a million citations.
+func (s *Store) WithinReader(r *graph.Reader) store.Lookup { return &Store{g: s.g, r: r} }
 
 func iri(s string) graph.Term { return graph.IRI(s) }
 

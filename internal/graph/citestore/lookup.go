@@ -25,6 +25,11 @@ func (s *Store) read(ctx context.Context, fn func(*idLookup)) error {
 		return err
 	}
 	var x *idLookup
+	if s.r != nil {
+		x = &idLookup{ctx: ctx, r: s.r}
+		fn(x)
+		return x.err
+	}
 	err := s.g.Read(func(r *graph.Reader) error {
 		x = &idLookup{ctx: ctx, r: r}
 		fn(x)
