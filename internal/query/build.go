@@ -99,7 +99,8 @@ func buildRetrieval[N comparable, R nodes[N]](rd R, r N, decls []N) *Retrieval {
 		Node: rd.iri(r), RetrievedAt: rd.lit(pRetrievedAt, r), FinalURL: rd.lit(pFinalURL, r),
 		FinalStatus: Integer(rd.lit(pFinalStatus, r)), ContentHash: rd.lit(pContentHash, r),
 		ContentType: rd.lit(pContentType, r), SnapshotRef: rd.lit(pSnapshotRef, r),
-		Outcome: rd.lit(pOutcome, r), OutcomeError: rd.lit(pOutcomeError, r),
+		CanonicalDropped: Integer(rd.lit(pCanonicalDropped, r)),
+		Outcome:          rd.lit(pOutcome, r), OutcomeError: rd.lit(pOutcomeError, r),
 		Hops: []Hop{}, Canonicals: []model.Canonical{},
 	}
 	for _, h := range rd.objs(pHop, r) {

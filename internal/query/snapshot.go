@@ -97,6 +97,10 @@ type Retrieval struct {
 	OutcomeError string            `json:"outcome_error,omitempty"`
 	Hops         []Hop             `json:"hops"`
 	Canonicals   []model.Canonical `json:"canonical"`
+	// CanonicalDropped counts the canonical declarations the response made
+	// beyond those kept (resolve keeps 100 per source); absent when none
+	// were dropped.
+	CanonicalDropped Integer `json:"canonical_dropped,omitempty"`
 	// Extractions are the content evidence extracted from the final
 	// response, in extractor order (Current is the last).
 	Extractions []*Extraction `json:"extractions,omitempty"`
@@ -353,6 +357,7 @@ const (
 	pRetrievedIn
 	pSignalSource
 	pSnapshotRef
+	pCanonicalDropped
 	pStatus
 	pSteps
 	pTarget
@@ -427,6 +432,7 @@ var predIRIs = [numPreds]string{
 	pRetrievedIn:              vocab.RetrievedIn,
 	pSignalSource:             vocab.SignalSource,
 	pSnapshotRef:              vocab.SnapshotRef,
+	pCanonicalDropped:         vocab.CanonicalDropped,
 	pStatus:                   vocab.Status,
 	pSteps:                    vocab.Steps,
 	pTarget:                   vocab.Target,
@@ -704,7 +710,7 @@ var (
 	citationLiterals  = []pred{pCitationId, pObservedAt, pPosition, pQuestion, pBaseURL}
 	normLiterals      = []pred{pSteps, pErrorCode, pErrorMessage}
 	keyLiterals       = []pred{pText, pCompare, pParsed, pHostRule, pRemovedParams}
-	retrievalLiterals = []pred{pRetrievedAt, pFinalURL, pFinalStatus, pContentHash, pContentType, pSnapshotRef, pOutcome, pOutcomeError}
+	retrievalLiterals = []pred{pRetrievedAt, pFinalURL, pFinalStatus, pContentHash, pContentType, pSnapshotRef, pCanonicalDropped, pOutcome, pOutcomeError}
 	hopLiterals       = []pred{pHopIndex, pFrom, pTo, pStatus, pAt, pCrossesHost, pLocation}
 	declLiterals      = []pred{pDeclaredURL, pSignalSource}
 	relationLiterals  = []pred{pFormat, pCapturedAt, pEvidence}

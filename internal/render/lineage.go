@@ -116,6 +116,9 @@ func LineageText(w io.Writer, ls []*query.Lineage) error {
 			for _, c := range r.Canonicals {
 				p.field(2, "canonical", QuoteIfNeeded(c.URL)+" ("+EscapeText(c.Source)+")")
 			}
+			if r.CanonicalDropped != "" {
+				p.field(2, "canonicals dropped", EscapeText(string(r.CanonicalDropped))+" more declared than were kept (100 per source)")
+			}
 			for _, x := range r.Extractions {
 				fmt.Fprintf(w, "    extraction by %s:\n", EscapeText(x.Extractor))
 				p.text(3, "capture", x.CaptureRef)
