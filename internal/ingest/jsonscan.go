@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/provgraph/provgraph/internal/model"
+	"github.com/provgraph/provgraph/internal/normalize"
 )
 
 // shape is the set of field names one JSON object of the input may have,
@@ -75,7 +76,7 @@ func (s *shape) suggest(key string) string {
 		if squash(f.name) == k {
 			return f.name
 		}
-		if d := editDistance(strings.ToLower(key), f.name); d < bestDist && d < len(f.name) {
+		if d := normalize.EditDistance(strings.ToLower(key), f.name); d < bestDist && d < len(f.name) {
 			best, bestDist = f.name, d
 		}
 	}
@@ -90,27 +91,6 @@ func (s *shape) suggest(key string) string {
 		}
 	}
 	return ""
-}
-
-// editDistance is the Levenshtein distance of two short strings, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // lineProblem is what scanLine found wrong with a line: the field (a JSON

@@ -358,7 +358,7 @@ func didYouMean(name string, known []string) string {
 func nearest(name string, known []string) string {
 	best, bestD := "", 0
 	for _, k := range known {
-		d := editDistance(strings.ToLower(name), strings.ToLower(k))
+		d := EditDistance(strings.ToLower(name), strings.ToLower(k))
 		if best == "" || d < bestD || d == bestD && k < best {
 			best, bestD = k, d
 		}
@@ -371,10 +371,13 @@ func nearest(name string, known []string) string {
 	return best
 }
 
-// editDistance is the optimal string alignment distance: insertions,
-// deletions, substitutions and transpositions of adjacent bytes each
-// count one.
-func editDistance(a, b string) int {
+// EditDistance is the optimal string alignment distance of two short
+// strings, in bytes: an insertion, a deletion, a substitution or a
+// transposition of two adjacent bytes each counts one, so "sort-qurey" is
+// one edit from "sort-query". Callers compare lower-cased names. It lives
+// here, beside the policy diagnostics that need it, and ingest's unknown
+// field hints use it too.
+func EditDistance(a, b string) int {
 	prev2 := make([]int, len(b)+1)
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
