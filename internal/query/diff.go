@@ -129,8 +129,8 @@ func responsible(cites []string, a, b map[string]map[string]bool) []string {
 // policyDifferences compares the two policies' texts: rule actions,
 // tracking parameters, default ports and host rules.
 func policyDifferences(a, b *Snapshot) []string {
-	pa, ea := normalize.ParsePolicy([]byte(a.Policy.text), a.Policy.String())
-	pb, eb := normalize.ParsePolicy([]byte(b.Policy.text), b.Policy.String())
+	pa, ea := normalize.ParsePolicy([]byte(a.Policy.Text), a.Policy.String())
+	pb, eb := normalize.ParsePolicy([]byte(b.Policy.Text), b.Policy.String())
 	if ea != nil || eb != nil {
 		return []string{"the policy texts could not be compared"}
 	}

@@ -14,55 +14,6 @@ import (
 // extractions, each citation's passage checks, and which retrievals count
 // as content evidence at all.
 
-// Extraction is the evidence one extraction derived from a retrieval's
-// final response, as stored (a pg:Extraction and the pg:ExtractedEvidence
-// it generated). A lean load reads only what grouping compares (extractor,
-// text digest, SimHash, soft error).
-type Extraction struct {
-	Extractor string `json:"extractor"`
-	// CaptureRef is where the bytes it was derived from are kept (the
-	// response's pg:captureRef: a "warc:" reference), empty when it was
-	// derived from the body as fetched.
-	CaptureRef    string         `json:"capture_ref,omitempty"`
-	MediaType     string         `json:"media_type,omitempty"`
-	Method        string         `json:"method,omitempty"`
-	Title         string         `json:"title,omitempty"`
-	OGTitle       string         `json:"og_title,omitempty"`
-	Language      string         `json:"language,omitempty"`
-	Dates         []DeclaredDate `json:"dates,omitempty"`
-	DatesDisagree bool           `json:"dates_disagree,omitempty"`
-	TextDigest    string         `json:"text_digest,omitempty"`
-	SimHash       string         `json:"simhash,omitempty"`
-	Words         int            `json:"words"`
-	SoftError     string         `json:"soft_error,omitempty"`
-	Problem       string         `json:"problem,omitempty"`
-}
-
-// DeclaredDate is a date a page declares, as stored in pg:declaredDates.
-type DeclaredDate struct {
-	Source string `json:"source"`
-	Value  string `json:"value"`
-}
-
-// Passage is the check of a citation's cited_text against the main text of
-// one extraction (pg:PassageCheck): found, its score, how it was matched
-// (exact, window, none) and the matched span's byte offsets in the
-// normalized main text.
-type Passage struct {
-	Found     bool    `json:"found"`
-	Score     float64 `json:"score"`
-	Method    string  `json:"method,omitempty"`
-	Span      *Span   `json:"span,omitempty"`
-	Extractor string  `json:"extractor,omitempty"`
-	against   *Extraction
-}
-
-// Span is a byte range [Start, End) of a normalized main text.
-type Span struct {
-	Start int `json:"start"`
-	End   int `json:"end"`
-}
-
 // buildExtraction builds the extraction act, which generated the evidence
 // ev; resp is the response it used. lean reads only what grouping needs.
 func buildExtraction[N comparable, R nodes[N]](rd R, ev, resp N, lean bool) *Extraction {
@@ -87,12 +38,12 @@ func buildExtraction[N comparable, R nodes[N]](rd R, ev, resp N, lean bool) *Ext
 
 // buildPassage builds the passage check p, made against x.
 func buildPassage[N comparable, R nodes[N]](rd R, p N, x *Extraction) *Passage {
-	ps := &Passage{Found: rd.lit(pPassageFound, p) == "true", Method: rd.lit(pPassageMethod, p), Extractor: x.Extractor, against: x}
+	ps := &Passage{Found: rd.lit(pPassageFound, p) == "true", Method: rd.lit(pPassageMethod, p), Extractor: x.Extractor, Against: x}
 	ps.Score, _ = strconv.ParseFloat(rd.lit(pPassageScore, p), 64)
 	start, err1 := strconv.Atoi(rd.lit(pSpanStart, p))
 	end, err2 := strconv.Atoi(rd.lit(pSpanEnd, p))
 	if err1 == nil && err2 == nil && end > start {
-		ps.Span = &Span{start, end}
+		ps.Span = &Span{Start: start, End: end}
 	}
 	return ps
 }
@@ -127,26 +78,6 @@ func cmpExtraction(a, b *Extraction) int {
 		&model.Extraction{Extractor: b.Extractor, TextDigest: b.TextDigest, SimHash: b.SimHash, SoftError: b.SoftError})
 }
 
-// Current is the extraction of r the verdicts read: the one by the
-// greatest extractor name and version (a re-extraction by a newer
-// extractor supersedes the older, which is kept), nil when there is none.
-func (r *Retrieval) Current() *Extraction {
-	if len(r.Extractions) == 0 {
-		return nil
-	}
-	return r.Extractions[len(r.Extractions)-1]
-}
-
-// Successful reports whether r is content evidence: its outcome is ok (or,
-// for a retrieval given in the input, not recorded), its final status, if
-// recorded, is 2xx, and its current extraction, if any, found no soft
-// error (an error page, a soft 404, a login wall, an empty page). An
-// unsuccessful retrieval's hashes and texts never confirm identity, make a
-// conflict or relate groups.
-func (r *Retrieval) Successful() bool {
-	return successful(r.Outcome, string(r.FinalStatus), r.Current())
-}
-
 // successful is Successful of a retrieval's outcome, status and current
 // extraction (nil for none).
 func successful(outcome, status string, x *Extraction) bool {
@@ -158,7 +89,7 @@ func successful(outcome, status string, x *Extraction) bool {
 }
 
 // whyUnsuccessful says why r is not content evidence.
-func (r *Retrieval) whyUnsuccessful() string {
+func whyUnsuccessful(r *Retrieval) string {
 	switch x := r.Current(); {
 	case r.Outcome != "" && r.Outcome != model.OutcomeOK:
 		return "outcome " + r.Outcome
@@ -182,7 +113,7 @@ func passage(c *Citation) *Passage {
 			continue
 		}
 		for _, p := range c.Passages {
-			if p.against == x {
+			if p.Against == x {
 				return p
 			}
 		}

@@ -326,7 +326,7 @@ func newGrouping(f *facts, snap *Snapshot, opts GroupOptions) *grouping {
 	g.warnings = runWarnings(g.incomplete)
 	norm, err := snap.Normalizer()
 	switch {
-	case snap.Policy.node == "": // no policy in the database: nothing has a key
+	case snap.Policy.Node == "": // no policy in the database: nothing has a key
 		norm = nil
 		if f.n > 0 {
 			g.warnings = append(g.warnings, fmt.Sprintf("the database holds no normalization policy: its %d citations are unnormalized (renormalize with a policy to group them)", f.n))

@@ -257,7 +257,7 @@ func (r *reasoner) reasons(c *Citation) []string {
 		switch h := rt.ContentHash; {
 		case !rt.Successful():
 			if h != "" {
-				rs = append(rs, "content hash "+h+" of an unsuccessful retrieval ("+rt.whyUnsuccessful()+"): not evidence")
+				rs = append(rs, "content hash "+h+" of an unsuccessful retrieval ("+whyUnsuccessful(rt)+"): not evidence")
 			} else if x := rt.Current(); x != nil && x.SoftError != "" {
 				rs = append(rs, "retrieval is "+x.SoftError+": not evidence")
 			}

@@ -2,12 +2,10 @@ package query
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -102,54 +100,6 @@ type Lineage struct {
 	Group     *LineageGroup `json:"group"`
 	Ungrouped string        `json:"ungrouped,omitempty"`
 	Warnings  []string      `json:"warnings,omitempty"`
-}
-
-// Integer is an xsd:integer literal in the lexical form stored (a
-// position, an HTTP status). JSON has it as a number (model.Integer, the
-// input's, marshals as a string, which Record.Digest depends on); a stored form that
-// is not an integer (possible only in RDF loaded from elsewhere) stays a
-// string there, as it is: nothing is invented.
-type Integer string
-
-// MarshalJSON writes n as a JSON number when it is an integer.
-func (n Integer) MarshalJSON() ([]byte, error) {
-	if v, err := strconv.ParseInt(string(n), 10, 64); err == nil {
-		return strconv.AppendInt(nil, v, 10), nil
-	}
-	return appendJSONText(nil, string(n)), nil
-}
-
-// MarshalJSON writes a hop with number, counted from 1 as the text output
-// counts hops (Index is counted from 0, as pg:hopIndex), and its status as
-// a number.
-func (h Hop) MarshalJSON() ([]byte, error) {
-	return marshalText(struct {
-		Number      int     `json:"number"`
-		From        string  `json:"from"`
-		To          string  `json:"to"`
-		Status      Integer `json:"status"`
-		At          string  `json:"at,omitempty"`
-		CrossesHost bool    `json:"crosses_host"`
-		Location    string  `json:"location,omitempty"`
-	}{h.Index + 1, h.From, h.To, Integer(h.Status), h.At, h.CrossesHost, h.Location})
-}
-
-// marshalText is json.Marshal without HTML escaping: the URLs are
-// evidence, written as they are.
-func marshalText(v any) ([]byte, error) {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return []byte(strings.TrimSuffix(b.String(), "\n")), nil
-}
-
-// appendJSONText appends s as a JSON string, without HTML escaping.
-func appendJSONText(b []byte, s string) []byte {
-	q, _ := marshalText(s) // a string always encodes
-	return append(b, q...)
 }
 
 // LineageNormalization is the normalization of a raw URL under one policy.
@@ -595,13 +545,13 @@ func (r *reader) policies() ([]PolicyRef, error) {
 		}
 		p := PolicyRef{
 			PolicyRef: model.PolicyRef{Name: r.one(vocab.PolicyName, n), Version: r.one(vocab.PolicyVersion, n), Digest: r.one(vocab.PolicyDigest, n)},
-			node:      n, text: r.one(vocab.PolicyText, n), lastRun: last[n],
+			Node:      n, Text: r.one(vocab.PolicyText, n), LastRun: last[n],
 		}
 		r.pols[n] = p
 		out = append(out, p)
 	}
 	slices.SortFunc(out, func(a, b PolicyRef) int {
-		if c := a.lastRun.Compare(b.lastRun); c != 0 {
+		if c := a.LastRun.Compare(b.LastRun); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Digest, b.Digest)
@@ -655,7 +605,7 @@ func (r *reader) citation(n string, pol PolicyRef) (*Citation, error) {
 		if p, ok := r.pols[plan]; ok {
 			r.under[n] = append(r.under[n], p.String())
 		}
-		if plan == "" || plan != pol.node {
+		if plan == "" || plan != pol.Node {
 			continue
 		}
 		key, err := r.generated(nrm, vocab.ComparisonKey)

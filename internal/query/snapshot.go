@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 	"unsafe"
 
 	"github.com/provgraph/provgraph/internal/graph"
@@ -19,120 +18,6 @@ import (
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/vocab"
 )
-
-// PolicyRef is a normalization policy stored in the database: its name
-// (model.PolicyRef), and the node, text and last run the queries need to
-// choose it and rebuild its normalizer.
-type PolicyRef struct {
-	model.PolicyRef
-	node    string
-	text    string
-	lastRun time.Time
-}
-
-// Citation is one citation as stored, with what the queries need of it.
-// Nothing here is derived or rewritten: every string is a stored literal.
-type Citation struct {
-	Node       string `json:"-"`
-	ID         string `json:"citation_id"`
-	Engine     string `json:"engine,omitempty"`
-	AnswerID   string `json:"answer_id,omitempty"`
-	Question   string `json:"question,omitempty"`
-	Position   string `json:"position,omitempty"`
-	ObservedAt string `json:"observed_at"`
-	BaseURL    string `json:"base_url,omitempty"`
-	Raw        string `json:"raw_url"`
-	RawNode    string `json:"-"`
-	Fragment   *string
-	// Norm is the normalization under the snapshot's policy, nil when the
-	// citation was never normalized under it.
-	Norm       *Normalization
-	Retrievals []*Retrieval
-	Relations  []*Relation
-	// Passages are the checks of the citation's cited_text against its
-	// retrievals' extractions, empty without cited_text.
-	Passages []*Passage `json:"-"`
-}
-
-// Normalization is one normalization of a raw URL.
-type Normalization struct {
-	Node string
-	// Policy is the policy it is under, shared by all its normalizations.
-	Policy *PolicyRef
-	// Steps is the step log. Lineage, which shows it, fills it; Load
-	// leaves it nil, because the queries over a whole database need only
-	// Rules, and parsing a million step logs would cost as much as the
-	// rest of the load.
-	Steps []normalize.Step
-	// Rules are the rules the step log names, each once, in the order of
-	// their first step.
-	Rules         []string
-	ErrorCode     string
-	ErrorMessage  string
-	Key           string
-	Compare       string
-	Parsed        string
-	HostRule      string
-	RemovedParams []string
-}
-
-// Rejected reports whether the policy rejected the raw URL.
-func (n *Normalization) Rejected() bool { return n.ErrorCode != "" }
-
-// Retrieval is one fetch of a raw URL as stored. It is not model.Retrieval
-// because the two marshal differently and model's JSON is fixed: model's is
-// the input line (feeding Record.Digest, so its field order and string
-// integers cannot change), this one is the queries' output, with the hops
-// numbered and flagged (Hop), the status as a JSON number and empty lists
-// written as []. The observed fields mean the same in both.
-type Retrieval struct {
-	Node         string            `json:"-"`
-	RetrievedAt  string            `json:"retrieved_at,omitempty"`
-	FinalURL     string            `json:"final_url,omitempty"`
-	FinalStatus  Integer           `json:"final_status,omitempty"`
-	ContentHash  string            `json:"content_hash,omitempty"`
-	ContentType  string            `json:"content_type,omitempty"`
-	SnapshotRef  string            `json:"snapshot_ref,omitempty"`
-	Outcome      string            `json:"outcome,omitempty"`
-	OutcomeError string            `json:"outcome_error,omitempty"`
-	Hops         []Hop             `json:"hops"`
-	Canonicals   []model.Canonical `json:"canonical"`
-	// CanonicalDropped counts the canonical declarations the response made
-	// beyond those kept (resolve keeps 100 per source); absent when none
-	// were dropped.
-	CanonicalDropped Integer `json:"canonical_dropped,omitempty"`
-	// Extractions are the content evidence extracted from the final
-	// response, in extractor order (Current is the last).
-	Extractions []*Extraction `json:"extractions,omitempty"`
-}
-
-// CrossesHost reports whether any hop changed host.
-func (r *Retrieval) CrossesHost() bool {
-	for _, h := range r.Hops {
-		if h.CrossesHost {
-			return true
-		}
-	}
-	return false
-}
-
-// Hop is one redirect as stored: the observation (model.Hop) with what the
-// store adds to it, its position and whether it changed host. Index is
-// pg:hopIndex, counted from 0; JSON has number, counted from 1 as the text
-// output numbers hops (MarshalJSON).
-type Hop struct {
-	model.Hop
-	Index       int
-	CrossesHost bool
-}
-
-// Relation is a relation of the cited resource as stored: the observation
-// (model.Relation), and whether the input declared it or ingest detected
-// it. Embedding keeps the JSON fields in the input's order, then evidence.
-type Relation struct {
-	model.Relation
-	Evidence string `json:"evidence"` // model.EvidenceDeclared or model.EvidenceDetected
-}
 
 // Snapshot is everything the queries read, loaded in one pass over the
 // store. Loading reads; it never writes.
@@ -236,10 +121,10 @@ func parseStored(text, source string) (*normalize.Policy, error) {
 }
 
 func verifyPolicy(p PolicyRef) error {
-	if p.text == "" {
+	if p.Text == "" {
 		return nil // older databases did not store it; Normalizer says so
 	}
-	pol, err := parseStored(p.text, "database:"+p.String())
+	pol, err := parseStored(p.Text, "database:"+p.String())
 	if err != nil {
 		return fmt.Errorf("policy %s: its stored text does not parse: %v: %w", p, err, graph.ErrCorrupt)
 	}
@@ -291,11 +176,11 @@ func (s *Snapshot) Normalizer() (*normalize.Normalizer, error) {
 	if s.norm != nil || s.normErr != nil {
 		return s.norm, s.normErr
 	}
-	if s.Policy.text == "" {
+	if s.Policy.Text == "" {
 		s.normErr = fmt.Errorf("policy %s: the database does not hold its text", s.Policy)
 		return nil, s.normErr
 	}
-	p, err := parseStored(s.Policy.text, "database:"+s.Policy.String())
+	p, err := parseStored(s.Policy.Text, "database:"+s.Policy.String())
 	if err == nil {
 		s.norm, err = normalize.New(p, nil)
 	}
@@ -822,7 +707,7 @@ func (l *loader) gather(pol PolicyRef, lean bool) (*gathered, error) {
 			g.declsOf[o] = append(g.declsOf[o], d)
 		}
 	}
-	policy := l.r.ID(graph.IRI(pol.node))
+	policy := l.r.ID(graph.IRI(pol.Node))
 	// Gather each citation's node ids, and the ids to decode, on every core.
 	g.parts = make([]partial, len(nodes))
 	parallel(len(nodes), func(w, lo, hi int) {

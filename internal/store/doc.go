@@ -15,6 +15,15 @@
 // Checker (a consistency check). Backend is the four together; a user
 // takes the narrowest one it needs.
 //
+// What a backend answers is in domain values: model's nouns for what it
+// is given (Record, PolicyRef) and, for what it hands back of a stored
+// citation, this package's Citation (with its Normalization, Retrievals,
+// Hops, Extractions, Passages and Relations) and PolicyRef (citation.go).
+// Those live here, not in model, because they are answers rather than
+// observations: they carry what storing added (a node name, a hop's index
+// and host change, whether a relation was declared or detected, a
+// policy's text and last run), which only a backend can know.
+//
 // The package lives apart from internal/graph (the bbolt quad store) and
 // from internal/model (the nouns): graph must stay free of the citation
 // model, and model must stay free of storage; storetest, the backends and
