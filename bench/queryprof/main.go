@@ -67,7 +67,7 @@ func run() error {
 		return timeLineage(st, *lineage, *n)
 	}
 	t0 := time.Now()
-	set, err := query.LoadGroups(context.Background(), st, "", query.GroupOptions{MinSize: *minSize})
+	set, err := query.LoadGroups(context.Background(), citestore.New(st), "", query.GroupOptions{MinSize: *minSize})
 	if err != nil {
 		return err
 	}

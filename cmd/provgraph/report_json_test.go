@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/query"
 	"github.com/provgraph/provgraph/internal/render"
@@ -27,7 +28,7 @@ func TestReportJSONStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	snap, err := query.Load(context.Background(), st, "")
+	snap, err := query.Load(context.Background(), citestore.New(st), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/provgraph/provgraph/internal/export"
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/ingest"
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
@@ -642,7 +643,7 @@ func TestGroups(t *testing.T) {
 			t.Errorf("after the groups, a statement outside the description: %s", l)
 		}
 	}
-	snap, err := query.Load(context.Background(), st, "")
+	snap, err := query.Load(context.Background(), citestore.New(st), "")
 	if err != nil {
 		t.Fatal(err)
 	}

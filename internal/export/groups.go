@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/query"
 	"github.com/provgraph/provgraph/internal/vocab"
@@ -56,7 +57,7 @@ type groupWriter struct {
 // bad policy fails the export without output.
 func newGroupWriter(ctx context.Context, st *graph.Store, o GroupOptions, d *description, now func() time.Time) (*groupWriter, error) {
 	started := now()
-	set, err := query.LoadGroups(ctx, st, o.Policy, query.GroupOptions{MaxShared: o.MaxShared, MinSize: o.MinSize, Verdict: o.Verdict, Review: o.Review})
+	set, err := query.LoadGroups(ctx, citestore.New(st), o.Policy, query.GroupOptions{MaxShared: o.MaxShared, MinSize: o.MinSize, Verdict: o.Verdict, Review: o.Review})
 	if err != nil {
 		return nil, fmt.Errorf("export: groups: %w", err)
 	}

@@ -139,7 +139,7 @@ func loadCorpus(t *testing.T) *corpusExport {
 			}
 			c.grouped[format], c.groupedSums[format] = path, sum
 		}
-		c.snap, corpusErr = query.Load(context.Background(), st, "")
+		c.snap, corpusErr = query.Load(context.Background(), citestore.New(st), "")
 		corpus = c
 	})
 	if corpusErr != nil {
@@ -751,7 +751,7 @@ func TestOxigraphGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	set, err := query.LoadGroups(context.Background(), st, corpusGroups.Policy, query.GroupOptions{MinSize: corpusGroups.MinSize})
+	set, err := query.LoadGroups(context.Background(), citestore.New(st), corpusGroups.Policy, query.GroupOptions{MinSize: corpusGroups.MinSize})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/provgraph/provgraph/internal/capture"
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/ingest"
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/query"
@@ -90,7 +91,7 @@ func citationsFile(t testing.TB, port string, paths ...string) string {
 
 func retrievals(t testing.TB, st *graph.Store) map[string][]*query.Retrieval {
 	t.Helper()
-	snap, err := query.Load(context.Background(), st, "")
+	snap, err := query.Load(context.Background(), citestore.New(st), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +225,7 @@ func TestResolveInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	beforeQuads := count(t, st)
-	beforeSnap, err := query.Load(context.Background(), st, "")
+	beforeSnap, err := query.Load(context.Background(), citestore.New(st), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +267,7 @@ func TestResolveInterrupted(t *testing.T) {
 	if !hasValue(status, "interrupted") || hasValue(status, "complete") || !hasValue(records, "3") {
 		t.Errorf("run status %v, records %v; want interrupted, not complete, 3", status, records)
 	}
-	after, err := query.Load(context.Background(), st, "")
+	after, err := query.Load(context.Background(), citestore.New(st), "")
 	if err != nil {
 		t.Fatal(err)
 	}

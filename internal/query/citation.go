@@ -17,4 +17,5 @@ type (
 	Span          = store.Span
 	PolicyRef     = store.PolicyRef
 	Integer       = store.Integer
+	Run           = store.Run
 )

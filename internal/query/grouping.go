@@ -8,9 +8,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
+	"github.com/provgraph/provgraph/internal/store"
 )
 
 // This file is the grouping engine behind Groups and GroupStream. It finds
@@ -53,9 +53,9 @@ type facts struct {
 	// related says whether a citation has anything relations reads
 	// (redirects, canonical declarations, declared relations).
 	related []bool
-	// fill sets *c to citation i. w is the calling worker's number
-	// (0 <= w < workers()), so that sources may keep a cache per worker.
-	fill func(w, i int, c *Citation)
+	// fill sets dst[k] to citation rows[k], for a group's members; it
+	// is called on several goroutines at once.
+	fill func(rows []int32, dst []Citation)
 }
 
 // evItem is the content evidence of one successful retrieval: refs of its
@@ -86,7 +86,11 @@ func snapshotFacts(snap *Snapshot) *facts {
 	f := &facts{
 		n: n, state: make([]int8, n), key: make([]int32, n), content: make([]bool, n), related: make([]bool, n),
 		hashOff: make([]int32, n+1), redirOff: make([]int32, n+1), evOff: make([]int32, n+1),
-		fill: func(_, i int, c *Citation) { *c = *snap.Citations[i] },
+		fill: func(rows []int32, dst []Citation) {
+			for k, i := range rows {
+				dst[k] = *snap.Citations[i]
+			}
+		},
 	}
 	keyRef, hashRef := map[string]int32{}, map[string]int32{}
 	var hashes []string
@@ -144,125 +148,6 @@ func snapshotFacts(snap *Snapshot) *facts {
 	}
 	f.hashText = func(ref int32) string { return hashes[ref] }
 	f.digestText = func(ref int32) string { return digests[ref] }
-	return f
-}
-
-// facts derives the facts of gathered citations, on every core, without
-// building them; citation builds one on demand.
-func (g *gathered) facts() *facts {
-	l := g.l
-	n := len(g.parts)
-	// Number the citations in citation id order.
-	type byID struct {
-		id   string
-		part int32
-	}
-	ids := make([]byID, n)
-	parallel(n, func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			g.parts[i].id = l.one(pCitationId, g.parts[i].node)
-			ids[i] = byID{g.parts[i].id, int32(i)}
-		}
-	})
-	sortByText(ids, func(x byID) string { return x.id })
-	order := make([]int32, n)
-	for i, x := range ids {
-		order[i] = x.part
-	}
-	ids = nil
-	f := &facts{
-		n: n, state: make([]int8, n), key: make([]int32, n), content: make([]bool, n), related: make([]bool, n),
-		hashOff: make([]int32, n+1), redirOff: make([]int32, n+1), evOff: make([]int32, n+1),
-		hashText: func(ref int32) string { return l.names[ref] }, digestText: func(ref int32) string { return l.names[ref] },
-	}
-	builders := make([]*builder, workers())
-	for w := range builders {
-		builders[w] = g.builder()
-	}
-	f.fill = func(w, i int, c *Citation) { builders[w].fill(c, &g.parts[order[i]]) }
-	// Each core reads its share of the citations (in order) into arrays of
-	// its own, laid end to end after.
-	keyText := make([]graph.ID, n)
-	nw := workers()
-	hashes, hashOff := make([][]int32, nw), make([][]int32, nw)
-	redirs, redirOff := make([][]string, nw), make([][]int32, nw)
-	evs, evOff := make([][]evItem, nw), make([][]int32, nw)
-	parallel(n, func(w, lo, hi int) {
-		var hs []int32
-		var rs []string
-		var es []evItem
-		var hops []graph.ID // scratch
-		ho, ro, eo := make([]int32, hi-lo), make([]int32, hi-lo), make([]int32, hi-lo)
-		for i := lo; i < hi; i++ {
-			pt := &g.parts[order[i]]
-			switch {
-			case pt.norm == 0:
-				f.state[i] = stateUnnormalized
-			case l.one(pErrorCode, pt.norm) != "":
-				f.state[i] = stateRejected
-			default:
-				keyText[i] = l.get(pText, pt.key)
-				f.content[i] = l.one(pCompare, pt.key) == string(normalize.CompareContent)
-			}
-			rel := len(pt.relations) > 0
-			for _, rt := range pt.retrievals {
-				if it, ok := g.evItem(rt); ok {
-					if it.hash >= 0 {
-						hs = append(hs, it.hash)
-					}
-					es = append(es, it)
-				}
-				final := l.one(pFinalURL, rt)
-				hops = l.appendAll(hops[:0], pHop, rt)
-				if final != "" && len(hops) > 0 {
-					rel = true
-					cross := false
-					for _, h := range hops {
-						cross = cross || l.one(pCrossesHost, h) == "true"
-					}
-					if !cross {
-						rs = append(rs, final)
-					}
-				}
-				if len(g.declsOf[rt]) > 0 {
-					rel = true
-				}
-			}
-			f.related[i] = rel
-			ho[i-lo], ro[i-lo], eo[i-lo] = int32(len(hs)), int32(len(rs)), int32(len(es))
-		}
-		hashes[w], hashOff[w], redirs[w], redirOff[w], evs[w], evOff[w] = hs, ho, rs, ro, es, eo
-	})
-	for w := range nw {
-		lo := n * w / nw
-		hb, rb, eb := int32(len(f.hashRef)), int32(len(f.redirURL)), int32(len(f.ev))
-		for j, o := range hashOff[w] {
-			f.hashOff[lo+j+1] = hb + o
-		}
-		for j, o := range redirOff[w] {
-			f.redirOff[lo+j+1] = rb + o
-		}
-		for j, o := range evOff[w] {
-			f.evOff[lo+j+1] = eb + o
-		}
-		f.hashRef = append(f.hashRef, hashes[w]...)
-		f.redirURL = append(f.redirURL, redirs[w]...)
-		f.ev = append(f.ev, evs[w]...)
-	}
-	// Key refs are numbered by first appearance in citation id order, so
-	// that they do not depend on term ids.
-	refOf := make([]int32, len(l.names)) // key text id -> ref + 1 (names is indexed by every id)
-	for i := range n {
-		if f.state[i] == stateKeyed {
-			ref := refOf[keyText[i]] - 1
-			if ref < 0 {
-				ref = int32(len(f.keys))
-				refOf[keyText[i]] = ref + 1
-				f.keys = append(f.keys, l.names[keyText[i]])
-			}
-			f.key[i] = ref
-		}
-	}
 	return f
 }
 
@@ -697,9 +582,9 @@ func (g *grouping) build(w int, gr *group, listed bool) *Group {
 	cits := make([]Citation, len(nums))
 	members := make([]Member, len(nums))
 	out.Members = make([]*Member, len(nums))
-	for i, m := range nums {
+	g.f.fill(nums, cits)
+	for i := range nums {
 		c := &cits[i]
-		g.f.fill(w, int(m), c)
 		members[i] = Member{citation: c, CitationID: c.ID, RawURL: c.Raw, Fragment: c.Fragment, Key: c.Norm.Key, ResolvedURL: resolved(c), Passage: passage(c)}
 		out.Members[i] = &members[i]
 	}
@@ -784,13 +669,13 @@ func (g *grouping) run(ctx context.Context, encode func(buf []byte, gr *Group) [
 	for i := range f.n {
 		switch f.state[i] {
 		case stateUnnormalized:
-			var c Citation
-			f.fill(0, i, &c)
-			rep.Missing = append(rep.Missing, c.ID)
+			var c [1]Citation
+			f.fill([]int32{int32(i)}, c[:])
+			rep.Missing = append(rep.Missing, c[0].ID)
 		case stateRejected:
-			var c Citation
-			f.fill(0, i, &c)
-			rep.Rejected = append(rep.Rejected, RejectedURL{CitationID: c.ID, RawURL: c.Raw, Code: c.Norm.ErrorCode, Message: c.Norm.ErrorMessage})
+			var c [1]Citation
+			f.fill([]int32{int32(i)}, c[:])
+			rep.Rejected = append(rep.Rejected, RejectedURL{CitationID: c[0].ID, RawURL: c[0].Raw, Code: c[0].Norm.ErrorCode, Message: c[0].Norm.ErrorMessage})
 		}
 	}
 	counts := map[string]int{
@@ -956,24 +841,20 @@ type GroupSet struct {
 	g *grouping
 }
 
-// LoadGroups finds the review groups of st under policy (as for Load). It
-// reads; it never writes.
-func LoadGroups(ctx context.Context, st *graph.Store, policy string, opts GroupOptions) (*GroupSet, error) {
-	snap := &Snapshot{}
-	var gathered *gathered
-	err := st.Read(func(r *graph.Reader) error {
-		l := newLoader(ctx, r)
-		if err := l.choose(snap, policy); err != nil {
-			return err
-		}
-		var err error
-		gathered, err = l.gather(snap.Policy, true)
-		return err
-	})
+// LoadGroups finds the review groups of src under policy (as for Load):
+// one lean scan (rowFacts) finds the groups, and the members a group
+// lists are built from that scan's arrays (store.Texts.Citations) while
+// it is written. It reads; it never writes.
+func LoadGroups(ctx context.Context, src Source, policy string, opts GroupOptions) (*GroupSet, error) {
+	snap, err := choose(ctx, src, policy)
 	if err != nil {
 		return nil, err
 	}
-	return &GroupSet{g: newGrouping(gathered.facts(), snap, opts)}, nil
+	f, err := rowFacts(ctx, src, snap.Policy.Digest, store.FieldCitation)
+	if err != nil {
+		return nil, err
+	}
+	return &GroupSet{g: newGrouping(f, snap, opts)}, nil
 }
 
 // Policy is the policy whose keys the groups are made of.
@@ -994,36 +875,4 @@ func (s *GroupSet) Write(ctx context.Context, encode func(buf []byte, g *Group) 
 // Report returns the whole report, the listed groups included.
 func (s *GroupSet) Report(ctx context.Context) (*Report, error) {
 	return s.g.run(ctx, nil, nil)
-}
-
-// evItem returns the content evidence of retrieval rt, and whether it is
-// successful (Retrieval.Successful), from the ids: refs are term ids.
-func (g *gathered) evItem(rt graph.ID) (evItem, bool) {
-	l := g.l
-	var cur *Extraction
-	var curEv graph.ID
-	for _, x := range g.extsOf[rt] {
-		ev := g.evOf[x]
-		if ev == 0 {
-			continue
-		}
-		e := &Extraction{Extractor: l.one(pExtractor, ev), TextDigest: l.one(pTextDigest, ev), SimHash: l.one(pSimHash, ev), SoftError: l.one(pSoftError, ev)}
-		if cur == nil || cmpExtraction(e, cur) > 0 {
-			cur, curEv = e, ev
-		}
-	}
-	if !successful(l.one(pOutcome, rt), l.one(pFinalStatus, rt), cur) {
-		return evItem{}, false
-	}
-	it := evItem{ret: int32(rt), hash: -1, digest: -1}
-	if h := l.get(pContentHash, rt); l.names[h] != "" {
-		it.hash = int32(h)
-	}
-	if cur != nil {
-		if d := l.get(pTextDigest, curEv); l.names[d] != "" {
-			it.digest = int32(d)
-		}
-		_, it.sim, it.hasSim = textEvidence(&Retrieval{Extractions: []*Extraction{cur}})
-	}
-	return it, true
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/ingest"
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
@@ -43,7 +44,7 @@ func corpusStore(t *testing.T, policies ...string) *graph.Store {
 
 func groups(t *testing.T, st *graph.Store, policy string) *query.Report {
 	t.Helper()
-	snap, err := query.Load(context.Background(), st, policy)
+	snap, err := query.Load(context.Background(), citestore.New(st), policy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +226,7 @@ func dump(t *testing.T, st *graph.Store) string {
 
 func TestStatsAndExplain(t *testing.T) {
 	st := corpusStore(t, "default")
-	snap, err := query.Load(context.Background(), st, "")
+	snap, err := query.Load(context.Background(), citestore.New(st), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,11 +294,11 @@ func TestRenormalizeAndDiff(t *testing.T) {
 	if a, b := len(before.Groups), len(after.Groups); a != b {
 		t.Errorf("default policy groups changed from %d to %d after renormalizing", a, b)
 	}
-	a, err := query.Load(context.Background(), st, "provgraph-default")
+	a, err := query.Load(context.Background(), citestore.New(st), "provgraph-default")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := query.Load(context.Background(), st, "")
+	b, err := query.Load(context.Background(), citestore.New(st), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +355,7 @@ func TestGroupsListReviewRelations(t *testing.T) {
 	all := groups(t, st, "")
 	for _, per := range []int{256, 1} { // one task, and a task per group
 		restore := query.SetGroupsPerTask(per)
-		set, err := query.LoadGroups(ctx, st, "", query.GroupOptions{MinSize: 2, Review: true})
+		set, err := query.LoadGroups(ctx, citestore.New(st), "", query.GroupOptions{MinSize: 2, Review: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -404,7 +405,7 @@ func TestGroupsListReviewRelations(t *testing.T) {
 		}
 	}
 	// Without Review, MinSize alone decides.
-	set, err := query.LoadGroups(ctx, st, "", query.GroupOptions{MinSize: 2})
+	set, err := query.LoadGroups(ctx, citestore.New(st), "", query.GroupOptions{MinSize: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -464,7 +465,7 @@ func TestGroupIDStableAcrossPolicies(t *testing.T) {
 
 func load(t *testing.T, st *graph.Store, policy string) *query.Snapshot {
 	t.Helper()
-	snap, err := query.Load(context.Background(), st, policy)
+	snap, err := query.Load(context.Background(), citestore.New(st), policy)
 	if err != nil {
 		t.Fatal(err)
 	}

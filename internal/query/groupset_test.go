@@ -75,13 +75,13 @@ func TestLoadGroupsMatchesGroups(t *testing.T) {
 		{MinSize: 3, Verdict: model.VerdictNormalizedCompare, Review: true},
 	}
 	for name, st := range stores {
-		snap, err := query.Load(ctx, st, "")
+		snap, err := query.Load(ctx, citestore.New(st), "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, opts := range options {
 			want := query.Groups(snap, opts)
-			set, err := query.LoadGroups(ctx, st, "", opts)
+			set, err := query.LoadGroups(ctx, citestore.New(st), "", opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -129,7 +129,7 @@ func TestWriteInTasks(t *testing.T) {
 	defer query.SetGroupsPerTask(1)()
 	ctx := context.Background()
 	st := synthStore(t, 3000)
-	snap, err := query.Load(ctx, st, "")
+	snap, err := query.Load(ctx, citestore.New(st), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestWriteInTasks(t *testing.T) {
 	if len(want.Groups) < 100 {
 		t.Fatalf("only %d groups", len(want.Groups))
 	}
-	set, err := query.LoadGroups(ctx, st, "", query.GroupOptions{MinSize: 1})
+	set, err := query.LoadGroups(ctx, citestore.New(st), "", query.GroupOptions{MinSize: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestRowFactsMatchLoader(t *testing.T) {
 		{}, {MinSize: 2}, {Verdict: model.VerdictConflict}, {MaxShared: 1}, {MinSize: 2, Review: true},
 	}
 	for name, st := range stores {
-		snap, err := query.Load(ctx, st, "")
+		snap, err := query.Load(ctx, citestore.New(st), "")
 		if err != nil {
 			t.Fatal(err)
 		}

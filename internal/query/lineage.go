@@ -7,9 +7,9 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/store"
@@ -146,7 +146,7 @@ type LineageGroup struct {
 func LineageOf(ctx context.Context, lk store.Lookup, st *graph.Store, citationID string, opts *LineageOptions) (*Lineage, error) {
 	var out *Lineage
 	err := readWith(ctx, lk, st, func(r *reader) error {
-		nodes, err := r.subjects(vocab.CitationId, graph.String(citationID))
+		nodes, err := r.Subjects(vocab.CitationId, graph.String(citationID))
 		if err != nil {
 			return err
 		}
@@ -173,7 +173,7 @@ func LineagesOf(ctx context.Context, lk store.Lookup, st *graph.Store, citationI
 	err := readWith(ctx, lk, st, func(r *reader) error {
 		var nodes []string
 		for _, id := range citationIDs {
-			ns, err := r.subjects(vocab.CitationId, graph.String(id))
+			ns, err := r.Subjects(vocab.CitationId, graph.String(id))
 			if err != nil {
 				return err
 			}
@@ -208,14 +208,27 @@ type withinReader interface {
 	WithinReader(*graph.Reader) store.Lookup
 }
 
+// reader is a lineage's reading: a citestore.Reader (a citation's nodes,
+// read node by node, built as the scan builds them) on one read
+// transaction, the Lookup answering on it, and the nodes of the citation
+// ids Lookup answered (a neighbourhood meets the same citations by key,
+// content and redirect).
+type reader struct {
+	*citestore.Reader
+	ctx     context.Context
+	lk      store.Lookup
+	st      *graph.Store
+	g       *graph.Reader
+	idNodes map[string][]string
+}
+
 // readWith runs fn with a reader on one read transaction of st, so that
 // the many small lookups of a lineage share its dictionary lookups and its
 // decoded terms.
 func readWith(ctx context.Context, lk store.Lookup, st *graph.Store, fn func(*reader) error) error {
 	var inner error
 	err := st.Read(func(g *graph.Reader) error {
-		r := newReader(ctx, st)
-		r.lk = lk
+		r := &reader{Reader: citestore.NewReader(ctx, g), ctx: ctx, st: st, lk: lk, idNodes: map[string][]string{}}
 		if w, ok := lk.(withinReader); ok {
 			r.lk = w.WithinReader(g)
 		}
@@ -253,16 +266,16 @@ func (r *reader) lineagesOfURL(raw string, opts *LineageOptions) ([]*Lineage, er
 	}
 	if len(nodes) == 0 {
 		// Why not: what else the text is stored as, for the message.
-		same, err := r.subjects(vocab.Text, graph.String(raw))
+		same, err := r.Subjects(vocab.Text, graph.String(raw))
 		if err != nil {
 			return nil, err
 		}
 		var other []string
 		for _, n := range same {
-			if err := r.node(n); err != nil {
+			if err := r.Node(n); err != nil {
 				return nil, err
 			}
-			if !r.is(n, vocab.RawURL) {
+			if !r.Is(n, vocab.RawURL) {
 				other = append(other, r.kind(n))
 			}
 		}
@@ -284,7 +297,7 @@ func (r *reader) citationNodes(ids []string) ([]string, error) {
 		ns, ok := r.idNodes[id]
 		if !ok {
 			var err error
-			if ns, err = r.subjects(vocab.CitationId, graph.String(id)); err != nil {
+			if ns, err = r.Subjects(vocab.CitationId, graph.String(id)); err != nil {
 				return nil, err
 			}
 			r.idNodes[id] = ns
@@ -300,7 +313,7 @@ func (r *reader) kind(n string) string {
 		{vocab.ComparisonKey, "a comparison key"}, {vocab.ResolvedURL, "a resolved URL"},
 		{vocab.RelatedResource, "a related resource"},
 	} {
-		if r.is(n, k.class) {
+		if r.Is(n, k.class) {
 			return k.name
 		}
 	}
@@ -323,7 +336,7 @@ func (r *reader) lineages(nodes []string, opts *LineageOptions) ([]*Lineage, err
 	default:
 		return nil, fmt.Errorf("query: unknown group scope %q (want %s or %s)", o.Scope, ScopeNeighbourhood, ScopeDatabase)
 	}
-	pols, err := r.policies()
+	pols, err := r.Policies()
 	if err != nil {
 		return nil, err
 	}
@@ -331,14 +344,14 @@ func (r *reader) lineages(nodes []string, opts *LineageOptions) ([]*Lineage, err
 	if err != nil {
 		return nil, err
 	}
-	runs, err := r.runs()
+	runs, err := r.Runs()
 	if err != nil {
 		return nil, err
 	}
 	snap := &Snapshot{Policies: pols, Policy: pol, Runs: runs}
 	var cits []*Citation
 	for _, n := range nodes {
-		c, err := r.citation(n, pol)
+		c, err := r.Citation(n, pol)
 		if err != nil {
 			return nil, err
 		}
@@ -348,7 +361,7 @@ func (r *reader) lineages(nodes []string, opts *LineageOptions) ([]*Lineage, err
 
 	var rep *Report
 	if o.Scope == ScopeDatabase {
-		full, err := Load(r.ctx, r.st, pol.Digest)
+		full, err := Load(r.ctx, citestore.New(r.st).Within(r.g), pol.Digest)
 		if err != nil {
 			return nil, err
 		}
@@ -375,7 +388,7 @@ func (r *reader) lineage(c *Citation, pol PolicyRef, rep *Report, scope string, 
 		CitationID: c.ID, Engine: c.Engine, AnswerID: c.AnswerID, Position: Integer(c.Position),
 		Question: c.Question, ObservedAt: c.ObservedAt, RawURL: c.Raw, Fragment: c.Fragment,
 		BaseURL: c.BaseURL, ResolvedURL: resolved(c), Policy: pol,
-		NormalizedUnder: r.under[c.Node], Retrievals: c.Retrievals, Relations: c.Relations,
+		NormalizedUnder: r.Under(c.Node), Retrievals: c.Retrievals, Relations: c.Relations,
 		ContentHashes: []string{}, Warnings: rep.Warnings, Passage: passage(c),
 	}
 	if l.NormalizedUnder == nil {
@@ -435,280 +448,6 @@ func lineageNorm(n *Normalization) *LineageNormalization {
 		ln.Error = &NormalizationError{Code: n.ErrorCode, Message: n.ErrorMessage}
 	}
 	return ln
-}
-
-// reader reads single nodes by index lookups and keeps what it read in the
-// predicate -> subject -> objects shape that the loader's helpers take, so
-// a citation read here is built exactly as Load builds it.
-type reader struct {
-	ctx   context.Context
-	lk    store.Lookup // which citations carry a piece of evidence
-	st    *graph.Store
-	g     *graph.Reader // the read transaction lookups go through
-	p     map[string]map[string][]graph.Term
-	read  map[string]bool
-	cits  map[string]*Citation // citation node -> citation, under the policy of the first read
-	under map[string][]string  // citation node -> policies it was normalized under
-	pols  map[string]PolicyRef // policy node -> policy
-	// idNodes are the nodes of the citation ids Lookup answered: a
-	// neighbourhood meets the same citations by key, content and redirect.
-	idNodes map[string][]string
-}
-
-func newReader(ctx context.Context, st *graph.Store) *reader {
-	return &reader{
-		ctx: ctx, st: st,
-		p: map[string]map[string][]graph.Term{}, read: map[string]bool{},
-		cits: map[string]*Citation{}, under: map[string][]string{}, pols: map[string]PolicyRef{},
-		idNodes: map[string][]string{},
-	}
-}
-
-// node reads every quad whose subject is n, once.
-func (r *reader) node(n string) error {
-	if n == "" || r.read[n] {
-		return nil
-	}
-	r.read[n] = true
-	err := r.g.Match(r.ctx, graph.Quad{S: graph.IRI(n)}, func(q graph.Quad) error {
-		m := r.p[q.P.Value]
-		if m == nil {
-			m = map[string][]graph.Term{}
-			r.p[q.P.Value] = m
-		}
-		m[n] = append(m[n], q.O)
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("query: reading %s: %w", n, err)
-	}
-	return nil
-}
-
-func (r *reader) one(pred, n string) string { return one(r.p[pred], n) }
-
-func (r *reader) all(pred, n string) []string {
-	var out []string
-	for _, t := range r.p[pred][n] {
-		out = append(out, t.Value)
-	}
-	return out
-}
-
-func (r *reader) is(n, class string) bool { return hasType(r.p[vocab.RDFType][n], class) }
-
-// subjects returns the IRI subjects of (?, pred, obj).
-func (r *reader) subjects(pred string, obj graph.Term) ([]string, error) {
-	var out []string
-	seen := map[string]bool{}
-	err := r.g.Match(r.ctx, graph.Quad{P: graph.IRI(pred), O: obj}, func(q graph.Quad) error {
-		if q.S.Kind == graph.KindIRI && !seen[q.S.Value] {
-			seen[q.S.Value] = true
-			out = append(out, q.S.Value)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("query: reading %s: %w", pred, err)
-	}
-	return out, nil
-}
-
-// policies lists the policies, oldest run first, reading only the policy
-// and ingest run nodes. It is the one builder of PolicyRef: Load's loader
-// calls it too (loader.policies).
-func (r *reader) policies() ([]PolicyRef, error) {
-	nodes, err := r.subjects(vocab.RDFType, graph.IRI(vocab.NormalizationPolicy))
-	if err != nil {
-		return nil, err
-	}
-	runs, err := r.subjects(vocab.RDFType, graph.IRI(vocab.IngestRun))
-	if err != nil {
-		return nil, err
-	}
-	last := map[string]time.Time{}
-	for _, run := range runs {
-		if err := r.node(run); err != nil {
-			return nil, err
-		}
-		t, _ := time.Parse(time.RFC3339Nano, r.one(vocab.ProvStartedAtTime, run))
-		for _, u := range r.all(vocab.ProvUsed, run) {
-			if t.After(last[u]) {
-				last[u] = t
-			}
-		}
-	}
-	var out []PolicyRef
-	for _, n := range nodes {
-		if err := r.node(n); err != nil {
-			return nil, err
-		}
-		p := PolicyRef{
-			PolicyRef: model.PolicyRef{Name: r.one(vocab.PolicyName, n), Version: r.one(vocab.PolicyVersion, n), Digest: r.one(vocab.PolicyDigest, n)},
-			Node:      n, Text: r.one(vocab.PolicyText, n), LastRun: last[n],
-		}
-		r.pols[n] = p
-		out = append(out, p)
-	}
-	slices.SortFunc(out, func(a, b PolicyRef) int {
-		if c := a.LastRun.Compare(b.LastRun); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Digest, b.Digest)
-	})
-	return out, nil
-}
-
-// citation reads one citation with its normalization under pol, as Load
-// would hold it.
-func (r *reader) citation(n string, pol PolicyRef) (*Citation, error) {
-	if c := r.cits[n]; c != nil {
-		return c, nil
-	}
-	if err := r.node(n); err != nil {
-		return nil, err
-	}
-	c := &Citation{
-		Node: n, ID: r.one(vocab.CitationId, n),
-		ObservedAt: r.one(vocab.ObservedAt, n), Position: r.one(vocab.Position, n),
-		Question: r.one(vocab.Question, n), BaseURL: r.one(vocab.BaseURL, n),
-	}
-	if ans := r.one(vocab.InAnswer, n); ans != "" {
-		if err := r.node(ans); err != nil {
-			return nil, err
-		}
-		c.AnswerID = r.one(vocab.AnswerId, ans)
-		eng := r.one(vocab.ProvWasAttributedTo, ans)
-		if err := r.node(eng); err != nil {
-			return nil, err
-		}
-		c.Engine = r.one(vocab.EngineName, eng)
-	}
-	c.RawNode = r.one(vocab.Cites, n)
-	if err := r.node(c.RawNode); err != nil {
-		return nil, err
-	}
-	c.Raw = r.one(vocab.Text, c.RawNode)
-	if f, ok := r.p[vocab.Fragment][c.RawNode]; ok && len(f) > 0 {
-		v := f[0].Value
-		c.Fragment = &v
-	}
-	for _, nrm := range r.all(vocab.NormalizedAs, n) {
-		if err := r.node(nrm); err != nil {
-			return nil, err
-		}
-		assoc := r.one(vocab.ProvQualifiedAssociation, nrm)
-		if err := r.node(assoc); err != nil {
-			return nil, err
-		}
-		plan := r.one(vocab.ProvHadPlan, assoc)
-		if p, ok := r.pols[plan]; ok {
-			r.under[n] = append(r.under[n], p.String())
-		}
-		if plan == "" || plan != pol.Node {
-			continue
-		}
-		key, err := r.generated(nrm, vocab.ComparisonKey)
-		if err != nil {
-			return nil, err
-		}
-		k := ""
-		if len(key) > 0 {
-			k = key[0]
-		}
-		c.Norm = buildNormalization(iriNodes{r}, nrm, k, &pol, normOptions[string]{steps: true})
-	}
-	slices.Sort(r.under[n])
-	checks, err := r.subjects(vocab.CheckOf, graph.IRI(n))
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range checks {
-		if err := r.node(p); err != nil {
-			return nil, err
-		}
-	}
-	for _, rt := range r.all(vocab.RetrievedIn, n) {
-		if err := r.node(rt); err != nil {
-			return nil, err
-		}
-		for _, h := range r.all(vocab.Hop, rt) {
-			if err := r.node(h); err != nil {
-				return nil, err
-			}
-		}
-		decls, err := r.generated(rt, vocab.CanonicalDeclaration)
-		if err != nil {
-			return nil, err
-		}
-		ret := buildRetrieval(iriNodes{r}, rt, decls)
-		exts, err := r.subjects(vocab.OfRetrieval, graph.IRI(rt))
-		if err != nil {
-			return nil, err
-		}
-		evOf := map[string]string{}
-		for _, x := range exts {
-			if err := r.node(x); err != nil {
-				return nil, err
-			}
-			if err := r.node(r.one(vocab.FromResponse, x)); err != nil {
-				return nil, err
-			}
-			evs, err := r.generated(x, vocab.ExtractedEvidence)
-			if err != nil {
-				return nil, err
-			}
-			if len(evs) > 0 {
-				evOf[x] = evs[0]
-			}
-		}
-		evidenceOf(iriNodes{r}, ret, exts, func(x string) string { return evOf[x] },
-			func(x string) string { return r.one(vocab.FromResponse, x) }, checks,
-			func(p string) string { return r.one(vocab.CheckedAgainst, p) }, false, c)
-		c.Retrievals = append(c.Retrievals, ret)
-	}
-	for _, rel := range r.all(vocab.QualifiedRelation, n) {
-		if err := r.node(rel); err != nil {
-			return nil, err
-		}
-		if err := r.node(r.one(vocab.Target, rel)); err != nil {
-			return nil, err
-		}
-		kind := ""
-		for _, t := range r.p[vocab.RDFType][rel] {
-			if k, ok := model.RelationKindOfClass(t.Value); ok {
-				kind = k.Name
-			}
-		}
-		c.Relations = append(c.Relations, buildRelation(iriNodes{r}, rel, kind))
-	}
-	// The same order as Load's.
-	slices.SortFunc(c.Retrievals, func(a, b *Retrieval) int { return strings.Compare(a.RetrievedAt+a.Node, b.RetrievedAt+b.Node) })
-	slices.SortFunc(c.Relations, func(a, b *Relation) int {
-		return strings.Compare(a.Type+"\x00"+a.Target+"\x00"+a.Evidence, b.Type+"\x00"+b.Target+"\x00"+b.Evidence)
-	})
-	r.cits[n] = c
-	return c, nil
-}
-
-// generated returns the nodes of the given class that prov:wasGeneratedBy
-// activity, read.
-func (r *reader) generated(activity, class string) ([]string, error) {
-	nodes, err := r.subjects(vocab.ProvWasGeneratedBy, graph.IRI(activity))
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, n := range nodes {
-		if err := r.node(n); err != nil {
-			return nil, err
-		}
-		if r.is(n, class) {
-			out = append(out, n)
-		}
-	}
-	slices.Sort(out)
-	return out, nil
 }
 
 // hood finds the neighbourhood of a group (see ScopeNeighbourhood): the
@@ -782,7 +521,7 @@ func (h *hood) add(n string) error {
 	if h.cits[n] != nil {
 		return nil
 	}
-	c, err := h.r.citation(n, h.snap.Policy)
+	c, err := h.r.Citation(n, h.snap.Policy)
 	if err != nil {
 		return err
 	}
@@ -860,19 +599,19 @@ func (h *hood) explore(cits []*Citation) error {
 		}
 	}
 	for _, d := range digests {
-		evs, err := h.r.subjects(vocab.TextDigest, graph.String(d))
+		evs, err := h.r.Subjects(vocab.TextDigest, graph.String(d))
 		if err != nil {
 			return err
 		}
 		for _, ev := range evs {
-			if err := h.r.node(ev); err != nil {
+			if err := h.r.Node(ev); err != nil {
 				return err
 			}
-			x := h.r.one(vocab.ProvWasGeneratedBy, ev)
-			if err := h.r.node(x); err != nil {
+			x := h.r.One(vocab.ProvWasGeneratedBy, ev)
+			if err := h.r.Node(x); err != nil {
 				return err
 			}
-			if rt := h.r.one(vocab.OfRetrieval, x); rt != "" {
+			if rt := h.r.One(vocab.OfRetrieval, x); rt != "" {
 				if err := h.addRetrievedIn(rt); err != nil {
 					return err
 				}
@@ -992,7 +731,7 @@ func sortedKeys(m map[string]bool) []string {
 
 // addRetrievedIn loads the citations retrieved in retrieval rt.
 func (h *hood) addRetrievedIn(rt string) error {
-	cs, err := h.r.subjects(vocab.RetrievedIn, graph.IRI(rt))
+	cs, err := h.r.Subjects(vocab.RetrievedIn, graph.IRI(rt))
 	if err != nil {
 		return err
 	}
@@ -1051,18 +790,18 @@ func (h *hood) loadIncoming(k string) error {
 			return err
 		}
 	}
-	nodes, err := h.r.subjects(vocab.Text, graph.String(k))
+	nodes, err := h.r.Subjects(vocab.Text, graph.String(k))
 	if err != nil {
 		return err
 	}
 	for _, n := range nodes {
-		if err := h.r.node(n); err != nil {
+		if err := h.r.Node(n); err != nil {
 			return err
 		}
-		if !h.r.is(n, vocab.ResolvedURL) {
+		if !h.r.Is(n, vocab.ResolvedURL) {
 			continue
 		}
-		rts, err := h.r.subjects(vocab.ResolvedTo, graph.IRI(n))
+		rts, err := h.r.Subjects(vocab.ResolvedTo, graph.IRI(n))
 		if err != nil {
 			return err
 		}
@@ -1115,25 +854,4 @@ func redirectSources(k string) []string {
 		}
 	}
 	return out
-}
-
-// Lineage reads single nodes into predicate -> subject -> objects maps of
-// strings (reader); these build a snapshot's values from such maps, as the
-// loader does from its id tables for a whole database. The two are checked
-// against each other by TestLineageMatchesGroups.
-
-func one(m map[string][]graph.Term, s string) string {
-	if v := m[s]; len(v) > 0 {
-		return v[0].Value
-	}
-	return ""
-}
-
-func hasType(ts []graph.Term, class string) bool {
-	for _, t := range ts {
-		if t.Value == class {
-			return true
-		}
-	}
-	return false
 }

@@ -465,7 +465,7 @@ func TestLineageScopesAgree(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			st := lineageStore(t, []string{tc.file}, normalize.Default())
 			ctx := context.Background()
-			snap, err := query.Load(ctx, st, "")
+			snap, err := query.Load(ctx, citestore.New(st), "")
 			if err != nil {
 				t.Fatal(err)
 			}

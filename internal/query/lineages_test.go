@@ -17,7 +17,7 @@ import (
 func TestLineagesOfMatchesLineageOf(t *testing.T) {
 	st := exampleStore(t)
 	ctx := context.Background()
-	snap, err := query.Load(ctx, st, "")
+	snap, err := query.Load(ctx, citestore.New(st), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,15 +10,14 @@ import (
 const rowFields = store.FieldKey | store.FieldFinalURL | store.FieldRelations | store.FieldEvidence
 
 // rowFacts makes grouping's facts from a backend's scan under the policy
-// with the given digest: the same facts gathered.facts makes from the
-// bbolt loader's id arrays, in domain terms (store.Row), so that a backend
-// without term ids can be grouped. fill is left nil: the members a group
-// lists are still built by the loader (internal/store's doc says what
-// moves next). Refs are handles - 1, so equal refs are equal texts.
-func rowFacts(ctx context.Context, sc store.Scanner, policyDigest string) (*facts, error) {
+// with the given digest, in domain terms (store.Row). extra are fields
+// asked beside grouping's: with store.FieldCitation, fill builds the
+// members from the scan's Texts (otherwise it is left nil). Refs are
+// handles - 1, so equal refs are equal texts.
+func rowFacts(ctx context.Context, sc store.Scanner, policyDigest string, extra store.Fields) (*facts, error) {
 	f := &facts{hashOff: []int32{0}, redirOff: []int32{0}, evOff: []int32{0}}
 	var keyH, redirH []store.Handle
-	texts, err := sc.Scan(ctx, policyDigest, rowFields, func(r *store.Row) error {
+	texts, err := sc.Scan(ctx, policyDigest, rowFields|extra, func(r *store.Row) error {
 		switch {
 		case r.Key != 0:
 			f.state = append(f.state, stateKeyed)
@@ -67,5 +66,8 @@ func rowFacts(ctx context.Context, sc store.Scanner, policyDigest string) (*fact
 	}
 	f.hashText = func(ref int32) string { return texts.Text(store.FieldContent, store.Handle(ref+1)) }
 	f.digestText = func(ref int32) string { return texts.Text(store.FieldEvidence, store.Handle(ref+1)) }
+	if extra&store.FieldCitation != 0 {
+		f.fill = texts.Citations
+	}
 	return f, nil
 }

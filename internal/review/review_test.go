@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/ingest"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/query"
@@ -52,7 +53,7 @@ const twoMembers = `{"citation_id":"a","engine":"e1","observed_at":"2026-01-01T0
 // groupOf returns the group of citation id.
 func groupOf(t testing.TB, st *graph.Store, id string) (*query.Group, query.PolicyRef) {
 	t.Helper()
-	set, err := query.LoadGroups(context.Background(), st, "", query.GroupOptions{MinSize: 1})
+	set, err := query.LoadGroups(context.Background(), citestore.New(st), "", query.GroupOptions{MinSize: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

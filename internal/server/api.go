@@ -318,7 +318,7 @@ func (s *Server) stats(ctx context.Context) (*statsView, error) {
 	if c := s.last; c != nil && c.gen == gen && c.rv == rv {
 		return c.view, nil
 	}
-	snap, err := query.Load(ctx, s.st, s.o.Policy)
+	snap, err := query.Load(ctx, citestore.New(s.st), s.o.Policy)
 	if err != nil {
 		return nil, service.QueryError(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/query"
 )
@@ -57,7 +58,7 @@ func (d DB) Load(ctx context.Context, policy string) (*query.Snapshot, error) {
 		return nil, err
 	}
 	defer st.Close()
-	snap, err := query.Load(ctx, st, policy)
+	snap, err := query.Load(ctx, citestore.New(st), policy)
 	if err != nil {
 		return nil, QueryError(err)
 	}
@@ -72,7 +73,7 @@ func (d DB) Groups(ctx context.Context, policy string, opts query.GroupOptions) 
 		return nil, err
 	}
 	defer st.Close()
-	set, err := query.LoadGroups(ctx, st, policy, opts)
+	set, err := query.LoadGroups(ctx, citestore.New(st), policy, opts)
 	if err != nil {
 		return nil, QueryError(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/query"
 	"github.com/provgraph/provgraph/internal/review"
@@ -139,7 +140,7 @@ func (r *Reviewed) Group(id string) *query.Group { return r.byID[id] }
 // LoadReviewed reads the groups of an open store under policy, and its
 // decisions. It reads only; a server calls it on the store it holds.
 func LoadReviewed(ctx context.Context, st *graph.Store, policy string, opts query.GroupOptions) (*Reviewed, error) {
-	set, err := query.LoadGroups(ctx, st, policy, opts)
+	set, err := query.LoadGroups(ctx, citestore.New(st), policy, opts)
 	if err != nil {
 		return nil, QueryError(err)
 	}

@@ -69,10 +69,23 @@ type Checker interface {
 	Check(ctx context.Context) error
 }
 
+// Catalog lists what a whole-database query chooses among and warns of
+// before it scans: the policies stored, with their texts, and the runs.
+// They are few. A scan started after a Catalog sees at least what it saw:
+// the store is append-only, so a policy it lists stays.
+type Catalog interface {
+	// StoredPolicies returns every policy stored, with its node, text and
+	// last ingest run, ordered by that run (oldest first), then digest.
+	StoredPolicies(ctx context.Context) ([]PolicyRef, error)
+	// Runs returns every ingest and resolve run, in start order.
+	Runs(ctx context.Context) ([]Run, error)
+}
+
 // Backend is everything a backend implements.
 type Backend interface {
 	Lookup
 	Appender
+	Catalog
 	Scanner
 	Checker
 }
@@ -104,6 +117,19 @@ const (
 	// model.RetrievalIRI). It is filled with FieldEvidence and asks for
 	// nothing by itself.
 	FieldRetrieval
+	// FieldCitation makes the scan's Texts.Citations answer: whole
+	// citations of scanned rows, with what a review group lists of a
+	// member (id, raw URL and fragment, the normalization with its rules
+	// but not its parsed step log, retrievals with their outcome, final
+	// URL, status, content hash, hops' host changes, canonical
+	// declarations and current evidence, relations, passage checks).
+	// It fills no Row field.
+	FieldCitation
+	// FieldDetail, with FieldCitation, makes those citations complete:
+	// every stored literal besides (answer, engine, question, position,
+	// observation time, base URL, node names, hop details, the
+	// extraction's details), as a whole snapshot shows them.
+	FieldDetail
 )
 
 // Row is one citation as a scan hands it over: the citation id as text
@@ -185,8 +211,8 @@ func compareBool(a, b bool) int {
 
 // Scanner streams every citation once, in citation-id order (byte order),
 // with the fields asked for; fields not asked for are left zero. The
-// Texts it returns resolve the scan's handles after it, for the rows a
-// query decides to show.
+// Texts it returns resolve the scan's handles after it, and build the
+// whole citations of the rows a query decides to show (FieldCitation).
 type Scanner interface {
 	Scan(ctx context.Context, policyDigest string, f Fields, fn func(*Row) error) (Texts, error)
 }
@@ -197,6 +223,15 @@ type Texts interface {
 	Text(f Fields, h Handle) string
 	// Len returns the largest handle of field f.
 	Len(f Fields) int
+	// Citations sets dst[i] to the citation of the scan's row rows[i]
+	// (rows are numbered from 0 in scan order), under the scan's policy,
+	// as FieldCitation and FieldDetail ask. It answers from what the scan
+	// read, never by a second read of the database, so that grouping can
+	// build the members it lists a group at a time: a million citations
+	// cannot be read twice within the time grouping takes. It is safe for
+	// concurrent use; len(dst) must be at least len(rows). Without
+	// FieldCitation it leaves dst as it is.
+	Citations(rows []int32, dst []Citation)
 }
 
 // Dict interns the texts of one scan, field by field: the Texts of a

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/provgraph/provgraph/internal/model"
@@ -25,7 +27,7 @@ type Memory struct {
 	raw      map[string][]string    // raw URL -> ids
 	key      map[[2]string][]string // (policy digest, key) -> ids
 	content  map[string][]string    // content hash -> ids
-	policies map[string]model.PolicyRef
+	policies map[string]store.PolicyRef
 	cits     map[string]*memCitation // citation id -> what a scan shows
 }
 
@@ -33,6 +35,8 @@ type Memory struct {
 // ones only: detecting relations is the bbolt backend's ingest mapping,
 // which the reference model does not copy.
 type memCitation struct {
+	rec      *model.Record
+	norms    map[string]*store.Normalization // policy digest -> its normalization
 	raw      string
 	keys     map[string]string // policy digest -> key
 	rejected map[string]bool   // policy digest -> rejected
@@ -57,7 +61,7 @@ var _ store.Backend = (*Memory)(nil)
 func NewMemory() *Memory {
 	return &Memory{
 		digest: map[string]string{}, raw: map[string][]string{}, key: map[[2]string][]string{},
-		content: map[string][]string{}, policies: map[string]model.PolicyRef{}, cits: map[string]*memCitation{},
+		content: map[string][]string{}, policies: map[string]store.PolicyRef{}, cits: map[string]*memCitation{},
 	}
 }
 
@@ -103,10 +107,26 @@ func (m *Memory) ByContent(ctx context.Context, hash string) ([]string, error) {
 func (m *Memory) Policies(ctx context.Context) ([]model.PolicyRef, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := slices.Collect(maps.Values(m.policies))
+	var out []model.PolicyRef
+	for _, p := range m.policies {
+		out = append(out, p.PolicyRef)
+	}
 	slices.SortFunc(out, func(a, b model.PolicyRef) int { return cmpString(a.Digest, b.Digest) })
 	return out, ctx.Err()
 }
+
+// StoredPolicies implements store.Catalog. Memory records no runs, so
+// every LastRun is zero and the order is the digests'.
+func (m *Memory) StoredPolicies(ctx context.Context) ([]store.PolicyRef, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := slices.Collect(maps.Values(m.policies))
+	slices.SortFunc(out, func(a, b store.PolicyRef) int { return cmpString(a.Digest, b.Digest) })
+	return out, ctx.Err()
+}
+
+// Runs implements store.Catalog: Memory records no runs.
+func (m *Memory) Runs(ctx context.Context) ([]store.Run, error) { return []store.Run{}, ctx.Err() }
 
 // Append implements store.Appender: everything is checked and normalized
 // first, then applied, so a failing batch leaves the maps as they were.
@@ -120,6 +140,7 @@ func (m *Memory) Append(ctx context.Context, b store.Batch) (int, error) {
 		id, digest, raw, key, hash string
 		keyed, rejected, content   bool
 		r                          *model.Record
+		norm                       *store.Normalization
 	}
 	var rows []row
 	seen := map[string]string{}
@@ -157,6 +178,7 @@ func (m *Memory) Append(ctx context.Context, b store.Batch) (int, error) {
 		default:
 			return 0, fmt.Errorf("append: citation %s: %w", id, err)
 		}
+		rw.norm = memNormalization(res, nerr)
 		if r.Retrieval != nil {
 			rw.hash = r.Retrieval.ContentHash
 		}
@@ -172,7 +194,7 @@ func (m *Memory) Append(ctx context.Context, b store.Batch) (int, error) {
 		if rw.hash != "" {
 			m.content[rw.hash] = append(m.content[rw.hash], rw.id)
 		}
-		c := &memCitation{raw: rw.raw, keys: map[string]string{}, rejected: map[string]bool{}, keyContent: map[string]bool{}}
+		c := &memCitation{rec: rw.r, norms: map[string]*store.Normalization{b.Policy.Digest(): rw.norm}, raw: rw.raw, keys: map[string]string{}, rejected: map[string]bool{}, keyContent: map[string]bool{}}
 		if rw.keyed {
 			c.keys[b.Policy.Digest()] = rw.key
 		}
@@ -200,7 +222,7 @@ func (m *Memory) Append(ctx context.Context, b store.Batch) (int, error) {
 			c.related = len(rt.Canonical) > 0
 			if rt.FinalURL != "" && len(rt.Hops) > 0 {
 				c.related = true
-				if m.sameHost(rt.Hops) {
+				if sameHost(rt.Hops) {
 					c.redirects = append(c.redirects, rt.FinalURL)
 				}
 			}
@@ -211,15 +233,39 @@ func (m *Memory) Append(ctx context.Context, b store.Batch) (int, error) {
 		c.related = c.related || len(rw.r.Relations) > 0
 		m.cits[rw.id] = c
 	}
-	m.policies[b.Policy.Digest()] = model.PolicyRef{Name: b.Policy.Name(), Version: b.Policy.Version(), Digest: b.Policy.Digest()}
+	m.policies[b.Policy.Digest()] = store.PolicyRef{
+		PolicyRef: model.PolicyRef{Name: b.Policy.Name(), Version: b.Policy.Version(), Digest: b.Policy.Digest()},
+		Node:      model.Mint("policy", b.Policy.Digest()), Text: string(b.Policy.Text()),
+	}
 	return len(rows), nil
+}
+
+// memNormalization is the normalization of a result or rejection, as a
+// backend hands it back (its Policy is set when a citation is built).
+func memNormalization(res normalize.Result, nerr *normalize.Error) *store.Normalization {
+	n := &store.Normalization{}
+	for _, st := range res.Steps() {
+		if !slices.Contains(n.Rules, string(st.Rule)) {
+			n.Rules = append(n.Rules, string(st.Rule))
+		}
+	}
+	if nerr != nil {
+		n.ErrorCode, n.ErrorMessage = string(nerr.Code), nerr.Error()
+		return n
+	}
+	n.Key, n.Compare, n.HostRule = res.Key, string(res.Compare), res.HostRule
+	if res.Parsed != res.Raw {
+		n.Parsed = res.Parsed
+	}
+	n.RemovedParams = res.RemovedParams()
+	return n
 }
 
 // sameHost reports whether no hop changes host: the host a browser would
 // contact (normalize.Result.Host) under the lenient policy's parse, or the
 // URL itself when it does not parse, as the bbolt mapping decides
 // pg:crossesHost.
-func (m *Memory) sameHost(hops []model.Hop) bool {
+func sameHost(hops []model.Hop) bool {
 	n, err := normalize.New(normalize.Lenient(), nil)
 	if err != nil {
 		return false
@@ -244,6 +290,10 @@ func (m *Memory) Scan(ctx context.Context, policyDigest string, f store.Fields, 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	d := &store.Dict{}
+	texts := &memTexts{Dict: d, f: f}
+	if p, ok := m.policies[policyDigest]; ok {
+		texts.policy = &p
+	}
 	intern := func(dst []store.Handle, field store.Fields, texts []string) []store.Handle {
 		if f&field == 0 {
 			return dst
@@ -260,6 +310,7 @@ func (m *Memory) Scan(ctx context.Context, policyDigest string, f store.Fields, 
 			return nil, err
 		}
 		c := m.cits[id]
+		texts.cits = append(texts.cits, c)
 		row = store.Row{ID: id}
 		if f&store.FieldRaw != 0 {
 			row.Raw = d.Intern(store.FieldRaw, c.raw)
@@ -289,7 +340,64 @@ func (m *Memory) Scan(ctx context.Context, policyDigest string, f store.Fields, 
 			return nil, err
 		}
 	}
-	return d, nil
+	return texts, nil
+}
+
+// memTexts is a Memory scan's Texts: its Dict, and the scanned citations
+// for Citations.
+type memTexts struct {
+	*store.Dict
+	f      store.Fields
+	policy *store.PolicyRef // the scan's, nil if none is stored
+	cits   []*memCitation   // by row
+}
+
+// Citations implements store.Texts: each citation is built from its
+// record, as the record says it (Memory holds no extractions, passage
+// checks or detected relations).
+func (t *memTexts) Citations(rows []int32, dst []store.Citation) {
+	if t.f&store.FieldCitation == 0 {
+		return
+	}
+	for k, i := range rows {
+		c := t.cits[i]
+		r := c.rec
+		out := store.Citation{
+			ID: r.ID(), Raw: c.raw, Engine: r.Engine, AnswerID: r.AnswerID, Question: r.Question,
+			Position: string(r.Position), ObservedAt: r.ObservedAt, BaseURL: r.BaseURL,
+		}
+		if _, frag, ok := strings.Cut(c.raw, "#"); ok {
+			out.Fragment = &frag
+		}
+		if t.policy != nil {
+			if n := c.norms[t.policy.Digest]; n != nil {
+				nn := *n
+				nn.Policy = t.policy
+				out.Norm = &nn
+			}
+		}
+		if rt := r.Retrieval; rt != nil {
+			ret := &store.Retrieval{
+				Node: model.RetrievalIRI(c.raw, rt), RetrievedAt: rt.RetrievedAt, FinalURL: rt.FinalURL,
+				FinalStatus: store.Integer(rt.FinalStatus), ContentHash: rt.ContentHash, ContentType: rt.ContentType,
+				SnapshotRef: rt.SnapshotRef, Outcome: rt.Outcome, OutcomeError: rt.OutcomeError,
+				Hops: []store.Hop{}, Canonicals: []model.Canonical{},
+			}
+			if rt.CanonicalDropped > 0 {
+				ret.CanonicalDropped = store.Integer(strconv.Itoa(rt.CanonicalDropped))
+			}
+			for j, h := range rt.Hops {
+				ret.Hops = append(ret.Hops, store.Hop{Hop: h, Index: j, CrossesHost: !sameHost([]model.Hop{h})})
+			}
+			ret.Canonicals = append(ret.Canonicals, rt.Canonical...)
+			slices.SortFunc(ret.Canonicals, func(a, b model.Canonical) int { return cmpString(a.Source+a.URL, b.Source+b.URL) })
+			out.Retrievals = []*store.Retrieval{ret}
+		}
+		for _, rel := range r.Relations {
+			out.Relations = append(out.Relations, &store.Relation{Relation: rel, Evidence: model.EvidenceDeclared})
+		}
+		dst[k] = out
+	}
 }
 
 // Check implements store.Checker: every id an index names is stored.

@@ -65,6 +65,9 @@ func Run(t *testing.T, open Open) {
 		{"ScanRedirects", testScanRedirects},
 		{"ScanOtherPolicy", testScanOtherPolicy},
 		{"ScanStops", testScanStops},
+		{"ScanCitations", testScanCitations},
+		{"ScanCitationsDetail", testScanCitationsDetail},
+		{"ScanCitationsNotAsked", testScanCitationsNotAsked},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -726,4 +729,188 @@ func cmpString(a, b string) int {
 		return 1
 	}
 	return 0
+}
+
+// scanCitations scans b under pol with the fields f and returns every
+// row's whole citation (Texts.Citations), asked for in reverse row order
+// so that a backend must honour the row numbers.
+func scanCitations(t *testing.T, b store.Backend, pol string, f store.Fields) []store.Citation {
+	t.Helper()
+	n := 0
+	texts, err := b.Scan(context.Background(), pol, f, func(*store.Row) error {
+		n++
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Scan = %v", err)
+	}
+	rows := make([]int32, n)
+	for i := range rows {
+		rows[i] = int32(n - 1 - i)
+	}
+	rev := make([]store.Citation, n)
+	texts.Citations(rows, rev)
+	slices.Reverse(rev)
+	return rev
+}
+
+// testScanCitations: with FieldCitation, Texts.Citations builds each
+// scanned row's citation as the records say: id, raw URL, the
+// normalization under the scan's policy (key, rejection, rules, compare,
+// host rule), the retrieval with its hops (as many) and canonical
+// declarations, and the declared relations.
+func testScanCitations(t *testing.T, b store.Backend) {
+	recs := Corpus(t)
+	appendAll(t, b, recs...)
+	pol := normalize.Default()
+	cits := scanCitations(t, b, pol.Digest(), store.FieldCitation)
+	if len(cits) != len(recs) {
+		t.Fatalf("Citations built %d citations, want %d", len(cits), len(recs))
+	}
+	want := map[string]*model.Record{}
+	for _, r := range recs {
+		want[r.ID()] = r
+	}
+	for i, c := range cits {
+		r := want[c.ID]
+		if r == nil {
+			t.Errorf("citation %d: id %q, which was not appended", i, c.ID)
+			continue
+		}
+		if i > 0 && cits[i-1].ID >= c.ID {
+			t.Errorf("citation %d: id %q after %q, want the scan's id order", i, c.ID, cits[i-1].ID)
+		}
+		if c.Raw != *r.RawURL {
+			t.Errorf("citation %s: raw %q, want %q", c.ID, c.Raw, *r.RawURL)
+		}
+		checkNormalization(t, c, r, pol)
+		checkRetrievals(t, c, r, false)
+		var gotRels, wantRels []string
+		for _, rel := range c.Relations {
+			if rel.Evidence == model.EvidenceDeclared {
+				gotRels = append(gotRels, rel.Type+" "+rel.Target)
+			}
+		}
+		for _, rel := range r.Relations {
+			wantRels = append(wantRels, rel.Type+" "+rel.Target)
+		}
+		slices.Sort(gotRels)
+		slices.Sort(wantRels)
+		if !slices.Equal(gotRels, wantRels) {
+			t.Errorf("citation %s: declared relations %q, want %q", c.ID, gotRels, wantRels)
+		}
+	}
+}
+
+func checkNormalization(t *testing.T, c store.Citation, r *model.Record, pol *normalize.Policy) {
+	t.Helper()
+	if c.Norm == nil {
+		t.Errorf("citation %s: no normalization under %s", c.ID, pol.Name())
+		return
+	}
+	if c.Norm.Policy == nil || c.Norm.Policy.Digest != pol.Digest() {
+		t.Errorf("citation %s: normalization under %+v, want digest %s", c.ID, c.Norm.Policy, pol.Digest())
+	}
+	n, err := normalize.New(pol, &normalize.Options{Base: r.BaseURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := n.Normalize(*r.RawURL)
+	var rules []string
+	for _, st := range res.Steps() {
+		if !slices.Contains(rules, string(st.Rule)) {
+			rules = append(rules, string(st.Rule))
+		}
+	}
+	if !slices.Equal(c.Norm.Rules, rules) {
+		t.Errorf("citation %s: rules %q, want %q", c.ID, c.Norm.Rules, rules)
+	}
+	var nerr *normalize.Error
+	if errors.As(err, &nerr) {
+		if !c.Norm.Rejected() || c.Norm.ErrorCode != string(nerr.Code) || c.Norm.Key != "" {
+			t.Errorf("citation %s: error %q, key %q; want the rejection %q", c.ID, c.Norm.ErrorCode, c.Norm.Key, nerr.Code)
+		}
+		return
+	}
+	if c.Norm.Rejected() || c.Norm.Key != res.Key || c.Norm.Compare != string(res.Compare) || c.Norm.HostRule != res.HostRule {
+		t.Errorf("citation %s: key %q (compare %q, host rule %q, error %q), want %q (%q, %q)", c.ID,
+			c.Norm.Key, c.Norm.Compare, c.Norm.HostRule, c.Norm.ErrorCode, res.Key, res.Compare, res.HostRule)
+	}
+}
+
+// checkRetrievals checks c's retrievals against r's; detail (FieldDetail)
+// checks the hops' ends and numbers too.
+func checkRetrievals(t *testing.T, c store.Citation, r *model.Record, detail bool) {
+	t.Helper()
+	rt := r.Retrieval
+	if rt == nil {
+		if len(c.Retrievals) != 0 {
+			t.Errorf("citation %s: %d retrievals, want none", c.ID, len(c.Retrievals))
+		}
+		return
+	}
+	if len(c.Retrievals) != 1 {
+		t.Errorf("citation %s: %d retrievals, want 1", c.ID, len(c.Retrievals))
+		return
+	}
+	got := c.Retrievals[0]
+	if got.Node != model.RetrievalIRI(*r.RawURL, rt) || got.RetrievedAt != rt.RetrievedAt || got.FinalURL != rt.FinalURL ||
+		got.ContentHash != rt.ContentHash || got.Outcome != rt.Outcome || string(got.FinalStatus) != string(rt.FinalStatus) {
+		t.Errorf("citation %s: retrieval %+v, want %+v", c.ID, got, rt)
+	}
+	if len(got.Hops) != len(rt.Hops) {
+		t.Errorf("citation %s: %d hops, want %d", c.ID, len(got.Hops), len(rt.Hops))
+	} else if detail {
+		for j, h := range got.Hops {
+			if h.Index != j || h.From != rt.Hops[j].From || h.To != rt.Hops[j].To {
+				t.Errorf("citation %s: hop %d is %d %q -> %q, want %q -> %q", c.ID, j, h.Index, h.From, h.To, rt.Hops[j].From, rt.Hops[j].To)
+			}
+		}
+	}
+	canon := slices.Clone(rt.Canonical)
+	slices.SortFunc(canon, func(a, b model.Canonical) int { return cmpString(a.Source+a.URL, b.Source+b.URL) })
+	canon = slices.Compact(canon)
+	if !slices.Equal(got.Canonicals, canon) && len(got.Canonicals)+len(canon) > 0 {
+		t.Errorf("citation %s: canonical %+v, want %+v", c.ID, got.Canonicals, canon)
+	}
+}
+
+// testScanCitationsDetail: with FieldDetail too, the citations carry what
+// the record says of the answer it was in, and every hop's ends.
+func testScanCitationsDetail(t *testing.T, b store.Backend) {
+	recs := Corpus(t)
+	appendAll(t, b, recs...)
+	want := map[string]*model.Record{}
+	for _, r := range recs {
+		want[r.ID()] = r
+	}
+	for _, c := range scanCitations(t, b, normalize.Default().Digest(), store.FieldCitation|store.FieldDetail) {
+		r := want[c.ID]
+		if r == nil {
+			t.Errorf("citation %q was not appended", c.ID)
+			continue
+		}
+		if c.Engine != r.Engine || c.AnswerID != r.AnswerID || c.Question != r.Question || c.BaseURL != r.BaseURL ||
+			c.ObservedAt != r.ObservedAt || c.Position != string(r.Position) {
+			t.Errorf("citation %s: engine %q, answer %q, question %q, base %q, observed %q, position %q; want %q, %q, %q, %q, %q, %q", c.ID,
+				c.Engine, c.AnswerID, c.Question, c.BaseURL, c.ObservedAt, c.Position,
+				r.Engine, r.AnswerID, r.Question, r.BaseURL, r.ObservedAt, r.Position)
+		}
+		checkRetrievals(t, c, r, true)
+	}
+}
+
+// testScanCitationsNotAsked: without FieldCitation, Citations leaves dst
+// as it is.
+func testScanCitationsNotAsked(t *testing.T, b store.Backend) {
+	appendAll(t, b, Corpus(t)...)
+	texts, err := b.Scan(context.Background(), normalize.Default().Digest(), store.FieldKey, func(*store.Row) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := []store.Citation{{ID: "unchanged"}}
+	texts.Citations([]int32{0}, dst)
+	if dst[0].ID != "unchanged" || dst[0].Norm != nil {
+		t.Errorf("Citations without FieldCitation set %+v", dst[0])
+	}
 }

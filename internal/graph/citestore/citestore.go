@@ -6,6 +6,12 @@
 // question, and store.Appender with one graph.Store.Add
 // per batch, which is one bbolt transaction: atomic, idempotent, exact.
 //
+// It is the one reader of the RDF model on the read side: store.Scanner
+// and store.Catalog by term id (load.go: one pass over the SPO index into
+// arrays, the whole-database loader the queries use; scan.go), and
+// Reader, the same model read node by node for one citation's lineage.
+// Both build a citation's parts with the same functions (build.go).
+//
 // It lives under internal/graph so that the quad store's id-level fast
 // paths can stay behind store's interfaces as the queries move onto them,
 // while internal/graph itself stays free of the citation model. It owns
@@ -13,8 +19,8 @@
 // internal/ingest imports for the write paths store cannot express yet;
 // so citestore must not import internal/ingest, nor internal/query or
 // internal/export. It imports internal/graph, internal/model,
-// internal/normalize, internal/store and internal/vocab, and not bbolt;
-// only internal/graph does.
+// internal/normalize, internal/store, internal/vocab and internal/cores
+// (work split over cores), and not bbolt; only internal/graph does.
 package citestore
 
 import (
@@ -32,8 +38,8 @@ import (
 // graph store: closing it is the caller's.
 type Store struct {
 	g *graph.Store
-	// r, when set, is the read transaction ByRaw, ByKey and ByContent
-	// read on (WithinReader).
+	// r, when set, is the read transaction every read runs on
+	// (WithinReader, Within).
 	r *graph.Reader
 }
 
@@ -48,7 +54,12 @@ func New(g *graph.Store) *Store { return &Store{g: g} }
 // must grow the file's mapping: the writer waits for the outer one to
 // end, and the inner one waits behind the writer. provgraph serve hung so
 // during an ingest at a million citations.
-func (s *Store) WithinReader(r *graph.Reader) store.Lookup { return &Store{g: s.g, r: r} }
+func (s *Store) WithinReader(r *graph.Reader) store.Lookup { return s.Within(r) }
+
+// Within returns the backend reading on the read transaction of r, for a
+// caller already inside one, as WithinReader: every read (lookups,
+// Catalog, Scan) runs on r.
+func (s *Store) Within(r *graph.Reader) *Store { return &Store{g: s.g, r: r} }
 
 func iri(s string) graph.Term { return graph.IRI(s) }
 

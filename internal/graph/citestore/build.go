@@ -1,4 +1,4 @@
-package query
+package citestore
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/model"
+	"github.com/provgraph/provgraph/internal/store"
 )
 
 // nodes is what building a citation's parts reads of the RDF model: a
@@ -37,12 +38,12 @@ func (a idNodes) objs(p pred, n graph.ID) []graph.ID { return a.l.all(p, n) }
 func (a idNodes) iri(n graph.ID) string              { return a.l.names[n] }
 
 // iriNodes is the lineage reader's nodes: nodes are their IRIs (or, for
-// literals, their text), read into r.p by r.node.
-type iriNodes struct{ r *reader }
+// literals, their text), read into r.p by r.Node.
+type iriNodes struct{ r *Reader }
 
 func (a iriNodes) lit(p pred, n string) string    { return one(a.r.p[predIRIs[p]], n) }
 func (a iriNodes) first(p pred, n string) string  { return one(a.r.p[predIRIs[p]], n) }
-func (a iriNodes) objs(p pred, n string) []string { return a.r.all(predIRIs[p], n) }
+func (a iriNodes) objs(p pred, n string) []string { return a.r.All(predIRIs[p], n) }
 func (a iriNodes) iri(n string) string            { return n }
 
 // normOptions are how the two readers' normalizations differ.
@@ -60,8 +61,8 @@ type normOptions[N comparable] struct {
 
 // buildNormalization builds the normalization nrm, with its comparison key
 // key (the zero N if the policy rejected the URL), under pol.
-func buildNormalization[N comparable, R nodes[N]](rd R, nrm, key N, pol *PolicyRef, o normOptions[N]) *Normalization {
-	n := &Normalization{
+func buildNormalization[N comparable, R nodes[N]](rd R, nrm, key N, pol *store.PolicyRef, o normOptions[N]) *store.Normalization {
+	n := &store.Normalization{
 		Policy: pol, ErrorCode: rd.lit(pErrorCode, nrm), ErrorMessage: rd.lit(pErrorMessage, nrm),
 	}
 	if !o.lean {
@@ -94,18 +95,18 @@ func buildNormalization[N comparable, R nodes[N]](rd R, nrm, key N, pol *PolicyR
 
 // buildRetrieval builds the retrieval r, with its canonical declarations
 // decls.
-func buildRetrieval[N comparable, R nodes[N]](rd R, r N, decls []N) *Retrieval {
-	rt := &Retrieval{
+func buildRetrieval[N comparable, R nodes[N]](rd R, r N, decls []N) *store.Retrieval {
+	rt := &store.Retrieval{
 		Node: rd.iri(r), RetrievedAt: rd.lit(pRetrievedAt, r), FinalURL: rd.lit(pFinalURL, r),
-		FinalStatus: Integer(rd.lit(pFinalStatus, r)), ContentHash: rd.lit(pContentHash, r),
+		FinalStatus: store.Integer(rd.lit(pFinalStatus, r)), ContentHash: rd.lit(pContentHash, r),
 		ContentType: rd.lit(pContentType, r), SnapshotRef: rd.lit(pSnapshotRef, r),
-		CanonicalDropped: Integer(rd.lit(pCanonicalDropped, r)),
+		CanonicalDropped: store.Integer(rd.lit(pCanonicalDropped, r)),
 		Outcome:          rd.lit(pOutcome, r), OutcomeError: rd.lit(pOutcomeError, r),
-		Hops: []Hop{}, Canonicals: []model.Canonical{},
+		Hops: []store.Hop{}, Canonicals: []model.Canonical{},
 	}
 	for _, h := range rd.objs(pHop, r) {
 		idx, _ := strconv.Atoi(rd.lit(pHopIndex, h))
-		rt.Hops = append(rt.Hops, Hop{
+		rt.Hops = append(rt.Hops, store.Hop{
 			Hop: model.Hop{
 				From: rd.lit(pFrom, h), To: rd.lit(pTo, h),
 				Status: model.Integer(rd.lit(pStatus, h)), At: rd.lit(pAt, h),
@@ -114,7 +115,7 @@ func buildRetrieval[N comparable, R nodes[N]](rd R, r N, decls []N) *Retrieval {
 			Index: idx, CrossesHost: rd.lit(pCrossesHost, h) == "true",
 		})
 	}
-	slices.SortFunc(rt.Hops, func(a, b Hop) int { return a.Index - b.Index })
+	slices.SortFunc(rt.Hops, func(a, b store.Hop) int { return a.Index - b.Index })
 	for _, d := range decls {
 		rt.Canonicals = append(rt.Canonicals, model.Canonical{URL: rd.lit(pDeclaredURL, d), Source: rd.lit(pSignalSource, d)})
 	}
@@ -124,8 +125,8 @@ func buildRetrieval[N comparable, R nodes[N]](rd R, r N, decls []N) *Retrieval {
 
 // buildRelation builds the qualified relation rel, of the relation kind
 // named kind (model.RelationKinds).
-func buildRelation[N comparable, R nodes[N]](rd R, rel N, kind string) *Relation {
-	return &Relation{
+func buildRelation[N comparable, R nodes[N]](rd R, rel N, kind string) *store.Relation {
+	return &store.Relation{
 		Relation: model.Relation{
 			Type:   kind,
 			Target: rd.lit(pText, rd.first(pTarget, rel)), Format: rd.lit(pFormat, rel),
@@ -133,4 +134,68 @@ func buildRelation[N comparable, R nodes[N]](rd R, rel N, kind string) *Relation
 		},
 		Evidence: rd.lit(pEvidence, rel),
 	}
+}
+
+// buildExtraction builds the extraction act, which generated the evidence
+// ev; resp is the response it used. lean reads only what grouping needs.
+func buildExtraction[N comparable, R nodes[N]](rd R, ev, resp N, lean bool) *store.Extraction {
+	x := &store.Extraction{
+		Extractor: rd.lit(pExtractor, ev), TextDigest: rd.lit(pTextDigest, ev),
+		SimHash: rd.lit(pSimHash, ev), SoftError: rd.lit(pSoftError, ev),
+	}
+	if lean {
+		return x
+	}
+	x.CaptureRef = rd.lit(pCaptureRef, resp)
+	x.MediaType, x.Method = rd.lit(pMediaType, ev), rd.lit(pExtractionMethod, ev)
+	x.Title, x.OGTitle, x.Language = rd.lit(pTitle, ev), rd.lit(pOgTitle, ev), rd.lit(pLanguage, ev)
+	x.DatesDisagree = rd.lit(pDatesDisagree, ev) == "true"
+	x.Words, _ = strconv.Atoi(rd.lit(pWordCount, ev))
+	x.Problem = rd.lit(pExtractionProblem, ev)
+	if d := rd.lit(pDeclaredDates, ev); d != "" {
+		_ = json.Unmarshal([]byte(d), &x.Dates)
+	}
+	return x
+}
+
+// buildPassage builds the passage check p, made against x.
+func buildPassage[N comparable, R nodes[N]](rd R, p N, x *store.Extraction) *store.Passage {
+	ps := &store.Passage{Found: rd.lit(pPassageFound, p) == "true", Method: rd.lit(pPassageMethod, p), Extractor: x.Extractor, Against: x}
+	ps.Score, _ = strconv.ParseFloat(rd.lit(pPassageScore, p), 64)
+	start, err1 := strconv.Atoi(rd.lit(pSpanStart, p))
+	end, err2 := strconv.Atoi(rd.lit(pSpanEnd, p))
+	if err1 == nil && err2 == nil && end > start {
+		ps.Span = &store.Span{Start: start, End: end}
+	}
+	return ps
+}
+
+// evidenceOf builds the extractions of a retrieval and the passage checks
+// of its citation made against them. exts are the retrieval's extraction
+// activities; evOf and respOf give an extraction's evidence and response
+// nodes; passages are the citation's passage checks, againstOf the
+// evidence each was checked against.
+func evidenceOf[N comparable, R nodes[N]](rd R, rt *store.Retrieval, exts []N, evOf, respOf func(N) N, passages []N, againstOf func(N) N, lean bool, c *store.Citation) {
+	for _, act := range exts {
+		ev := evOf(act)
+		var zero N
+		if ev == zero {
+			continue
+		}
+		x := buildExtraction(rd, ev, respOf(act), lean)
+		rt.Extractions = append(rt.Extractions, x)
+		for _, p := range passages {
+			if againstOf(p) == ev {
+				c.Passages = append(c.Passages, buildPassage(rd, p, x))
+			}
+		}
+	}
+	slices.SortFunc(rt.Extractions, cmpExtraction)
+}
+
+// cmpExtraction orders extractions by extractor, then evidence: the last
+// is the one the verdicts read (Current).
+func cmpExtraction(a, b *store.Extraction) int {
+	return model.CompareExtractions(&model.Extraction{Extractor: a.Extractor, TextDigest: a.TextDigest, SimHash: a.SimHash, SoftError: a.SoftError},
+		&model.Extraction{Extractor: b.Extractor, TextDigest: b.TextDigest, SimHash: b.SimHash, SoftError: b.SoftError})
 }

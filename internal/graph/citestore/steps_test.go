@@ -1,4 +1,4 @@
-package query
+package citestore
 
 import (
 	"encoding/json"

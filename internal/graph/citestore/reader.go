@@ -1,0 +1,340 @@
+package citestore
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/model"
+	"github.com/provgraph/provgraph/internal/store"
+	"github.com/provgraph/provgraph/internal/vocab"
+)
+
+// Reader reads single nodes of one read transaction by index lookups and
+// keeps what it read in the predicate -> subject -> objects shape the
+// builders take (iriNodes), so that a citation read here is built by the
+// same functions, from the same predicates, as the scan builds it
+// (build.go): the one reader of the RDF model, in two access paths. It
+// serves lineage (a citation's nodes, node by node) and the few nodes the
+// scan and Catalog read one by one (policies, runs). A Reader is for one
+// goroutine and lives as long as its transaction.
+type Reader struct {
+	ctx   context.Context
+	g     *graph.Reader // the read transaction lookups go through
+	p     map[string]map[string][]graph.Term
+	read  map[string]bool
+	cits  map[string]*store.Citation // citation node -> citation, under the policy of the first read
+	under map[string][]string        // citation node -> policies it was normalized under
+	pols  map[string]store.PolicyRef // policy node -> policy
+}
+
+// NewReader returns a Reader on the read transaction g.
+func NewReader(ctx context.Context, g *graph.Reader) *Reader {
+	return &Reader{
+		ctx: ctx, g: g,
+		p: map[string]map[string][]graph.Term{}, read: map[string]bool{},
+		cits: map[string]*store.Citation{}, under: map[string][]string{}, pols: map[string]store.PolicyRef{},
+	}
+}
+
+// Node reads every quad whose subject is n, once.
+func (r *Reader) Node(n string) error {
+	if n == "" || r.read[n] {
+		return nil
+	}
+	r.read[n] = true
+	err := r.g.Match(r.ctx, graph.Quad{S: graph.IRI(n)}, func(q graph.Quad) error {
+		m := r.p[q.P.Value]
+		if m == nil {
+			m = map[string][]graph.Term{}
+			r.p[q.P.Value] = m
+		}
+		m[n] = append(m[n], q.O)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("citestore: reading %s: %w", n, err)
+	}
+	return nil
+}
+
+// One is the first value of (n, pred) among the nodes read, "" for none.
+func (r *Reader) One(pred, n string) string { return one(r.p[pred], n) }
+
+// All is every value of (n, pred) among the nodes read.
+func (r *Reader) All(pred, n string) []string {
+	var out []string
+	for _, t := range r.p[pred][n] {
+		out = append(out, t.Value)
+	}
+	return out
+}
+
+// Is reports whether the node n, read, has rdf:type class.
+func (r *Reader) Is(n, class string) bool { return hasType(r.p[vocab.RDFType][n], class) }
+
+// Subjects returns the IRI subjects of (?, pred, obj).
+func (r *Reader) Subjects(pred string, obj graph.Term) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	err := r.g.Match(r.ctx, graph.Quad{P: graph.IRI(pred), O: obj}, func(q graph.Quad) error {
+		if q.S.Kind == graph.KindIRI && !seen[q.S.Value] {
+			seen[q.S.Value] = true
+			out = append(out, q.S.Value)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("citestore: reading %s: %w", pred, err)
+	}
+	return out, nil
+}
+
+// Policies lists the policies, oldest run first, reading only the policy
+// and ingest run nodes. It is the one builder of PolicyRef: Catalog and
+// the scan call it too. Citation needs it called first, to name the
+// policies a citation was normalized under (Under).
+func (r *Reader) Policies() ([]store.PolicyRef, error) {
+	nodes, err := r.Subjects(vocab.RDFType, graph.IRI(vocab.NormalizationPolicy))
+	if err != nil {
+		return nil, err
+	}
+	runs, err := r.Subjects(vocab.RDFType, graph.IRI(vocab.IngestRun))
+	if err != nil {
+		return nil, err
+	}
+	last := map[string]time.Time{}
+	for _, run := range runs {
+		if err := r.Node(run); err != nil {
+			return nil, err
+		}
+		t, _ := time.Parse(time.RFC3339Nano, r.One(vocab.ProvStartedAtTime, run))
+		for _, u := range r.All(vocab.ProvUsed, run) {
+			if t.After(last[u]) {
+				last[u] = t
+			}
+		}
+	}
+	var out []store.PolicyRef
+	for _, n := range nodes {
+		if err := r.Node(n); err != nil {
+			return nil, err
+		}
+		p := store.PolicyRef{
+			PolicyRef: model.PolicyRef{Name: r.One(vocab.PolicyName, n), Version: r.One(vocab.PolicyVersion, n), Digest: r.One(vocab.PolicyDigest, n)},
+			Node:      n, Text: r.One(vocab.PolicyText, n), LastRun: last[n],
+		}
+		r.pols[n] = p
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b store.PolicyRef) int {
+		if c := a.LastRun.Compare(b.LastRun); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Digest, b.Digest)
+	})
+	return out, nil
+}
+
+// Citation reads the citation node n with its normalization under pol, as
+// a scan's Texts.Citations would build it whole (with the step log
+// parsed). A citation read once is kept: the first policy asked stays.
+func (r *Reader) Citation(n string, pol store.PolicyRef) (*store.Citation, error) {
+	if c := r.cits[n]; c != nil {
+		return c, nil
+	}
+	if err := r.Node(n); err != nil {
+		return nil, err
+	}
+	c := &store.Citation{
+		Node: n, ID: r.One(vocab.CitationId, n),
+		ObservedAt: r.One(vocab.ObservedAt, n), Position: r.One(vocab.Position, n),
+		Question: r.One(vocab.Question, n), BaseURL: r.One(vocab.BaseURL, n),
+	}
+	if ans := r.One(vocab.InAnswer, n); ans != "" {
+		if err := r.Node(ans); err != nil {
+			return nil, err
+		}
+		c.AnswerID = r.One(vocab.AnswerId, ans)
+		eng := r.One(vocab.ProvWasAttributedTo, ans)
+		if err := r.Node(eng); err != nil {
+			return nil, err
+		}
+		c.Engine = r.One(vocab.EngineName, eng)
+	}
+	c.RawNode = r.One(vocab.Cites, n)
+	if err := r.Node(c.RawNode); err != nil {
+		return nil, err
+	}
+	c.Raw = r.One(vocab.Text, c.RawNode)
+	if f, ok := r.p[vocab.Fragment][c.RawNode]; ok && len(f) > 0 {
+		v := f[0].Value
+		c.Fragment = &v
+	}
+	for _, nrm := range r.All(vocab.NormalizedAs, n) {
+		if err := r.Node(nrm); err != nil {
+			return nil, err
+		}
+		assoc := r.One(vocab.ProvQualifiedAssociation, nrm)
+		if err := r.Node(assoc); err != nil {
+			return nil, err
+		}
+		plan := r.One(vocab.ProvHadPlan, assoc)
+		if p, ok := r.pols[plan]; ok {
+			r.under[n] = append(r.under[n], p.String())
+		}
+		if plan == "" || plan != pol.Node {
+			continue
+		}
+		key, err := r.Generated(nrm, vocab.ComparisonKey)
+		if err != nil {
+			return nil, err
+		}
+		k := ""
+		if len(key) > 0 {
+			k = key[0]
+		}
+		c.Norm = buildNormalization(iriNodes{r}, nrm, k, &pol, normOptions[string]{steps: true})
+	}
+	slices.Sort(r.under[n])
+	checks, err := r.Subjects(vocab.CheckOf, graph.IRI(n))
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range checks {
+		if err := r.Node(p); err != nil {
+			return nil, err
+		}
+	}
+	for _, rt := range r.All(vocab.RetrievedIn, n) {
+		if err := r.Node(rt); err != nil {
+			return nil, err
+		}
+		for _, h := range r.All(vocab.Hop, rt) {
+			if err := r.Node(h); err != nil {
+				return nil, err
+			}
+		}
+		decls, err := r.Generated(rt, vocab.CanonicalDeclaration)
+		if err != nil {
+			return nil, err
+		}
+		ret := buildRetrieval(iriNodes{r}, rt, decls)
+		exts, err := r.Subjects(vocab.OfRetrieval, graph.IRI(rt))
+		if err != nil {
+			return nil, err
+		}
+		evOf := map[string]string{}
+		for _, x := range exts {
+			if err := r.Node(x); err != nil {
+				return nil, err
+			}
+			if err := r.Node(r.One(vocab.FromResponse, x)); err != nil {
+				return nil, err
+			}
+			evs, err := r.Generated(x, vocab.ExtractedEvidence)
+			if err != nil {
+				return nil, err
+			}
+			if len(evs) > 0 {
+				evOf[x] = evs[0]
+			}
+		}
+		evidenceOf(iriNodes{r}, ret, exts, func(x string) string { return evOf[x] },
+			func(x string) string { return r.One(vocab.FromResponse, x) }, checks,
+			func(p string) string { return r.One(vocab.CheckedAgainst, p) }, false, c)
+		c.Retrievals = append(c.Retrievals, ret)
+	}
+	for _, rel := range r.All(vocab.QualifiedRelation, n) {
+		if err := r.Node(rel); err != nil {
+			return nil, err
+		}
+		if err := r.Node(r.One(vocab.Target, rel)); err != nil {
+			return nil, err
+		}
+		kind := ""
+		for _, t := range r.p[vocab.RDFType][rel] {
+			if k, ok := model.RelationKindOfClass(t.Value); ok {
+				kind = k.Name
+			}
+		}
+		c.Relations = append(c.Relations, buildRelation(iriNodes{r}, rel, kind))
+	}
+	sortCitation(c)
+	r.cits[n] = c
+	return c, nil
+}
+
+// Generated returns the nodes of the given class that prov:wasGeneratedBy
+// activity, read.
+func (r *Reader) Generated(activity, class string) ([]string, error) {
+	nodes, err := r.Subjects(vocab.ProvWasGeneratedBy, graph.IRI(activity))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, n := range nodes {
+		if err := r.Node(n); err != nil {
+			return nil, err
+		}
+		if r.Is(n, class) {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// Under returns the policies (name@version) the citation node n, read
+// with Citation, was normalized under, sorted.
+func (r *Reader) Under(n string) []string { return r.under[n] }
+
+func one(m map[string][]graph.Term, s string) string {
+	if v := m[s]; len(v) > 0 {
+		return v[0].Value
+	}
+	return ""
+}
+
+func hasType(ts []graph.Term, class string) bool {
+	for _, t := range ts {
+		if t.Value == class {
+			return true
+		}
+	}
+	return false
+}
+
+// runClasses are the run classes, with their kind.
+var runClasses = []struct{ class, kind string }{{vocab.IngestRun, "ingest"}, {vocab.ResolveRun, "resolve"}}
+
+// sortRuns puts runs in start order.
+func sortRuns(runs []store.Run) {
+	slices.SortFunc(runs, func(a, b store.Run) int {
+		return cmp.Or(strings.Compare(a.StartedAt, b.StartedAt), strings.Compare(a.Node, b.Node))
+	})
+}
+
+// Runs reads every ingest and resolve run, node by node (they are few),
+// in start order: the one builder of store.Run.
+func (r *Reader) Runs() ([]store.Run, error) {
+	var out []store.Run
+	for _, c := range runClasses {
+		nodes, err := r.Subjects(vocab.RDFType, graph.IRI(c.class))
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range nodes {
+			if err := r.Node(n); err != nil {
+				return nil, err
+			}
+			out = append(out, store.Run{Node: n, Kind: c.kind, StartedAt: r.One(vocab.ProvStartedAtTime, n), Status: store.RunStatus(r.All(vocab.RunStatus, n))})
+		}
+	}
+	sortRuns(out)
+	return out, nil
+}
