@@ -60,11 +60,13 @@
 // none of which a domain-level backend holds. A second backend would
 // export by its own path (a citation-level RDF writer over store.Scanner
 // and Lookup); the review groups it appends come from internal/query,
-// which still reads the quad store too.
+// which reads them through internal/store (export hands it the bbolt
+// backend over the same file, citestore.New).
 //
-// export imports internal/graph (the store it reads), internal/query (the
-// review groups it writes), internal/model, internal/normalize, internal/vocab
-// and ontology. It must not import internal/ingest, internal/resolve or
+// export imports internal/graph (the store it reads) and
+// internal/graph/citestore (its backend, for the groups), internal/query
+// (the review groups it writes), internal/model, internal/normalize,
+// internal/vocab and ontology. It must not import internal/ingest, internal/resolve or
 // cmd/provgraph, nor bbolt or cayley: only internal/graph imports those. A new
 // RDF syntax is a sink beside turtle.go and jsonld.go; its terms come from
 // internal/graph's N-Quads term writer (AppendLiteralText, AppendBlankLabel).

@@ -3,9 +3,9 @@
 // LoadGroups, with their verdicts and reasons), one citation's lineage
 // (LineageOf, LineageOfURL), statistics (ComputeStats), the difference
 // between two policies' groups (DiffPolicies) and why two citations are or
-// are not grouped (Explain). It owns the read side of the RDF model:
-// loading a policy's view of the store into a Snapshot or a lean group
-// load (LOADING.md says how and where the time goes) and the grouping
+// are not grouped (Explain). It reads a whole database through
+// internal/store (Source: a Catalog and one Scan; LOADING.md says how the
+// bbolt backend answers and where the time goes) and owns the grouping
 // engine both loads share.
 //
 // A new query over stored citations starts here; how a result is printed
@@ -20,8 +20,11 @@
 // made it.
 //
 // query imports internal/model, internal/normalize (policy names and
-// keys), internal/store (lineage asks its Lookup which citations to read),
-// internal/vocab and internal/graph (the store it reads). It must
-// not import internal/ingest, internal/export, internal/resolve or
-// cmd/provgraph, and never bbolt or cayley; only internal/graph does.
+// keys), internal/store (the interfaces it reads through, and the read
+// side's values, which query aliases: Citation, Retrieval and the rest),
+// internal/cores, internal/vocab, and internal/graph with
+// internal/graph/citestore for lineage's node reader (citestore.Reader),
+// the one path still below the interfaces. It must not import
+// internal/ingest, internal/export, internal/resolve or cmd/provgraph, and
+// never bbolt or cayley; only internal/graph does.
 package query

@@ -187,7 +187,8 @@ func TestWriteInTasks(t *testing.T) {
 // TestRowFactsMatchLoader: grouping on the facts a backend's scan rows
 // give (store.Row: key, rejection, host-rule flag, same-host redirects,
 // relation flag, content evidence) finds the same report, byte for byte,
-// as grouping on the loader's: the rows carry everything grouping
+// as grouping on the facts of a snapshot's citations (which Load builds
+// with the scan's Texts.Citations): the rows carry everything grouping
 // compares.
 func TestRowFactsMatchLoader(t *testing.T) {
 	ctx := context.Background()

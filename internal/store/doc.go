@@ -10,10 +10,12 @@
 //
 // The interfaces are small and named for what their users ask, as io's
 // are: Lookup (citations by id, raw URL, key and content evidence;
-// policies), Appender (append-only batches), Scanner (every citation once,
-// in id order, with the fields a query compares, as per-scan handles) and
-// Checker (a consistency check). Backend is the four together; a user
-// takes the narrowest one it needs.
+// policies), Appender (append-only batches), Catalog (the policies with
+// their texts, and the runs, that a whole-database query chooses among),
+// Scanner (every citation once, in id order, with the fields a query
+// compares, as per-scan handles, and the whole citations of the rows a
+// query shows, Texts.Citations) and Checker (a consistency check).
+// Backend is the five together; a user takes the narrowest one it needs.
 //
 // What a backend answers is in domain values: model's nouns for what it
 // is given (Record, PolicyRef) and, for what it hands back of a stored
@@ -52,6 +54,15 @@
 //     citestore.Mapper, the mapping Append uses, so the two write the
 //     same quads byte for byte (the golden databases and TestMatchesMemory
 //     hold them to it).
+//   - query.Load and query.LoadGroups (so groups, stats, policy-diff,
+//     lineage --group-scope database, export --include-groups and the
+//     server's pages) take a query.Source: Catalog, then one Scan.
+//     Grouping's facts come from the scan's rows (query's rowFacts), and
+//     the members a group lists are built with Texts.Citations from what
+//     that scan loaded. citestore's Scan is the whole-database loader
+//     (one pass over the SPO index into arrays by term id, the ids being
+//     the handles); on a million synthetic citations groups is as fast
+//     as when query read the term ids itself (README, Performance).
 //   - query's lineage (LineageOf, LineageOfURL) asks Lookup which
 //     citations to read: ByRaw for a raw URL, ByKey under the policy it
 //     shows for the members of every key of the neighbourhood (the
@@ -83,46 +94,14 @@
 //     canonical declarations and evidence to stored citations, with the
 //     resolve run: the same need as Renormalize (append to a stored
 //     citation) plus a Lookup of retrievals by snapshot.
-//   - internal/query's whole-database loader (snapshot.go: Load and
-//     LoadGroups, so groups, stats, policy-diff, lineage --group-scope
-//     database and export --include-groups) reads the bbolt store by term
-//     id. A Row now carries every fact grouping compares: the key,
-//     whether the raw URL was rejected under the policy (Row.Rejected),
-//     whether the key needs content to compare (Row.KeyContent, a host
-//     rule), the final URLs of the redirects that stay on one host
-//     (Row.Redirects), whether the citation has anything relations read
-//     (Row.Related), and each successful retrieval's content evidence
-//     (Row.Evidence: content hash, the current extraction's text digest
-//     and SimHash), decided by the rules query uses (model.Successful,
-//     model.CompareExtractions, normalize.Result.Host); query's rowFacts
-//     makes grouping's facts from a scan, and TestRowFactsMatchLoader
-//     holds its report equal to the loader's. What is missing is
-//     the other half of grouping's reading: for the members it lists, the
-//     whole citation (normalization steps, retrievals with hops and
-//     extractions, passage checks, relations), which the loader builds
-//     from the same id arrays while writing. Measured on a million
-//     synthetic citations (2 vCPUs): groups takes 4.4 s whole (load and
-//     facts 1.9 s, building and encoding the listed members 2.3 s) and
-//     lists 855k members; citestore.Scan, the reference form by index
-//     lookups, takes 131 s for the grouping fields alone. So neither half
-//     can be served by index lookups: the fast Scanner is the loader
-//     moved under citestore (term ids as handles), and the batch read of
-//     whole citations must answer from the arrays that scan loaded,
-//     not from a second read: a read tied to the scan (for instance a
-//     method of the Texts it returns, taking row numbers), which a SQL
-//     backend meets with one more SELECT joined on the scan's ids. Its
-//     domain value is query's Citation (with Normalization, Retrieval,
-//     Hop, Relation, Extraction, Passage and PolicyRef): those types move
-//     here, query keeping aliases, so that citestore builds them in
-//     place rather than converting 855k citations from another form
-//     within a budget of 0.44 s (10 %). lineage's reader shares the
-//     builders (build.go) and moves with them, so that one reader of the
-//     RDF model remains. Moving only the facts first would read the
-//     database twice (a scan, then the loader for the members), which
-//     the budget does not allow either.
 //   - lineage's reader, once Lookup has named the citations: it turns
 //     their ids into nodes (by pg:citationId) and reads each citation's
-//     nodes by quad pattern, with the builders the loader uses (build.go).
+//     nodes with citestore.Reader, which builds them with the scan's
+//     builders (citestore's build.go): one reader of the RDF model, in
+//     two access paths, inside the backend. What keeps query importing
+//     citestore and graph is this path: a Lookup of whole citations by id
+//     in domain values (Citation, with the policies it was normalized
+//     under) would replace it.
 //     Two of the neighbourhood's lookups stay on quad patterns, as Lookup
 //     has no method for them: the citations whose current extraction has
 //     a member's text digest (evidence that resolve adds, which Append
@@ -157,6 +136,12 @@
 //     resolve adds them through citestore.Mapper), so its evidence has no
 //     text digest or SimHash; citestore's TestScanExtractionEvidence holds
 //     the bbolt backend to the extraction part of the contract.
+//   - A scan's Texts.Citations builds the citations of the rows asked,
+//     numbered in scan order, from what that scan read: no second read
+//     of the database, so that what grouping shows of a member is what
+//     it grouped. FieldCitation gives what a group lists of a member;
+//     FieldDetail adds the rest. storetest checks both against the
+//     records (ScanCitations, ScanCitationsDetail).
 //
 // # Caveats
 //
@@ -197,7 +182,9 @@
 // citations.id COLLATE "C", streamed with a cursor (the rows of one
 // citation are adjacent, so a row is complete when the id changes);
 // handles are assigned while reading (store.Dict), or by dense_rank() in
-// the query when the engine pushes it down. Check runs the foreign-key
+// the query when the engine pushes it down. Texts.Citations is one more SELECT of
+// the rows asked (their ids kept by the scan), joined to their
+// normalization, retrievals, hops, canonicals and relations. Check runs the foreign-key
 // and orphan queries (a normalization, retrieval or relation whose
 // citation is missing).
 package store

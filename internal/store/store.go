@@ -91,8 +91,9 @@ type Backend interface {
 }
 
 // Handle is a scan's stand-in for a text: equal handles are equal values,
-// within one scan and one field. Handle 0 is "absent". Handles are dense
-// (1..Texts.Len(f) per field) so that a query can index arrays by them.
+// within one scan and one field. Handle 0 is "absent". Handles are at
+// most Texts.Len(f), so that a query can index arrays by them: dense per
+// field for a Dict, term ids (dense over every term) in the bbolt backend.
 type Handle uint32
 
 // Fields says which fields of a Row a scan must fill; a backend may skip
