@@ -103,13 +103,13 @@ func run() error {
 func timeLineage(st *graph.Store, id string, n int) error {
 	ctx := context.Background()
 	lk := citestore.New(st)
-	if _, err := query.LineageOf(ctx, lk, st, id, nil); err != nil {
+	if _, err := query.LineageOf(ctx, lk, id, nil); err != nil {
 		return err
 	}
 	times := make([]time.Duration, n)
 	for i := range times {
 		t0 := time.Now()
-		if _, err := query.LineageOf(ctx, lk, st, id, nil); err != nil {
+		if _, err := query.LineageOf(ctx, lk, id, nil); err != nil {
 			return err
 		}
 		times[i] = time.Since(t0)

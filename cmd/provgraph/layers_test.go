@@ -100,7 +100,7 @@ func TestLayers(t *testing.T) {
 		"internal/model":   {"internal/graph", "internal/ingest", "internal/query", "internal/export", "internal/resolve"},
 		"internal/resolve": {"internal/graph", "internal/ingest", "internal/query", "internal/export"},
 		"internal/ingest":  {"internal/query", "internal/export", "internal/resolve"},
-		"internal/query":   {"internal/ingest", "internal/export", "internal/resolve"},
+		"internal/query":   {"internal/ingest", "internal/export", "internal/resolve", "internal/graph", "internal/graph/citestore"},
 		"internal/export":  {"internal/ingest", "internal/resolve"},
 		"internal/synth":   {"internal/graph", "internal/ingest", "internal/query"},
 

@@ -439,7 +439,7 @@ func TestSPARQLLineage(t *testing.T) {
 	}
 	defer st.Close()
 	for _, id := range []string{"moved-old", "xhost", "paywall-0", "canon", "archived", "article-amp", "syndicated", "gem-5-3"} {
-		lin, err := query.LineageOf(context.Background(), citestore.New(st), st, id, nil)
+		lin, err := query.LineageOf(context.Background(), citestore.New(st), id, nil)
 		if err != nil {
 			t.Fatalf("LineageOf(%q): %v", id, err)
 		}

@@ -5,8 +5,9 @@
 // between two policies' groups (DiffPolicies) and why two citations are or
 // are not grouped (Explain). It reads a whole database through
 // internal/store (Source: a Catalog and one Scan; LOADING.md says how the
-// bbolt backend answers and where the time goes) and owns the grouping
-// engine both loads share.
+// bbolt backend answers and where the time goes), one citation's
+// neighbourhood through store.Lookup on one store.Viewer view, and owns
+// the grouping engine both share.
 //
 // A new query over stored citations starts here; how a result is printed
 // is not query's (cmd/provgraph, or the rendering package, writes it).
@@ -22,9 +23,9 @@
 // query imports internal/model, internal/normalize (policy names and
 // keys), internal/store (the interfaces it reads through, and the read
 // side's values, which query aliases: Citation, Retrieval and the rest),
-// internal/cores, internal/vocab, and internal/graph with
-// internal/graph/citestore for lineage's node reader (citestore.Reader),
-// the one path still below the interfaces. It must not import
-// internal/ingest, internal/export, internal/resolve or cmd/provgraph, and
-// never bbolt or cayley; only internal/graph does.
+// internal/cores and internal/extract (SimHash distance). It reads every
+// backend through store alone, so it must not import internal/graph or
+// internal/graph/citestore (TestLayers), nor internal/ingest,
+// internal/export, internal/resolve or cmd/provgraph, and never bbolt or
+// cayley.
 package query

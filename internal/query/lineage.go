@@ -8,12 +8,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/provgraph/provgraph/internal/graph"
-	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/store"
-	"github.com/provgraph/provgraph/internal/vocab"
 )
 
 // Scopes of the review group reported with a lineage.
@@ -139,116 +136,86 @@ type LineageGroup struct {
 }
 
 // LineageOf returns the lineage of the citation with the given id. It
-// reads the citation's own nodes by index lookups, and the group as opts.Scope
-// says; it never writes. An unknown id is ErrNoCitation. lk answers which
-// citations carry a piece of evidence (the neighbourhood's raw URLs, keys
-// and content hashes); st, the same database, gives their nodes.
-func LineageOf(ctx context.Context, lk store.Lookup, st *graph.Store, citationID string, opts *LineageOptions) (*Lineage, error) {
-	var out *Lineage
-	err := readWith(ctx, lk, st, func(r *reader) error {
-		nodes, err := r.Subjects(vocab.CitationId, graph.String(citationID))
-		if err != nil {
-			return err
-		}
-		if len(nodes) == 0 {
-			return fmt.Errorf("%w with id %q", ErrNoCitation, citationID)
-		}
-		ls, err := r.lineages(nodes, opts)
-		if err != nil {
-			return err
-		}
-		out = ls[0]
-		return nil
-	})
-	return out, err
+// reads the citation and the group as opts.Scope says, through src (on
+// one view of it, when src is a store.Viewer); it never writes. An
+// unknown id is ErrNoCitation.
+func LineageOf(ctx context.Context, src store.Reader, citationID string, opts *LineageOptions) (*Lineage, error) {
+	ls, err := LineagesOf(ctx, src, []string{citationID}, opts)
+	if err != nil {
+		return nil, err
+	}
+	return ls[0], nil
 }
 
 // LineagesOf returns the lineages of the citations with the given ids, in
-// the order of ids, each as LineageOf returns it, from one read
-// transaction and one exploration of their neighbourhood: the members of
-// one group share it, and a page that shows them side by side would
-// otherwise explore it once per member. An unknown id is ErrNoCitation.
-func LineagesOf(ctx context.Context, lk store.Lookup, st *graph.Store, citationIDs []string, opts *LineageOptions) ([]*Lineage, error) {
+// the order of ids, each as LineageOf returns it, from one view and one
+// exploration of their neighbourhood: the members of one group share it,
+// and a page that shows them side by side would otherwise explore it once
+// per member. An unknown id is ErrNoCitation.
+func LineagesOf(ctx context.Context, src store.Reader, citationIDs []string, opts *LineageOptions) ([]*Lineage, error) {
 	out := make([]*Lineage, len(citationIDs))
-	err := readWith(ctx, lk, st, func(r *reader) error {
-		var nodes []string
-		for _, id := range citationIDs {
-			ns, err := r.Subjects(vocab.CitationId, graph.String(id))
-			if err != nil {
-				return err
-			}
-			if len(ns) == 0 {
-				return fmt.Errorf("%w with id %q", ErrNoCitation, id)
-			}
-			nodes = append(nodes, ns[0])
-		}
-		ls, err := r.lineages(nodes, opts)
-		if err != nil {
-			return err
-		}
-		byID := map[string]*Lineage{}
-		for _, l := range ls {
-			if byID[l.CitationID] == nil {
-				byID[l.CitationID] = l
-			}
-		}
-		for i, id := range citationIDs {
-			out[i] = byID[id]
-		}
-		return nil
+	err := readWith(ctx, src, func(r *reader) error {
+		ls, err := r.lineages(citationIDs, opts)
+		copy(out, ls)
+		return err
 	})
 	return out, err
 }
 
-// withinReader is a Lookup that can answer on a read transaction already
-// open (citestore's): the lookups of a lineage run on its transaction,
-// never on a second one opened inside it, which deadlocks with a writer
-// growing the file's mapping.
-type withinReader interface {
-	WithinReader(*graph.Reader) store.Lookup
-}
-
-// reader is a lineage's reading: a citestore.Reader (a citation's nodes,
-// read node by node, built as the scan builds them) on one read
-// transaction, the Lookup answering on it, and the nodes of the citation
-// ids Lookup answered (a neighbourhood meets the same citations by key,
-// content and redirect).
+// reader is a lineage's reading: the backend's view, and the citations
+// read on it, by id, under the lineage's policy (a neighbourhood meets
+// the same citations by key, content and redirect).
 type reader struct {
-	*citestore.Reader
-	ctx     context.Context
-	lk      store.Lookup
-	st      *graph.Store
-	g       *graph.Reader
-	idNodes map[string][]string
+	ctx  context.Context
+	lk   store.Reader
+	cits map[string]*Citation
 }
 
-// readWith runs fn with a reader on one read transaction of st, so that
-// the many small lookups of a lineage share its dictionary lookups and its
-// decoded terms.
-func readWith(ctx context.Context, lk store.Lookup, st *graph.Store, fn func(*reader) error) error {
-	var inner error
-	err := st.Read(func(g *graph.Reader) error {
-		r := &reader{Reader: citestore.NewReader(ctx, g), ctx: ctx, st: st, lk: lk, idNodes: map[string][]string{}}
-		if w, ok := lk.(withinReader); ok {
-			r.lk = w.WithinReader(g)
-		}
-		r.g = g
-		inner = fn(r)
-		return nil
-	})
-	if err != nil {
-		return err
+// readWith runs fn with a reader on one view of src (store.Viewer), so
+// that the many small reads of a lineage share one read transaction and
+// what it read.
+func readWith(ctx context.Context, src store.Reader, fn func(*reader) error) error {
+	run := func(v store.Reader) error {
+		return fn(&reader{ctx: ctx, lk: v, cits: map[string]*Citation{}})
 	}
-	return inner
+	if v, ok := src.(store.Viewer); ok {
+		return v.View(ctx, run)
+	}
+	return run(src)
+}
+
+// citations returns the citations with the given ids under pol, in their
+// order (nil for an id not stored), reading those not read yet at once.
+func (r *reader) citations(ids []string, pol PolicyRef) ([]*Citation, error) {
+	var missing []string
+	for _, id := range ids {
+		if _, ok := r.cits[id]; !ok && !slices.Contains(missing, id) {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) > 0 {
+		cs, err := r.lk.Citations(r.ctx, pol.Digest, missing)
+		if err != nil {
+			return nil, fmt.Errorf("query: reading citations: %w", err)
+		}
+		for i, id := range missing {
+			r.cits[id] = cs[i]
+		}
+	}
+	out := make([]*Citation, len(ids))
+	for i, id := range ids {
+		out[i] = r.cits[id]
+	}
+	return out, nil
 }
 
 // LineageOfURL returns the lineage of every citation whose raw URL is
 // exactly raw, sorted by citation id. The text is matched byte for byte,
 // without normalization: it is evidence. No such citation is
-// ErrNoCitation. The citations are found with lk.ByRaw.
-func LineageOfURL(ctx context.Context, lk store.Lookup, st *graph.Store, raw string, opts *LineageOptions) ([]*Lineage, error) {
+// ErrNoCitation. The citations are found with ByRaw.
+func LineageOfURL(ctx context.Context, src store.Reader, raw string, opts *LineageOptions) ([]*Lineage, error) {
 	var out []*Lineage
-	err := readWith(ctx, lk, st, func(r *reader) (err error) {
+	err := readWith(ctx, src, func(r *reader) (err error) {
 		out, err = r.lineagesOfURL(raw, opts)
 		return err
 	})
@@ -260,68 +227,60 @@ func (r *reader) lineagesOfURL(raw string, opts *LineageOptions) ([]*Lineage, er
 	if err != nil {
 		return nil, fmt.Errorf("query: citations of raw URL %q: %w", raw, err)
 	}
-	nodes, err := r.citationNodes(ids)
-	if err != nil {
-		return nil, err
-	}
-	if len(nodes) == 0 {
+	if len(ids) == 0 {
 		// Why not: what else the text is stored as, for the message.
-		same, err := r.Subjects(vocab.Text, graph.String(raw))
+		other, err := r.usesOf(raw)
 		if err != nil {
 			return nil, err
 		}
-		var other []string
-		for _, n := range same {
-			if err := r.Node(n); err != nil {
-				return nil, err
-			}
-			if !r.Is(n, vocab.RawURL) {
-				other = append(other, r.kind(n))
-			}
-		}
 		hint := ""
 		if len(other) > 0 {
-			slices.Sort(other)
-			hint = fmt.Sprintf(" (the text is stored as %s, but no answer showed it exactly)", strings.Join(slices.Compact(other), " and "))
+			hint = fmt.Sprintf(" (the text is stored as %s, but no answer showed it exactly)", strings.Join(other, " and "))
 		}
 		return nil, fmt.Errorf("%w of raw URL %q%s", ErrNoCitation, raw, hint)
 	}
-	return r.lineages(nodes, opts)
+	return r.lineages(ids, opts)
 }
 
-// citationNodes returns the nodes of the citations with the given ids:
-// Lookup answers in citation ids, and the reader reads nodes.
-func (r *reader) citationNodes(ids []string) ([]string, error) {
+// usesOf names what else a text is stored as: a comparison key (under any
+// policy), a resolved URL (a retrieval's final URL), a related resource
+// (a relation's target), sorted.
+func (r *reader) usesOf(text string) ([]string, error) {
 	var out []string
-	for _, id := range ids {
-		ns, ok := r.idNodes[id]
-		if !ok {
-			var err error
-			if ns, err = r.Subjects(vocab.CitationId, graph.String(id)); err != nil {
-				return nil, err
-			}
-			r.idNodes[id] = ns
+	pols, err := r.lk.Policies(r.ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range pols {
+		ids, err := r.lk.ByKey(r.ctx, p.Digest, text)
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, ns...)
+		if len(ids) > 0 {
+			out = append(out, "a comparison key")
+			break
+		}
+	}
+	resolved := false
+	if err := r.lk.ByFinalURL(r.ctx, text, func([]string) bool { resolved = true; return false }); err != nil {
+		return nil, err
+	}
+	if resolved {
+		out = append(out, "a resolved URL")
+	}
+	ids, err := r.lk.ByRelationTarget(r.ctx, text)
+	if err != nil {
+		return nil, err
+	}
+	if len(ids) > 0 {
+		out = append(out, "a related resource")
 	}
 	return out, nil
 }
 
-// kind names what a node is, for messages.
-func (r *reader) kind(n string) string {
-	for _, k := range []struct{ class, name string }{
-		{vocab.ComparisonKey, "a comparison key"}, {vocab.ResolvedURL, "a resolved URL"},
-		{vocab.RelatedResource, "a related resource"},
-	} {
-		if r.Is(n, k.class) {
-			return k.name
-		}
-	}
-	return "another node's text"
-}
-
-// lineages builds the lineage of each citation node.
-func (r *reader) lineages(nodes []string, opts *LineageOptions) ([]*Lineage, error) {
+// lineages builds the lineage of each citation, by id, in the order of
+// ids. An unknown id is ErrNoCitation.
+func (r *reader) lineages(ids []string, opts *LineageOptions) ([]*Lineage, error) {
 	var o LineageOptions
 	if opts != nil {
 		o = *opts
@@ -336,39 +295,34 @@ func (r *reader) lineages(nodes []string, opts *LineageOptions) ([]*Lineage, err
 	default:
 		return nil, fmt.Errorf("query: unknown group scope %q (want %s or %s)", o.Scope, ScopeNeighbourhood, ScopeDatabase)
 	}
-	pols, err := r.Policies()
+	snap, err := choose(r.ctx, r.lk, o.Policy)
 	if err != nil {
 		return nil, err
 	}
-	pol, err := choosePolicy(pols, o.Policy)
+	pol := snap.Policy
+	cits, err := r.citations(ids, pol)
 	if err != nil {
 		return nil, err
 	}
-	runs, err := r.Runs()
-	if err != nil {
-		return nil, err
-	}
-	snap := &Snapshot{Policies: pols, Policy: pol, Runs: runs}
-	var cits []*Citation
-	for _, n := range nodes {
-		c, err := r.Citation(n, pol)
-		if err != nil {
-			return nil, err
+	for i, c := range cits {
+		if c == nil {
+			return nil, fmt.Errorf("%w with id %q", ErrNoCitation, ids[i])
 		}
-		cits = append(cits, c)
 	}
-	slices.SortFunc(cits, func(a, b *Citation) int { return strings.Compare(a.ID, b.ID) })
+	sorted := slices.Clone(cits)
+	slices.SortFunc(sorted, func(a, b *Citation) int { return strings.Compare(a.ID, b.ID) })
+	sorted = slices.CompactFunc(sorted, func(a, b *Citation) bool { return a == b })
 
 	var rep *Report
 	if o.Scope == ScopeDatabase {
-		full, err := Load(r.ctx, citestore.New(r.st).Within(r.g), pol.Digest)
+		full, err := Load(r.ctx, r.lk, pol.Digest)
 		if err != nil {
 			return nil, err
 		}
 		snap = full
 	} else {
 		h := newHood(r, snap, o.MaxShared)
-		if err := h.explore(cits); err != nil {
+		if err := h.explore(sorted); err != nil {
 			return nil, err
 		}
 		snap.Citations = h.citations()
@@ -388,7 +342,7 @@ func (r *reader) lineage(c *Citation, pol PolicyRef, rep *Report, scope string, 
 		CitationID: c.ID, Engine: c.Engine, AnswerID: c.AnswerID, Position: Integer(c.Position),
 		Question: c.Question, ObservedAt: c.ObservedAt, RawURL: c.Raw, Fragment: c.Fragment,
 		BaseURL: c.BaseURL, ResolvedURL: resolved(c), Policy: pol,
-		NormalizedUnder: r.Under(c.Node), Retrievals: c.Retrievals, Relations: c.Relations,
+		NormalizedUnder: c.Under, Retrievals: c.Retrievals, Relations: c.Relations,
 		ContentHashes: []string{}, Warnings: rep.Warnings, Passage: passage(c),
 	}
 	if l.NormalizedUnder == nil {
@@ -516,16 +470,12 @@ func (h *hood) targets(c *Citation) []string {
 	return out
 }
 
-// add loads the citation at node n into the neighbourhood.
-func (h *hood) add(n string) error {
-	if h.cits[n] != nil {
+// add puts citation c into the neighbourhood.
+func (h *hood) add(c *Citation) error {
+	if c == nil || h.cits[c.ID] != nil {
 		return nil
 	}
-	c, err := h.r.Citation(n, h.snap.Policy)
-	if err != nil {
-		return err
-	}
-	h.cits[n] = c
+	h.cits[c.ID] = c
 	h.order = append(h.order, c)
 	if !keyed(c) {
 		return nil
@@ -550,7 +500,7 @@ func (h *hood) explore(cits []*Citation) error {
 		}
 	}
 	for _, c := range cits {
-		if err := h.add(c.Node); err != nil {
+		if err := h.add(c); err != nil {
 			return err
 		}
 		if keyed(c) {
@@ -599,23 +549,12 @@ func (h *hood) explore(cits []*Citation) error {
 		}
 	}
 	for _, d := range digests {
-		evs, err := h.r.Subjects(vocab.TextDigest, graph.String(d))
+		ids, err := h.r.lk.ByTextDigest(h.r.ctx, d)
 		if err != nil {
-			return err
+			return fmt.Errorf("query: citations of text digest %s: %w", d, err)
 		}
-		for _, ev := range evs {
-			if err := h.r.Node(ev); err != nil {
-				return err
-			}
-			x := h.r.One(vocab.ProvWasGeneratedBy, ev)
-			if err := h.r.Node(x); err != nil {
-				return err
-			}
-			if rt := h.r.One(vocab.OfRetrieval, x); rt != "" {
-				if err := h.addRetrievedIn(rt); err != nil {
-					return err
-				}
-			}
+		if err := h.addIDs(ids); err != nil {
+			return err
 		}
 	}
 	for _, d := range digests {
@@ -729,20 +668,6 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
-// addRetrievedIn loads the citations retrieved in retrieval rt.
-func (h *hood) addRetrievedIn(rt string) error {
-	cs, err := h.r.Subjects(vocab.RetrievedIn, graph.IRI(rt))
-	if err != nil {
-		return err
-	}
-	for _, n := range cs {
-		if err := h.add(n); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // loadMembers loads the citations whose key under the policy is k.
 func (h *hood) loadMembers(k string) error {
 	if h.members[k] {
@@ -758,12 +683,12 @@ func (h *hood) loadMembers(k string) error {
 
 // addIDs loads the citations with the given ids.
 func (h *hood) addIDs(ids []string) error {
-	nodes, err := h.r.citationNodes(ids)
+	cs, err := h.r.citations(ids, h.snap.Policy)
 	if err != nil {
 		return err
 	}
-	for _, n := range nodes {
-		if err := h.add(n); err != nil {
+	for _, c := range cs {
+		if err := h.add(c); err != nil {
 			return err
 		}
 	}
@@ -790,31 +715,18 @@ func (h *hood) loadIncoming(k string) error {
 			return err
 		}
 	}
-	nodes, err := h.r.Subjects(vocab.Text, graph.String(k))
-	if err != nil {
-		return err
+	var err error
+	ferr := h.r.lk.ByFinalURL(h.r.ctx, k, func(ids []string) bool {
+		if len(h.into[k]) > h.maxShared {
+			return false
+		}
+		err = h.addIDs(ids)
+		return err == nil
+	})
+	if ferr != nil {
+		return fmt.Errorf("query: citations retrieved at %q: %w", k, ferr)
 	}
-	for _, n := range nodes {
-		if err := h.r.Node(n); err != nil {
-			return err
-		}
-		if !h.r.Is(n, vocab.ResolvedURL) {
-			continue
-		}
-		rts, err := h.r.Subjects(vocab.ResolvedTo, graph.IRI(n))
-		if err != nil {
-			return err
-		}
-		for _, rt := range rts {
-			if len(h.into[k]) > h.maxShared {
-				return nil
-			}
-			if err := h.addRetrievedIn(rt); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return err
 }
 
 // redirectSources returns the keys from which a same-host redirect to key

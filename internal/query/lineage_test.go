@@ -254,14 +254,14 @@ func TestLineageOf(t *testing.T) {
 			opts := &query.LineageOptions{Scope: scope}
 			var l *query.Lineage
 			if strings.Contains(tt.id, "/") {
-				ls, err := query.LineageOfURL(ctx, citestore.New(st), st, tt.id, opts)
+				ls, err := query.LineageOfURL(ctx, citestore.New(st), tt.id, opts)
 				if err != nil || len(ls) != 1 {
 					t.Fatalf("LineageOfURL(%q) = %d lineages, %v; want 1", tt.id, len(ls), err)
 				}
 				l = ls[0]
 			} else {
 				var err error
-				if l, err = query.LineageOf(ctx, citestore.New(st), st, tt.id, opts); err != nil {
+				if l, err = query.LineageOf(ctx, citestore.New(st), tt.id, opts); err != nil {
 					t.Fatalf("LineageOf(%q): %v", tt.id, err)
 				}
 				if l.CitationID != tt.id {
@@ -291,7 +291,7 @@ func TestLineageOfURLIsExact(t *testing.T) {
 	)
 	st := lineageStore(t, []string{exampleCitations, extra}, normalize.Default())
 	ctx := context.Background()
-	ls, err := query.LineageOfURL(ctx, citestore.New(st), st, "https://Example.org/a?utm_source=x#top", nil)
+	ls, err := query.LineageOfURL(ctx, citestore.New(st), "https://Example.org/a?utm_source=x#top", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,11 +311,11 @@ func TestLineageOfURLIsExact(t *testing.T) {
 		"https://www.w3.org/TR/prov-o/", // a key and a resolved URL, never a raw URL
 		"",
 	} {
-		if ls, err := query.LineageOfURL(ctx, citestore.New(st), st, raw, nil); !errors.Is(err, query.ErrNoCitation) || ls != nil {
+		if ls, err := query.LineageOfURL(ctx, citestore.New(st), raw, nil); !errors.Is(err, query.ErrNoCitation) || ls != nil {
 			t.Errorf("LineageOfURL(%q) = %d lineages, %v; want ErrNoCitation", raw, len(ls), err)
 		}
 	}
-	if _, err := query.LineageOf(ctx, citestore.New(st), st, "no-such-id", nil); !errors.Is(err, query.ErrNoCitation) || !strings.Contains(err.Error(), `"no-such-id"`) {
+	if _, err := query.LineageOf(ctx, citestore.New(st), "no-such-id", nil); !errors.Is(err, query.ErrNoCitation) || !strings.Contains(err.Error(), `"no-such-id"`) {
 		t.Errorf("LineageOf(unknown id) error = %v, want ErrNoCitation naming the id", err)
 	}
 }
@@ -333,7 +333,7 @@ func TestLineagePolicies(t *testing.T) {
 		{normalize.Default().Name() + "@2026.11.1", "provgraph-default", "userinfo"},
 		{normalize.Lenient().Digest(), "provgraph-lenient", ""},
 	} {
-		l, err := query.LineageOf(ctx, citestore.New(st), st, "pplx-002-3", &query.LineageOptions{Policy: tt.policy})
+		l, err := query.LineageOf(ctx, citestore.New(st), "pplx-002-3", &query.LineageOptions{Policy: tt.policy})
 		if err != nil {
 			t.Fatalf("LineageOf(pplx-002-3, policy %q): %v", tt.policy, err)
 		}
@@ -346,7 +346,7 @@ func TestLineagePolicies(t *testing.T) {
 				tt.policy, l.Policy, code, l.Group, l.NormalizedUnder, tt.wantName, tt.wantError)
 		}
 	}
-	if _, err := query.LineageOf(ctx, citestore.New(st), st, "pplx-002-3", &query.LineageOptions{Policy: "nope@1"}); !errors.Is(err, query.ErrNoPolicy) {
+	if _, err := query.LineageOf(ctx, citestore.New(st), "pplx-002-3", &query.LineageOptions{Policy: "nope@1"}); !errors.Is(err, query.ErrNoPolicy) {
 		t.Errorf("LineageOf with an unknown policy: %v, want ErrNoPolicy", err)
 	}
 	// A citation never normalized under the policy asked for.
@@ -355,7 +355,7 @@ func TestLineagePolicies(t *testing.T) {
 	if _, err := ingest.File(ctx, only, extra, "extra", ingest.Options{Policy: normalize.Default()}); err != nil {
 		t.Fatal(err)
 	}
-	l, err := query.LineageOf(ctx, citestore.New(only), only, "l-1", &query.LineageOptions{Policy: "provgraph-default"})
+	l, err := query.LineageOf(ctx, citestore.New(only), "l-1", &query.LineageOptions{Policy: "provgraph-default"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,7 +383,7 @@ func TestLineageNeighbourhoodReadsThePolicysKeys(t *testing.T) {
 		policy  string
 		members int
 	}{{"provgraph-default", 1}, {"test-groups-hostrules", 2}} {
-		l, err := query.LineageOf(context.Background(), citestore.New(st), st, "s-2", &query.LineageOptions{Policy: tt.policy})
+		l, err := query.LineageOf(context.Background(), citestore.New(st), "s-2", &query.LineageOptions{Policy: tt.policy})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -400,10 +400,10 @@ func TestLineageReadsOnly(t *testing.T) {
 	for _, scope := range []string{query.ScopeNeighbourhood, query.ScopeDatabase} {
 		opts := &query.LineageOptions{Scope: scope}
 		for _, tt := range lineageTests {
-			if _, err := query.LineageOf(ctx, citestore.New(st), st, tt.id, opts); err != nil && !errors.Is(err, query.ErrNoCitation) {
+			if _, err := query.LineageOf(ctx, citestore.New(st), tt.id, opts); err != nil && !errors.Is(err, query.ErrNoCitation) {
 				t.Fatal(err)
 			}
-			if _, err := query.LineageOfURL(ctx, citestore.New(st), st, tt.id, opts); err != nil && !errors.Is(err, query.ErrNoCitation) {
+			if _, err := query.LineageOfURL(ctx, citestore.New(st), tt.id, opts); err != nil && !errors.Is(err, query.ErrNoCitation) {
 				t.Fatal(err)
 			}
 		}
@@ -482,7 +482,7 @@ func TestLineageScopesAgree(t *testing.T) {
 			}
 			diffs, joined := 0, 0
 			for _, c := range snap.Citations {
-				l, err := query.LineageOf(ctx, citestore.New(st), st, c.ID, nil)
+				l, err := query.LineageOf(ctx, citestore.New(st), c.ID, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -521,7 +521,7 @@ func BenchmarkLineageOf(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := query.LineageOf(ctx, citestore.New(st), st, "gpt-17-2", nil); err != nil {
+		if _, err := query.LineageOf(ctx, citestore.New(st), "gpt-17-2", nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -542,7 +542,7 @@ func ExampleLineageOf() {
 	if _, err := ingest.File(ctx, st, exampleCitations, "citations.jsonl", ingest.Options{Policy: normalize.Default()}); err != nil {
 		panic(err)
 	}
-	l, err := query.LineageOf(ctx, citestore.New(st), st, "gpt-17-2", nil)
+	l, err := query.LineageOf(ctx, citestore.New(st), "gpt-17-2", nil)
 	if err != nil {
 		panic(err)
 	}

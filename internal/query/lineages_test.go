@@ -37,13 +37,13 @@ func TestLineagesOfMatchesLineageOf(t *testing.T) {
 		for i := len(g.Members) - 1; i >= 0; i-- { // not in the sorted order
 			ids = append(ids, g.Members[i].CitationID)
 		}
-		ls, err := query.LineagesOf(ctx, citestore.New(st), st, ids, nil)
+		ls, err := query.LineagesOf(ctx, citestore.New(st), ids, nil)
 		if err != nil {
 			t.Fatalf("LineagesOf(%v): %v", ids, err)
 		}
 		groups++
 		for i, id := range ids {
-			one, err := query.LineageOf(ctx, citestore.New(st), st, id, nil)
+			one, err := query.LineageOf(ctx, citestore.New(st), id, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -55,7 +55,7 @@ func TestLineagesOfMatchesLineageOf(t *testing.T) {
 	if groups < 2 {
 		t.Fatalf("%d groups of two members or more in the example", groups)
 	}
-	if _, err := query.LineagesOf(ctx, citestore.New(st), st, []string{"nobody"}, nil); !errors.Is(err, query.ErrNoCitation) {
+	if _, err := query.LineagesOf(ctx, citestore.New(st), []string{"nobody"}, nil); !errors.Is(err, query.ErrNoCitation) {
 		t.Errorf("unknown id: %v, want ErrNoCitation", err)
 	}
 }

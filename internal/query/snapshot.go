@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/provgraph/provgraph/internal/cores"
-	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/store"
 )
@@ -100,7 +99,7 @@ func choosePolicy(pols []PolicyRef, want string) (PolicyRef, error) {
 // give answers under another policy than the one named. The digest is
 // compared when this build's engine is the one the policy was stored
 // with (the digest covers the engine too). A mismatch wraps
-// graph.ErrCorrupt.
+// store.ErrDamaged.
 // parsed holds the stored policy texts parsed so far: a server reads a
 // lineage per page, and parsing the policy's TOML twice a lineage was a
 // tenth of its time. A Policy is immutable once parsed; a database holds
@@ -143,14 +142,14 @@ func verifyPolicy(p PolicyRef) error {
 	}
 	pol, err := parseStored(p.Text, "database:"+p.String())
 	if err != nil {
-		return fmt.Errorf("policy %s: its stored text does not parse: %v: %w", p, err, graph.ErrCorrupt)
+		return fmt.Errorf("policy %s: its stored text does not parse: %v: %w", p, err, store.ErrDamaged)
 	}
 	engine := "+" + normalize.EngineFingerprint()
 	switch {
 	case pol.Name() != p.Name || !strings.HasPrefix(p.Version, pol.DeclaredVersion()+"+"):
-		return fmt.Errorf("policy %s: its stored text is of policy %s version %s: %w", p, pol.Name(), pol.DeclaredVersion(), graph.ErrCorrupt)
+		return fmt.Errorf("policy %s: its stored text is of policy %s version %s: %w", p, pol.Name(), pol.DeclaredVersion(), store.ErrDamaged)
 	case p.Version == pol.DeclaredVersion()+engine && pol.Digest() != p.Digest:
-		return fmt.Errorf("policy %s: its stored text has digest %s, but the database says %s: %w", p, pol.Digest(), p.Digest, graph.ErrCorrupt)
+		return fmt.Errorf("policy %s: its stored text has digest %s, but the database says %s: %w", p, pol.Digest(), p.Digest, store.ErrDamaged)
 	}
 	return nil
 }

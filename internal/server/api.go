@@ -276,7 +276,7 @@ func (s *Server) apiLineage(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) lineage(r *http.Request) (*query.Lineage, []*review.Decision, error) {
 	id := r.PathValue("id")
-	l, err := query.LineageOf(r.Context(), citestore.New(s.st), s.st, id, &query.LineageOptions{Policy: s.o.Policy, MaxShared: s.o.MaxShared})
+	l, err := query.LineageOf(r.Context(), citestore.New(s.st), id, &query.LineageOptions{Policy: s.o.Policy, MaxShared: s.o.MaxShared})
 	if err != nil {
 		if errors.Is(err, query.ErrNoCitation) {
 			return nil, nil, service.InputError{Err: err}

@@ -166,7 +166,7 @@ func (s *Server) uiGroup(w http.ResponseWriter, r *http.Request) {
 	for _, m := range g.Members[:min(len(g.Members), maxShown)] {
 		ids = append(ids, m.CitationID)
 	}
-	ls, err := query.LineagesOf(r.Context(), citestore.New(s.st), s.st, ids, &query.LineageOptions{Policy: s.o.Policy, MaxShared: s.o.MaxShared})
+	ls, err := query.LineagesOf(r.Context(), citestore.New(s.st), ids, &query.LineageOptions{Policy: s.o.Policy, MaxShared: s.o.MaxShared})
 	if err != nil {
 		s.fail(w, r, 0, service.QueryError(err))
 		return

@@ -99,10 +99,10 @@ func (d DB) Lineage(ctx context.Context, req LineageRequest) ([]*query.Lineage, 
 	defer st.Close()
 	var ls []*query.Lineage
 	if req.ByURL {
-		ls, err = query.LineageOfURL(ctx, st.Backend, st.Quads, req.URL, &req.LineageOptions)
+		ls, err = query.LineageOfURL(ctx, st.Backend, req.URL, &req.LineageOptions)
 	} else {
 		var l *query.Lineage
-		l, err = query.LineageOf(ctx, st.Backend, st.Quads, req.ID, &req.LineageOptions)
+		l, err = query.LineageOf(ctx, st.Backend, req.ID, &req.LineageOptions)
 		ls = []*query.Lineage{l}
 	}
 	switch {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/store"
 )
 
 // Kind is the class of an error: what the front end tells its caller.
@@ -69,7 +70,7 @@ func Classify(err error) Kind {
 		return Rejected
 	case errors.Is(err, graph.ErrLocked):
 		return Locked
-	case errors.Is(err, graph.ErrCorrupt):
+	case errors.Is(err, graph.ErrCorrupt), errors.Is(err, store.ErrDamaged):
 		return Damaged
 	case errors.As(err, &ue):
 		return Usage

@@ -56,6 +56,10 @@ type Citation struct {
 	// Passages are the checks of the citation's cited_text against its
 	// retrievals' extractions, empty without cited_text.
 	Passages []*Passage `json:"-"`
+	// Under names (name@version) every policy the citation was
+	// normalized under, sorted: Lookup.Citations fills it, a scan does
+	// not.
+	Under []string `json:"-"`
 }
 
 // Normalization is one normalization of a raw URL.

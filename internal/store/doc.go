@@ -10,12 +10,14 @@
 //
 // The interfaces are small and named for what their users ask, as io's
 // are: Lookup (citations by id, raw URL, key and content evidence;
-// policies), Appender (append-only batches), Catalog (the policies with
-// their texts, and the runs, that a whole-database query chooses among),
+// policies; whole citations by id for a lineage), Appender (append-only
+// batches), Catalog (the policies with their texts, and the runs, that a
+// whole-database query chooses among),
 // Scanner (every citation once, in id order, with the fields a query
 // compares, as per-scan handles, and the whole citations of the rows a
-// query shows, Texts.Citations) and Checker (a consistency check).
-// Backend is the five together; a user takes the narrowest one it needs.
+// query shows, Texts.Citations), Viewer (a group of reads on one
+// consistent view) and Checker (a consistency check). Reader is the
+// reads; Backend is everything; a user takes the narrowest one it needs.
 //
 // What a backend answers is in domain values: model's nouns for what it
 // is given (Record, PolicyRef) and, for what it hands back of a stored
@@ -35,8 +37,9 @@
 //
 // Today's implementations: internal/graph/citestore, over the bbolt quad
 // store (internal/graph), which owns the PROV-O mapping of a record to
-// quads (citestore.Mapper, ontology/MODEL.md); and storetest.Memory, the
-// reference model the bbolt backend is compared with on synthetic data.
+// quads (citestore.Mapper, ontology/MODEL.md) and the one reader of it;
+// and storetest.Memory, the reference model the bbolt backend is compared
+// with on synthetic data.
 // Every backend must pass internal/storetest.
 //
 // # Where the users stand
@@ -63,12 +66,18 @@
 //     (one pass over the SPO index into arrays by term id, the ids being
 //     the handles); on a million synthetic citations groups is as fast
 //     as when query read the term ids itself (README, Performance).
-//   - query's lineage (LineageOf, LineageOfURL) asks Lookup which
-//     citations to read: ByRaw for a raw URL, ByKey under the policy it
-//     shows for the members of every key of the neighbourhood (the
-//     group's, its redirect sources' and its relation targets'), and
-//     ByContent for the citations sharing a member's content hash.
-//     citestore answers each on one read transaction by term id.
+//   - query's lineage (LineageOf, LineagesOf, LineageOfURL) takes a
+//     store.Reader and reads on one view of it (Viewer; citestore's is
+//     one read transaction with one node cache): which citations to read
+//     it asks ByRaw for a raw URL, ByKey under the policy it shows for
+//     the members of every key of the neighbourhood (the group's, its
+//     redirect sources' and its relation targets'), ByContent for the
+//     citations sharing a member's content hash, ByTextDigest for those
+//     sharing a member's main text, and ByFinalURL, a retrieval at a
+//     time, for those redirected into a key (so that reading stops at
+//     --max-shared sources); it reads them whole with Citations. With
+//     --group-scope database it Loads on the same view. internal/query
+//     imports neither internal/graph nor citestore (TestLayers).
 //
 // Still on the quad store (*graph.Store), and why:
 //
@@ -94,20 +103,6 @@
 //     canonical declarations and evidence to stored citations, with the
 //     resolve run: the same need as Renormalize (append to a stored
 //     citation) plus a Lookup of retrievals by snapshot.
-//   - lineage's reader, once Lookup has named the citations: it turns
-//     their ids into nodes (by pg:citationId) and reads each citation's
-//     nodes with citestore.Reader, which builds them with the scan's
-//     builders (citestore's build.go): one reader of the RDF model, in
-//     two access paths, inside the backend. What keeps query importing
-//     citestore and graph is this path: a Lookup of whole citations by id
-//     in domain values (Citation, with the policies it was normalized
-//     under) would replace it.
-//     Two of the neighbourhood's lookups stay on quad patterns, as Lookup
-//     has no method for them: the citations whose current extraction has
-//     a member's text digest (evidence that resolve adds, which Append
-//     cannot write, so a Memory reference could not answer it), and those
-//     whose retrieval ended at a key's URL (a redirect source, read one
-//     retrieval at a time so that reading stops at --max-shared sources).
 //   - internal/export writes every stored statement, whatever wrote it;
 //     its doc says why that is the quad store's by nature.
 //   - The check command's counters (format, terms, runs, file size) are
@@ -134,8 +129,9 @@
 //     a citation normalized under the scan's policy and rejected by it.
 //     storetest.Memory holds no extractions (Append cannot write them,
 //     resolve adds them through citestore.Mapper), so its evidence has no
-//     text digest or SimHash; citestore's TestScanExtractionEvidence holds
-//     the bbolt backend to the extraction part of the contract.
+//     text digest or SimHash and ByTextDigest finds nothing; citestore's
+//     TestScanExtractionEvidence holds the bbolt backend to the extraction
+//     part of the contract.
 //   - A scan's Texts.Citations builds the citations of the rows asked,
 //     numbered in scan order, from what that scan read: no second read
 //     of the database, so that what grouping shows of a member is what

@@ -14,6 +14,13 @@ import (
 // content.
 var ErrConflict = errors.New("citation id already names other content")
 
+// ErrDamaged marks an answer that finds the stored data contradicting
+// itself (a policy's stored text that does not match its stored digest):
+// the database is damaged, not the request wrong. It is the
+// backend-independent form of graph.ErrCorrupt, with the same text, and
+// the CLI exits 5 for both.
+var ErrDamaged = errors.New("store is inconsistent")
+
 // ConflictError names the citation id of an ErrConflict.
 type ConflictError struct {
 	CitationID string
@@ -46,6 +53,41 @@ type Lookup interface {
 	ByContent(ctx context.Context, hash string) ([]string, error)
 	// Policies returns every policy stored, sorted by digest.
 	Policies(ctx context.Context) ([]model.PolicyRef, error)
+	// Citations returns the citations with the given ids, in their order
+	// (nil for an id not stored), each whole: every stored field, the
+	// step log parsed (Normalization.Steps), its normalization under the
+	// policy with digest policyDigest (Norm nil if none) and Under naming
+	// every policy it was normalized under. It is what a lineage reads of
+	// the citations the other lookups named.
+	Citations(ctx context.Context, policyDigest string, ids []string) ([]*Citation, error)
+	// ByTextDigest returns the ids of the citations with a retrieval one
+	// of whose extractions found a main text with exactly this digest
+	// (Extraction.TextDigest; current or not: the caller decides).
+	ByTextDigest(ctx context.Context, digest string) ([]string, error)
+	// ByFinalURL calls fn, one retrieval at a time, with the ids (sorted)
+	// of the citations of each retrieval whose final URL is exactly url,
+	// until fn returns false: a lineage stops reading redirect sources once
+	// it has more than --max-shared.
+	ByFinalURL(ctx context.Context, url string, fn func(ids []string) bool) error
+	// ByRelationTarget returns the ids of the citations with a relation
+	// (declared or detected) whose target is exactly target.
+	ByRelationTarget(ctx context.Context, target string) ([]string, error)
+}
+
+// Reader is every read a backend answers.
+type Reader interface {
+	Lookup
+	Catalog
+	Scanner
+}
+
+// Viewer runs a group of reads on one consistent view of the backend: a
+// lineage makes hundreds of small reads, and the bbolt backend answers
+// them on one read transaction (with its caches) rather than one each.
+// fn must not write, nor open a second view inside the first: in the
+// bbolt backend that deadlocks with a writer growing the file.
+type Viewer interface {
+	View(ctx context.Context, fn func(Reader) error) error
 }
 
 // Batch is one atomic append: observations, each normalized under Policy.
@@ -83,10 +125,9 @@ type Catalog interface {
 
 // Backend is everything a backend implements.
 type Backend interface {
-	Lookup
+	Reader
+	Viewer
 	Appender
-	Catalog
-	Scanner
 	Checker
 }
 

@@ -29,6 +29,10 @@ type Memory struct {
 	content  map[string][]string    // content hash -> ids
 	policies map[string]store.PolicyRef
 	cits     map[string]*memCitation // citation id -> what a scan shows
+	// final: final URL -> retrieval IRI -> ids; target: relation target
+	// -> ids (declared relations only).
+	final  map[string]map[string][]string
+	target map[string][]string
 }
 
 // memCitation is what Scan shows of a citation. Relations are the declared
@@ -62,6 +66,7 @@ func NewMemory() *Memory {
 	return &Memory{
 		digest: map[string]string{}, raw: map[string][]string{}, key: map[[2]string][]string{},
 		content: map[string][]string{}, policies: map[string]store.PolicyRef{}, cits: map[string]*memCitation{},
+		final: map[string]map[string][]string{}, target: map[string][]string{},
 	}
 }
 
@@ -204,6 +209,18 @@ func (m *Memory) Append(ctx context.Context, b store.Batch) (int, error) {
 		if rw.content {
 			c.keyContent[b.Policy.Digest()] = true
 		}
+		if rt := rw.r.Retrieval; rt != nil && rt.FinalURL != "" {
+			byRet := m.final[rt.FinalURL]
+			if byRet == nil {
+				byRet = map[string][]string{}
+				m.final[rt.FinalURL] = byRet
+			}
+			iri := model.RetrievalIRI(rw.raw, rt)
+			byRet[iri] = append(byRet[iri], rw.id)
+		}
+		for _, rel := range rw.r.Relations {
+			m.target[rel.Target] = append(m.target[rel.Target], rw.id)
+		}
 		if rt := rw.r.Retrieval; rt != nil {
 			if model.Successful(rt.Outcome, string(rt.FinalStatus), "") {
 				c.evidence = append(c.evidence, [2]string{model.RetrievalIRI(rw.raw, rt), rt.ContentHash})
@@ -243,7 +260,7 @@ func (m *Memory) Append(ctx context.Context, b store.Batch) (int, error) {
 // memNormalization is the normalization of a result or rejection, as a
 // backend hands it back (its Policy is set when a citation is built).
 func memNormalization(res normalize.Result, nerr *normalize.Error) *store.Normalization {
-	n := &store.Normalization{}
+	n := &store.Normalization{Steps: res.Steps()}
 	for _, st := range res.Steps() {
 		if !slices.Contains(n.Rules, string(st.Rule)) {
 			n.Rules = append(n.Rules, string(st.Rule))
@@ -290,7 +307,7 @@ func (m *Memory) Scan(ctx context.Context, policyDigest string, f store.Fields, 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	d := &store.Dict{}
-	texts := &memTexts{Dict: d, f: f}
+	texts := &memTexts{Dict: d, m: m, f: f}
 	if p, ok := m.policies[policyDigest]; ok {
 		texts.policy = &p
 	}
@@ -347,6 +364,7 @@ func (m *Memory) Scan(ctx context.Context, policyDigest string, f store.Fields, 
 // for Citations.
 type memTexts struct {
 	*store.Dict
+	m      *Memory
 	f      store.Fields
 	policy *store.PolicyRef // the scan's, nil if none is stored
 	cits   []*memCitation   // by row
@@ -360,44 +378,58 @@ func (t *memTexts) Citations(rows []int32, dst []store.Citation) {
 		return
 	}
 	for k, i := range rows {
-		c := t.cits[i]
-		r := c.rec
-		out := store.Citation{
-			ID: r.ID(), Raw: c.raw, Engine: r.Engine, AnswerID: r.AnswerID, Question: r.Question,
-			Position: string(r.Position), ObservedAt: r.ObservedAt, BaseURL: r.BaseURL,
+		dst[k] = t.m.citation(t.cits[i], t.policy)
+		if n := dst[k].Norm; n != nil {
+			n.Steps = nil // a scan reads only the rules
 		}
-		if _, frag, ok := strings.Cut(c.raw, "#"); ok {
-			out.Fragment = &frag
-		}
-		if t.policy != nil {
-			if n := c.norms[t.policy.Digest]; n != nil {
-				nn := *n
-				nn.Policy = t.policy
-				out.Norm = &nn
-			}
-		}
-		if rt := r.Retrieval; rt != nil {
-			ret := &store.Retrieval{
-				Node: model.RetrievalIRI(c.raw, rt), RetrievedAt: rt.RetrievedAt, FinalURL: rt.FinalURL,
-				FinalStatus: store.Integer(rt.FinalStatus), ContentHash: rt.ContentHash, ContentType: rt.ContentType,
-				SnapshotRef: rt.SnapshotRef, Outcome: rt.Outcome, OutcomeError: rt.OutcomeError,
-				Hops: []store.Hop{}, Canonicals: []model.Canonical{},
-			}
-			if rt.CanonicalDropped > 0 {
-				ret.CanonicalDropped = store.Integer(strconv.Itoa(rt.CanonicalDropped))
-			}
-			for j, h := range rt.Hops {
-				ret.Hops = append(ret.Hops, store.Hop{Hop: h, Index: j, CrossesHost: !sameHost([]model.Hop{h})})
-			}
-			ret.Canonicals = append(ret.Canonicals, rt.Canonical...)
-			slices.SortFunc(ret.Canonicals, func(a, b model.Canonical) int { return cmpString(a.Source+a.URL, b.Source+b.URL) })
-			out.Retrievals = []*store.Retrieval{ret}
-		}
-		for _, rel := range r.Relations {
-			out.Relations = append(out.Relations, &store.Relation{Relation: rel, Evidence: model.EvidenceDeclared})
-		}
-		dst[k] = out
+		dst[k].Under = nil
 	}
+}
+
+// citation builds c as a backend hands it back, under pol (nil for none).
+func (m *Memory) citation(c *memCitation, pol *store.PolicyRef) store.Citation {
+	r := c.rec
+	out := store.Citation{
+		ID: r.ID(), Raw: c.raw, Engine: r.Engine, AnswerID: r.AnswerID, Question: r.Question,
+		Position: string(r.Position), ObservedAt: r.ObservedAt, BaseURL: r.BaseURL,
+	}
+	if _, frag, ok := strings.Cut(c.raw, "#"); ok {
+		out.Fragment = &frag
+	}
+	if pol != nil {
+		if n := c.norms[pol.Digest]; n != nil {
+			nn := *n
+			nn.Policy = pol
+			out.Norm = &nn
+		}
+	}
+	if rt := r.Retrieval; rt != nil {
+		ret := &store.Retrieval{
+			Node: model.RetrievalIRI(c.raw, rt), RetrievedAt: rt.RetrievedAt, FinalURL: rt.FinalURL,
+			FinalStatus: store.Integer(rt.FinalStatus), ContentHash: rt.ContentHash, ContentType: rt.ContentType,
+			SnapshotRef: rt.SnapshotRef, Outcome: rt.Outcome, OutcomeError: rt.OutcomeError,
+			Hops: []store.Hop{}, Canonicals: []model.Canonical{},
+		}
+		if rt.CanonicalDropped > 0 {
+			ret.CanonicalDropped = store.Integer(strconv.Itoa(rt.CanonicalDropped))
+		}
+		for j, h := range rt.Hops {
+			ret.Hops = append(ret.Hops, store.Hop{Hop: h, Index: j, CrossesHost: !sameHost([]model.Hop{h})})
+		}
+		ret.Canonicals = append(ret.Canonicals, rt.Canonical...)
+		slices.SortFunc(ret.Canonicals, func(a, b model.Canonical) int { return cmpString(a.Source+a.URL, b.Source+b.URL) })
+		out.Retrievals = []*store.Retrieval{ret}
+	}
+	for _, rel := range r.Relations {
+		out.Relations = append(out.Relations, &store.Relation{Relation: rel, Evidence: model.EvidenceDeclared})
+	}
+	for d := range c.norms {
+		if p, ok := m.policies[d]; ok {
+			out.Under = append(out.Under, p.String())
+		}
+	}
+	slices.Sort(out.Under)
+	return out
 }
 
 // Check implements store.Checker: every id an index names is stored.
@@ -421,4 +453,65 @@ func (m *Memory) Check(ctx context.Context) error {
 		}
 	}
 	return ctx.Err()
+}
+
+// View implements store.Viewer: Memory's reads are consistent one by one
+// (its lock), and fn reads Memory itself.
+func (m *Memory) View(ctx context.Context, fn func(store.Reader) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return fn(m)
+}
+
+// Citations implements store.Lookup.
+func (m *Memory) Citations(ctx context.Context, policyDigest string, ids []string) ([]*store.Citation, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var pol *store.PolicyRef
+	if p, ok := m.policies[policyDigest]; ok {
+		pol = &p
+	}
+	out := make([]*store.Citation, len(ids))
+	for i, id := range ids {
+		if c := m.cits[id]; c != nil {
+			v := m.citation(c, pol)
+			out[i] = &v
+		}
+	}
+	return out, ctx.Err()
+}
+
+// ByTextDigest implements store.Lookup: Memory holds no extractions
+// (Append cannot write them), so nothing matches.
+func (m *Memory) ByTextDigest(ctx context.Context, digest string) ([]string, error) {
+	return nil, ctx.Err()
+}
+
+// ByFinalURL implements store.Lookup, retrievals in IRI order.
+func (m *Memory) ByFinalURL(ctx context.Context, url string, fn func(ids []string) bool) error {
+	m.mu.Lock()
+	byRet := m.final[url]
+	var groups [][]string
+	for _, iri := range slices.Sorted(maps.Keys(byRet)) {
+		groups = append(groups, found(byRet[iri]))
+	}
+	m.mu.Unlock()
+	for _, ids := range groups {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if !fn(ids) {
+			return nil
+		}
+	}
+	return ctx.Err()
+}
+
+// ByRelationTarget implements store.Lookup (declared relations only:
+// detecting relations is the bbolt mapping's).
+func (m *Memory) ByRelationTarget(ctx context.Context, target string) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return found(m.target[target]), ctx.Err()
 }

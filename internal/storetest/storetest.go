@@ -23,6 +23,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -68,6 +69,10 @@ func Run(t *testing.T, open Open) {
 		{"ScanCitations", testScanCitations},
 		{"ScanCitationsDetail", testScanCitationsDetail},
 		{"ScanCitationsNotAsked", testScanCitationsNotAsked},
+		{"LookupCitations", testLookupCitations},
+		{"ByFinalURL", testByFinalURL},
+		{"ByRelationTarget", testByRelationTarget},
+		{"View", testView},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -912,5 +917,168 @@ func testScanCitationsNotAsked(t *testing.T, b store.Backend) {
 	texts.Citations([]int32{0}, dst)
 	if dst[0].ID != "unchanged" || dst[0].Norm != nil {
 		t.Errorf("Citations without FieldCitation set %+v", dst[0])
+	}
+}
+
+// testLookupCitations: Lookup.Citations answers, for each id in its
+// order, the citation a scan builds whole (FieldDetail) plus its parsed
+// step log and the policies it was normalized under; nil for an id not
+// stored.
+func testLookupCitations(t *testing.T, b store.Backend) {
+	recs := Corpus(t)
+	appendAll(t, b, recs...)
+	pol := normalize.Default()
+	scanned := scanCitations(t, b, pol.Digest(), store.FieldCitation|store.FieldDetail)
+	ids := []string{"no-such-citation"}
+	for i := len(scanned) - 1; i >= 0; i-- {
+		ids = append(ids, scanned[i].ID)
+	}
+	got, err := b.Citations(context.Background(), pol.Digest(), ids)
+	if err != nil {
+		t.Fatalf("Citations = %v", err)
+	}
+	if len(got) != len(ids) || got[0] != nil {
+		t.Fatalf("Citations(%d ids) = %d citations, the unknown id's %v; want %d, nil", len(ids), len(got), got[0], len(ids))
+	}
+	want := map[string]*model.Record{}
+	for _, r := range recs {
+		want[r.ID()] = r
+	}
+	for i, c := range got[1:] {
+		s := scanned[len(scanned)-1-i]
+		if c == nil || c.ID != s.ID {
+			t.Errorf("Citations: %d is %v, want %s", i+1, c, s.ID)
+			continue
+		}
+		checkNormalization(t, *c, want[c.ID], pol)
+		checkRetrievals(t, *c, want[c.ID], true)
+		if c.Raw != s.Raw || c.Engine != s.Engine || c.AnswerID != s.AnswerID || c.ObservedAt != s.ObservedAt || len(c.Relations) != len(s.Relations) {
+			t.Errorf("Citations: %s differs from its scan: %+v, want %+v", c.ID, c, s)
+		}
+		var rules []string
+		for _, st := range c.Norm.Steps {
+			if !slices.Contains(rules, string(st.Rule)) {
+				rules = append(rules, string(st.Rule))
+			}
+		}
+		if !slices.Equal(rules, c.Norm.Rules) {
+			t.Errorf("Citations: %s has steps naming %q, rules %q", c.ID, rules, c.Norm.Rules)
+		}
+		if !slices.Contains(c.Under, pol.Name()+"@"+pol.Version()) {
+			t.Errorf("Citations: %s normalized under %q, want %s among them", c.ID, c.Under, pol.Name()+"@"+pol.Version())
+		}
+	}
+}
+
+// testByFinalURL: the citations of every retrieval ending at a final URL,
+// a retrieval at a time, as the records say; fn returning false stops it.
+func testByFinalURL(t *testing.T, b store.Backend) {
+	recs := Corpus(t)
+	appendAll(t, b, recs...)
+	want := map[string]map[string][]string{} // final URL -> retrieval -> ids
+	for _, r := range recs {
+		if rt := r.Retrieval; rt != nil && rt.FinalURL != "" {
+			if want[rt.FinalURL] == nil {
+				want[rt.FinalURL] = map[string][]string{}
+			}
+			iri := model.RetrievalIRI(*r.RawURL, rt)
+			want[rt.FinalURL][iri] = append(want[rt.FinalURL][iri], r.ID())
+		}
+	}
+	if len(want) == 0 {
+		t.Fatal("the corpus has no final URL")
+	}
+	ctx := context.Background()
+	for url, byRet := range want {
+		var wantSets, gotSets []string
+		for _, ids := range byRet {
+			slices.Sort(ids)
+			wantSets = append(wantSets, fmt.Sprint(slices.Compact(ids)))
+		}
+		err := b.ByFinalURL(ctx, url, func(ids []string) bool {
+			gotSets = append(gotSets, fmt.Sprint(ids))
+			return true
+		})
+		slices.Sort(wantSets)
+		slices.Sort(gotSets)
+		if err != nil || !slices.Equal(gotSets, wantSets) {
+			t.Errorf("ByFinalURL(%q) = %q, %v; want %q", url, gotSets, err, wantSets)
+		}
+		calls := 0
+		if err := b.ByFinalURL(ctx, url, func([]string) bool { calls++; return false }); err != nil || calls != 1 {
+			t.Errorf("ByFinalURL(%q) with fn stopping: %d calls, %v; want 1", url, calls, err)
+		}
+	}
+	if err := b.ByFinalURL(ctx, "https://nowhere.example.test/", func([]string) bool {
+		t.Error("ByFinalURL of an unknown URL called fn")
+		return true
+	}); err != nil {
+		t.Error(err)
+	}
+}
+
+// testByRelationTarget: every declared relation target finds at least
+// the citations that declared it (a backend may detect more).
+func testByRelationTarget(t *testing.T, b store.Backend) {
+	recs := Corpus(t)
+	appendAll(t, b, recs...)
+	want := map[string][]string{}
+	for _, r := range recs {
+		for _, rel := range r.Relations {
+			want[rel.Target] = append(want[rel.Target], r.ID())
+		}
+	}
+	if len(want) == 0 {
+		t.Fatal("the corpus has no relation")
+	}
+	for target, ids := range want {
+		got, err := b.ByRelationTarget(context.Background(), target)
+		if err != nil {
+			t.Fatalf("ByRelationTarget(%q) = %v", target, err)
+		}
+		for _, id := range ids {
+			if !slices.Contains(got, id) {
+				t.Errorf("ByRelationTarget(%q) = %q, want %s among them", target, got, id)
+			}
+		}
+		if !slices.IsSorted(got) || len(slices.Compact(slices.Clone(got))) != len(got) {
+			t.Errorf("ByRelationTarget(%q) = %q, want sorted without repeats", target, got)
+		}
+	}
+}
+
+// testView: reads inside a view answer as reads outside it.
+func testView(t *testing.T, b store.Backend) {
+	recs := Corpus(t)
+	appendAll(t, b, recs...)
+	ctx := context.Background()
+	pol := normalize.Default()
+	id := recs[0].ID()
+	outside, err := b.Citations(ctx, pol.Digest(), []string{id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raws, err := b.ByRaw(ctx, *recs[0].RawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = b.View(ctx, func(r store.Reader) error {
+		for range 2 { // the second read answers from what the first read
+			inside, err := r.Citations(ctx, pol.Digest(), []string{id})
+			if err != nil {
+				return err
+			}
+			if inside[0] == nil || inside[0].ID != outside[0].ID || inside[0].Raw != outside[0].Raw || inside[0].Norm.Key != outside[0].Norm.Key {
+				t.Errorf("Citations inside a view = %+v, want %+v", inside[0], outside[0])
+			}
+			got, err := r.ByRaw(ctx, *recs[0].RawURL)
+			if err != nil || !slices.Equal(got, raws) {
+				t.Errorf("ByRaw inside a view = %q, %v; want %q", got, err, raws)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("View = %v", err)
 	}
 }

@@ -39,8 +39,10 @@ import (
 type Store struct {
 	g *graph.Store
 	// r, when set, is the read transaction every read runs on
-	// (WithinReader, Within).
-	r *graph.Reader
+	// (Within, View); rd is its Reader, made on first use
+	// and kept, with what it read, for the view's next read.
+	r  *graph.Reader
+	rd *Reader
 }
 
 var _ store.Backend = (*Store)(nil)
@@ -48,17 +50,13 @@ var _ store.Backend = (*Store)(nil)
 // New returns the backend over g.
 func New(g *graph.Store) *Store { return &Store{g: g} }
 
-// WithinReader returns the lookups ByRaw, ByKey and ByContent reading on
-// the read transaction of r, for a caller already inside one (a lineage).
-// A read transaction opened inside another deadlocks with a writer that
-// must grow the file's mapping: the writer waits for the outer one to
-// end, and the inner one waits behind the writer. provgraph serve hung so
-// during an ingest at a million citations.
-func (s *Store) WithinReader(r *graph.Reader) store.Lookup { return s.Within(r) }
-
 // Within returns the backend reading on the read transaction of r, for a
-// caller already inside one, as WithinReader: every read (lookups,
-// Catalog, Scan) runs on r.
+// caller already inside one: every read (lookups, Catalog, Scan) runs on
+// r. A read transaction opened inside another deadlocks with a writer
+// that must grow the file's mapping: the writer waits for the outer one
+// to end, and the inner one waits behind the writer. provgraph serve hung
+// so during an ingest at a million citations. View is the same for a
+// caller that holds no transaction.
 func (s *Store) Within(r *graph.Reader) *Store { return &Store{g: s.g, r: r} }
 
 func iri(s string) graph.Term { return graph.IRI(s) }

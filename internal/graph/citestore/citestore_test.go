@@ -198,7 +198,8 @@ func TestDigestTwoStored(t *testing.T) {
 
 // TestScanExtractionEvidence: the evidence a scan hands over is the
 // current extraction's (the greatest by model.CompareExtractions), and a
-// retrieval whose current extraction found a soft error is no evidence.
+// retrieval whose current extraction found a soft error is no evidence;
+// ByTextDigest finds a citation by any of its extractions' digests.
 // Append writes no extraction (resolve adds them), so this is tested on
 // the bbolt backend with the mapping resolve uses, not in storetest.
 func TestScanExtractionEvidence(t *testing.T) {
@@ -261,6 +262,17 @@ func TestScanExtractionEvidence(t *testing.T) {
 	for _, row := range rows {
 		if !slices.Equal(row.Evidence, want[row.ID]) {
 			t.Errorf("row %s: evidence %+v, want %+v", row.ID, row.Evidence, want[row.ID])
+		}
+	}
+	// ByTextDigest finds the citations by any extraction's digest, current
+	// or not (a lineage decides which count).
+	for digest, ids := range map[string][]string{
+		"sha256:old": {"newer"}, "sha256:new": {"newer"}, "sha256:err": {"soft"},
+		"sha256:fixed": {"fixed"}, "sha256:none": nil,
+	} {
+		got, err := s.ByTextDigest(ctx, digest)
+		if err != nil || !slices.Equal(got, ids) {
+			t.Errorf("ByTextDigest(%q) = %q, %v; want %q", digest, got, err, ids)
 		}
 	}
 	if err := g.Check(ctx); err != nil {

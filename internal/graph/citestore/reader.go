@@ -30,6 +30,10 @@ type Reader struct {
 	cits  map[string]*store.Citation // citation node -> citation, under the policy of the first read
 	under map[string][]string        // citation node -> policies it was normalized under
 	pols  map[string]store.PolicyRef // policy node -> policy
+	// nodeOf is the node of each citation id met (view.go), polList the
+	// policies once read (policiesOnce).
+	nodeOf  map[string]string
+	polList []store.PolicyRef
 }
 
 // NewReader returns a Reader on the read transaction g.
@@ -38,6 +42,7 @@ func NewReader(ctx context.Context, g *graph.Reader) *Reader {
 		ctx: ctx, g: g,
 		p: map[string]map[string][]graph.Term{}, read: map[string]bool{},
 		cits: map[string]*store.Citation{}, under: map[string][]string{}, pols: map[string]store.PolicyRef{},
+		nodeOf: map[string]string{},
 	}
 }
 

@@ -60,7 +60,8 @@ func (s *Store) Runs(ctx context.Context) ([]store.Run, error) {
 	return out, err
 }
 
-// within runs fn on the read transaction of WithinReader, or on a new one.
+// within runs fn on the read transaction of Within or View, or on a new
+// one.
 func (s *Store) within(fn func(*graph.Reader) error) error {
 	if s.r != nil {
 		return fn(s.r)

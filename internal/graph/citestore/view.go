@@ -1,0 +1,245 @@
+package citestore
+
+import (
+	"context"
+	"slices"
+
+	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/store"
+	"github.com/provgraph/provgraph/internal/vocab"
+)
+
+// This file answers a lineage's reads: whole citations by id and the
+// lookups of its neighbourhood that follow the model's links (a text
+// digest to its citations, a final URL to its retrievals' citations), with
+// Reader, node by node. Inside View they share one read transaction and
+// one Reader, so that a node read for one citation is not read again for
+// the next.
+
+// View implements store.Viewer: fn reads on one read transaction.
+func (s *Store) View(ctx context.Context, fn func(store.Reader) error) error {
+	if s.r != nil {
+		return fn(s)
+	}
+	// fn's own error is returned as it is, not as a failed read.
+	var inner error
+	err := s.g.Read(func(r *graph.Reader) error {
+		inner = fn(s.Within(r))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return inner
+}
+
+// reading runs fn with a Reader: the view's own, kept for the next call,
+// or one on a transaction of its own.
+func (s *Store) reading(ctx context.Context, fn func(*Reader) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.r != nil {
+		if s.rd == nil {
+			s.rd = NewReader(ctx, s.r)
+		}
+		s.rd.ctx = ctx
+		return fn(s.rd)
+	}
+	return s.g.Read(func(r *graph.Reader) error { return fn(NewReader(ctx, r)) })
+}
+
+// Citations implements store.Lookup.
+func (s *Store) Citations(ctx context.Context, policyDigest string, ids []string) ([]*store.Citation, error) {
+	out := make([]*store.Citation, len(ids))
+	err := s.reading(ctx, func(r *Reader) error {
+		pols, err := r.policiesOnce()
+		if err != nil {
+			return err
+		}
+		var pol store.PolicyRef
+		for _, p := range pols {
+			if p.Digest == policyDigest {
+				pol = p
+			}
+		}
+		for i, id := range ids {
+			n, err := r.citationNode(id)
+			if err != nil {
+				return err
+			}
+			if n == "" {
+				continue
+			}
+			if out[i], err = r.Citation(n, pol); err != nil {
+				return err
+			}
+			out[i].Under = r.Under(n)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ByTextDigest implements store.Lookup: the evidence with the digest,
+// the extraction that generated it, the retrieval it is of, and the
+// citations retrieved in that.
+func (s *Store) ByTextDigest(ctx context.Context, digest string) ([]string, error) {
+	var ids []string
+	err := s.reading(ctx, func(r *Reader) error {
+		evs, err := r.Subjects(vocab.TextDigest, graph.String(digest))
+		if err != nil {
+			return err
+		}
+		for _, ev := range evs {
+			if err := r.Node(ev); err != nil {
+				return err
+			}
+			x := r.One(vocab.ProvWasGeneratedBy, ev)
+			if err := r.Node(x); err != nil {
+				return err
+			}
+			if rt := r.One(vocab.OfRetrieval, x); rt != "" {
+				if ids, err = r.appendRetrievedIn(ids, rt); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	return sorted(ids), err
+}
+
+// ByFinalURL implements store.Lookup: the resolved URL node with the text,
+// each retrieval resolved to it, and the citations retrieved in that.
+func (s *Store) ByFinalURL(ctx context.Context, url string, fn func(ids []string) bool) error {
+	return s.reading(ctx, func(r *Reader) error {
+		nodes, err := r.Subjects(vocab.Text, graph.String(url))
+		if err != nil {
+			return err
+		}
+		for _, n := range nodes {
+			if err := r.Node(n); err != nil {
+				return err
+			}
+			if !r.Is(n, vocab.ResolvedURL) {
+				continue
+			}
+			rts, err := r.Subjects(vocab.ResolvedTo, graph.IRI(n))
+			if err != nil {
+				return err
+			}
+			for _, rt := range rts {
+				ids, err := r.appendRetrievedIn(nil, rt)
+				if err != nil {
+					return err
+				}
+				if !fn(sorted(ids)) {
+					return nil
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// ByRelationTarget implements store.Lookup: the related resource with the
+// text, the qualified relations whose target it is, and their citations.
+func (s *Store) ByRelationTarget(ctx context.Context, target string) ([]string, error) {
+	var ids []string
+	err := s.reading(ctx, func(r *Reader) error {
+		nodes, err := r.Subjects(vocab.Text, graph.String(target))
+		if err != nil {
+			return err
+		}
+		for _, n := range nodes {
+			if err := r.Node(n); err != nil {
+				return err
+			}
+			if !r.Is(n, vocab.RelatedResource) {
+				continue
+			}
+			rels, err := r.Subjects(vocab.Target, graph.IRI(n))
+			if err != nil {
+				return err
+			}
+			for _, rel := range rels {
+				cs, err := r.Subjects(vocab.QualifiedRelation, graph.IRI(rel))
+				if err != nil {
+					return err
+				}
+				if ids, err = r.appendIDs(ids, cs); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	return sorted(ids), err
+}
+
+// sorted sorts ids and drops repeats; nil for none.
+func sorted(ids []string) []string {
+	if len(ids) == 0 {
+		return nil
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// appendRetrievedIn appends the ids of the citations retrieved in rt.
+func (r *Reader) appendRetrievedIn(ids []string, rt string) ([]string, error) {
+	cs, err := r.Subjects(vocab.RetrievedIn, graph.IRI(rt))
+	if err != nil {
+		return nil, err
+	}
+	return r.appendIDs(ids, cs)
+}
+
+// appendIDs appends the citation ids of the citation nodes cs.
+func (r *Reader) appendIDs(ids, cs []string) ([]string, error) {
+	for _, c := range cs {
+		if err := r.Node(c); err != nil {
+			return nil, err
+		}
+		for _, id := range r.All(vocab.CitationId, c) {
+			ids = append(ids, id)
+			if _, ok := r.nodeOf[id]; !ok {
+				r.nodeOf[id] = c
+			}
+		}
+	}
+	return ids, nil
+}
+
+// citationNode returns the node of the citation with the id, "" if none.
+func (r *Reader) citationNode(id string) (string, error) {
+	if n, ok := r.nodeOf[id]; ok {
+		return n, nil
+	}
+	ns, err := r.Subjects(vocab.CitationId, graph.String(id))
+	if err != nil {
+		return "", err
+	}
+	n := ""
+	if len(ns) > 0 {
+		n = ns[0]
+	}
+	r.nodeOf[id] = n
+	return n, nil
+}
+
+// policiesOnce returns Policies, read once per Reader.
+func (r *Reader) policiesOnce() ([]store.PolicyRef, error) {
+	if r.polList == nil {
+		pols, err := r.Policies()
+		if err != nil {
+			return nil, err
+		}
+		r.polList = append([]store.PolicyRef{}, pols...)
+	}
+	return r.polList, nil
+}
