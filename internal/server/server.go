@@ -54,8 +54,9 @@ type Options struct {
 	QueryRows    int           // 0 means DefaultQueryRows
 	// Now is the clock of decisions (nil: time.Now).
 	Now func() time.Time
-	// BeforeCommit, when set, is called with each decision's group id
-	// before its batch is written: tests stop the server there.
+	// BeforeCommit, when set, is called with each decision's group id (a
+	// pair's two citation ids) before its batch is written: tests stop the
+	// server there.
 	BeforeCommit func(groupID string)
 	// AfterIngestBatch, when set, is called after each committed batch of
 	// an ingest's write pass: tests kill the server there.
@@ -132,6 +133,8 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /api/groups", s.apiGroups)
 	s.mux.HandleFunc("GET /api/groups/{id}", s.apiGroup)
 	s.mux.HandleFunc("POST /api/groups/{id}/reviews", s.write(s.apiDecide))
+	s.mux.HandleFunc("POST /api/pairs/reviews", s.write(s.apiDecidePair))
+	s.mux.HandleFunc("POST /api/relations/reviews", s.write(s.apiDecideRelation))
 	s.mux.HandleFunc("GET /api/citations/{id}/lineage", s.apiLineage)
 	s.mux.HandleFunc("GET /api/stats", s.apiStats)
 	s.mux.HandleFunc("POST /api/ingest", s.write(s.apiIngest))

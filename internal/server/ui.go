@@ -172,7 +172,7 @@ func (s *Server) uiGroup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.show(w, r, "group.html", map[string]any{
-		"Page": s.pageOf(w, r, "Group "+g.ID), "G": g, "Status": rv.Status(g), "Lineages": ls,
+		"Page": s.pageOf(w, r, "Group "+g.ID), "G": g, "Status": rv.Status(g), "Subjects": rv.Subjects(g), "Lineages": ls,
 		"Policy": rv.Report.Policy, "Decided": r.URL.Query().Get("decided"),
 	})
 }
