@@ -430,12 +430,17 @@ func (s *Server) apiIngest(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, 0, err)
 		return
 	}
-	defer os.Remove(tmp.Name())
-	_, err = io.Copy(tmp, body)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	// Unlinked at once, the spool lives only as long as its descriptor,
+	// so no exit leaves it behind, kill -9 included (where the system
+	// allows removing an open file; elsewhere it goes at the end).
+	unlinked := os.Remove(tmp.Name()) == nil
+	defer func() {
+		tmp.Close()
+		if !unlinked {
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = io.Copy(tmp, body); err != nil {
 		s.fail(w, r, 0, err)
 		return
 	}
@@ -459,7 +464,7 @@ func (s *Server) apiIngest(w http.ResponseWriter, r *http.Request) {
 	// The ingest runs to its end even when the client goes away: a run
 	// stopped half-way is complete only once repeated.
 	ctx := context.WithoutCancel(r.Context())
-	sum, err := ingest.File(ctx, s.st, tmp.Name(), "<request body>", opts)
+	sum, err := ingest.FromFile(ctx, s.st, tmp, "<request body>", opts)
 	if sum.QuadsAdded > 0 {
 		if _, rerr := s.refresh(ctx); rerr != nil && err == nil {
 			err = rerr
