@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -101,13 +102,23 @@ func (s *Server) apiGroups(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, 0, err)
 		return
 	}
-	p, err := rv.Filter(f)
+	// The page is encoded once per state and query: every reader of the
+	// queue asks for the same first pages.
+	b, err := s.pages.get(rv, s.current, "GET /api/groups?"+r.URL.Query().Encode(), func() (any, error) {
+		p, err := rv.Filter(f)
+		if err != nil {
+			return nil, err
+		}
+		var b bytes.Buffer
+		err = render.ReviewedGroups(&b, "json", render.ReviewedPage{Policy: rv.Report.Policy, Groups: p.Groups, Status: rv.Status, Total: p.Total, Next: p.Next})
+		return b.Bytes(), err
+	})
 	if err != nil {
 		s.fail(w, r, 0, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	render.ReviewedGroups(w, "json", render.ReviewedPage{Policy: rv.Report.Policy, Groups: p.Groups, Status: rv.Status, Total: p.Total, Next: p.Next})
+	w.Write(b.([]byte))
 }
 
 // groupView is one group with its review state and history, and the

@@ -75,6 +75,7 @@ type Server struct {
 	rmu   sync.Mutex // held while the first state is computed
 	cmu   sync.Mutex // guards cache
 	cache *service.Reviewed
+	pages pageCache // pages and lineages computed from cache
 
 	// gen counts the writes committed through the server (each ingest
 	// batch, each decision): the state GET /api/stats was computed for.
@@ -258,6 +259,13 @@ func (s *Server) refresh(ctx context.Context) (*service.Reviewed, error) {
 	}
 	s.setCache(r)
 	return r, nil
+}
+
+// current reports whether r is the state the server serves now.
+func (s *Server) current(r *service.Reviewed) bool {
+	s.cmu.Lock()
+	defer s.cmu.Unlock()
+	return s.cache == r
 }
 
 func (s *Server) setCache(r *service.Reviewed) {

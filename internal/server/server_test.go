@@ -419,3 +419,36 @@ func TestAPIPairAndRelationDecisions(t *testing.T) {
 		t.Errorf("lineage of gpt-17-2: %d, want both decisions\n%s", code, body)
 	}
 }
+
+// TestCachedPagesFollowWrites: the queue page and a group page, served
+// from memory within a state, change with each decision and each ingest
+// through the server.
+func TestCachedPagesFollowWrites(t *testing.T) {
+	st := open(t)
+	ts := start(t, st, server.Options{})
+	const q = "/api/groups?sort=risk&limit=50&state=decided"
+	for range 2 { // the second is served from memory
+		if code, body, _ := do(t, ts, "GET", q, "", ""); code != 200 || !strings.Contains(body, `"total": 0`) {
+			t.Fatalf("GET %s before a decision: %d\n%s", q, code, body)
+		}
+		if code, body, _ := do(t, ts, "GET", "/groups/"+group, "", ""); code != 200 || !strings.Contains(body, "pplx-001-2") {
+			t.Fatalf("group page: %d\n%s", code, body)
+		}
+	}
+	if code, body, _ := do(t, ts, "POST", "/api/groups/"+group+"/reviews", "application/json", `{"decision":"same","reviewer":"alice"}`); code != http.StatusCreated {
+		t.Fatalf("POST review: %d\n%s", code, body)
+	}
+	if code, body, _ := do(t, ts, "GET", q, "", ""); code != 200 || !strings.Contains(body, `"total": 1`) || !strings.Contains(body, group) {
+		t.Errorf("GET %s after a decision: %d\n%s", q, code, body)
+	}
+	more := `{"citation_id":"new-1","engine":"e","observed_at":"2026-12-01T00:00:00Z","raw_url":"https://www.w3.org/TR/prov-o/?utm_source=new"}` + "\n"
+	if code, body, _ := do(t, ts, "POST", "/api/ingest", "application/x-ndjson", more); code != 200 {
+		t.Fatalf("POST ingest: %d\n%s", code, body)
+	}
+	if code, body, _ := do(t, ts, "GET", "/groups/"+group, "", ""); code != 200 || !strings.Contains(body, "new-1") || !strings.Contains(body, `id="review-state">stale`) {
+		t.Errorf("group page after an ingest added a member: %d, want new-1 and stale\n%s", code, body)
+	}
+	if code, body, _ := do(t, ts, "GET", q, "", ""); code != 200 || !strings.Contains(body, `"total": 0`) {
+		t.Errorf("GET %s after the ingest made the decision stale: %d\n%s", q, code, body)
+	}
+}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"crypto/subtle"
 	"errors"
 	"html/template"
@@ -161,16 +162,23 @@ func (s *Server) uiGroup(w http.ResponseWriter, r *http.Request) {
 	// group shows its first maxShown members in full. They are read
 	// together: one exploration of the group's neighbourhood serves them
 	// all.
+	// They are read once per served state (pageCache), at the first view
+	// of the group in it: the page then shows one state, the one its
+	// group was computed from or just after.
 	const maxShown = 20
 	ids := make([]string, 0, maxShown)
 	for _, m := range g.Members[:min(len(g.Members), maxShown)] {
 		ids = append(ids, m.CitationID)
 	}
-	ls, err := query.LineagesOf(r.Context(), citestore.New(s.st), s.st, ids, &query.LineageOptions{Policy: s.o.Policy, MaxShared: s.o.MaxShared})
+	v, err := s.pages.get(rv, s.current, "lineages "+g.ID, func() (any, error) {
+		// Not the request's context: other readers may wait for it.
+		return query.LineagesOf(context.WithoutCancel(r.Context()), citestore.New(s.st), s.st, ids, &query.LineageOptions{Policy: s.o.Policy, MaxShared: s.o.MaxShared})
+	})
 	if err != nil {
 		s.fail(w, r, 0, service.QueryError(err))
 		return
 	}
+	ls := v.([]*query.Lineage)
 	s.show(w, r, "group.html", map[string]any{
 		"Page": s.pageOf(w, r, "Group "+g.ID), "G": g, "Status": rv.Status(g), "Subjects": rv.Subjects(g), "Lineages": ls,
 		"Policy": rv.Report.Policy, "Decided": r.URL.Query().Get("decided"),
