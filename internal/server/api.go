@@ -104,7 +104,7 @@ func (s *Server) apiGroups(w http.ResponseWriter, r *http.Request) {
 	}
 	// The page is encoded once per state and query: every reader of the
 	// queue asks for the same first pages.
-	b, err := s.pages.get(rv, s.current, "GET /api/groups?"+r.URL.Query().Encode(), func() (any, error) {
+	b, err := s.pages.get(rv, s.current(rv), "GET /api/groups?"+r.URL.Query().Encode(), func() (any, error) {
 		p, err := rv.Filter(f)
 		if err != nil {
 			return nil, err

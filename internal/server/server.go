@@ -75,7 +75,8 @@ type Server struct {
 	rmu   sync.Mutex // held while the first state is computed
 	cmu   sync.Mutex // guards cache
 	cache *service.Reviewed
-	pages pageCache // pages and lineages computed from cache
+	pages    pageCache // pages computed from cache
+	lineages pageCache // group pages' lineages, per cache.Report
 
 	// gen counts the writes committed through the server (each ingest
 	// batch, each decision): the state GET /api/stats was computed for.
@@ -271,10 +272,22 @@ func (s *Server) refresh(ctx context.Context) (*service.Reviewed, error) {
 }
 
 // current reports whether r is the state the server serves now.
-func (s *Server) current(r *service.Reviewed) bool {
-	s.cmu.Lock()
-	defer s.cmu.Unlock()
-	return s.cache == r
+func (s *Server) current(r *service.Reviewed) func() bool {
+	return func() bool {
+		s.cmu.Lock()
+		defer s.cmu.Unlock()
+		return s.cache == r
+	}
+}
+
+// currentGroups reports whether rep holds the groups the server serves
+// now.
+func (s *Server) currentGroups(rep *query.Report) func() bool {
+	return func() bool {
+		s.cmu.Lock()
+		defer s.cmu.Unlock()
+		return s.cache != nil && s.cache.Report == rep
+	}
 }
 
 func (s *Server) setCache(r *service.Reviewed) {

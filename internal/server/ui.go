@@ -162,15 +162,16 @@ func (s *Server) uiGroup(w http.ResponseWriter, r *http.Request) {
 	// group shows its first maxShown members in full. They are read
 	// together: one exploration of the group's neighbourhood serves them
 	// all.
-	// They are read once per served state (pageCache), at the first view
-	// of the group in it: the page then shows one state, the one its
-	// group was computed from or just after.
+	// They are read once per served groups (pageCache), at the first
+	// view of the group: the page then shows one state, the one its group
+	// was computed from or just after. A decision keeps them: it changes
+	// no lineage.
 	const maxShown = 20
 	ids := make([]string, 0, maxShown)
 	for _, m := range g.Members[:min(len(g.Members), maxShown)] {
 		ids = append(ids, m.CitationID)
 	}
-	v, err := s.pages.get(rv, s.current, "lineages "+g.ID, func() (any, error) {
+	v, err := s.lineages.get(rv.Report, s.currentGroups(rv.Report), g.ID, func() (any, error) {
 		// Not the request's context: other readers may wait for it.
 		return query.LineagesOf(context.WithoutCancel(r.Context()), citestore.New(s.st), s.st, ids, &query.LineageOptions{Policy: s.o.Policy, MaxShared: s.o.MaxShared})
 	})
