@@ -75,6 +75,7 @@ type Server struct {
 	rmu   sync.Mutex // held while the first state is computed
 	cmu   sync.Mutex // guards cache
 	cache *service.Reviewed
+
 	pages    pageCache // pages computed from cache
 	lineages pageCache // group pages' lineages, per cache.Report
 
