@@ -77,8 +77,9 @@ func TestPageCache(t *testing.T) {
 }
 
 // TestLineagesKeptAcrossDecisions: a group page's lineages are read once
-// per groups state: a decision (which changes no lineage) keeps them, an
-// ingest through the server reads them again.
+// per groups state, those of the first page of the queue before the state
+// is served: a decision (which changes no lineage) keeps them, an ingest
+// through the server reads them again.
 func TestLineagesKeptAcrossDecisions(t *testing.T) {
 	st, err := graph.Open(filepath.Join(t.TempDir(), "s.db"), &graph.Options{NoSync: true})
 	if err != nil {
@@ -96,6 +97,20 @@ func TestLineagesKeptAcrossDecisions(t *testing.T) {
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
 	const g = "g-6e48bcc4a04d"
+	// The first page of the queue is read before the first request.
+	if err := s.Warm(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rv, _ := s.reviewed(context.Background())
+	head, _ := rv.Filter(service.GroupFilter{Queue: true, Sort: "risk", Limit: DefaultPageSize})
+	for _, hg := range head.Groups {
+		s.lineages.mu.Lock()
+		e := s.lineages.m[hg.ID]
+		s.lineages.mu.Unlock()
+		if e == nil {
+			t.Errorf("the lineages of %s, on the first page of the queue, were not read before serving", hg.ID)
+		}
+	}
 	send := func(method, path, ctype, body string) {
 		t.Helper()
 		req, _ := http.NewRequest(method, ts.URL+path, strings.NewReader(body))

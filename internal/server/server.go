@@ -269,6 +269,9 @@ func (s *Server) refresh(ctx context.Context) (*service.Reviewed, error) {
 		}
 	}
 	s.setCache(r)
+	// A failed read here is not this write's: a reader of the group
+	// meets it and is told.
+	_ = s.warmLineages(ctx, r)
 	return r, nil
 }
 
