@@ -313,7 +313,7 @@ func (s *Server) decide(r *http.Request, req service.DecideRequest) (*review.Dec
 	if err != nil {
 		return nil, err
 	}
-	s.setCache(rv.WithIndex(ix))
+	s.setCache(rv.WithDecision(ix, d))
 	return d, nil
 }
 
