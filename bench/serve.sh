@@ -42,7 +42,7 @@ cp "$db" "$tmp/served.db"
 "$tmp/provgraph" serve --db "$tmp/served.db" --addr 127.0.0.1:0 --max-ingest $((1 << 34)) 2>"$tmp/serve.log" &
 pid=$!
 # Wait for the line that names the address (the server prints it once it listens).
-until grep -q ' on http://' "$tmp/serve.log"; do
+until grep -q ' on http://' "$tmp/serve.log" 2>/dev/null; do
 	kill -0 "$pid" 2>/dev/null || { cat "$tmp/serve.log" >&2; die "serve stopped"; }
 	sleep 0.2
 done

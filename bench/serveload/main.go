@@ -81,6 +81,9 @@ func main() {
 	}
 	var mu sync.Mutex
 	var lat []time.Duration
+	// The latencies of each kind of request, in the order of paths below.
+	kinds := []string{"queue (API)", "queue (HTML)", "group (API)", "group page (HTML)"}
+	byKind := map[string][]time.Duration{}
 	errs := 0
 	stop := time.Now().Add(*duration)
 	var wg sync.WaitGroup
@@ -96,20 +99,28 @@ func main() {
 					errs++
 				} else {
 					lat = append(lat, d)
+					kind := kinds[n%len(paths)]
+					byKind[kind] = append(byKind[kind], d)
 				}
 				mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
-	slices.Sort(lat)
-	q := func(p float64) time.Duration {
+	quantile := func(lat []time.Duration, p float64) time.Duration {
 		if len(lat) == 0 {
 			return 0
 		}
 		return lat[min(len(lat)-1, int(float64(len(lat))*p))].Round(time.Microsecond)
 	}
+	slices.Sort(lat)
+	q := func(p float64) time.Duration { return quantile(lat, p) }
 	fmt.Printf("%d clients for %v: %d requests, %d errors, p50 %v, p99 %v, max %v\n", *clients, *duration, len(lat), errs, q(0.5), q(0.99), q(1))
+	for _, k := range kinds {
+		l := byKind[k]
+		slices.Sort(l)
+		fmt.Printf("  %-18s %6d requests, p50 %v, p99 %v, max %v\n", k, len(l), quantile(l, 0.5), quantile(l, 0.99), quantile(l, 1))
+	}
 	if *ingest != "" {
 		fmt.Println(<-ingestDone)
 	}

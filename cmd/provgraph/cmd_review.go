@@ -165,7 +165,9 @@ func newReviewShowCommand() *cobra.Command {
 		Short: "Show one group with its review state and the history of its decisions",
 		Long: `Show prints one review group as groups does, then its review state (the
 latest decision; stale, with what changed) and every decision about any of
-its members, newest first.
+its members, newest first; then the decisions about pairs of citations with
+a member in the group and about relations with the group at either end
+(decide --pair, --between), each with its own state and history.
 
 ` + reviewGroupExit,
 		Example: `  provgraph review show --db example.db g-6e48bcc4a04d`,
@@ -184,7 +186,7 @@ its members, newest first.
 			if g == nil {
 				return service.InputError{Err: fmt.Errorf("%w %q under policy %s in %s", service.ErrNoGroup, args[0], r.Report.Policy.String(), o.db)}
 			}
-			return render.ReviewShow(cmd.OutOrStdout(), o.format, r.Report.Policy, g, r.Status(g))
+			return render.ReviewShow(cmd.OutOrStdout(), o.format, r.Report.Policy, g, r.Status(g), r.Subjects(g))
 		},
 	}
 	o.addFlags(cmd)
@@ -194,25 +196,61 @@ its members, newest first.
 func newReviewDecideCommand() *cobra.Command {
 	var o reviewOptions
 	var req service.DecideRequest
+	var pair, between bool
 	cmd := &cobra.Command{
-		Use:   "decide [flags] GROUP-ID same|different|related|unsure",
-		Short: "Record a reviewer's decision about a group",
-		Long: `Decide records a decision about one review group, with the reviewer
-(--reviewer, or the PROVGRAPH_REVIEWER environment variable) and the
-rationale, and prints it. It is stored in one transaction: when decide
-returns, it is committed; when it fails, nothing is written.
+		Use:   "decide [flags] GROUP-ID | --pair CITATION-A CITATION-B | --between GROUP-A GROUP-B, then same|different|related|unsure",
+		Short: "Record a reviewer's decision about a group, a pair of citations or a relation between groups",
+		Long: `Decide records a decision, with the reviewer (--reviewer, or the
+PROVGRAPH_REVIEWER environment variable) and the rationale, and prints it.
+It is stored in one transaction: when decide returns, it is committed; when
+it fails, nothing is written.
+
+A decision is about one of three subjects:
+  GROUP-ID                        a review group: the group's review state
+                                  follows its latest decision
+  --pair CITATION-A CITATION-B    two citations, whichever groups they are
+                                  in: whether these two cite one resource
+  --between GROUP-A GROUP-B       the relation from GROUP-A to GROUP-B
+                                  (related --relation mirror_of: GROUP-A is
+                                  a mirror of GROUP-B)
+A decision about a pair or a relation is listed on the groups' pages (review
+show) apart from the group's own history, and never changes a group's
+review state. Each subject has its own revisions: a later decision about
+the same pair, or the same two groups in either direction, revises the
+earlier one. A pair is stale when either citation's evidence changed, a
+relation when either group's did.
 
 ` + reviewHelp + `
 
 ` + reviewGroupExit,
 		Example: `  provgraph review decide --db example.db g-6e48bcc4a04d same --reviewer alice --rationale "same W3C page"
-  provgraph review decide --db example.db g-9e140c1f1f94 related --relation syndication_of --related-to g-2af4f6b1aadd --reviewer bob`,
-		Args: exactArgs(2),
+  provgraph review decide --db example.db g-9e140c1f1f94 related --relation syndication_of --related-to g-2af4f6b1aadd --reviewer bob
+  provgraph review decide --db example.db --pair c-17 c-42 different --reviewer alice --rationale "two editions"
+  provgraph review decide --db example.db --between g-9e140c1f1f94 g-2af4f6b1aadd related --relation mirror_of --reviewer bob`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if pair && between {
+				return usagef("--pair and --between: give one subject")
+			}
+			if pair || between {
+				return exactArgs(3)(cmd, args)
+			}
+			return exactArgs(2)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.check(); err != nil {
 				return err
 			}
-			req.GroupID, req.Decision = args[0], args[1]
+			switch {
+			case pair:
+				req.Subject, req.Citations, req.Decision = review.SubjectPair, args[:2], args[2]
+			case between:
+				if req.RelatedTo != "" {
+					return usagef("--related-to: with --between, the other group is GROUP-B")
+				}
+				req.Subject, req.GroupID, req.RelatedTo, req.Decision = review.SubjectRelation, args[0], args[1], args[2]
+			default:
+				req.GroupID, req.Decision = args[0], args[1]
+			}
 			if req.Reviewer == "" {
 				req.Reviewer = os.Getenv("PROVGRAPH_REVIEWER")
 			}
@@ -245,6 +283,8 @@ returns, it is committed; when it fails, nothing is written.
 	f.StringVar(&req.Reviewer, "reviewer", "", "the reviewer's name (default: $PROVGRAPH_REVIEWER)")
 	f.StringVar(&req.Rationale, "rationale", "", "why, in words (at most 4096 bytes)")
 	f.StringVar(&req.Relation, "relation", "", "with related: format_of, mirror_of, syndication_of, archive_of or other")
-	f.StringVar(&req.RelatedTo, "related-to", "", "with related: the id of the group at the other end")
+	f.StringVar(&req.RelatedTo, "related-to", "", "with related about a group: the id of the group at the other end")
+	f.BoolVar(&pair, "pair", false, "decide about two citations: the arguments are CITATION-A CITATION-B DECISION")
+	f.BoolVar(&between, "between", false, "decide about the relation between two groups: the arguments are GROUP-A GROUP-B DECISION")
 	return cmd
 }

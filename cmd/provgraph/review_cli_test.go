@@ -151,3 +151,74 @@ func TestGroupsFilterAndCursor(t *testing.T) {
 		t.Errorf("bad cursor: exit %d: %s", code, stderr)
 	}
 }
+
+// TestReviewDecidePairAndRelation: review decide --pair and --between
+// record decisions about two citations and about a relation between two
+// groups; review show lists them apart from the group's own history and
+// leaves its state unreviewed, a second decision about the same relation
+// in the other direction revises the first, lineage shows them, export
+// carries them as pg:PairAdjudication and pg:GroupRelationAdjudication,
+// and a wrong subject is refused with its exit status.
+func TestReviewDecidePairAndRelation(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "r.db")
+	if code, _, stderr := cli(t, "ingest", "--db", db, "../../testdata/citations.jsonl"); code != exitOK {
+		t.Fatal(stderr)
+	}
+	const g, other = "g-6e48bcc4a04d", "g-f42986996d00" // other: gpt-17-2, a cross-host redirect to g
+	code, out, stderr := cli(t, "review", "decide", "--db", db, "--pair", "pplx-001-2", "gpt-17-2", "same", "--reviewer", "alice", "--format", "json")
+	if code != exitOK {
+		t.Fatalf("decide --pair: exit %d: %s", code, stderr)
+	}
+	var ds []struct{ ID, Subject, Revises string }
+	if err := json.Unmarshal([]byte(out), &ds); err != nil || len(ds) != 1 || ds[0].Subject != "pair" {
+		t.Fatalf("decide --pair printed %s (%v)", out, err)
+	}
+	pair := ds[0].ID
+	if code, out, stderr = cli(t, "review", "decide", "--db", db, "--between", other, g, "related", "--relation", "mirror_of", "--reviewer", "bob", "--format", "json"); code != exitOK {
+		t.Fatalf("decide --between: exit %d: %s", code, stderr)
+	}
+	json.Unmarshal([]byte(out), &ds)
+	rel := ds[0].ID
+	if code, out, stderr = cli(t, "review", "decide", "--db", db, "--between", g, other, "different", "--reviewer", "carol", "--format", "json"); code != exitOK {
+		t.Fatalf("second decide --between: exit %d: %s", code, stderr)
+	}
+	json.Unmarshal([]byte(out), &ds)
+	if ds[0].Revises != rel {
+		t.Errorf("the relation decided again in the other direction revises %q, want %q", ds[0].Revises, rel)
+	}
+	rel2 := ds[0].ID
+	_, out, _ = cli(t, "review", "show", "--db", db, g)
+	for _, want := range []string{"review: unreviewed", "pairs and relations decided about", "decided: relation " + g + " -> " + other + ": different by carol", "earlier: relation " + other + " -> " + g + ": related mirror_of by bob", "decided: pair gpt-17-2 pplx-001-2: same by alice"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("review show lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "history (newest first)") {
+		t.Errorf("review show gives the group a history of its own:\n%s", out)
+	}
+	if _, out, _ = cli(t, "lineage", "--db", db, "gpt-17-2"); !strings.Contains(out, pair) || !strings.Contains(out, rel2) {
+		t.Errorf("lineage of gpt-17-2 lacks %s or %s:\n%s", pair, rel2, out)
+	}
+	if _, out, _ = cli(t, "export", "--db", db, "--format", "nt"); !strings.Contains(out, "#PairAdjudication>") || !strings.Contains(out, "#GroupRelationAdjudication>") || !strings.Contains(out, `"`+rel2+`"`) {
+		t.Errorf("export lacks the pair and relation decisions")
+	}
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"--pair", "gpt-17-2", "nope", "same"}, exitRejected},
+		{[]string{"--pair", "gpt-17-2", "gpt-17-2", "same"}, exitUsage},
+		{[]string{"--pair", "gpt-17-2", "same"}, exitUsage},
+		{[]string{"--between", g, "g-000000000000", "same"}, exitRejected},
+		{[]string{"--between", g, other, "same", "--related-to", other}, exitUsage},
+		{[]string{"--pair", "--between", g, other, "same"}, exitUsage},
+	} {
+		args := append([]string{"review", "decide", "--db", db, "--reviewer", "x"}, tc.args...)
+		if code, _, stderr := cli(t, args...); code != tc.want || stderr == "" {
+			t.Errorf("%q: exit %d (%s), want %d", tc.args, code, stderr, tc.want)
+		}
+	}
+	if code, out, stderr := cli(t, "check", "--db", db); code != exitOK {
+		t.Errorf("check: exit %d\n%s%s", code, out, stderr)
+	}
+}

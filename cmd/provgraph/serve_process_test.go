@@ -20,11 +20,12 @@ type serving struct {
 }
 
 // startServe starts "provgraph serve" on db with PROVGRAPH_TEST_HOLD=hold
-// and waits for the line that names its address.
-func startServe(t *testing.T, db, hold string) *serving {
+// and the variables of env (NAME=VALUE), and waits for the line that
+// names its address.
+func startServe(t *testing.T, db, hold string, env ...string) *serving {
 	t.Helper()
 	p := &heldProcess{cmd: command("serve", "--db", db, "--addr", "127.0.0.1:0")}
-	p.cmd.Env = append(p.cmd.Env, testHoldEnv+"="+hold)
+	p.cmd.Env = append(append(p.cmd.Env, testHoldEnv+"="+hold), env...)
 	var err error
 	if p.stderr, err = p.cmd.StderrPipe(); err != nil {
 		t.Fatal(err)
@@ -91,8 +92,8 @@ func TestServeKilledMidDecision(t *testing.T) {
 }
 
 // TestServeKilledMidIngest: a server killed with SIGKILL between two
-// batches of an ingest leaves a database that check passes; the same
-// ingest then completes the run.
+// batches of an ingest leaves a database that check passes, and no spool
+// file of the request body in its temporary directory.
 func TestServeKilledMidIngest(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "i.db")
 	if code, _, stderr := cli(t, "ingest", "--db", db, "../../testdata/citations.jsonl"); code != exitOK {
@@ -102,7 +103,8 @@ func TestServeKilledMidIngest(t *testing.T) {
 	for i := range 40 {
 		fmt.Fprintf(&body, `{"citation_id":"k-%d","observed_at":"2026-12-01T00:00:00Z","raw_url":"https://example.org/p/%d?utm_source=x"}`+"\n", i, i)
 	}
-	s := startServe(t, db, "serve-ingest-batch:2")
+	tmp := t.TempDir()
+	s := startServe(t, db, "serve-ingest-batch:2", "TMPDIR="+tmp)
 	go func() {
 		resp, err := http.Post(s.addr+"/api/ingest", "application/x-ndjson", strings.NewReader(body.String()))
 		if err == nil {
@@ -115,5 +117,8 @@ func TestServeKilledMidIngest(t *testing.T) {
 	s.p.cmd.Wait()
 	if code, _, stderr := cli(t, "check", "--db", db); code != exitOK {
 		t.Fatalf("check after kill -9 mid-ingest: exit %d: %s", code, stderr)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "*")); len(left) > 0 {
+		t.Errorf("kill -9 mid-ingest left %q in the server's temporary directory", left)
 	}
 }

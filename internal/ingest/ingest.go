@@ -124,6 +124,21 @@ var ErrInputChanged = errors.New("the input file changed while it was being inge
 // st may be nil when opts.Open is set: the input is then validated as for
 // an empty database, and Open is called before the first write.
 func File(ctx context.Context, st *graph.Store, path, name string, opts Options) (Summary, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Summary{Input: name}, err
+	}
+	defer f.Close()
+	return FromFile(ctx, st, f, name, opts)
+}
+
+// FromFile is File on a file already open, read from its start and not
+// closed: a spool its caller has unlinked at creation, so that no exit,
+// kill -9 included, leaves it behind.
+func FromFile(ctx context.Context, st *graph.Store, f *os.File, name string, opts Options) (Summary, error) {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return Summary{Input: name}, err
+	}
 	now := opts.Now
 	if now == nil {
 		now = time.Now
@@ -144,11 +159,6 @@ func File(ctx context.Context, st *graph.Store, path, name string, opts Options)
 	if err != nil {
 		return sum, err
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return sum, err
-	}
-	defer f.Close()
 	hook := opts.hook
 	if hook == nil {
 		hook = func(string) {}
@@ -233,7 +243,7 @@ func File(ctx context.Context, st *graph.Store, path, name string, opts Options)
 		} else if n > 0 {
 			// Another process created the database meanwhile: check the
 			// input against what it holds.
-			return File(ctx, st, path, name, opts)
+			return FromFile(ctx, st, f, name, opts)
 		}
 	}
 

@@ -3,6 +3,7 @@ package render
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -102,13 +103,20 @@ func appendStatus(b []byte, s *review.Status) []byte {
 	return b
 }
 
-// appendDecision appends one decision's line and its rationale.
+// appendDecision appends one decision's line and its rationale. A
+// decision about a pair or a relation starts with its subject.
 func appendDecision(b []byte, d *review.Decision) []byte {
+	switch d.Subject {
+	case review.SubjectPair:
+		b = fmt.Appendf(b, "pair %s: ", strings.Join(EscapeAll(d.Citations), " "))
+	case review.SubjectRelation:
+		b = fmt.Appendf(b, "relation %s -> %s: ", EscapeText(d.GroupID), EscapeText(d.RelatedTo))
+	}
 	b = append(b, EscapeText(d.Decision)...)
 	if d.Relation != "" {
 		b = append(append(b, ' '), EscapeText(d.Relation)...)
 	}
-	if d.RelatedTo != "" {
+	if d.RelatedTo != "" && d.Subject != review.SubjectRelation {
 		b = append(append(b, " -> "...), EscapeText(d.RelatedTo)...)
 	}
 	b = fmt.Appendf(b, " by %s at %s (%s", EscapeText(d.Reviewer), EscapeText(d.At), EscapeText(d.ID))
@@ -133,20 +141,26 @@ func Decisions(w io.Writer, format string, ds []*review.Decision) error {
 	bw := bufio.NewWriter(w)
 	for _, d := range ds {
 		var b []byte
-		b = fmt.Appendf(b, "%s  %s  ", EscapeText(d.GroupID), strings.Join(EscapeAll(d.Citations), ","))
+		b = fmt.Appendf(b, "%s  %s  ", EscapeText(cmp.Or(d.GroupID, "-")), strings.Join(EscapeAll(d.Citations), ","))
 		bw.Write(appendDecision(b, d))
 	}
 	return bw.Flush()
 }
 
 // ReviewShow writes one group with its review state and the history of
-// its decisions (review show).
-func ReviewShow(w io.Writer, format string, pol query.PolicyRef, g *query.Group, s *review.Status) error {
+// its decisions (review show), then the decisions about pairs of its
+// members and about its relations (subjects), each with its state and
+// history; JSON puts these under "subjects".
+func ReviewShow(w io.Writer, format string, pol query.PolicyRef, g *query.Group, s *review.Status, subjects []*review.SubjectStatus) error {
+	if subjects == nil {
+		subjects = []*review.SubjectStatus{}
+	}
 	if format == "json" {
 		return JSON(w, struct {
 			Policy query.PolicyRef `json:"policy"`
 			reviewedGroup
-		}{pol, reviewedGroup{g, s}})
+			Subjects []*review.SubjectStatus `json:"subjects"`
+		}{pol, reviewedGroup{g, s}, subjects})
 	}
 	var b bytes.Buffer
 	b.WriteString(policyHeader(pol))
@@ -157,8 +171,30 @@ func ReviewShow(w io.Writer, format string, pol query.PolicyRef, g *query.Group,
 			b.Write(appendDecision([]byte("    "), d))
 		}
 	}
+	b.Write(appendSubjects(nil, subjects))
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// appendSubjects appends the pairs and relations decided about, each
+// with its state, what changed, and its history.
+func appendSubjects(b []byte, subjects []*review.SubjectStatus) []byte {
+	if len(subjects) == 0 {
+		return b
+	}
+	b = append(b, "  pairs and relations decided about (newest first; not the group's own decisions):\n"...)
+	for _, s := range subjects {
+		b = append(append(b, "    "...), s.State...)
+		b = append(b, ": "...)
+		b = appendDecision(b, s.Latest)
+		for _, c := range s.Changes {
+			b = append(append(append(b, "        changed: "...), EscapeLine(c)...), '\n')
+		}
+		for _, d := range s.History[1:] {
+			b = appendDecision(append(b, "      earlier: "...), d)
+		}
+	}
+	return b
 }
 
 // ReviewCounts writes the review counts that stats adds when the database

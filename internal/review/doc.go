@@ -10,11 +10,22 @@
 // GuidelineVersion, that prov:used the member citations and a
 // pg:EvidenceDigest of what the reviewer was shown, and generated the
 // pg:Adjudication, which is prov:wasRevisionOf the latest earlier decision
-// about any of the same citations. ontology/MODEL.md draws it.
+// about the same subject. ontology/MODEL.md draws it.
+//
+// A decision has a subject (Request.Subject): a review group (its
+// members), a pair of citations (PairEvidence; pg:PairAdjudication) or the
+// relation between two groups (RelationEvidence;
+// pg:GroupRelationAdjudication). Each subject has its own revisions: a
+// group's decision revises the latest group decision about any of the
+// same citations, a pair's the latest about the same two citations, a
+// relation's the latest about the same two groups in either direction.
+// Only group decisions make a group's Status; Index.Subjects and
+// SubjectStatus give the pairs and relations, stale when either citation
+// or either group changed.
 //
 // Decisions attach to citations, not to group ids: Load reads them all
-// into an Index, and Index.Status gives a group the decisions about any of
-// its members, newest first, with the latest one stale when the group's
+// into an Index, and Index.Status gives a group the group decisions about
+// any of its members, newest first, with the latest one stale when the group's
 // evidence today (Evidence: members, keys, retrievals, content hashes,
 // relations, verdict) differs from what it was shown, and the list of
 // what changed.

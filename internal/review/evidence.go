@@ -19,6 +19,9 @@ type Evidence struct {
 	Verdict   string           `json:"verdict"`
 	Members   []MemberEvidence `json:"members"`
 	Relations []string         `json:"relations"` // "type -> target: evidence"
+	// Groups are the two groups of a decision about a relation, each as
+	// "id key K verdict V members a b ..."; none for a group or a pair.
+	Groups []string `json:"groups,omitempty"`
 }
 
 // MemberEvidence is the evidence of one member citation.
@@ -35,17 +38,7 @@ type MemberEvidence struct {
 func EvidenceOf(g *query.Group, policy string) Evidence {
 	ev := Evidence{Policy: policy, Verdict: g.Verdict}
 	for _, m := range g.Members {
-		me := MemberEvidence{CitationID: m.CitationID, RawURL: m.RawURL, Key: m.Key}
-		if c := m.Citation(); c != nil {
-			for _, r := range c.Retrievals {
-				me.Retrievals = append(me.Retrievals, fmt.Sprintf("final %s status %s hash %s outcome %s snapshot %s hops %d",
-					r.FinalURL, r.FinalStatus, r.ContentHash, r.Outcome, r.SnapshotRef, len(r.Hops)))
-			}
-			for _, rel := range c.Relations {
-				me.Relations = append(me.Relations, fmt.Sprintf("%s %s (%s)", rel.Type, rel.Target, rel.Evidence))
-			}
-		}
-		ev.Members = append(ev.Members, me)
+		ev.Members = append(ev.Members, memberEvidence(m))
 	}
 	for _, r := range g.Relations {
 		to := r.To
@@ -53,6 +46,51 @@ func EvidenceOf(g *query.Group, policy string) Evidence {
 			to = r.ToURL
 		}
 		ev.Relations = append(ev.Relations, fmt.Sprintf("%s -> %s: %s", r.Type, to, r.Evidence))
+	}
+	return ev.normalized()
+}
+
+// memberEvidence returns the evidence of one citation.
+func memberEvidence(m *query.Member) MemberEvidence {
+	me := MemberEvidence{CitationID: m.CitationID, RawURL: m.RawURL, Key: m.Key}
+	if c := m.Citation(); c != nil {
+		for _, r := range c.Retrievals {
+			me.Retrievals = append(me.Retrievals, fmt.Sprintf("final %s status %s hash %s outcome %s snapshot %s hops %d",
+				r.FinalURL, r.FinalStatus, r.ContentHash, r.Outcome, r.SnapshotRef, len(r.Hops)))
+		}
+		for _, rel := range c.Relations {
+			me.Relations = append(me.Relations, fmt.Sprintf("%s %s (%s)", rel.Type, rel.Target, rel.Evidence))
+		}
+	}
+	return me
+}
+
+// PairEvidence returns the evidence of a pair of citations, a and b, as
+// query computed them under the policy whose digest is policy: each
+// citation's key, retrievals and relations. It changes when either
+// citation's evidence does, not when their groups do.
+func PairEvidence(a, b *query.Member, policy string) Evidence {
+	return Evidence{Policy: policy, Members: []MemberEvidence{memberEvidence(a), memberEvidence(b)}}.normalized()
+}
+
+// RelationEvidence returns the evidence of the relation between the
+// groups a and b: both groups' members with their evidence, each group's
+// relations (named by the group), and each group's id, key, verdict and
+// members. It changes when either group does.
+func RelationEvidence(a, b *query.Group, policy string) Evidence {
+	ev := Evidence{Policy: policy}
+	for _, g := range []*query.Group{a, b} {
+		e := EvidenceOf(g, policy)
+		ev.Members = append(ev.Members, e.Members...)
+		for _, r := range e.Relations {
+			ev.Relations = append(ev.Relations, g.ID+": "+r)
+		}
+		ids := make([]string, 0, len(g.Members))
+		for _, m := range g.Members {
+			ids = append(ids, m.CitationID)
+		}
+		slices.Sort(ids)
+		ev.Groups = append(ev.Groups, fmt.Sprintf("%s key %s verdict %s members %s", g.ID, g.Key, g.Verdict, strings.Join(ids, " ")))
 	}
 	return ev.normalized()
 }
@@ -68,6 +106,9 @@ func (ev Evidence) normalized() Evidence {
 		return slices.Compact(ss)
 	}
 	out := Evidence{Policy: ev.Policy, Verdict: ev.Verdict, Relations: sorted(ev.Relations)}
+	if len(ev.Groups) > 0 {
+		out.Groups = sorted(ev.Groups)
+	}
 	for _, m := range ev.Members {
 		m.Retrievals, m.Relations = sorted(m.Retrievals), sorted(m.Relations)
 		out.Members = append(out.Members, m)
@@ -150,6 +191,12 @@ func Changes(was, now Evidence) []string {
 	for _, r := range added(now.Relations, was.Relations) {
 		out = append(out, "group relation gone: "+r)
 	}
+	for _, g := range added(now.Groups, was.Groups) {
+		out = append(out, "group was: "+g)
+	}
+	for _, g := range added(was.Groups, now.Groups) {
+		out = append(out, "group now: "+g)
+	}
 	if was.Verdict != now.Verdict {
 		out = append(out, fmt.Sprintf("verdict %s was %s", now.Verdict, was.Verdict))
 	}
@@ -173,14 +220,15 @@ func added(a, b []string) []string {
 func NodesOf(g *query.Group) []string {
 	var ns []string
 	for _, m := range g.Members {
-		n := ""
-		if c := m.Citation(); c != nil {
-			n = c.Node
-		}
-		if n == "" {
-			n = model.Mint("citation", m.CitationID)
-		}
-		ns = append(ns, n)
+		ns = append(ns, NodeOf(m))
 	}
 	return ns
+}
+
+// NodeOf returns the node of one citation, as NodesOf does.
+func NodeOf(m *query.Member) string {
+	if c := m.Citation(); c != nil && c.Node != "" {
+		return c.Node
+	}
+	return model.Mint("citation", m.CitationID)
 }

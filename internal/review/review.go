@@ -31,6 +31,23 @@ var Decisions = []string{Same, Different, Related, Unsure}
 // RelationKinds are the kinds a related decision names.
 var RelationKinds = []string{"format_of", "mirror_of", "syndication_of", "archive_of", "other"}
 
+// The subjects a decision can be about.
+const (
+	// SubjectGroup is a review group: the decision is about its members,
+	// and the group's review state follows it.
+	SubjectGroup = "group"
+	// SubjectPair is two citations, whichever groups they are in: whether
+	// these two cite one resource. It never changes a group's state.
+	SubjectPair = "pair"
+	// SubjectRelation is the relation between two review groups: whether
+	// GroupID relates to RelatedTo, and how. It never changes either
+	// group's state.
+	SubjectRelation = "relation"
+)
+
+// Subjects lists the subjects, for help and validation.
+var Subjects = []string{SubjectGroup, SubjectPair, SubjectRelation}
+
 // GuidelineVersion names the review guideline every review follows (its
 // prov:hadPlan): the verdict codebook of internal/model and the decision
 // definitions above. Change it when either changes meaning.
@@ -61,34 +78,46 @@ type Writer interface {
 
 // Decision is one stored adjudication.
 type Decision struct {
-	ID        string   `json:"id"` // r- and 12 hex digits
-	Decision  string   `json:"decision"`
-	Relation  string   `json:"relation,omitempty"`
-	RelatedTo string   `json:"related_to,omitempty"` // a group id, with related
-	Rationale string   `json:"rationale"`
-	Reviewer  string   `json:"reviewer"`
-	At        string   `json:"at"` // xsd:dateTime, UTC, nanoseconds
-	GroupID   string   `json:"group_id,omitempty"`
-	GroupKey  string   `json:"group_key,omitempty"`
-	Citations []string `json:"citations"` // citation ids, sorted
-	Guideline string   `json:"guideline"`
-	Digest    string   `json:"evidence_digest"`
-	Revises   string   `json:"revises,omitempty"` // the review id of the decision this one revises
-	Node      string   `json:"-"`                 // the pg:Adjudication node
-	Evidence  Evidence `json:"-"`                 // what the reviewer was shown
+	ID string `json:"id"` // r- and 12 hex digits
+	// Subject is what the decision is about: SubjectGroup (GroupID's
+	// members), SubjectPair (the two Citations) or SubjectRelation (the
+	// relation from GroupID to RelatedTo).
+	Subject   string `json:"subject"`
+	Decision  string `json:"decision"`
+	Relation  string `json:"relation,omitempty"`
+	RelatedTo string `json:"related_to,omitempty"` // a group id: with related about a group; the other group about a relation
+	// RelatedKey is the key of the group RelatedTo, about a relation.
+	RelatedKey string   `json:"related_key,omitempty"`
+	Rationale  string   `json:"rationale"`
+	Reviewer   string   `json:"reviewer"`
+	At         string   `json:"at"` // xsd:dateTime, UTC, nanoseconds
+	GroupID    string   `json:"group_id,omitempty"`
+	GroupKey   string   `json:"group_key,omitempty"`
+	Citations  []string `json:"citations"` // citation ids, sorted
+	Guideline  string   `json:"guideline"`
+	Digest     string   `json:"evidence_digest"`
+	Revises    string   `json:"revises,omitempty"` // the review id of the decision this one revises
+	Node       string   `json:"-"`                 // the pg:Adjudication node
+	Evidence   Evidence `json:"-"`                 // what the reviewer was shown
 }
 
 // Request asks Record to store a decision about the group whose evidence
 // is Evidence (made with EvidenceOf).
 type Request struct {
-	Decision  string
-	Relation  string // with Related: one of RelationKinds
-	RelatedTo string // with Related: another group's id, optional
-	Rationale string
-	Reviewer  string
-	GroupID   string
-	GroupKey  string
-	Evidence  Evidence
+	// Subject is SubjectGroup ("" too), SubjectPair or SubjectRelation.
+	// About a pair, Evidence holds the two citations (PairEvidence);
+	// about a relation, the two groups (RelationEvidence), GroupID and
+	// GroupKey the first, RelatedTo and RelatedKey the other.
+	Subject    string
+	Decision   string
+	Relation   string // with Related: one of RelationKinds
+	RelatedTo  string // with Related about a group: another group's id, optional; about a relation: the other group
+	RelatedKey string // about a relation: the other group's key
+	Rationale  string
+	Reviewer   string
+	GroupID    string
+	GroupKey   string
+	Evidence   Evidence
 	// CitationNodes are the nodes of the member citations, which the
 	// adjudication links to (pg:adjudicates).
 	CitationNodes []string
@@ -100,6 +129,10 @@ func (r *Request) Validate() error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
 	}
+	subject := r.subject()
+	if !slices.Contains(Subjects, subject) {
+		return bad("subject %q: want one of %s", r.Subject, strings.Join(Subjects, ", "))
+	}
 	if !slices.Contains(Decisions, r.Decision) {
 		return bad("decision %q: want one of %s", r.Decision, strings.Join(Decisions, ", "))
 	}
@@ -107,8 +140,25 @@ func (r *Request) Validate() error {
 		if !slices.Contains(RelationKinds, r.Relation) {
 			return bad("relation %q: a related decision names one of %s", r.Relation, strings.Join(RelationKinds, ", "))
 		}
-	} else if r.Relation != "" || r.RelatedTo != "" {
+	} else if r.Relation != "" {
 		return bad("relation %q: only a related decision names a relation", r.Relation)
+	}
+	switch subject {
+	case SubjectGroup:
+		if r.RelatedTo != "" && r.Decision != Related {
+			return bad("related_to %q: only a related decision names a related group", r.RelatedTo)
+		}
+	case SubjectPair:
+		if r.RelatedTo != "" {
+			return bad("related_to %q: a decision about a pair of citations names no group", r.RelatedTo)
+		}
+		if len(r.Evidence.Members) != 2 || r.Evidence.Members[0].CitationID == r.Evidence.Members[1].CitationID {
+			return bad("a pair is two different citations")
+		}
+	case SubjectRelation:
+		if r.GroupID == "" || r.RelatedTo == "" || r.GroupID == r.RelatedTo {
+			return bad("a relation is between two different groups (%q and %q)", r.GroupID, r.RelatedTo)
+		}
 	}
 	if strings.TrimSpace(r.Reviewer) == "" {
 		return bad("reviewer: give the reviewer's name")
@@ -130,6 +180,24 @@ func (r *Request) Validate() error {
 	return nil
 }
 
+// subject returns the request's subject, SubjectGroup when none is named.
+func (r *Request) subject() string { return cmp.Or(r.Subject, SubjectGroup) }
+
+// subjectKey names the subject of a decision: decisions with the same
+// key revise each other. A group's decisions are keyed by citation
+// instead (any shared member), so their key is "".
+func subjectKey(subject string, citations []string, group, related string) string {
+	switch subject {
+	case SubjectPair:
+		return SubjectPair + " " + strings.Join(citations, " ")
+	case SubjectRelation:
+		ends := []string{group, related}
+		slices.Sort(ends)
+		return SubjectRelation + " " + strings.Join(ends, " ")
+	}
+	return ""
+}
+
 // timeLayout writes times in UTC with nine fractional digits, so that
 // their text sorts as the times do.
 const timeLayout = "2006-01-02T15:04:05.000000000Z"
@@ -148,31 +216,33 @@ func Record(ctx context.Context, st Writer, r Request, now time.Time) (*Decision
 	ev := r.Evidence.normalized()
 	sum, digest := ev.encode()
 	at := now.UTC().Format(timeLayout)
-	rev := model.Mint("review", at, r.Reviewer, r.Decision, r.Relation, r.RelatedTo, r.Rationale, r.GroupID, digest)
+	subject := r.subject()
+	parts := []string{at, r.Reviewer, r.Decision, r.Relation, r.RelatedTo, r.Rationale, r.GroupID, digest}
+	if subject != SubjectGroup {
+		// A group's review keeps the IRI it was minted with before
+		// there were other subjects.
+		parts = append(parts, subject)
+	}
+	rev := model.Mint("review", parts...)
 	d := &Decision{
-		ID:        "r-" + rev[strings.LastIndexByte(rev, '/')+1:][:12],
-		Decision:  r.Decision,
-		Relation:  r.Relation,
-		RelatedTo: r.RelatedTo,
-		Rationale: r.Rationale,
-		Reviewer:  r.Reviewer,
-		At:        at,
-		GroupID:   r.GroupID,
-		GroupKey:  r.GroupKey,
-		Citations: ev.citationIDs(),
-		Guideline: GuidelineVersion,
-		Digest:    digest,
-		Node:      model.Mint("adjudication", rev),
-		Evidence:  ev,
+		ID:         "r-" + rev[strings.LastIndexByte(rev, '/')+1:][:12],
+		Subject:    subject,
+		Decision:   r.Decision,
+		Relation:   r.Relation,
+		RelatedTo:  r.RelatedTo,
+		RelatedKey: r.RelatedKey,
+		Rationale:  r.Rationale,
+		Reviewer:   r.Reviewer,
+		At:         at,
+		GroupID:    r.GroupID,
+		GroupKey:   r.GroupKey,
+		Citations:  ev.citationIDs(),
+		Guideline:  GuidelineVersion,
+		Digest:     digest,
+		Node:       model.Mint("adjudication", rev),
+		Evidence:   ev,
 	}
-	var prev *Decision
-	for _, id := range d.Citations {
-		for _, p := range ix.byCitation[id] {
-			if prev == nil || p.At > prev.At {
-				prev = p
-			}
-		}
-	}
+	prev := ix.previous(d)
 	if prev != nil {
 		d.Revises = prev.ID
 	}
@@ -213,6 +283,12 @@ func Record(ctx context.Context, st Writer, r Request, now time.Time) (*Decision
 	add(rev, vocab.ProvUsed, iri(evid))
 	a := d.Node
 	add(a, vocab.RDFType, iri(vocab.Adjudication))
+	switch subject {
+	case SubjectPair:
+		add(a, vocab.RDFType, iri(vocab.PairAdjudication))
+	case SubjectRelation:
+		add(a, vocab.RDFType, iri(vocab.GroupRelationAdjudication))
+	}
 	add(a, vocab.RDFType, iri(vocab.ProvEntity))
 	add(a, vocab.ProvWasGeneratedBy, iri(rev))
 	add(a, vocab.ProvWasAttributedTo, iri(person))
@@ -224,6 +300,9 @@ func Record(ctx context.Context, st Writer, r Request, now time.Time) (*Decision
 	}
 	if d.RelatedTo != "" {
 		add(a, vocab.RelatedToGroup, str(d.RelatedTo))
+	}
+	if d.RelatedKey != "" {
+		add(a, vocab.RelatedToGroupKey, str(d.RelatedKey))
 	}
 	add(a, vocab.Rationale, str(d.Rationale))
 	if d.GroupID != "" {
@@ -248,11 +327,36 @@ func Record(ctx context.Context, st Writer, r Request, now time.Time) (*Decision
 	return d, nil
 }
 
-// Index holds every stored decision, by citation.
+// Index holds every stored decision, by citation and by subject.
 type Index struct {
 	All        []*Decision            // newest first
-	byCitation map[string][]*Decision // newest first
+	byCitation map[string][]*Decision // every subject, newest first
+	groupOf    map[string][]*Decision // decisions about a group, by member citation, newest first
+	bySubject  map[string][]*Decision // decisions about a pair or a relation, by subjectKey, newest first
+	byGroup    map[string][]*Decision // decisions about a relation, by either end's group id, newest first
 	byID       map[string]*Decision
+}
+
+// previous returns the latest decision d revises: about a group, the
+// latest group decision about any of the same citations; about a pair or
+// a relation, the latest about the same pair or the same two groups.
+func (ix *Index) previous(d *Decision) *Decision {
+	var prev *Decision
+	pick := func(ds []*Decision) {
+		for _, p := range ds {
+			if prev == nil || p.At > prev.At {
+				prev = p
+			}
+		}
+	}
+	if d.Subject == SubjectGroup {
+		for _, id := range d.Citations {
+			pick(ix.groupOf[id])
+		}
+	} else {
+		pick(ix.bySubject[subjectKey(d.Subject, d.Citations, d.GroupID, d.RelatedTo)])
+	}
+	return prev
 }
 
 // Len is the number of decisions.
@@ -261,12 +365,15 @@ func (ix *Index) Len() int { return len(ix.All) }
 // Get returns the decision with the review id, or nil.
 func (ix *Index) Get(id string) *Decision { return ix.byID[id] }
 
-// OfCitation returns the decisions about a citation, newest first.
+// OfCitation returns the decisions that used a citation, newest first:
+// about its group, about a pair it is in, and about a relation of its
+// group.
 func (ix *Index) OfCitation(id string) []*Decision { return ix.byCitation[id] }
 
 // Load reads every stored decision.
 func Load(ctx context.Context, st Reader) (*Index, error) {
-	ix := &Index{byCitation: map[string][]*Decision{}, byID: map[string]*Decision{}}
+	ix := &Index{byCitation: map[string][]*Decision{}, groupOf: map[string][]*Decision{}, bySubject: map[string][]*Decision{},
+		byGroup: map[string][]*Decision{}, byID: map[string]*Decision{}}
 	var nodes []string
 	err := st.Match(ctx, graph.Quad{P: graph.IRI(vocab.RDFType), O: graph.IRI(vocab.Adjudication)}, func(q graph.Quad) error {
 		nodes = append(nodes, q.S.Value)
@@ -300,6 +407,15 @@ func Load(ctx context.Context, st Reader) (*Index, error) {
 			Node: n, ID: one(a, vocab.ReviewId), Decision: one(a, vocab.Decision), Relation: one(a, vocab.RelationKind),
 			RelatedTo: one(a, vocab.RelatedToGroup), Rationale: one(a, vocab.Rationale), At: one(a, vocab.ProvGeneratedAtTime),
 			GroupID: one(a, vocab.AdjudicatedGroupId), GroupKey: one(a, vocab.AdjudicatedGroupKey),
+			RelatedKey: one(a, vocab.RelatedToGroupKey), Subject: SubjectGroup,
+		}
+		for _, t := range a[vocab.RDFType] {
+			switch t.Value {
+			case vocab.PairAdjudication:
+				d.Subject = SubjectPair
+			case vocab.GroupRelationAdjudication:
+				d.Subject = SubjectRelation
+			}
 		}
 		rev := one(a, vocab.ProvWasGeneratedBy)
 		r, err := props(rev)
@@ -342,6 +458,19 @@ func Load(ctx context.Context, st Reader) (*Index, error) {
 		ix.byID[d.ID] = d
 		for _, c := range d.Citations {
 			ix.byCitation[c] = append(ix.byCitation[c], d)
+			if d.Subject == SubjectGroup {
+				ix.groupOf[c] = append(ix.groupOf[c], d)
+			}
+		}
+		if d.Subject != SubjectGroup {
+			k := subjectKey(d.Subject, d.Citations, d.GroupID, d.RelatedTo)
+			ix.bySubject[k] = append(ix.bySubject[k], d)
+		}
+		if d.Subject == SubjectRelation {
+			ix.byGroup[d.GroupID] = append(ix.byGroup[d.GroupID], d)
+			if d.RelatedTo != d.GroupID {
+				ix.byGroup[d.RelatedTo] = append(ix.byGroup[d.RelatedTo], d)
+			}
 		}
 	}
 	return ix, nil
@@ -366,13 +495,14 @@ type Status struct {
 }
 
 // Status returns the review state of a group whose evidence today is ev:
-// the decisions about any of its members, the latest first, and whether
-// the latest is stale.
+// the decisions about a group of any of its members, the latest first,
+// and whether the latest is stale. Decisions about a pair or a relation
+// are not the group's: PairStatus and RelationStatus give theirs.
 func (ix *Index) Status(ev Evidence) *Status {
 	s := &Status{State: StateUnreviewed}
 	seen := map[*Decision]bool{}
 	for _, m := range ev.Members {
-		for _, d := range ix.byCitation[m.CitationID] {
+		for _, d := range ix.groupOf[m.CitationID] {
 			if !seen[d] {
 				seen[d] = true
 				s.History = append(s.History, d)
@@ -411,4 +541,73 @@ type Counts struct {
 	ConfirmedMembers  int            `json:"confirmed_duplicate_citations"` // members of groups decided same, not stale
 	UnreviewedMembers int            `json:"unreviewed_duplicate_citations"`
 	Decisions         int            `json:"decisions"` // every stored decision, revisions included
+}
+
+// SubjectStatus is the review state of a pair of citations or of a
+// relation between two groups: the decisions about that subject, newest
+// first, and whether the latest is stale.
+type SubjectStatus struct {
+	Subject   string   `json:"subject"`              // SubjectPair or SubjectRelation
+	Citations []string `json:"citations,omitempty"`  // the pair, sorted
+	From      string   `json:"from_group,omitempty"` // the relation's groups, as the latest decision names them
+	To        string   `json:"to_group,omitempty"`
+	Status
+}
+
+// Subjects returns the latest decision about each pair that holds one of
+// citations and about each relation with the group groupID at either end,
+// newest first: the subjects a group's page lists besides its own
+// decisions.
+func (ix *Index) Subjects(citations []string, groupID string) []*Decision {
+	seen := map[string]bool{}
+	var out []*Decision
+	take := func(d *Decision) {
+		k := subjectKey(d.Subject, d.Citations, d.GroupID, d.RelatedTo)
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, ix.bySubject[k][0])
+		}
+	}
+	for _, c := range citations {
+		for _, d := range ix.byCitation[c] {
+			if d.Subject == SubjectPair {
+				take(d)
+			}
+		}
+	}
+	for _, d := range ix.byGroup[groupID] {
+		take(d)
+	}
+	slices.SortFunc(out, func(a, b *Decision) int { return cmp.Or(strings.Compare(b.At, a.At), strings.Compare(a.ID, b.ID)) })
+	return out
+}
+
+// SubjectStatus returns the review state of the subject of latest (a
+// decision about a pair or a relation) whose evidence today is ev:
+// stale when ev differs from what the latest decision was shown (a
+// pair: either citation's key, retrievals or relations; a relation:
+// either group's members, key, verdict or relations), and when a part of
+// the subject is gone (missing says which).
+func (ix *Index) SubjectStatus(latest *Decision, ev Evidence, missing []string) *SubjectStatus {
+	k := subjectKey(latest.Subject, latest.Citations, latest.GroupID, latest.RelatedTo)
+	h := ix.bySubject[k]
+	if len(h) == 0 {
+		h = []*Decision{latest}
+	}
+	s := &SubjectStatus{Subject: latest.Subject, Status: Status{State: StateDecided, Latest: h[0], History: h}}
+	if latest.Subject == SubjectPair {
+		s.Citations = h[0].Citations
+	} else {
+		s.From, s.To = h[0].GroupID, h[0].RelatedTo
+	}
+	// What is gone is said once, by missing: the evidence lacks it too,
+	// and comparing would only repeat it.
+	s.Changes = missing
+	if len(missing) == 0 {
+		s.Changes = Changes(h[0].Evidence, ev)
+	}
+	if len(s.Changes) > 0 {
+		s.State = StateStale
+	}
+	return s
 }

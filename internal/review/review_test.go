@@ -13,6 +13,7 @@ import (
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/ingest"
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/query"
 	"github.com/provgraph/provgraph/internal/review"
@@ -198,5 +199,211 @@ func TestChanges(t *testing.T) {
 	}
 	if c := review.Changes(was, was); c != nil {
 		t.Errorf("Changes(same) = %q, want none", c)
+	}
+}
+
+const threeCitations = twoMembers + `{"citation_id":"c","engine":"e1","observed_at":"2026-01-03T00:00:00Z","raw_url":"https://other.example/y"}
+`
+
+// reingest ingests lines into st.
+func reingest(t testing.TB, st *graph.Store, lines string) {
+	t.Helper()
+	in := filepath.Join(t.TempDir(), "more.jsonl")
+	if err := os.WriteFile(in, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := normalize.LoadPolicy("default")
+	if _, err := ingest.File(context.Background(), st, in, in, ingest.Options{Policy: p}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fetched records a retrieval, with a content hash, of the raw URLs that
+// contain host.
+func fetched(t testing.TB, st *graph.Store, host string) {
+	t.Helper()
+	ctx := context.Background()
+	targets, _, err := ingest.ResolveTargets(ctx, st, ingest.TargetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets = slices.DeleteFunc(targets, func(tg ingest.ResolveTarget) bool { return !strings.Contains(tg.URL, host) })
+	if len(targets) == 0 {
+		t.Fatalf("no target under %s", host)
+	}
+	fetch := func(_ context.Context, u string) (*model.Retrieval, error) {
+		return &model.Retrieval{RetrievedAt: "2026-01-04T00:00:00Z", FinalURL: u, FinalStatus: "200", ContentHash: "sha256:2222222222222222222222222222222222222222222222222222222222222222"}, nil
+	}
+	if _, err := ingest.Resolve(ctx, st, targets, ingest.ResolveOptions{Fetch: fetch}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// memberOf returns the group and member of citation id.
+func memberOf(t testing.TB, st *graph.Store, id string) (*query.Group, *query.Member, query.PolicyRef) {
+	t.Helper()
+	g, pol := groupOf(t, st, id)
+	for _, m := range g.Members {
+		if m.CitationID == id {
+			return g, m, pol
+		}
+	}
+	panic("unreachable")
+}
+
+// TestPairAndRelationDecisions: decisions about a pair of citations and
+// about a relation between two groups are their own subjects. They do
+// not change the group's latest decision or review state, each subject
+// chains its own revisions, a pair is stale when either citation's
+// evidence changes and a relation when either group's does, and Load
+// reads the subject back.
+func TestPairAndRelationDecisions(t *testing.T) {
+	ctx := context.Background()
+	st := ingested(t, threeCitations)
+	ab, a, pol := memberOf(t, st, "a")
+	_, b, _ := memberOf(t, st, "b")
+	gc, c, _ := memberOf(t, st, "c")
+	if ab == gc {
+		t.Fatal("a and c share a group; the test needs two groups")
+	}
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	group, err := review.Record(ctx, st, request(ab, pol, review.Same, "alice"), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairReq := func(decision string, x, y *query.Member) review.Request {
+		return review.Request{Subject: review.SubjectPair, Decision: decision, Reviewer: "bob", Rationale: "pair",
+			Evidence: review.PairEvidence(x, y, pol.Digest), CitationNodes: []string{review.NodeOf(x), review.NodeOf(y)}}
+	}
+	relReq := func(decision, kind string, from, to *query.Group) review.Request {
+		return review.Request{Subject: review.SubjectRelation, Decision: decision, Relation: kind, Reviewer: "carol",
+			GroupID: from.ID, GroupKey: from.Key, RelatedTo: to.ID, RelatedKey: to.Key,
+			Evidence: review.RelationEvidence(from, to, pol.Digest), CitationNodes: append(review.NodesOf(from), review.NodesOf(to)...)}
+	}
+	p1, err := review.Record(ctx, st, pairReq(review.Different, a, b), now.Add(1*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := review.Record(ctx, st, pairReq(review.Same, b, a), now.Add(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := review.Record(ctx, st, pairReq(review.Unsure, a, c), now.Add(3*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1, err := review.Record(ctx, st, relReq(review.Related, "mirror_of", ab, gc), now.Add(4*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := review.Record(ctx, st, relReq(review.Different, "", gc, ab), now.Add(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name          string
+		d             *review.Decision
+		subject       string
+		revises       string
+		citations     []string
+		group, relate string
+	}{
+		{"first pair", p1, review.SubjectPair, "", []string{"a", "b"}, "", ""},
+		{"same pair, other order", p2, review.SubjectPair, p1.ID, []string{"a", "b"}, "", ""},
+		{"another pair", pc, review.SubjectPair, "", []string{"a", "c"}, "", ""},
+		{"relation", r1, review.SubjectRelation, "", []string{"a", "b", "c"}, ab.ID, gc.ID},
+		{"same relation, other direction", r2, review.SubjectRelation, r1.ID, []string{"a", "b", "c"}, gc.ID, ab.ID},
+	} {
+		if tc.d.Subject != tc.subject || tc.d.Revises != tc.revises || !slices.Equal(tc.d.Citations, tc.citations) || tc.d.GroupID != tc.group || tc.d.RelatedTo != tc.relate {
+			t.Errorf("%s: Record = subject %q revises %q citations %q group %q related %q, want %q %q %q %q %q", tc.name,
+				tc.d.Subject, tc.d.Revises, tc.d.Citations, tc.d.GroupID, tc.d.RelatedTo, tc.subject, tc.revises, tc.citations, tc.group, tc.relate)
+		}
+	}
+	ix, err := review.Load(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []*review.Decision{group, p1, p2, pc, r1, r2} {
+		got := ix.Get(d.ID)
+		if got == nil || got.Subject != d.Subject || got.Revises != d.Revises || got.RelatedTo != d.RelatedTo || got.RelatedKey != d.RelatedKey || got.Digest != d.Digest {
+			t.Errorf("Load(%s) = %+v, want %+v", d.ID, got, d)
+		}
+	}
+	// The group's own state follows its own decision only.
+	s := ix.Status(review.EvidenceOf(ab, pol.Digest))
+	if s.State != review.StateDecided || s.Latest.ID != group.ID || len(s.History) != 1 {
+		t.Errorf("group Status = %+v, want decided by %s alone", s, group.ID)
+	}
+	if s := ix.Status(review.EvidenceOf(gc, pol.Digest)); s.State != review.StateUnreviewed {
+		t.Errorf("Status of c's group = %+v, want unreviewed (only pairs and relations are about it)", s)
+	}
+	// A later group decision revises the group's, not a pair's.
+	g2, err := review.Record(ctx, st, request(ab, pol, review.Unsure, "alice"), now.Add(6*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g2.Revises != group.ID {
+		t.Errorf("second group decision revises %q, want %q", g2.Revises, group.ID)
+	}
+	ix, _ = review.Load(ctx, st)
+	subjects := ix.Subjects([]string{"a", "b"}, ab.ID)
+	var ids []string
+	for _, d := range subjects {
+		ids = append(ids, d.ID)
+	}
+	if want := []string{r2.ID, pc.ID, p2.ID}; !slices.Equal(ids, want) {
+		t.Errorf("Subjects(a, b, %s) = %q, want the latest of each: %q", ab.ID, ids, want)
+	}
+	ps := ix.SubjectStatus(p2, review.PairEvidence(a, b, pol.Digest), nil)
+	if ps.State != review.StateDecided || ps.Latest.ID != p2.ID || len(ps.History) != 2 || ps.History[1].ID != p1.ID {
+		t.Errorf("pair status = %+v, want decided, history p2, p1", ps)
+	}
+	rs := ix.SubjectStatus(r2, review.RelationEvidence(gc, ab, pol.Digest), nil)
+	if rs.State != review.StateDecided || rs.From != gc.ID || rs.To != ab.ID || len(rs.History) != 2 {
+		t.Errorf("relation status = %+v, want decided, from %s to %s, two decisions", rs, gc.ID, ab.ID)
+	}
+
+	// New evidence: c gets a retrieval; a new citation d joins a and b's
+	// group. The pair (a, b) is unchanged; (a, c) and the relation are
+	// stale.
+	fetched(t, st, "other.example")
+	reingest(t, st, `{"citation_id":"d","engine":"e3","observed_at":"2026-01-05T00:00:00Z","raw_url":"https://example.com/x?utm_medium=d"}
+`)
+	ab, a, pol = memberOf(t, st, "a")
+	_, b, _ = memberOf(t, st, "b")
+	gc, c, _ = memberOf(t, st, "c")
+	if s := ix.SubjectStatus(p2, review.PairEvidence(a, b, pol.Digest), nil); s.State != review.StateDecided {
+		t.Errorf("pair (a, b) after d joined their group: %+v, want decided (neither citation changed)", s)
+	}
+	if s := ix.SubjectStatus(pc, review.PairEvidence(a, c, pol.Digest), nil); s.State != review.StateStale || !slices.ContainsFunc(s.Changes, func(c string) bool { return strings.Contains(c, "member c: new retrieval") }) {
+		t.Errorf("pair (a, c) after c's new retrieval: %+v, want stale with c's new retrieval", s)
+	}
+	if s := ix.SubjectStatus(r2, review.RelationEvidence(gc, ab, pol.Digest), nil); s.State != review.StateStale || !slices.ContainsFunc(s.Changes, func(c string) bool { return strings.Contains(c, "member d joined") }) {
+		t.Errorf("relation after d joined a group: %+v, want stale with member d joined", s)
+	}
+	if s := ix.SubjectStatus(r2, review.Evidence{}, []string{"group g-x is not listed now"}); s.State != review.StateStale || !slices.Equal(s.Changes, []string{"group g-x is not listed now"}) {
+		t.Errorf("relation with a group gone: %+v, want stale naming it", s)
+	}
+}
+
+// TestSubjectRejects: a pair of one citation, a relation of one group and
+// an unknown subject are refused and write nothing.
+func TestSubjectRejects(t *testing.T) {
+	ctx := context.Background()
+	st := ingested(t, threeCitations)
+	g, a, pol := memberOf(t, st, "a")
+	before, _ := st.Count()
+	for _, r := range []review.Request{
+		{Subject: review.SubjectPair, Decision: review.Same, Reviewer: "x", Evidence: review.PairEvidence(a, a, pol.Digest), CitationNodes: []string{"n1", "n2"}},
+		{Subject: review.SubjectRelation, Decision: review.Same, Reviewer: "x", GroupID: g.ID, RelatedTo: g.ID, Evidence: review.EvidenceOf(g, pol.Digest), CitationNodes: review.NodesOf(g)},
+		{Subject: "answer", Decision: review.Same, Reviewer: "x", GroupID: g.ID, Evidence: review.EvidenceOf(g, pol.Digest), CitationNodes: review.NodesOf(g)},
+		{Subject: review.SubjectGroup, Decision: review.Same, Reviewer: "x", GroupID: g.ID, RelatedTo: "g-other", Evidence: review.EvidenceOf(g, pol.Digest), CitationNodes: review.NodesOf(g)},
+	} {
+		if _, err := review.Record(ctx, st, r, time.Now()); !errors.Is(err, review.ErrInvalid) {
+			t.Errorf("Record(%+v) error = %v, want ErrInvalid", r.Subject, err)
+		}
+	}
+	if after, _ := st.Count(); after != before {
+		t.Errorf("rejected requests wrote %d quads", after-before)
 	}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -100,20 +102,32 @@ func (s *Server) apiGroups(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, 0, err)
 		return
 	}
-	p, err := rv.Filter(f)
+	// The page is encoded once per state and query: every reader of the
+	// queue asks for the same first pages.
+	b, err := s.pages.get(rv, s.current(rv), "GET /api/groups?"+r.URL.Query().Encode(), func() (any, error) {
+		p, err := rv.Filter(f)
+		if err != nil {
+			return nil, err
+		}
+		var b bytes.Buffer
+		err = render.ReviewedGroups(&b, "json", render.ReviewedPage{Policy: rv.Report.Policy, Groups: p.Groups, Status: rv.Status, Total: p.Total, Next: p.Next})
+		return b.Bytes(), err
+	})
 	if err != nil {
 		s.fail(w, r, 0, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	render.ReviewedGroups(w, "json", render.ReviewedPage{Policy: rv.Report.Policy, Groups: p.Groups, Status: rv.Status, Total: p.Total, Next: p.Next})
+	w.Write(b.([]byte))
 }
 
-// groupView is one group with its review state and history.
+// groupView is one group with its review state and history, and the
+// pairs of its members and its relations that decisions are about.
 type groupView struct {
 	Policy query.PolicyRef `json:"policy"`
 	*query.Group
-	Review *review.Status `json:"review"`
+	Review   *review.Status          `json:"review"`
+	Subjects []*review.SubjectStatus `json:"subjects"`
 }
 
 func (s *Server) group(r *http.Request) (*service.Reviewed, *query.Group, error) {
@@ -136,7 +150,7 @@ func (s *Server) apiGroup(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, 0, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, groupView{rv.Report.Policy, g, rv.Status(g)})
+	writeJSON(w, http.StatusOK, groupView{rv.Report.Policy, g, rv.Status(g), rv.Subjects(g)})
 }
 
 // decisionBody is the body of POST /api/groups/{id}/reviews.
@@ -203,6 +217,69 @@ func (s *Server) apiDecide(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, d)
 }
 
+// pairBody is the body of POST /api/pairs/reviews.
+type pairBody struct {
+	Citations []string `json:"citations"` // two citation ids
+	Decision  string   `json:"decision"`
+	Rationale string   `json:"rationale"`
+	Relation  string   `json:"relation"`
+	Reviewer  string   `json:"reviewer"`
+}
+
+// POST /api/pairs/reviews: record a decision about two citations; 201
+// once committed.
+func (s *Server) apiDecidePair(w http.ResponseWriter, r *http.Request) {
+	body, err := jsonBody(w, r, s.o.MaxBody, "application/json")
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	var b pairBody
+	if err := decode(body, &b); err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	d, err := s.decide(r, service.DecideRequest{Subject: review.SubjectPair, Citations: b.Citations, Decision: b.Decision, Rationale: b.Rationale, Relation: b.Relation, Reviewer: b.Reviewer})
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	w.Header().Set("Location", "/api/citations/"+url.PathEscape(d.Citations[0])+"/lineage")
+	writeJSON(w, http.StatusCreated, d)
+}
+
+// relationBody is the body of POST /api/relations/reviews.
+type relationBody struct {
+	From      string `json:"from"` // a group id
+	To        string `json:"to"`   // another group id
+	Decision  string `json:"decision"`
+	Rationale string `json:"rationale"`
+	Relation  string `json:"relation"`
+	Reviewer  string `json:"reviewer"`
+}
+
+// POST /api/relations/reviews: record a decision about the relation
+// between two groups; 201 once committed.
+func (s *Server) apiDecideRelation(w http.ResponseWriter, r *http.Request) {
+	body, err := jsonBody(w, r, s.o.MaxBody, "application/json")
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	var b relationBody
+	if err := decode(body, &b); err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	d, err := s.decide(r, service.DecideRequest{Subject: review.SubjectRelation, GroupID: b.From, RelatedTo: b.To, Decision: b.Decision, Rationale: b.Rationale, Relation: b.Relation, Reviewer: b.Reviewer})
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	w.Header().Set("Location", "/api/groups/"+url.PathEscape(d.GroupID))
+	writeJSON(w, http.StatusCreated, d)
+}
+
 // decide records a decision under the write lock, with the reviewer the
 // credentials name (a reviewer given besides must be the same).
 func (s *Server) decide(r *http.Request, req service.DecideRequest) (*review.Decision, error) {
@@ -220,7 +297,11 @@ func (s *Server) decide(r *http.Request, req service.DecideRequest) (*review.Dec
 	}
 	var st review.Writer = s.st
 	if s.o.BeforeCommit != nil {
-		st = hookWriter{s.st, func() { s.o.BeforeCommit(req.GroupID) }}
+		subject := req.GroupID
+		if req.Subject == review.SubjectPair {
+			subject = strings.Join(req.Citations, " ")
+		}
+		st = hookWriter{s.st, func() { s.o.BeforeCommit(subject) }}
 	}
 	ctx := context.WithoutCancel(r.Context())
 	d, err := service.Decide(ctx, st, rv, req, s.o.Now())
@@ -232,7 +313,7 @@ func (s *Server) decide(r *http.Request, req service.DecideRequest) (*review.Dec
 	if err != nil {
 		return nil, err
 	}
-	s.setCache(rv.WithIndex(ix))
+	s.setCache(rv.WithDecision(ix, d))
 	return d, nil
 }
 
@@ -360,12 +441,17 @@ func (s *Server) apiIngest(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, 0, err)
 		return
 	}
-	defer os.Remove(tmp.Name())
-	_, err = io.Copy(tmp, body)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	// Unlinked at once, the spool lives only as long as its descriptor,
+	// so no exit leaves it behind, kill -9 included (where the system
+	// allows removing an open file; elsewhere it goes at the end).
+	unlinked := os.Remove(tmp.Name()) == nil
+	defer func() {
+		tmp.Close()
+		if !unlinked {
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = io.Copy(tmp, body); err != nil {
 		s.fail(w, r, 0, err)
 		return
 	}
@@ -389,7 +475,7 @@ func (s *Server) apiIngest(w http.ResponseWriter, r *http.Request) {
 	// The ingest runs to its end even when the client goes away: a run
 	// stopped half-way is complete only once repeated.
 	ctx := context.WithoutCancel(r.Context())
-	sum, err := ingest.File(ctx, s.st, tmp.Name(), "<request body>", opts)
+	sum, err := ingest.FromFile(ctx, s.st, tmp, "<request body>", opts)
 	if sum.QuadsAdded > 0 {
 		if _, rerr := s.refresh(ctx); rerr != nil && err == nil {
 			err = rerr

@@ -21,6 +21,9 @@
 // computes the next state (a decision only reloads the decisions) and
 // swaps it in, so readers never wait for it. bbolt's read transactions
 // do not wait for a write, so the queue keeps answering during an ingest.
+// What readers compute from a state (the encoded pages of GET /api/groups,
+// the members' lineages of a group page) is kept for that state in a
+// pageCache and computed once, readers of one page waiting for it.
 //
 // # Safety
 //

@@ -344,3 +344,111 @@ func TestUIEscapesStoredText(t *testing.T) {
 		t.Errorf("group page shows the raw U+202E, or not its escape")
 	}
 }
+
+// TestAPIPairAndRelationDecisions: POST /api/pairs/reviews and
+// /api/relations/reviews store decisions about two citations and about a
+// relation between two groups; the group's own state stays unreviewed,
+// its page and GET /api/groups/{id} list them under subjects, the lineage
+// of a citation shows them, and a wrong pair, an unknown citation or
+// group get a 4xx and write nothing.
+func TestAPIPairAndRelationDecisions(t *testing.T) {
+	st := open(t)
+	ts := start(t, st, server.Options{})
+	const other = "g-f42986996d00" // gpt-17-2, a cross-host redirect to group
+	code, body, hdr := do(t, ts, "POST", "/api/pairs/reviews", "application/json", `{"citations":["pplx-001-2","gpt-17-2"],"decision":"same","rationale":"one PROV-O","reviewer":"alice"}`)
+	if code != http.StatusCreated || hdr.Get("Location") != "/api/citations/gpt-17-2/lineage" {
+		t.Fatalf("POST pair review: %d %v\n%s", code, hdr, body)
+	}
+	var pair struct {
+		ID, Subject string
+		Citations   []string
+	}
+	json.Unmarshal([]byte(body), &pair)
+	if pair.Subject != "pair" || strings.Join(pair.Citations, " ") != "gpt-17-2 pplx-001-2" {
+		t.Errorf("stored pair decision: %s", body)
+	}
+	code, body, hdr = do(t, ts, "POST", "/api/relations/reviews", "application/json", `{"from":"`+other+`","to":"`+group+`","decision":"related","relation":"mirror_of","reviewer":"bob"}`)
+	if code != http.StatusCreated || hdr.Get("Location") != "/api/groups/"+other {
+		t.Fatalf("POST relation review: %d %v\n%s", code, hdr, body)
+	}
+	var rel struct{ ID, Subject, GroupID, RelatedTo string }
+	json.Unmarshal([]byte(body), &rel)
+	if rel.Subject != "relation" {
+		t.Errorf("stored relation decision: %s", body)
+	}
+	before, _ := st.Count()
+	for _, tc := range []struct {
+		path, body string
+		want       int
+	}{
+		{"/api/pairs/reviews", `{"citations":["gpt-17-2","gpt-17-2"],"decision":"same","reviewer":"a"}`, 400},
+		{"/api/pairs/reviews", `{"citations":["gpt-17-2"],"decision":"same","reviewer":"a"}`, 400},
+		{"/api/pairs/reviews", `{"citations":["gpt-17-2","nope"],"decision":"same","reviewer":"a"}`, 404},
+		{"/api/pairs/reviews", `{"citations":["gpt-17-2","pplx-001-2"],"decision":"maybe","reviewer":"a"}`, 400},
+		{"/api/relations/reviews", `{"from":"` + group + `","to":"g-000000000000","decision":"same","reviewer":"a"}`, 404},
+		{"/api/relations/reviews", `{"from":"` + group + `","to":"` + group + `","decision":"same","reviewer":"a"}`, 400},
+		{"/api/relations/reviews", `{"from":"` + group + `","to":"` + other + `","decision":"related","reviewer":"a"}`, 400},
+	} {
+		if code, body, _ := do(t, ts, "POST", tc.path, "application/json", tc.body); code != tc.want || !strings.Contains(body, `"error"`) {
+			t.Errorf("POST %s %s: %d %s, want %d", tc.path, tc.body, code, body, tc.want)
+		}
+	}
+	if after, _ := st.Count(); after != before {
+		t.Errorf("refused requests wrote %d quads", after-before)
+	}
+	var view struct {
+		Review   struct{ State string }
+		Subjects []struct {
+			Subject string
+			State   string
+			Latest  struct{ ID string }
+		}
+	}
+	code, body, _ = do(t, ts, "GET", "/api/groups/"+group, "", "")
+	json.Unmarshal([]byte(body), &view)
+	if code != 200 || view.Review.State != "unreviewed" || len(view.Subjects) != 2 ||
+		view.Subjects[0].Latest.ID != rel.ID || view.Subjects[1].Latest.ID != pair.ID || view.Subjects[0].State != "decided" {
+		t.Errorf("GET group after a pair and a relation decision: %d\n%s", code, body)
+	}
+	code, body, _ = do(t, ts, "GET", "/groups/"+group, "", "")
+	if code != 200 || !strings.Contains(body, `id="subjects"`) || !strings.Contains(body, pair.ID) || !strings.Contains(body, rel.ID) || !strings.Contains(body, "No decision yet.") {
+		t.Errorf("group page: %d, want the pair and relation decisions apart from an empty history\n%s", code, body)
+	}
+	code, body, _ = do(t, ts, "GET", "/api/citations/gpt-17-2/lineage", "", "")
+	if code != 200 || !strings.Contains(body, pair.ID) || !strings.Contains(body, rel.ID) {
+		t.Errorf("lineage of gpt-17-2: %d, want both decisions\n%s", code, body)
+	}
+}
+
+// TestCachedPagesFollowWrites: the queue page and a group page, served
+// from memory within a state, change with each decision and each ingest
+// through the server.
+func TestCachedPagesFollowWrites(t *testing.T) {
+	st := open(t)
+	ts := start(t, st, server.Options{})
+	const q = "/api/groups?sort=risk&limit=50&state=decided"
+	for range 2 { // the second is served from memory
+		if code, body, _ := do(t, ts, "GET", q, "", ""); code != 200 || !strings.Contains(body, `"total": 0`) {
+			t.Fatalf("GET %s before a decision: %d\n%s", q, code, body)
+		}
+		if code, body, _ := do(t, ts, "GET", "/groups/"+group, "", ""); code != 200 || !strings.Contains(body, "pplx-001-2") {
+			t.Fatalf("group page: %d\n%s", code, body)
+		}
+	}
+	if code, body, _ := do(t, ts, "POST", "/api/groups/"+group+"/reviews", "application/json", `{"decision":"same","reviewer":"alice"}`); code != http.StatusCreated {
+		t.Fatalf("POST review: %d\n%s", code, body)
+	}
+	if code, body, _ := do(t, ts, "GET", q, "", ""); code != 200 || !strings.Contains(body, `"total": 1`) || !strings.Contains(body, group) {
+		t.Errorf("GET %s after a decision: %d\n%s", q, code, body)
+	}
+	more := `{"citation_id":"new-1","engine":"e","observed_at":"2026-12-01T00:00:00Z","raw_url":"https://www.w3.org/TR/prov-o/?utm_source=new"}` + "\n"
+	if code, body, _ := do(t, ts, "POST", "/api/ingest", "application/x-ndjson", more); code != 200 {
+		t.Fatalf("POST ingest: %d\n%s", code, body)
+	}
+	if code, body, _ := do(t, ts, "GET", "/groups/"+group, "", ""); code != 200 || !strings.Contains(body, "new-1") || !strings.Contains(body, `id="review-state">stale`) {
+		t.Errorf("group page after an ingest added a member: %d, want new-1 and stale\n%s", code, body)
+	}
+	if code, body, _ := do(t, ts, "GET", q, "", ""); code != 200 || !strings.Contains(body, `"total": 0`) {
+		t.Errorf("GET %s after the ingest made the decision stale: %d\n%s", q, code, body)
+	}
+}

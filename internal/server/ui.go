@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"crypto/subtle"
 	"errors"
 	"html/template"
@@ -157,24 +158,56 @@ func (s *Server) uiGroup(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, 0, err)
 		return
 	}
-	// The members' lineages give the step logs, hops and captures; a large
-	// group shows its first maxShown members in full. They are read
-	// together: one exploration of the group's neighbourhood serves them
-	// all.
-	const maxShown = 20
-	ids := make([]string, 0, maxShown)
-	for _, m := range g.Members[:min(len(g.Members), maxShown)] {
-		ids = append(ids, m.CitationID)
-	}
-	ls, err := query.LineagesOf(r.Context(), citestore.New(s.st), ids, &query.LineageOptions{Policy: s.o.Policy, MaxShared: s.o.MaxShared})
+	ls, err := s.memberLineages(r.Context(), rv, g)
 	if err != nil {
 		s.fail(w, r, 0, service.QueryError(err))
 		return
 	}
 	s.show(w, r, "group.html", map[string]any{
-		"Page": s.pageOf(w, r, "Group "+g.ID), "G": g, "Status": rv.Status(g), "Lineages": ls,
+		"Page": s.pageOf(w, r, "Group "+g.ID), "G": g, "Status": rv.Status(g), "Subjects": rv.Subjects(g), "Lineages": ls,
 		"Policy": rv.Report.Policy, "Decided": r.URL.Query().Get("decided"),
 	})
+}
+
+// maxShown is how many members a group page shows in full.
+const maxShown = 20
+
+// memberLineages returns the lineages of the first maxShown members of g,
+// which give a group page its step logs, hops and captures. They are read
+// together: one exploration of the group's neighbourhood serves them all.
+// They are read once per served groups (pageCache), at the first view of
+// the group or before the groups are served (warmLineages): the page then
+// shows one state, the one its group was computed from or just after. A
+// decision keeps them: it changes no lineage.
+func (s *Server) memberLineages(ctx context.Context, rv *service.Reviewed, g *query.Group) ([]*query.Lineage, error) {
+	ids := make([]string, 0, maxShown)
+	for _, m := range g.Members[:min(len(g.Members), maxShown)] {
+		ids = append(ids, m.CitationID)
+	}
+	v, err := s.lineages.get(rv.Report, s.currentGroups(rv.Report), g.ID, func() (any, error) {
+		// Not the request's context: other readers may wait for it.
+		return query.LineagesOf(context.WithoutCancel(ctx), citestore.New(s.st), ids, &query.LineageOptions{Policy: s.o.Policy, MaxShared: s.o.MaxShared})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.([]*query.Lineage), nil
+}
+
+// warmLineages reads the member lineages of the first page of the queue
+// in risk order (the groups reviewers open first) for the groups rv
+// serves now, so that their pages need no read of the store.
+func (s *Server) warmLineages(ctx context.Context, rv *service.Reviewed) error {
+	p, err := rv.Filter(service.GroupFilter{Queue: true, Sort: "risk", Limit: DefaultPageSize})
+	if err != nil {
+		return err
+	}
+	for _, g := range p.Groups {
+		if _, err := s.memberLineages(ctx, rv, g); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // POST /groups/{id}/decide: the form's decision, then back to the group.

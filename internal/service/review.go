@@ -31,6 +31,35 @@ type Reviewed struct {
 	targets map[string]bool           // groups that a relation to review points to
 	orders  map[string][]*query.Group // the groups in each --sort order, made once
 	queues  map[string][]*query.Group // the queue (Filter's Queue) in each order, made once
+	members map[string]memberAt       // each listed citation's group and member, made the first time a pair needs it
+}
+
+// memberAt is where a citation is listed.
+type memberAt struct {
+	g *query.Group
+	m *query.Member
+}
+
+// member returns the listed group and member of a citation, or nils.
+func (r *Reviewed) member(id string) (*query.Group, *query.Member) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	at := r.membersLocked()[id]
+	return at.g, at.m
+}
+
+// membersLocked returns where each listed citation is, finding it the
+// first time; r.mu is held.
+func (r *Reviewed) membersLocked() map[string]memberAt {
+	if r.members == nil {
+		r.members = map[string]memberAt{}
+		for _, g := range r.Report.Groups {
+			for _, m := range g.Members {
+				r.members[m.CitationID] = memberAt{g, m}
+			}
+		}
+	}
+	return r.members
 }
 
 // ordered returns the groups in the order sort names ("" is query's),
@@ -169,9 +198,14 @@ func (d DB) Reviewed(ctx context.Context, policy string, opts query.GroupOptions
 	return LoadReviewed(ctx, st, policy, opts)
 }
 
-// DecideRequest asks for a decision about the group GroupID.
+// DecideRequest asks for a decision about the group GroupID, about the
+// pair of citations Citations (Subject review.SubjectPair), or about the
+// relation from the group GroupID to the group RelatedTo (Subject
+// review.SubjectRelation).
 type DecideRequest struct {
+	Subject   string // "" (a group), or a review.Subjects
 	GroupID   string
+	Citations []string // about a pair: the two citation ids
 	Decision  string
 	Relation  string
 	RelatedTo string
@@ -187,23 +221,120 @@ var ErrNoGroup = errors.New("no such group")
 // that does not exist is Rejected (an HTTP handler answers 404 for
 // ErrNoGroup). The decision is committed when Decide returns.
 func Decide(ctx context.Context, st review.Writer, r *Reviewed, req DecideRequest, now time.Time) (*review.Decision, error) {
-	g := r.Group(req.GroupID)
-	if g == nil {
-		return nil, InputError{fmt.Errorf("%w %q under policy %s", ErrNoGroup, req.GroupID, r.Report.Policy.String())}
+	var rr review.Request
+	switch req.Subject {
+	case "", review.SubjectGroup:
+		g, err := r.groupRequest(req)
+		if err != nil {
+			return nil, err
+		}
+		rr = g
+	case review.SubjectPair:
+		if len(req.Citations) != 2 || req.Citations[0] == req.Citations[1] {
+			return nil, Usagef("a pair is two different citation ids, got %q", req.Citations)
+		}
+		if req.GroupID != "" || req.RelatedTo != "" {
+			return nil, Usagef("a decision about a pair of citations names no group")
+		}
+		var ms [2]*query.Member
+		var nodes []string
+		for i, id := range req.Citations {
+			if _, ms[i] = r.member(id); ms[i] == nil {
+				return nil, InputError{fmt.Errorf("citation %q: %w listed under policy %s (an unknown id, or a raw URL the policy rejected)", id, query.ErrNoCitation, r.Report.Policy.String())}
+			}
+			nodes = append(nodes, review.NodeOf(ms[i]))
+		}
+		rr = review.Request{Subject: review.SubjectPair, Evidence: review.PairEvidence(ms[0], ms[1], r.Report.Policy.Digest), CitationNodes: nodes}
+	case review.SubjectRelation:
+		var gs [2]*query.Group
+		for i, id := range []string{req.GroupID, req.RelatedTo} {
+			if gs[i] = r.Group(id); gs[i] == nil {
+				return nil, InputError{fmt.Errorf("%w %q under policy %s", ErrNoGroup, id, r.Report.Policy.String())}
+			}
+		}
+		if gs[0] == gs[1] {
+			return nil, Usagef("a relation is between two different groups, got %s twice", req.GroupID)
+		}
+		rr = review.Request{Subject: review.SubjectRelation, GroupID: gs[0].ID, GroupKey: gs[0].Key, RelatedTo: gs[1].ID, RelatedKey: gs[1].Key,
+			Evidence: review.RelationEvidence(gs[0], gs[1], r.Report.Policy.Digest), CitationNodes: append(review.NodesOf(gs[0]), review.NodesOf(gs[1])...)}
+	default:
+		return nil, Usagef("subject %q: want one of %s", req.Subject, strings.Join(review.Subjects, ", "))
 	}
-	if req.RelatedTo != "" && r.Group(req.RelatedTo) == nil {
-		return nil, UsageError{fmt.Errorf("related_to: %w %q", ErrNoGroup, req.RelatedTo)}
-	}
-	rr := review.Request{
-		Decision: req.Decision, Relation: req.Relation, RelatedTo: req.RelatedTo, Rationale: req.Rationale, Reviewer: req.Reviewer,
-		GroupID: g.ID, GroupKey: g.Key, Evidence: review.EvidenceOf(g, r.Report.Policy.Digest),
-	}
-	rr.CitationNodes = review.NodesOf(g)
+	rr.Decision, rr.Relation, rr.Rationale, rr.Reviewer = req.Decision, req.Relation, req.Rationale, req.Reviewer
 	d, err := review.Record(ctx, st, rr, now)
 	if errors.Is(err, review.ErrInvalid) {
 		return nil, UsageError{err}
 	}
 	return d, err
+}
+
+// groupRequest returns the request of a decision about a group.
+func (r *Reviewed) groupRequest(req DecideRequest) (review.Request, error) {
+	if len(req.Citations) > 0 {
+		return review.Request{}, Usagef("a decision about a group names no citations")
+	}
+	g := r.Group(req.GroupID)
+	if g == nil {
+		return review.Request{}, InputError{fmt.Errorf("%w %q under policy %s", ErrNoGroup, req.GroupID, r.Report.Policy.String())}
+	}
+	if req.RelatedTo != "" && r.Group(req.RelatedTo) == nil {
+		return review.Request{}, UsageError{fmt.Errorf("related_to: %w %q", ErrNoGroup, req.RelatedTo)}
+	}
+	return review.Request{
+		RelatedTo: req.RelatedTo, GroupID: g.ID, GroupKey: g.Key, Evidence: review.EvidenceOf(g, r.Report.Policy.Digest),
+		CitationNodes: review.NodesOf(g),
+	}, nil
+}
+
+// Subjects returns the review state of each pair of citations with a
+// member of g and of each relation with g at either end that a decision
+// is about, newest first: what a group's page lists apart from the
+// group's own decisions.
+func (r *Reviewed) Subjects(g *query.Group) []*review.SubjectStatus {
+	ids := make([]string, 0, len(g.Members))
+	for _, m := range g.Members {
+		ids = append(ids, m.CitationID)
+	}
+	out := []*review.SubjectStatus{}
+	for _, d := range r.Index.Subjects(ids, g.ID) {
+		out = append(out, r.SubjectStatus(d))
+	}
+	return out
+}
+
+// SubjectStatus returns the review state of the pair or relation that d
+// is about, from the evidence of today.
+func (r *Reviewed) SubjectStatus(d *review.Decision) *review.SubjectStatus {
+	var missing []string
+	var ev review.Evidence
+	pol := r.Report.Policy.Digest
+	if d.Subject == review.SubjectPair {
+		var ms []*query.Member
+		for _, id := range d.Citations {
+			if _, m := r.member(id); m != nil {
+				ms = append(ms, m)
+			} else {
+				missing = append(missing, fmt.Sprintf("citation %s is in no listed group now", id))
+			}
+		}
+		if len(ms) == 2 {
+			ev = review.PairEvidence(ms[0], ms[1], pol)
+		}
+	} else {
+		a, b := r.Group(d.GroupID), r.Group(d.RelatedTo)
+		for _, e := range []struct {
+			id string
+			g  *query.Group
+		}{{d.GroupID, a}, {d.RelatedTo, b}} {
+			if e.g == nil {
+				missing = append(missing, fmt.Sprintf("group %s is not listed now (its key changed, or its members left)", e.id))
+			}
+		}
+		if a != nil && b != nil {
+			ev = review.RelationEvidence(a, b, pol)
+		}
+	}
+	return r.Index.SubjectStatus(d, ev, missing)
 }
 
 // GroupFilter selects, orders and pages the groups of a Reviewed, as
@@ -471,10 +602,38 @@ func (d DB) Decisions(ctx context.Context) (*review.Index, error) {
 	return review.Load(ctx, st)
 }
 
+// WithDecision returns the same groups with the decisions of ix, which
+// holds those of r and d: what a server serves after recording d, which
+// changes no group. It keeps the review states already computed of the
+// groups d is not about (d about a pair or a relation changes none):
+// at a million citations computing every group's state again took
+// seconds, paid by the first page filtered by state after each decision.
+func (r *Reviewed) WithDecision(ix *review.Index, d *review.Decision) *Reviewed {
+	n := r.WithIndex(ix)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	changed := map[string]bool{}
+	if d.Subject == review.SubjectGroup {
+		at := r.membersLocked()
+		for _, c := range d.Citations {
+			if g := at[c].g; g != nil {
+				changed[g.ID] = true
+			}
+		}
+	}
+	n.members = r.members
+	for id, st := range r.status {
+		if !changed[id] {
+			n.status[id] = st
+		}
+	}
+	return n
+}
+
 // WithIndex returns the same groups with the decisions of ix: what a
 // server serves after recording a decision, which changes no group.
 func (r *Reviewed) WithIndex(ix *review.Index) *Reviewed {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return &Reviewed{Report: r.Report, Index: ix, status: map[string]*review.Status{}, byID: r.byID, targets: r.targets, orders: r.orders, queues: r.queues}
+	return &Reviewed{Report: r.Report, Index: ix, status: map[string]*review.Status{}, byID: r.byID, targets: r.targets, orders: r.orders, queues: r.queues, members: r.members}
 }

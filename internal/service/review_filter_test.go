@@ -1,10 +1,16 @@
 package service
 
 import (
+	"context"
+	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
+	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/ingest"
 	"github.com/provgraph/provgraph/internal/model"
+	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/query"
 	"github.com/provgraph/provgraph/internal/review"
 )
@@ -64,6 +70,56 @@ func TestFilterQueuePages(t *testing.T) {
 			if !slices.Equal(got, c.want) || total != len(c.want) {
 				t.Errorf("%+v: %v (total %d), want %v", c.f, got, total, c.want)
 			}
+		}
+	}
+}
+
+// TestWithDecisionKeepsOtherStates: after a decision, the review states
+// already computed of the groups it is not about are kept, those of the
+// group it is about are computed again and show it, and a decision about
+// a pair keeps every state.
+func TestWithDecisionKeepsOtherStates(t *testing.T) {
+	ctx := context.Background()
+	st, err := graph.Open(filepath.Join(t.TempDir(), "s.db"), &graph.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	pol, _ := normalize.LoadPolicy("default")
+	if _, err := ingest.File(ctx, st, "../../testdata/citations.jsonl", "citations.jsonl", ingest.Options{Policy: pol}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := LoadReviewed(ctx, st, "", query.GroupOptions{MinSize: 1, Review: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]*review.Status{}
+	for _, g := range r.Report.Groups {
+		before[g.ID] = r.Status(g)
+	}
+	const decided = "g-6e48bcc4a04d"
+	next := r
+	for _, req := range []DecideRequest{
+		{GroupID: decided, Decision: review.Same, Reviewer: "alice"},
+		{Subject: review.SubjectPair, Citations: []string{"gpt-17-2", "pplx-001-1"}, Decision: review.Different, Reviewer: "alice"},
+	} {
+		d, err := Decide(ctx, st, next, req, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix, err := review.Load(ctx, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		next = next.WithDecision(ix, d)
+	}
+	for _, g := range next.Report.Groups {
+		s := next.Status(g)
+		switch {
+		case g.ID == decided && (s == before[g.ID] || s.State != review.StateDecided):
+			t.Errorf("%s after its decision: %+v (same status as before: %v), want decided", g.ID, s, s == before[g.ID])
+		case g.ID != decided && s != before[g.ID]:
+			t.Errorf("%s: its status was computed again after decisions not about it", g.ID)
 		}
 	}
 }

@@ -218,6 +218,24 @@ const (
 	// deleted.
 	Adjudication = NS + "Adjudication"
 
+	// PairAdjudication is pg:PairAdjudication, a class, subclass of
+	// pg:Adjudication. A decision about two citations, whichever groups they
+	// are in: whether these two cite one resource (pg:adjudicates each). It
+	// names no group and never changes a group's review state; a later
+	// decision about the same two citations is prov:wasRevisionOf it, and it
+	// is stale when either citation's evidence changes.
+	PairAdjudication = NS + "PairAdjudication"
+
+	// GroupRelationAdjudication is pg:GroupRelationAdjudication, a class,
+	// subclass of pg:Adjudication. A decision about the relation between two
+	// review groups: from the group of pg:adjudicatedGroupId to the group of
+	// pg:relatedToGroup (same, different, related with pg:relationKind,
+	// unsure), adjudicating the members of both. It never changes either
+	// group's review state; a later decision about the same two groups, in
+	// either direction, is prov:wasRevisionOf it, and it is stale when either
+	// group's evidence changes.
+	GroupRelationAdjudication = NS + "GroupRelationAdjudication"
+
 	// Reviewer is pg:Reviewer, a class, subclass of prov:Person. A person who
 	// records decisions, identified by the name the credentials or the
 	// --reviewer flag give (pg:reviewerName).
@@ -894,8 +912,14 @@ const (
 
 	// RelatedToGroup is pg:relatedToGroup, a datatype property. With decision
 	// related: the id of the group at the other end of the relation, when the
-	// decision names one.
+	// decision names one; on a pg:GroupRelationAdjudication, the other group
+	// of the relation decided about, whatever the decision.
 	RelatedToGroup = NS + "relatedToGroup"
+
+	// RelatedToGroupKey is pg:relatedToGroupKey, a datatype property. On a
+	// pg:GroupRelationAdjudication: the key of the group at the other end
+	// (pg:relatedToGroup), as provgraph groups printed it then.
+	RelatedToGroupKey = NS + "relatedToGroupKey"
 
 	// ReviewId is pg:reviewId, a datatype property. The decision's short id as
 	// provgraph review prints it (r- and 12 hex digits).
