@@ -24,6 +24,8 @@
 // What readers compute from a state (the encoded pages of GET /api/groups,
 // the members' lineages of a group page) is kept for that state in a
 // pageCache and computed once, readers of one page waiting for it.
+// The stats are computed at their first request after a write; after a
+// decision only their review counts, the rest kept.
 //
 // # Safety
 //

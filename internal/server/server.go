@@ -81,9 +81,16 @@ type Server struct {
 
 	// gen counts the writes committed through the server (each ingest
 	// batch, each decision): the state GET /api/stats was computed for.
-	gen  atomic.Uint64
+	gen atomic.Uint64
+	// data counts the writes that may change more than the decisions
+	// (each ingest batch, each ingest's end): while it stays, a new state
+	// needs only its review counts computed again.
+	data atomic.Uint64
 	smu  sync.Mutex // held while the stats are computed: one at a time
 	last *statsAt   // the last stats computed, guarded by smu
+	// statsComputed counts the full computations of the stats (tests
+	// check that a decision causes none).
+	statsComputed atomic.Uint64
 }
 
 //go:embed assets
