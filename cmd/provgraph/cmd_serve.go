@@ -49,7 +49,8 @@ func newServeCommand() *cobra.Command {
 		Long: `Serve holds the database open and serves, from one process, the review
 workbench: a web UI at / (the review queue in risk order with filters, a
 group page with the members side by side, their relations, decisions and
-history and a form to decide, keyboard shortcuts, each citation's lineage
+history and forms to decide the group, a pair of its members or one of its
+relations, keyboard shortcuts, each citation's lineage
 drawn as SVG, the statistics) and the JSON API under /api/ that README.md
 documents (groups, one group, decisions, lineage, stats, ingest, Gizmo
 queries).

@@ -24,7 +24,9 @@ const screenshotsEnv = "PROVGRAPH_SCREENSHOTS"
 
 // TestBrowser drives the web UI in Debian's chromium: open the queue, open
 // the current group with Enter, record a decision with the keyboard (s),
-// see it and its history, and see the lineage picture.
+// see it and its history, and see the lineage picture; then decide a pair
+// of its members and one of its relations from the group page with the
+// keyboard (p, Space, d; b, u).
 func TestBrowser(t *testing.T) {
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
@@ -96,6 +98,39 @@ func TestBrowser(t *testing.T) {
 	var nodes, decisions int
 	if _, err := fmt.Sscan(svgNodes, &nodes, &decisions); err != nil || nodes < 4 || decisions != 1 {
 		t.Errorf("lineage picture of %s: %s nodes and decisions, want at least 4 nodes and 1 decision", member, svgNodes)
+	}
+	// Back on the group: tick its two members with the keyboard (p, Space)
+	// and decide the pair (d), then decide the first relation (b, u); the
+	// page lists both under its subjects and the group's own latest
+	// decision stays the one recorded above.
+	var pair, both, stateAfter, historyAfter string
+	err = chromedp.Run(bctx,
+		chromedp.Navigate(ts.URL+"/groups/"+firstGroup),
+		chromedp.WaitVisible("#pair-form", chromedp.ByQuery),
+		chromedp.KeyEvent("p"), chromedp.KeyEvent(" "),
+		chromedp.KeyEvent("p"), chromedp.KeyEvent(" "),
+		chromedp.KeyEvent("d"),
+		chromedp.WaitVisible("#subjects li span.state", chromedp.ByQuery),
+		chromedp.Text("#subjects", &pair, chromedp.ByQuery),
+		chromedp.KeyEvent("b"),
+		chromedp.KeyEvent("u"),
+		chromedp.WaitVisible("#subjects li:nth-child(2) span.state", chromedp.ByQuery),
+		chromedp.Text("#subjects", &both, chromedp.ByQuery),
+		chromedp.Text("#review-state", &stateAfter, chromedp.ByQuery),
+		chromedp.Text("#history", &historyAfter, chromedp.ByQuery),
+		chromedp.FullScreenshot(&group, 100),
+	)
+	if err != nil {
+		t.Fatalf("browser, pair and relation: %v", err)
+	}
+	if !strings.Contains(pair, "pair") || !strings.Contains(pair, "different by alice") {
+		t.Errorf("subjects after deciding a pair from the page: %q", pair)
+	}
+	if !strings.Contains(both, "relation "+firstGroup+" → g-") || !strings.Contains(both, "unsure by alice") || !strings.Contains(both, "different by alice") {
+		t.Errorf("subjects after deciding a relation from the page: %q", both)
+	}
+	if stateAfter != "decided" || historyAfter != history {
+		t.Errorf("the group's own state and history changed with the pair and relation decisions: %q, %q (before %q)", stateAfter, historyAfter, history)
 	}
 	for name, png := range map[string][]byte{"review-queue.png": queue, "review-group.png": group} {
 		if len(png) < 1000 {

@@ -7,7 +7,8 @@
 // with Options.ReadOnly) and returns a Server whose Handler serves:
 //
 //   - the UI: / (the review queue), /groups/{id} (a group with its
-//     decisions and a form to decide), /citations/{id}/lineage (the
+//     decisions, a form to decide, and forms to decide a pair of its
+//     members or one of its relations), /citations/{id}/lineage (the
 //     lineage drawn as SVG), /stats; HTML rendered on the server with
 //     html/template, a small script for keyboard shortcuts, every asset
 //     embedded (assets/), none read from disk;

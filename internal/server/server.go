@@ -152,6 +152,8 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /{$}", s.uiQueue)
 	s.mux.HandleFunc("GET /groups/{id}", s.uiGroup)
 	s.mux.HandleFunc("POST /groups/{id}/decide", s.write(s.uiDecide))
+	s.mux.HandleFunc("POST /groups/{id}/decide-pair", s.write(s.uiDecidePair))
+	s.mux.HandleFunc("POST /groups/{id}/decide-relation", s.write(s.uiDecideRelation))
 	s.mux.HandleFunc("GET /citations/{id}/lineage", s.uiLineage)
 	s.mux.HandleFunc("GET /stats", s.uiStats)
 	s.mux.HandleFunc("GET /login", s.uiLogin)

@@ -452,3 +452,89 @@ func TestCachedPagesFollowWrites(t *testing.T) {
 		t.Errorf("GET %s after the ingest made the decision stale: %d\n%s", q, code, body)
 	}
 }
+
+// TestUIPairAndRelationForms: the group page's forms decide a pair (two
+// ticked members, or a member and a typed citation id) and a relation
+// row, each checking the CSRF token and writing nothing when refused;
+// the decisions are listed under the page's subjects and leave the
+// group's own state alone. A read-only server shows no such form.
+func TestUIPairAndRelationForms(t *testing.T) {
+	st := open(t)
+	ts := start(t, st, server.Options{})
+	ts.Client().CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	code, body, hdr := do(t, ts, "GET", "/groups/"+group, "", "")
+	if code != 200 || !strings.Contains(body, `id="pair-form"`) || !strings.Contains(body, `value="gpt-17-1" form="pair-form"`) || !strings.Contains(body, `action="/groups/`+group+`/decide-relation"`) {
+		t.Fatalf("group page without the pair and relation forms: %d\n%s", code, body)
+	}
+	csrf := strings.TrimPrefix(strings.Split(hdr.Get("Set-Cookie"), ";")[0], "pg_csrf=")
+	const other = "g-f42986996d00"
+	post := func(path string, v url.Values) (int, string, http.Header) {
+		t.Helper()
+		return do(t, ts, "POST", path, "application/x-www-form-urlencoded", v.Encode(), "Cookie", "pg_csrf="+csrf)
+	}
+	before, _ := st.Count()
+	for _, tc := range []struct {
+		path string
+		form url.Values
+		want int
+	}{
+		{"/groups/" + group + "/decide-pair", url.Values{"citations": {"gpt-17-1", "pplx-001-2"}, "decision": {"same"}, "reviewer": {"carol"}, "csrf": {"wrong"}}, 403},
+		{"/groups/" + group + "/decide-relation", url.Values{"to": {other}, "decision": {"same"}, "reviewer": {"carol"}}, 403},
+		{"/groups/" + group + "/decide-pair", url.Values{"citations": {"gpt-17-1", ""}, "decision": {"same"}, "reviewer": {"carol"}, "csrf": {csrf}}, 400},
+		{"/groups/" + group + "/decide-pair", url.Values{"citations": {"gpt-17-1", "nope"}, "decision": {"same"}, "reviewer": {"carol"}, "csrf": {csrf}}, 404},
+		{"/groups/" + group + "/decide-relation", url.Values{"to": {"g-000000000000"}, "decision": {"same"}, "reviewer": {"carol"}, "csrf": {csrf}}, 404},
+		{"/groups/" + group + "/decide-relation", url.Values{"to": {other}, "decision": {""}, "reviewer": {"carol"}, "csrf": {csrf}}, 400},
+	} {
+		if code, _, _ := post(tc.path, tc.form); code != tc.want {
+			t.Errorf("POST %s %v: %d, want %d", tc.path, tc.form, code, tc.want)
+		}
+	}
+	if after, _ := st.Count(); after != before {
+		t.Errorf("refused forms wrote %d quads", after-before)
+	}
+	for _, tc := range []struct {
+		path string
+		form url.Values
+	}{
+		{"/groups/" + group + "/decide-pair", url.Values{"citations": {"gpt-17-1", "pplx-001-2", ""}, "decision": {"different"}, "rationale": {"fragment"}, "reviewer": {"carol"}, "csrf": {csrf}}},
+		{"/groups/" + group + "/decide-pair", url.Values{"citations": {"gpt-17-1", " gpt-17-2 "}, "decision": {"same"}, "reviewer": {"carol"}, "csrf": {csrf}}},
+		{"/groups/" + group + "/decide-relation", url.Values{"to": {other}, "decision": {"related"}, "relation": {"mirror_of"}, "reviewer": {"dave"}, "csrf": {csrf}}},
+	} {
+		if code, _, hdr := post(tc.path, tc.form); code != 303 || !strings.HasPrefix(hdr.Get("Location"), "/groups/"+group+"?decided=r-") {
+			t.Errorf("POST %s %v: %d %v, want 303 to the group", tc.path, tc.form, code, hdr.Get("Location"))
+		}
+	}
+	var view struct {
+		Review   struct{ State string }
+		Subjects []struct {
+			Subject   string
+			Citations []string
+			From      string `json:"from_group"`
+			To        string `json:"to_group"`
+			Latest    struct{ Decision, Relation, Reviewer string }
+		}
+	}
+	_, body, _ = do(t, ts, "GET", "/api/groups/"+group, "", "")
+	if err := json.Unmarshal([]byte(body), &view); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range view.Subjects {
+		got = append(got, s.Subject+" "+strings.Join(s.Citations, ",")+s.From+">"+s.To+" "+s.Latest.Decision+" "+s.Latest.Relation+" "+s.Latest.Reviewer)
+	}
+	want := []string{
+		"relation " + group + ">" + other + " related mirror_of dave",
+		"pair gpt-17-1,gpt-17-2> same  carol",
+		"pair gpt-17-1,pplx-001-2> different  carol",
+	}
+	if view.Review.State != "unreviewed" || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("after the forms: state %q, subjects\n%s\nwant\n%s", view.Review.State, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if _, body, _ := do(t, ts, "GET", "/groups/"+group, "", ""); !strings.Contains(body, "mirror_of") || !strings.Contains(body, `id="review-state">unreviewed`) {
+		t.Errorf("group page after the forms lacks the relation decision or changed state")
+	}
+	ro := start(t, st, server.Options{ReadOnly: true})
+	if code, body, _ := do(t, ro, "GET", "/groups/"+group, "", ""); code != 200 || strings.Contains(body, "pair-form") || strings.Contains(body, "decide-relation") {
+		t.Errorf("read-only group page shows decision forms: %d", code)
+	}
+}

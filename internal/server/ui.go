@@ -212,6 +212,40 @@ func (s *Server) warmLineages(ctx context.Context, rv *service.Reviewed) error {
 
 // POST /groups/{id}/decide: the form's decision, then back to the group.
 func (s *Server) uiDecide(w http.ResponseWriter, r *http.Request) {
+	s.decideForm(w, r, func() service.DecideRequest {
+		return service.DecideRequest{GroupID: r.PathValue("id"), RelatedTo: r.PostFormValue("related_to")}
+	})
+}
+
+// POST /groups/{id}/decide-pair: the decision about the two citations the
+// form names (members ticked on the page, or a citation id typed), then
+// back to the group {id}, whose own decisions it does not change.
+func (s *Server) uiDecidePair(w http.ResponseWriter, r *http.Request) {
+	s.decideForm(w, r, func() service.DecideRequest {
+		var ids []string
+		for _, id := range r.PostForm["citations"] {
+			if id = strings.TrimSpace(id); id != "" {
+				ids = append(ids, id)
+			}
+		}
+		return service.DecideRequest{Subject: review.SubjectPair, Citations: ids}
+	})
+}
+
+// POST /groups/{id}/decide-relation: the decision about the relation from
+// the group {id} to the form's group to, then back to the group {id}.
+func (s *Server) uiDecideRelation(w http.ResponseWriter, r *http.Request) {
+	s.decideForm(w, r, func() service.DecideRequest {
+		return service.DecideRequest{Subject: review.SubjectRelation, GroupID: r.PathValue("id"), RelatedTo: r.PostFormValue("to")}
+	})
+}
+
+// decideForm records the decision of a form of the group page: subject
+// names what it is about, the form gives the decision, relation,
+// rationale and reviewer. It checks the CSRF token, remembers the
+// reviewer (without tokens) and sends the reviewer back to the group
+// page.
+func (s *Server) decideForm(w http.ResponseWriter, r *http.Request, subject func() service.DecideRequest) {
 	r.Body = http.MaxBytesReader(w, r.Body, s.o.MaxBody)
 	if err := r.ParseForm(); err != nil {
 		s.fail(w, r, 0, err)
@@ -221,10 +255,8 @@ func (s *Server) uiDecide(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusForbidden, err)
 		return
 	}
-	req := service.DecideRequest{
-		GroupID: r.PathValue("id"), Decision: r.PostFormValue("decision"), Rationale: r.PostFormValue("rationale"),
-		RelatedTo: r.PostFormValue("related_to"), Reviewer: r.PostFormValue("reviewer"),
-	}
+	req := subject()
+	req.Decision, req.Rationale, req.Reviewer = r.PostFormValue("decision"), r.PostFormValue("rationale"), r.PostFormValue("reviewer")
 	if req.Decision == review.Related {
 		req.Relation = r.PostFormValue("relation")
 	}
@@ -236,7 +268,7 @@ func (s *Server) uiDecide(w http.ResponseWriter, r *http.Request) {
 	if len(s.o.Tokens) == 0 {
 		http.SetCookie(w, &http.Cookie{Name: reviewerCookie, Value: url.QueryEscape(req.Reviewer), Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	}
-	http.Redirect(w, r, "/groups/"+url.PathEscape(d.GroupID)+"?decided="+url.QueryEscape(d.ID), http.StatusSeeOther)
+	http.Redirect(w, r, "/groups/"+url.PathEscape(r.PathValue("id"))+"?decided="+url.QueryEscape(d.ID), http.StatusSeeOther)
 }
 
 // GET /citations/{id}/lineage: the lineage drawn, with its text.
