@@ -54,7 +54,7 @@
   }
   document.addEventListener("keydown", function (e) {
     if (e.ctrlKey || e.metaKey || e.altKey) return;
-    if (e.key === "Escape" && (typing(e) || subjectForm(e.target))) { e.target.blur(); return; }
+    if (e.key === "Escape" && (typing(e) || (e.target && e.target.form))) { e.target.blur(); return; }
     if (typing(e)) {
       var f = e.target.form;
       if (e.key === "Enter" && e.target.tagName === "SELECT" && f && (f === form || subjectForm(e.target))) { e.preventDefault(); f.requestSubmit(); }
