@@ -84,6 +84,7 @@ type idSorter struct {
 	end     int64       // bytes written to files[0]
 	runs    []sortRun   // the runs in files[0]
 	spills  int         // runs written, merges included (for tests)
+	onSpill func()      // called after each run of the records in memory is written
 }
 
 // sortRun is a sorted stretch of records in a spill file.
@@ -158,6 +159,9 @@ func (s *idSorter) spill() error {
 	s.end = w.off
 	s.spills++
 	s.buf = s.buf[:0]
+	if s.onSpill != nil {
+		s.onSpill()
+	}
 	return nil
 }
 

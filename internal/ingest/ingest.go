@@ -180,6 +180,7 @@ func File(ctx context.Context, st *graph.Store, path, name string, opts Options)
 	// with other content conflicts with the first.)
 	ids := newIDSorter(opts.TempDir, opts.WorkMem)
 	defer ids.close()
+	ids.onSpill = func() { hook("ids-spilled") }
 	in, err := validateLines(f, name, func(lineNo int, line []byte) error {
 		rec, err := ParseRecord(line, name, lineNo)
 		if err != nil {
