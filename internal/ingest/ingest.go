@@ -181,9 +181,15 @@ func File(ctx context.Context, st *graph.Store, path, name string, opts Options)
 	ids := newIDSorter(opts.TempDir, opts.WorkMem)
 	defer ids.close()
 	ids.onSpill = func() { hook("ids-spilled") }
-	in, err := validateLines(f, name, func(lineNo int, line []byte) error {
+	check := newParallelCheck(func(lineNo int, line []byte) (string, string, error) {
 		rec, err := ParseRecord(line, name, lineNo)
 		if err != nil {
+			return "", "", err
+		}
+		return rec.ID(), rec.Digest(), nil
+	}, func(l *parsedLine) error {
+		lineNo, id, digest := l.lineNo, l.id, l.digest
+		if err := l.err; err != nil {
 			var re *RecordError
 			if opts.SkipInvalid && errors.As(err, &re) {
 				sum.Invalid = append(sum.Invalid, re)
@@ -192,8 +198,6 @@ func File(ctx context.Context, st *graph.Store, path, name string, opts Options)
 			}
 			return err
 		}
-		digest := rec.Digest()
-		id := rec.ID()
 		if err := ids.add(idRecord{idKey(id), digestKey(digest), int64(lineNo)}); err != nil {
 			return fmt.Errorf("%s: line %d: %w", name, lineNo, err)
 		}
@@ -211,6 +215,8 @@ func File(ctx context.Context, st *graph.Store, path, name string, opts Options)
 		}
 		return ctx.Err()
 	})
+	in, err := validateLines(f, name, check.add)
+	err = check.finish(err)
 	if err != nil && ctx.Err() != nil {
 		return sum, err
 	}
