@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -43,6 +46,31 @@ type ingestOptions struct {
 	skipInvalid bool
 	format      string
 	batch       int
+	workMem     string
+	tmp         string
+}
+
+// workMemEnv names the variable that gives --work-mem its default.
+const workMemEnv = "PROVGRAPH_WORK_MEM"
+
+// parseBytes reads a size in bytes: a whole number, alone or followed by
+// KiB, MiB or GiB.
+func parseBytes(s string) (int64, error) {
+	num, unit := s, int64(1)
+	for _, u := range []struct {
+		suffix string
+		n      int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}} {
+		if rest, ok := strings.CutSuffix(s, u.suffix); ok {
+			num, unit = rest, u.n
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 || n > math.MaxInt64/unit {
+		return 0, fmt.Errorf("%q: want a number of bytes, alone or followed by KiB, MiB or GiB (e.g. 64MiB)", s)
+	}
+	return n * unit, nil
 }
 
 func newIngestCommand(stdin io.Reader) *cobra.Command {
@@ -75,6 +103,16 @@ Nothing is lost and nothing is overwritten:
   - an interrupted run (Ctrl-C, kill -9) leaves a readable database, and
     running the same input again completes it.
 
+Memory and temporary files: the validation pass checks every citation_id
+against the rest of the input within --work-mem (40 bytes an id; the
+default, 64MiB, holds about 1.6 million); past it the ids are sorted in
+runs on disk and merged, which finds the same conflicts. Its temporary
+files, the spool of standard input and the parsed statements of RDF input
+go in --tmp (default $TMPDIR, else /tmp); the sort's files and the RDF
+spool are unlinked as soon as they are created, so no exit leaves them
+behind, and the spool of standard input is removed at the end, Ctrl-C and
+SIGTERM included.
+
 With --format nt, nq or ttl it loads RDF instead, such as a provgraph
 export, keeping every literal exactly, with the same promises: a statement
 that does not parse (or is not UTF-8, or escapes a surrogate) stops the run
@@ -106,6 +144,8 @@ whole or not at all: --skip-invalid is for jsonl only.
 	f.BoolVar(&o.skipInvalid, "skip-invalid", false, "write the valid records and report the invalid lines (exit status 1) instead of stopping")
 	f.StringVar(&o.format, "format", "jsonl", "input format: jsonl (citation observations), nt, nq or ttl (RDF)")
 	f.IntVar(&o.batch, "batch", ingest.DefaultBatchQuads, "quads per transaction (at least 1)")
+	f.StringVar(&o.workMem, "work-mem", "", "memory for the check of citation ids, e.g. 256MiB (at least 16KiB; default $"+workMemEnv+", else 64MiB); past it the ids are sorted on disk in --tmp")
+	f.StringVar(&o.tmp, "tmp", "", "directory for temporary files (default $TMPDIR, else /tmp)")
 	return cmd
 }
 
@@ -121,6 +161,15 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 	if o.skipInvalid && o.format != "jsonl" {
 		return usagef("--skip-invalid applies to --format jsonl only: RDF input is loaded whole or not at all")
 	}
+	workMem, err := o.workMemBytes()
+	if err != nil {
+		return err
+	}
+	if o.tmp != "" {
+		if fi, err := os.Stat(o.tmp); err != nil || !fi.IsDir() {
+			return usagef("--tmp %q: want an existing directory for temporary files (default $TMPDIR, else /tmp)", o.tmp)
+		}
+	}
 	pol, err := service.LoadPolicy(o.policy)
 	if err != nil {
 		return err
@@ -133,7 +182,7 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 	} else if input == "-" {
 		// Standard input is spooled to a temporary file: the input is read
 		// twice, once to validate and once to write.
-		tmp, err := os.CreateTemp("", "provgraph-ingest-*.jsonl")
+		tmp, err := os.CreateTemp(o.tmp, "provgraph-ingest-*.jsonl")
 		if err != nil {
 			return fmt.Errorf("spool standard input: %w", err)
 		}
@@ -150,7 +199,7 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 		return service.UsageError{Err: err}
 	}
 	stderr := cmd.ErrOrStderr()
-	opts := ingest.Options{Policy: pol, SkipInvalid: o.skipInvalid, BatchQuads: o.batch}
+	opts := ingest.Options{Policy: pol, SkipInvalid: o.skipInvalid, BatchQuads: o.batch, WorkMem: workMem, TempDir: o.tmp}
 	var bar *progressbar.ProgressBar
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		opts.Progress = func(p ingest.Progress) {
@@ -182,11 +231,15 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 		}
 	}
 	tuneGCForWrites()
+	ctx := cmd.Context()
+	if hold := testHoldUntilDone(ctx, "ingest-validate", stderr); hold != nil {
+		ctx = holdContext{ctx, hold}
+	}
 	req := service.IngestRequest{Path: path, Name: name, Format: o.format, Options: opts}
 	if input == "-" && o.format != "jsonl" {
 		req.Stdin = stdin
 	}
-	sum, err := o.service().Ingest(cmd.Context(), req)
+	sum, err := o.service().Ingest(ctx, req)
 	if bar != nil {
 		bar.Finish()
 	}
@@ -220,6 +273,26 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 		return service.ErrRejected
 	}
 	return nil
+}
+
+// workMemBytes is --work-mem, or $PROVGRAPH_WORK_MEM, in bytes; 0 for the
+// default.
+func (o ingestOptions) workMemBytes() (int64, error) {
+	s, what := o.workMem, "--work-mem"
+	if s == "" {
+		s, what = os.Getenv(workMemEnv), workMemEnv
+	}
+	if s == "" {
+		return 0, nil
+	}
+	n, err := parseBytes(s)
+	if err == nil && n < ingest.MinWorkMem {
+		err = fmt.Errorf("%q: want at least 16KiB", s)
+	}
+	if err != nil {
+		return 0, usagef("%s %v", what, err)
+	}
+	return n, nil
 }
 
 // copyContext copies src to dst until EOF or until ctx is done: a read from

@@ -17,6 +17,9 @@ import (
 // error and waits until it is killed. The points are
 //
 //	ingest-batch  a batch of ingest's write pass has been committed
+//	ingest-validate  ingest's validation pass checked for an interrupt
+//	              (it does so at every line); this one holds until the
+//	              command is interrupted (SIGINT, SIGTERM), then goes on
 //	export-check  export checked whether it was interrupted (it does so
 //	              every few thousand statements while it writes)
 //	serve-decide  serve is about to write a decision's batch
@@ -54,4 +57,21 @@ type holdContext struct {
 func (c holdContext) Err() error {
 	c.hold()
 	return c.Context.Err()
+}
+
+// testHoldUntilDone is testHold for a point where the command must still
+// see an interrupt: it holds until ctx is done instead of until killed.
+func testHoldUntilDone(ctx context.Context, point string, stderr io.Writer) func() {
+	name, count, ok := strings.Cut(os.Getenv(testHoldEnv), ":")
+	n, err := strconv.ParseInt(count, 10, 64)
+	if !ok || name != point || err != nil || n < 1 {
+		return nil
+	}
+	var reached atomic.Int64
+	return func() {
+		if reached.Add(1) == n {
+			fmt.Fprintf(stderr, "provgraph: test hold at %s %d\n", point, n)
+			<-ctx.Done()
+		}
+	}
 }

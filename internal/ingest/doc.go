@@ -19,7 +19,10 @@
 // so repeating an ingest adds nothing, and nothing stored is ever replaced
 // or deleted, neither a raw URL nor an earlier normalization. A batch is
 // one store transaction, so an interrupted ingest leaves whole batches and
-// is completed by running it again.
+// is completed by running it again. The validation pass holds at most
+// Options.WorkMem of citation ids (past it they are sorted in unlinked
+// files in Options.TempDir), so that its memory does not grow with the
+// input.
 //
 // ingest imports internal/model, internal/normalize, internal/vocab,
 // internal/store, and internal/graph with internal/graph/citestore (the

@@ -12,7 +12,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
@@ -53,6 +52,14 @@ type Options struct {
 	// input leaves no new database file behind. The caller closes the
 	// store it returns.
 	Open func() (*graph.Store, error)
+	// WorkMem bounds the memory of the validation pass's check of citation
+	// ids, in bytes (40 bytes an id): an input with more ids is sorted in
+	// runs in TempDir and merged. 0 means DefaultWorkMem; less than
+	// MinWorkMem means MinWorkMem.
+	WorkMem int64
+	// TempDir is the directory of the check's temporary files, which are
+	// unlinked as soon as they are created; "" means os.TempDir().
+	TempDir string
 
 	// hook, when set, is called between the steps named by its argument;
 	// tests use it to change the input at a known point.
@@ -171,22 +178,28 @@ func FromFile(ctx context.Context, st *graph.Store, f *os.File, name string, opt
 		look = citestore.New(st)
 	}
 	invalid := map[int]bool{}
-	// seen holds, per citation id of the input, its record digest and
-	// line. Ids and digests are kept as 128-bit hashes: a million
-	// citations then cost about 50 MB instead of 150.
-	type seenRecord struct {
-		digest [16]byte
-		line   int
-	}
-	seen := map[[16]byte]seenRecord{}
-	half := func(s string) (h [16]byte) {
-		sum := sha256.Sum256([]byte(s))
-		copy(h[:], sum[:])
-		return h
-	}
-	in, err := validateLines(f, name, func(lineNo int, line []byte) error {
+	// ids keeps (citation id, digest, line) of every valid line, within
+	// the working set in memory and past it sorted on disk; after the pass
+	// it finds the first line whose id was given earlier with other
+	// content. A line whose id the database holds with other content
+	// stops the pass there, as a parse error does: what the sort then
+	// finds at or before that line comes first, as the conflict that one
+	// read in line order would have met first. (Only the first occurrence
+	// of an id is its own conflict with the database: at a later one with
+	// the same content the first would have stopped the pass, and one
+	// with other content conflicts with the first.)
+	ids := newIDSorter(opts.TempDir, opts.WorkMem)
+	defer ids.close()
+	ids.onSpill = func() { hook("ids-spilled") }
+	check := newParallelCheck(func(lineNo int, line []byte) (string, string, error) {
 		rec, err := ParseRecord(line, name, lineNo)
 		if err != nil {
+			return "", "", err
+		}
+		return rec.ID(), rec.Digest(), nil
+	}, func(l *parsedLine) error {
+		lineNo, id, digest := l.lineNo, l.id, l.digest
+		if err := l.err; err != nil {
 			var re *RecordError
 			if opts.SkipInvalid && errors.As(err, &re) {
 				sum.Invalid = append(sum.Invalid, re)
@@ -195,15 +208,9 @@ func FromFile(ctx context.Context, st *graph.Store, f *os.File, name string, opt
 			}
 			return err
 		}
-		id, digest := rec.ID(), rec.Digest()
-		idKey, digestKey := half(id), half(digest)
-		if prev, ok := seen[idKey]; ok {
-			if prev.digest != digestKey {
-				return &ConflictError{File: name, Line: lineNo, CitationID: id, Where: "line " + strconv.Itoa(prev.line)}
-			}
-			return nil
+		if err := ids.add(idRecord{idKey(id), digestKey(digest), int64(lineNo)}); err != nil {
+			return fmt.Errorf("%s: line %d: %w", name, lineNo, err)
 		}
-		seen[idKey] = seenRecord{digestKey, lineNo}
 		if look != nil {
 			stored, ok, err := look.Digest(ctx, id)
 			if err != nil && !errors.Is(err, store.ErrConflict) {
@@ -213,18 +220,33 @@ func FromFile(ctx context.Context, st *graph.Store, f *os.File, name string, opt
 				return &ConflictError{File: name, Line: lineNo, CitationID: id, Where: "the database"}
 			}
 		}
-		sum.Records++
 		if opts.Progress != nil && lineNo%10000 == 0 {
 			opts.Progress(Progress{Phase: "validate", Lines: lineNo})
 		}
 		return ctx.Err()
 	})
+	in, err := validateLines(f, name, check.add)
+	err = check.finish(err)
+	if err != nil && ctx.Err() != nil {
+		return sum, err
+	}
+	c, distinct, cerr := ids.check()
+	ids.close() // pass 2 does not need it: let it go before the writes
+	if cerr != nil {
+		if err != nil {
+			return sum, err
+		}
+		return sum, fmt.Errorf("%s: checking the citation ids: %w", name, cerr)
+	}
+	if c != nil {
+		return sum, conflictAt(f, name, in, c)
+	}
 	if err != nil {
 		return sum, err
 	}
+	sum.Records = distinct
 	lines := in.lines
 	sum.InputDigest = in.digest
-	seen = nil // pass 2 does not need it: let it go before the writes
 	hook("validated")
 
 	// A file that grew or shrank since is refused before anything is

@@ -97,7 +97,7 @@ func RDF(ctx context.Context, st *graph.Store, r io.Reader, name, format string,
 	}
 
 	// Pass 1: parse everything into the spool and digest the input.
-	spool, err := os.CreateTemp("", "provgraph-rdf-*.spool")
+	spool, err := os.CreateTemp(opts.TempDir, "provgraph-rdf-*.spool")
 	if err != nil {
 		return sum, fmt.Errorf("rdf spool: %w", err)
 	}
