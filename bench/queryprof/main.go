@@ -7,8 +7,17 @@
 //
 //	queryprof -db FILE -lineage CITATION_ID [-n N]
 //
+//	queryprof -db FILE -sample N [-largest K] [-seed S]
+//
 // The second form times provgraph lineage of one citation, in process, N
 // times (after one warm-up), and prints the median and the slowest.
+//
+// The third times the lineage of N citations, each once, in process: the
+// members of the K comparison keys held by the most citations (the
+// largest groups), one each, and the rest drawn at random (seed S) from
+// every citation id. It reads them all once first, so that the file's
+// pages are in memory, and prints the median, 90th and 99th percentiles
+// and the slowest, naming it.
 //
 // Then: go tool pprof -top queryprof.cpu
 package main
@@ -18,6 +27,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -27,6 +37,7 @@ import (
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/query"
+	"github.com/provgraph/provgraph/internal/vocab"
 )
 
 func main() {
@@ -43,6 +54,9 @@ func run() error {
 	lineage := flag.String("lineage", "", "time the lineage of this citation id instead")
 	n := flag.Int("n", 101, "lineage: how many times")
 	minSize := flag.Int("min-size", 2, "list only groups with at least this many members")
+	sample := flag.Int("sample", 0, "time the lineage of this many citations instead, each once")
+	largest := flag.Int("largest", 20, "sample: how many of them are members of the largest groups")
+	seed := flag.Int64("seed", 1, "sample: seed of the random draw")
 	flag.Parse()
 	if *db == "" {
 		return fmt.Errorf("-db is required")
@@ -65,6 +79,9 @@ func run() error {
 	}
 	if *lineage != "" {
 		return timeLineage(st, *lineage, *n)
+	}
+	if *sample > 0 {
+		return timeSample(st, *sample, *largest, *seed)
 	}
 	t0 := time.Now()
 	set, err := query.LoadGroups(context.Background(), st, "", query.GroupOptions{MinSize: *minSize})
@@ -116,5 +133,122 @@ func timeLineage(st *graph.Store, id string, n int) error {
 	}
 	slices.Sort(times)
 	fmt.Printf("lineage of %s, %d runs: median %s, slowest %s\n", id, n, times[n/2].Round(time.Microsecond), times[n-1].Round(time.Microsecond))
+	return nil
+}
+
+// pickCitations returns n citation ids: one member of each of the largest
+// keys (by how many key nodes share the key's text, one per citation under
+// one policy), then ids drawn at random.
+func pickCitations(st *graph.Store, n, largest int, seed int64) ([]string, error) {
+	ctx := context.Background()
+	var all []graph.ID
+	var top []graph.ID // key-text literals, most shared first
+	var out []string
+	err := st.Read(func(r *graph.Reader) error {
+		isKey := map[graph.ID]bool{}
+		if err := r.Subjects(ctx, r.ID(graph.IRI(vocab.RDFType)), r.ID(graph.IRI(vocab.ComparisonKey)), func(s graph.ID) { isKey[s] = true }); err != nil {
+			return err
+		}
+		count := map[graph.ID]int{}
+		if err := r.Pairs(ctx, r.ID(graph.IRI(vocab.Text)), func(s, o graph.ID) {
+			if isKey[s] {
+				count[o]++
+			}
+		}); err != nil {
+			return err
+		}
+		for o := range count {
+			top = append(top, o)
+		}
+		slices.SortFunc(top, func(a, b graph.ID) int { return count[b] - count[a] })
+		top = top[:min(largest, len(top))]
+		idPred := r.ID(graph.IRI(vocab.CitationId))
+		return r.Pairs(ctx, idPred, func(s, o graph.ID) { all = append(all, o) })
+	})
+	if err != nil {
+		return nil, err
+	}
+	lk := citestore.New(st)
+	pols, err := lk.Policies(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var tops []graph.Term
+	err = st.Read(func(r *graph.Reader) error {
+		for _, o := range top {
+			t, err := r.Term(o)
+			if err != nil {
+				return err
+			}
+			tops = append(tops, t)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tops {
+		for _, p := range pols {
+			ids, err := lk.ByKey(ctx, p.Digest, t.Value)
+			if err != nil {
+				return nil, err
+			}
+			if len(ids) > 0 {
+				out = append(out, ids[len(ids)/2])
+				break
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	var picked []graph.ID
+	for len(out)+len(picked) < n && len(all) > 0 {
+		picked = append(picked, all[rng.IntN(len(all))])
+	}
+	slices.Sort(picked)
+	err = st.Read(func(r *graph.Reader) error {
+		return r.Values(ctx, slices.Compact(picked), func(_ graph.ID, v []byte) error {
+			out = append(out, string(v))
+			return nil
+		})
+	})
+	return out, err
+}
+
+func timeSample(st *graph.Store, n, largest int, seed int64) error {
+	ctx := context.Background()
+	ids, err := pickCitations(st, n, largest, seed)
+	if err != nil {
+		return err
+	}
+	lk := citestore.New(st)
+	for _, id := range ids {
+		if _, err := query.LineageOf(ctx, lk, st, id, nil); err != nil {
+			return fmt.Errorf("lineage of %s: %w", id, err)
+		}
+	}
+	type timing struct {
+		id string
+		d  time.Duration
+	}
+	times := make([]timing, len(ids))
+	for i, id := range ids {
+		t0 := time.Now()
+		if _, err := query.LineageOf(ctx, lk, st, id, nil); err != nil {
+			return err
+		}
+		times[i] = timing{id, time.Since(t0)}
+	}
+	slices.SortFunc(times, func(a, b timing) int { return int(a.d - b.d) })
+	at := func(q float64) time.Duration {
+		return times[min(len(times)-1, int(q*float64(len(times))))].d.Round(time.Microsecond)
+	}
+	var largestMax time.Duration
+	for _, t := range times {
+		if slices.Index(ids, t.id) < min(largest, len(ids)) {
+			largestMax = max(largestMax, t.d)
+		}
+	}
+	fmt.Printf("lineage of %d citations (%d from the largest groups), each once: median %s, p90 %s, p99 %s, slowest %s (%s); slowest of the largest groups' %s\n",
+		len(times), min(largest, len(ids)), at(0.5), at(0.9), at(0.99), times[len(times)-1].d.Round(time.Microsecond), times[len(times)-1].id, largestMax.Round(time.Microsecond))
 	return nil
 }

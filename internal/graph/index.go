@@ -332,8 +332,8 @@ func seekChunk(c *bbolt.Cursor, t tuple) (k, v []byte) {
 		return c.Next()
 	}
 	k, v = c.First()
-	if k != nil && len(k) != keySize {
-		return c.Next()
+	for k != nil && len(k) != keySize { // a run's count and filter
+		k, v = c.Next()
 	}
 	return k, v
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -199,6 +200,12 @@ func (s *Store) setup() (err error) {
 		}
 		if err := initStore(s.db); err != nil {
 			return fmt.Errorf("initialize: %w", err)
+		}
+		return nil
+	}
+	if !s.readOnly {
+		if err := s.db.Update(upgradeMarker); err != nil {
+			return fmt.Errorf("mark format version %d: %w", formatVersion, err)
 		}
 	}
 	return nil
@@ -437,7 +444,7 @@ func (s *Store) Count() (int64, error) {
 // Stats describes a store, for `provgraph check` and benchmarks.
 type Stats struct {
 	Format    string // the format name, "provgraph-store"
-	Version   int    // the format version
+	Version   int    // the format version of the file
 	Quads     int64  // quads stored
 	Terms     int64  // distinct terms in the dictionary
 	HashRuns  int    // sorted runs of the dictionary's hash index
@@ -447,8 +454,9 @@ type Stats struct {
 
 // Stats returns the store's counters. It reads a few keys, not the data.
 func (s *Store) Stats() (Stats, error) {
-	st := Stats{Format: formatName, Version: formatVersion}
+	st := Stats{Format: formatName}
 	err := s.view("stats", func(tx *bbolt.Tx) error {
+		st.Version, _ = strconv.Atoi(string(tx.Bucket([]byte(metaBucket)).Get([]byte(keyVersion)))) // checked by Open
 		c := readCounters(tx)
 		st.Quads, st.Terms = int64(c.quads), int64(c.nextID)-1
 		runs, err := loadRuns(tx, false)

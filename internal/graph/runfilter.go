@@ -1,0 +1,207 @@
+package graph
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"go.etcd.io/bbolt"
+)
+
+// A point lookup in POS or OSP (the subjects of a predicate and object,
+// the quads that point at a node) reads every run of the index, because
+// any run may hold the prefix it asks for. A large database holds dozens
+// of runs per index, nearly all of them final, and a lookup whose answer
+// lies in one or two of them paid a B-tree seek in each: a lineage, which
+// makes hundreds of such lookups, took 170 ms among ten million
+// citations.
+//
+// So each run carries a filter of the prefixes it holds: every distinct
+// first id and every distinct pair of first two ids of its tuples, in a
+// blocked Bloom filter (one 64-byte block per prefix, so a probe touches
+// one cache line; Putze, Sanders and Singler, "Cache-, Hash- and
+// Space-Efficient Bloom Filters", 2007). A read whose range fixes the first
+// id, or the first two, skips the runs whose filter says they lack that
+// prefix. A filter never leaves out a prefix its run holds (check verifies
+// that, prefix by prefix), so skipping changes no answer; a false
+// positive costs one seek. Runs written before filters (format version 3)
+// have none and are read as before.
+//
+// The filter is derived from the run's tuples: it is written with the run
+// (a new run, or the output of a merge), and `provgraph check --rebuild-filters`
+// would be the path for runs that predate it... see FORMAT.md for how an
+// existing file gets them.
+
+// runFilterKey is where a run keeps its filter: two zero bytes sort after
+// the count (runCountKey) and before every chunk key, which is 16 bytes
+// (a shorter key that is a prefix of a longer one sorts first), so that a
+// seek among the chunks never lands on it.
+const runFilterKey = "\x00\x00"
+
+const (
+	// filterBlock is the size of one block of a run filter, in bytes: a
+	// cache line.
+	filterBlock = 64
+	// filterBitsPerTuple sizes a run's filter from its tuple count, known
+	// before the run is written (the number of distinct prefixes is not).
+	// A run holds about as many distinct pairs as tuples in POS (most
+	// objects are literals of one subject) and up to twice as many keys in
+	// OSP (each object and each object-subject pair), so this gives 5 to
+	// 10 bits per prefix: a false positive rate of a few percent, each
+	// costing one seek, for 1.25 bytes per tuple.
+	filterBitsPerTuple = 10
+	// filterProbes is the number of bits a prefix sets in its block.
+	filterProbes = 6
+)
+
+// prefixHash1 and prefixHash2 are the hashes a filter holds for a tuple's
+// first id and for its first two ids (mix64 is SplitMix64's finalizer).
+func prefixHash1(a uint32) uint64 { return mix64(uint64(a) ^ 0x9E3779B97F4A7C15) }
+
+func prefixHash2(a, b uint32) uint64 {
+	return mix64(uint64(a)<<32 | uint64(b))
+}
+
+// runFilter is a blocked Bloom filter, as stored: a whole number of
+// 64-byte blocks of little-endian 64-bit words.
+type runFilter []byte
+
+// runFilterSize is the size in bytes of the filter of a run of n tuples.
+func runFilterSize(n uint64) int {
+	return int(max(1, (n*filterBitsPerTuple+filterBlock*8-1)/(filterBlock*8))) * filterBlock
+}
+
+// validRunFilter reports whether b has the shape of a filter.
+func validRunFilter(b []byte) bool { return len(b) > 0 && len(b)%filterBlock == 0 }
+
+// probe calls fn with the word offset and bit mask of each of h's probes:
+// the block is chosen by h's high 32 bits, the bits within it by nine-bit
+// slices of a second mix of h.
+func (f runFilter) probe(h uint64, fn func(off int, mask uint64) bool) bool {
+	blocks := uint64(len(f) / filterBlock)
+	base := int(((h>>32)*blocks)>>32) * filterBlock
+	g := mix64(h)
+	for range filterProbes {
+		bit := g & 511
+		g >>= 9
+		if !fn(base+int(bit/64)*8, 1<<(bit%64)) {
+			return false
+		}
+	}
+	return true
+}
+
+func (f runFilter) add(h uint64) {
+	f.probe(h, func(off int, mask uint64) bool {
+		binary.LittleEndian.PutUint64(f[off:], binary.LittleEndian.Uint64(f[off:])|mask)
+		return true
+	})
+}
+
+// has reports whether h may have been added: false means it was not.
+func (f runFilter) has(h uint64) bool {
+	return f.probe(h, func(off int, mask uint64) bool {
+		return binary.LittleEndian.Uint64(f[off:])&mask != 0
+	})
+}
+
+// addTuple adds the prefixes of t that prev (the tuple before it in the
+// run, if any) does not share.
+func (f runFilter) addTuple(t, prev tuple, first bool) {
+	if first || t[0] != prev[0] {
+		f.add(prefixHash1(t[0]))
+	}
+	if first || t[0] != prev[0] || t[1] != prev[1] {
+		f.add(prefixHash2(t[0], t[1]))
+	}
+}
+
+// rangeHash returns the hash of the prefix that every tuple t with
+// lo <= t <= hi shares, and false when they share no first id.
+func rangeHash(lo, hi tuple) (uint64, bool) {
+	switch {
+	case lo[0] != hi[0]:
+		return 0, false
+	case lo[1] != hi[1]:
+		return prefixHash1(lo[0]), true
+	}
+	return prefixHash2(lo[0], lo[1]), true
+}
+
+// indexRuns is the runs of one POS or OSP index as a read transaction
+// sees them, with their filters (slices of the mapped file, valid for the
+// transaction only). A Reader keeps one per index, so that its lookups
+// probe the filters in memory instead of opening every run each time.
+type indexRuns struct {
+	runs []filteredRun
+}
+
+type filteredRun struct {
+	b      *bbolt.Bucket
+	filter runFilter // nil: the run has none, every read reads it
+}
+
+// loadIndexRuns lists the runs of index bucket b.
+func loadIndexRuns(b *bbolt.Bucket) (*indexRuns, error) {
+	x := &indexRuns{}
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		rb := b.Bucket(k)
+		if v != nil || len(k) != 9 || rb == nil {
+			return nil, fmt.Errorf("%w: index holds key %x, want only runs", ErrCorrupt, k)
+		}
+		r := filteredRun{b: rb}
+		if f := rb.Get([]byte(runFilterKey)); f != nil {
+			if !validRunFilter(f) {
+				return nil, fmt.Errorf("%w: run %x has a filter of %d bytes, not a whole number of %d-byte blocks", ErrCorrupt, k, len(f), filterBlock)
+			}
+			r.filter = f
+		}
+		x.runs = append(x.runs, r)
+	}
+	return x, nil
+}
+
+// mayHold returns the runs that may hold tuples in [lo, hi]: those whose
+// filter holds the prefix the range fixes, those without a filter, and
+// every run when the range fixes no first id.
+func (x *indexRuns) mayHold(lo, hi tuple) []filteredRun {
+	h, fixed := rangeHash(lo, hi)
+	if !fixed {
+		return x.runs
+	}
+	out := make([]filteredRun, 0, 4)
+	for _, r := range x.runs {
+		if r.filter == nil || r.filter.has(h) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// merge returns a merge of the runs that may hold tuples in [lo, hi].
+func (x *indexRuns) merge(lo, hi tuple) *runMerge {
+	m := &runMerge{}
+	for _, r := range x.mayHold(lo, hi) {
+		m.all = append(m.all, &runCursor{c: r.b.Cursor()})
+	}
+	return m
+}
+
+// runCache is a read transaction's indexRuns of POS and OSP, each loaded
+// at its first use. A nil *runCache caches nothing.
+type runCache [numIndexes]*indexRuns
+
+// get returns the runs of index ind, whose bucket is b.
+func (c *runCache) get(b *bbolt.Bucket, ind int) (*indexRuns, error) {
+	if c != nil && c[ind] != nil {
+		return c[ind], nil
+	}
+	x, err := loadIndexRuns(b)
+	if err != nil {
+		return nil, err
+	}
+	if c != nil {
+		c[ind] = x
+	}
+	return x, nil
+}

@@ -1,0 +1,231 @@
+package graph
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cayleygraph/quad"
+	"go.etcd.io/bbolt"
+)
+
+// TestRunFilterNoFalseNegatives fills filters with the prefixes of random
+// sorted runs, of many sizes and id ranges (few distinct first ids, as in
+// POS, or many, as in OSP), and checks that every prefix of every tuple
+// is found, and that the false positive rate on prefixes not added stays
+// near what the sizing promises.
+func TestRunFilterNoFalseNegatives(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 1))
+	var fp, probes int
+	for trial := range 300 {
+		n := 1 + rng.IntN(5000)
+		firsts := 1 + rng.IntN(n) // distinct first ids at most
+		ts := make([]tuple, n)
+		for i := range ts {
+			ts[i] = tuple{1 + uint32(rng.IntN(firsts)), 1 + rng.Uint32N(1<<31), 1 + rng.Uint32(), uint32(rng.IntN(3))}
+		}
+		slices.SortFunc(ts, tuple.cmp)
+		ts = slices.Compact(ts)
+		f := runFilter(make([]byte, runFilterSize(uint64(len(ts)))))
+		for i, tu := range ts {
+			var prev tuple
+			if i > 0 {
+				prev = ts[i-1]
+			}
+			f.addTuple(tu, prev, i == 0)
+		}
+		if !validRunFilter(f) {
+			t.Fatalf("trial %d: filter of %d bytes", trial, len(f))
+		}
+		for _, tu := range ts {
+			if !f.has(prefixHash1(tu[0])) || !f.has(prefixHash2(tu[0], tu[1])) {
+				t.Fatalf("trial %d (%d tuples): filter lacks a prefix of %v", trial, len(ts), tu)
+			}
+			for _, r := range []tuple{tu, {tu[0], tu[1], 0, 0}, {tu[0], tu[1], 0xFFFFFFFF, 0xFFFFFFFF}} {
+				if h, ok := rangeHash(tu, r); ok && !f.has(h) {
+					t.Fatalf("trial %d: range %v..%v not found", trial, tu, r)
+				}
+			}
+		}
+		// Pairs whose second id is even never occur above (odd ids only
+		// would be too narrow): count how often they pass.
+		for range 200 {
+			a, b := 1+uint32(rng.IntN(firsts)), (1<<31)+rng.Uint32N(1<<30)
+			probes++
+			if f.has(prefixHash2(a, b)) {
+				fp++
+			}
+		}
+	}
+	// At 10 bits per tuple and up to two prefixes per tuple, a few
+	// percent; far above that would mean the probes are not independent.
+	if rate := float64(fp) / float64(probes); rate > 0.06 {
+		t.Errorf("false positive rate %.3f over %d probes, want under 0.06", rate, probes)
+	}
+}
+
+// filterTestStore returns a store with several runs in POS and OSP: many
+// small batches of quads, each batch with objects of its own and a few
+// shared ones, and the quads added.
+func filterTestStore(t *testing.T) (*Store, []Quad) {
+	t.Helper()
+	defer func(f, b uint64) { finalRunTuples, bigMerge = f, b }(finalRunTuples, bigMerge)
+	finalRunTuples, bigMerge = 200, 100
+	s, err := Open(filepath.Join(t.TempDir(), "prov.db"), &Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	var all []Quad
+	for b := range 60 {
+		var qs []Quad
+		for i := range 30 {
+			o := String(fmt.Sprintf("batch %d object %d", b, i))
+			if i%10 == 0 {
+				o = IRI(fmt.Sprintf("https://example.com/shared/%d", i))
+			}
+			qs = append(qs, Quad{S: IRI(fmt.Sprintf("https://example.com/s/%d/%d", b, i)), P: IRI(fmt.Sprintf("https://example.com/p/%d", i%4)), O: o})
+		}
+		if _, err := s.Add(qs); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, qs...)
+	}
+	return s, all
+}
+
+// TestRunFiltersSkipRuns checks that a lookup of a fixed predicate and
+// object, or object and subject, reads the runs that hold it and few
+// others, while one of a predicate alone reads every run.
+func TestRunFiltersSkipRuns(t *testing.T) {
+	s, all := filterTestStore(t)
+	err := s.Read(func(r *Reader) error {
+		for _, ind := range []int{idxPOS, idxOSP} {
+			x, err := r.runs.get(r.tx.Bucket([]byte(indexBuckets[ind])), ind)
+			if err != nil {
+				return err
+			}
+			if len(x.runs) < 6 {
+				t.Fatalf("index %s has %d runs, want several", indexBuckets[ind], len(x.runs))
+			}
+			read, lookups := 0, 0
+			for _, q := range all {
+				if q.O.Kind != KindLiteral {
+					continue
+				}
+				ids := ids4{uint32(r.ID(q.S)), uint32(r.ID(q.P)), uint32(r.ID(q.O))}
+				lo := order(ind, ids)
+				lo[2], lo[3] = 0, 0
+				hi := lo
+				hi[2], hi[3] = 0xFFFFFFFF, 0xFFFFFFFF
+				read += len(x.merge(lo, hi).all)
+				lookups++
+			}
+			// Each such prefix is in one run; false positives add a few.
+			if avg := float64(read) / float64(lookups); avg > 1.5 {
+				t.Errorf("index %s: a point lookup read %.2f of %d runs on average, want about 1", indexBuckets[ind], avg, len(x.runs))
+			}
+			p := uint32(r.ID(all[0].P))
+			lo, hi := tuple{p}, tuple{p, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF}
+			if ind == idxPOS {
+				if got := len(x.merge(lo, hi).all); got != len(x.runs) {
+					t.Errorf("POS: a lookup of a predicate alone read %d of %d runs, want all", got, len(x.runs))
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRunFiltersConsulted empties every run's filter (all bits zero: it
+// claims the run holds no prefix) and checks that every read path that
+// seeks POS or OSP by a prefix then finds nothing there, which shows it
+// asks the filter, while reads of SPO are unchanged; and that Check
+// reports each emptied filter.
+func TestRunFiltersConsulted(t *testing.T) {
+	s, all := filterTestStore(t)
+	path := s.path
+	s.Close()
+	db, err := bbolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bbolt.Tx) error {
+		for _, ind := range []int{idxPOS, idxOSP} {
+			b := tx.Bucket([]byte(indexBuckets[ind]))
+			var names [][]byte
+			b.ForEachBucket(func(k []byte) error { names = append(names, slices.Clone(k)); return nil })
+			for _, k := range names {
+				rb := b.Bucket(k)
+				f := rb.Get([]byte(runFilterKey))
+				if f == nil {
+					return fmt.Errorf("run %x has no filter", k)
+				}
+				if err := rb.Put([]byte(runFilterKey), make([]byte, len(f))); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(path, &Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	q := all[len(all)/2]
+	for _, p := range []Quad{{O: q.O}, {P: q.P, O: q.O}, {S: q.S, O: q.O}, {P: q.P}} {
+		if got := allMatches(t, s, p); len(got) != 0 {
+			t.Errorf("Store.Match(%v) with empty filters = %v, want nothing", p, got)
+		}
+	}
+	if got := allMatches(t, s, Quad{S: q.S}); len(got) != 1 {
+		t.Errorf("Store.Match(subject) = %v, want the quad from SPO", got)
+	}
+	err = s.Read(func(r *Reader) error {
+		n := 0
+		r.Subjects(ctx, r.ID(q.P), r.ID(q.O), func(ID) { n++ })
+		r.Pairs(ctx, r.ID(q.P), func(ID, ID) { n++ })
+		r.Match(ctx, Quad{P: q.P, O: q.O}, func(Quad) error { n++; return nil })
+		if n != 0 {
+			t.Errorf("Reader lookups with empty filters found %d quads, want 0", n)
+		}
+		r.Objects(ctx, r.ID(q.S), r.ID(q.P), func(ID) { n++ })
+		if n != 1 {
+			t.Errorf("Reader.Objects (SPO) found %d quads, want 1", n)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs := s.Cayley()
+	ref, err := qs.ValueOf(termValue(q.O))
+	if err != nil || ref == nil {
+		t.Fatalf("ValueOf(object) = %v, %v", ref, err)
+	}
+	if size, err := qs.QuadIteratorSize(ctx, quad.Object, ref); err != nil || size.Value != 0 {
+		t.Errorf("cayley QuadIteratorSize(object) with empty filters = %v, %v; want 0", size, err)
+	}
+	it := qs.QuadIterator(quad.Object, ref).Iterate()
+	for it.Next(ctx) {
+		t.Errorf("cayley iterator over the object's quads with empty filters found %v", it.Result())
+	}
+	it.Close()
+	err = s.Check(ctx)
+	if err == nil || !strings.Contains(err.Error(), "its filter lacks the prefixes") {
+		t.Errorf("Check() with empty filters = %v, want it to report them", err)
+	}
+}
