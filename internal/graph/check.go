@@ -287,7 +287,7 @@ func (c *checker) index(tx *bbolt.Tx, ind int) (uint64, error) {
 		label := fmt.Sprintf("%s run %x", name, k)
 		filter := runFilter(rb.Get([]byte(runFilterKey)))
 		if filter != nil && !validRunFilter(filter) {
-			if err := c.problem("index %s: filter of %d bytes, not a whole number of %d-byte blocks (it is derived from the run's tuples: `provgraph check --rebuild-filters` writes it again)", label, len(filter), filterBlock); err != nil {
+			if err := c.problem("index %s: filter of %d bytes, not a whole number of %d-byte blocks (it is derived from the run's tuples: `provgraph convert --rebuild-filters --db FILE` writes it again)", label, len(filter), filterBlock); err != nil {
 				return 0, err
 			}
 			filter = nil
@@ -374,7 +374,7 @@ func (c *checker) chunks(name string, b *bbolt.Bucket, ind int, fp *fingerprint,
 		}
 	}
 	if missing > 0 {
-		return n, c.problem("index %s: its filter lacks the prefixes of %d of its tuples, so lookups would miss them (the filter is derived from the run's tuples: `provgraph check --rebuild-filters` writes it again)", name, missing)
+		return n, c.problem("index %s: its filter lacks the prefixes of %d of its tuples, so lookups would miss them (the filter is derived from the run's tuples: `provgraph convert --rebuild-filters --db FILE` writes it again)", name, missing)
 	}
 	return n, nil
 }

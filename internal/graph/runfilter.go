@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 
@@ -27,9 +28,9 @@ import (
 // have none and are read as before.
 //
 // The filter is derived from the run's tuples: it is written with the run
-// (a new run, or the output of a merge), and `provgraph check --rebuild-filters`
-// would be the path for runs that predate it... see FORMAT.md for how an
-// existing file gets them.
+// (a new run, or the output of a merge), and WriteRunFilters writes it for
+// the runs of a file written before filters (`provgraph convert
+// --add-filters`) or anew (`--rebuild-filters`).
 
 // runFilterKey is where a run keeps its filter: two zero bytes sort after
 // the count (runCountKey) and before every chunk key, which is 16 bytes
@@ -204,4 +205,96 @@ func (c *runCache) get(b *bbolt.Bucket, ind int) (*indexRuns, error) {
 		c[ind] = x
 	}
 	return x, nil
+}
+
+// WriteRunFilters writes the filter of every POS and OSP run that has none
+// (a run written by format version 3), or with all of every run (to
+// replace a filter that check found damaged), and returns how many it
+// wrote. Only filters are written, derived from
+// the runs' own tuples: no quad, term or counter changes. Each run gets
+// its filter in a transaction of its own, so memory stays at one run's
+// filter (1.25 bytes per tuple) and an interrupted pass leaves every run
+// either with its whole filter or without one: running it again finishes
+// the work. ctx is checked between runs.
+//
+// Runs that are merged get a filter anyway (the merged run is new), but a
+// final run is never merged again, so on a file of format version 3 the
+// largest runs have no filter until this runs.
+func (s *Store) WriteRunFilters(ctx context.Context, all bool) (added int, err error) {
+	fail := func(err error) (int, error) { return added, &Error{Op: "write run filters", Path: s.path, Err: err} }
+	if s.readOnly {
+		return fail(ErrReadOnly)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := s.guard("write run filters", &err)
+	defer g.done()
+	if s.closed {
+		return fail(ErrClosed)
+	}
+	type missing struct {
+		ind  int
+		name runName
+	}
+	var todo []missing
+	err = s.db.View(func(tx *bbolt.Tx) error {
+		for _, ind := range []int{idxPOS, idxOSP} {
+			b := tx.Bucket([]byte(indexBuckets[ind]))
+			runs, err := listQuadRuns(b)
+			if err != nil {
+				return err
+			}
+			for _, r := range runs {
+				if all || b.Bucket(r.name[:]).Get([]byte(runFilterKey)) == nil {
+					todo = append(todo, missing{ind, r.name})
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fail(err)
+	}
+	for _, m := range todo {
+		if err := ctx.Err(); err != nil {
+			return added, err
+		}
+		err := s.db.Update(func(tx *bbolt.Tx) error {
+			b := tx.Bucket([]byte(indexBuckets[m.ind])).Bucket(m.name[:])
+			if b == nil {
+				return corruptf("index %s lost run %x", indexBuckets[m.ind], m.name)
+			}
+			cnt := b.Get([]byte(runCountKey))
+			if len(cnt) != 8 {
+				return corruptf("index %s run %x has no tuple count", indexBuckets[m.ind], m.name)
+			}
+			n := binary.BigEndian.Uint64(cnt)
+			if n > uint64(tx.Size())/3 { // a tuple takes at least 3 bytes
+				return corruptf("index %s run %x counts %d tuples, more than the file can hold", indexBuckets[m.ind], m.name, n)
+			}
+			filter := runFilter(make([]byte, runFilterSize(n)))
+			rc := &runCursor{c: b.Cursor()}
+			rc.seek(tuple{})
+			var prev tuple
+			var seen uint64
+			for t, ok := rc.head(); ok; t, ok = rc.head() {
+				filter.addTuple(t, prev, seen == 0)
+				prev = t
+				seen++
+				rc.advance()
+			}
+			if rc.err != nil {
+				return fmt.Errorf("index %s run %x: %w", indexBuckets[m.ind], m.name, rc.err)
+			}
+			if seen != n {
+				return corruptf("index %s run %x holds %d tuples, its count says %d", indexBuckets[m.ind], m.name, seen, n)
+			}
+			return b.Put([]byte(runFilterKey), filter)
+		})
+		if err != nil {
+			return fail(err)
+		}
+		added++
+	}
+	return added, nil
 }
