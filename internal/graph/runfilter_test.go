@@ -227,7 +227,7 @@ func TestRunFiltersConsulted(t *testing.T) {
 	}
 	it.Close()
 	err = s.Check(ctx)
-	if err == nil || !strings.Contains(err.Error(), "its filter lacks the prefixes") {
+	if err == nil || !strings.Contains(err.Error(), "its filter lacks") {
 		t.Errorf("Check() with empty filters = %v, want it to report them", err)
 	}
 }
