@@ -356,8 +356,8 @@ func (c *checker) chunks(name string, b *bbolt.Bucket, ind int, fp *fingerprint,
 		for _, t := range buf {
 			if filter != nil {
 				// Each distinct prefix once, as the writer added them.
-				first, pair := n == 0 || t[0] != prev[0], n == 0 || t[0] != prev[0] || t[1] != prev[1]
-				if first && !filter.has(prefixHash1(t[0])) || pair && !filter.has(prefixHash2(t[0], t[1])) {
+				k := filterPrefix(ind)
+				if (n == 0 || t[0] != prev[0] || k == 2 && t[1] != prev[1]) && !filter.has(prefixHash(t, k)) {
 					missing++
 				}
 			}

@@ -16,16 +16,21 @@ import (
 // makes hundreds of such lookups, took 170 ms among ten million
 // citations.
 //
-// So each run carries a filter of the prefixes it holds: every distinct
-// first id and every distinct pair of first two ids of its tuples, in a
-// blocked Bloom filter (one 64-byte block per prefix, so a probe touches
-// one cache line; Putze, Sanders and Singler, "Cache-, Hash- and
-// Space-Efficient Bloom Filters", 2007). A read whose range fixes the first
-// id, or the first two, skips the runs whose filter says they lack that
-// prefix. A filter never leaves out a prefix its run holds (check verifies
-// that, prefix by prefix), so skipping changes no answer; a false
-// positive costs one seek. Runs written before filters (format version 3)
-// have none and are read as before.
+// So each run carries a filter of the prefixes it holds, in a blocked
+// Bloom filter (one 64-byte block per prefix, so a probe touches one cache
+// line; Putze, Sanders and Singler, "Cache-, Hash- and Space-Efficient
+// Bloom Filters", 2007): in POS every distinct pair of predicate and
+// object (a predicate alone is in nearly every run: a filter of them would
+// skip nothing), in OSP every distinct object. A read whose range fixes
+// that prefix skips the runs whose filter says they lack it. A filter
+// never leaves out a prefix its run holds (check verifies that, prefix by
+// prefix), so skipping changes no answer; a false positive costs one seek.
+// Runs written before filters (format version 3) have none and are read
+// as before.
+//
+// Writing a filter costs the writer one hash and one cache line per
+// distinct prefix, at every level a tuple climbs: one prefix per tuple in
+// each index, not two, keeps that under a tenth of an ingest's CPU.
 //
 // The filter is derived from the run's tuples: it is written with the run
 // (a new run, or the output of a merge), and WriteRunFilters writes it for
@@ -43,23 +48,30 @@ const (
 	// cache line.
 	filterBlock = 64
 	// filterBitsPerTuple sizes a run's filter from its tuple count, known
-	// before the run is written (the number of distinct prefixes is not).
-	// A run holds about as many distinct pairs as tuples in POS (most
-	// objects are literals of one subject) and up to twice as many keys in
-	// OSP (each object and each object-subject pair), so this gives 5 to
-	// 10 bits per prefix: a false positive rate of a few percent, each
-	// costing one seek, for 1.25 bytes per tuple.
+	// before the run is written (the number of distinct prefixes is not,
+	// and is at most the count): 10 bits per prefix or more, a false
+	// positive rate of about 1 %, for 1.25 bytes per tuple.
 	filterBitsPerTuple = 10
 	// filterProbes is the number of bits a prefix sets in its block.
 	filterProbes = 6
 )
 
-// prefixHash1 and prefixHash2 are the hashes a filter holds for a tuple's
-// first id and for its first two ids (mix64 is SplitMix64's finalizer).
-func prefixHash1(a uint32) uint64 { return mix64(uint64(a) ^ 0x9E3779B97F4A7C15) }
+// filterPrefix is how many leading ids of its tuples the filters of index
+// ind hold: POS the predicate and the object, OSP the object.
+func filterPrefix(ind int) int {
+	if ind == idxPOS {
+		return 2
+	}
+	return 1
+}
 
-func prefixHash2(a, b uint32) uint64 {
-	return mix64(uint64(a)<<32 | uint64(b))
+// prefixHash is the hash a filter holds for the first k ids of t (1 or
+// 2); mix64 is SplitMix64's finalizer.
+func prefixHash(t tuple, k int) uint64 {
+	if k == 1 {
+		return mix64(uint64(t[0]) ^ 0x9E3779B97F4A7C15)
+	}
+	return mix64(uint64(t[0])<<32 | uint64(t[1]))
 }
 
 // runFilter is a blocked Bloom filter, as stored: a whole number of
@@ -74,58 +86,72 @@ func runFilterSize(n uint64) int {
 // validRunFilter reports whether b has the shape of a filter.
 func validRunFilter(b []byte) bool { return len(b) > 0 && len(b)%filterBlock == 0 }
 
-// probe calls fn with the word offset and bit mask of each of h's probes:
-// the block is chosen by h's high 32 bits, the bits within it by nine-bit
-// slices of a second mix of h.
-func (f runFilter) probe(h uint64, fn func(off int, mask uint64) bool) bool {
-	blocks := uint64(len(f) / filterBlock)
-	base := int(((h>>32)*blocks)>>32) * filterBlock
+// filterBlockOf returns the index of h's block among blocks: by h's high
+// 32 bits. The bits within the block are nine-bit slices of mix64(h):
+// bit j of a block is bit j%64 of its word j/64.
+func filterBlockOf(h uint64, blocks int) int { return int(((h >> 32) * uint64(blocks)) >> 32) }
+
+// has reports whether h may have been added: false means it was not.
+func (f runFilter) has(h uint64) bool {
+	blk := f[filterBlockOf(h, len(f)/filterBlock)*filterBlock:][:filterBlock]
 	g := mix64(h)
 	for range filterProbes {
-		bit := g & 511
-		g >>= 9
-		if !fn(base+int(bit/64)*8, 1<<(bit%64)) {
+		if binary.LittleEndian.Uint64(blk[(g>>6&7)*8:])&(1<<(g&63)) == 0 {
 			return false
 		}
+		g >>= 9
 	}
 	return true
 }
 
-func (f runFilter) add(h uint64) {
-	f.probe(h, func(off int, mask uint64) bool {
-		binary.LittleEndian.PutUint64(f[off:], binary.LittleEndian.Uint64(f[off:])|mask)
-		return true
-	})
+// filterBuilder builds the filter of a run from its tuples, given in
+// order, in 64-bit words: the stored form is written once at the end.
+type filterBuilder struct {
+	words []uint64
+	k     int   // filterPrefix of the index
+	prev  tuple // the last tuple added
+	any   bool  // a tuple was added
 }
 
-// has reports whether h may have been added: false means it was not.
-func (f runFilter) has(h uint64) bool {
-	return f.probe(h, func(off int, mask uint64) bool {
-		return binary.LittleEndian.Uint64(f[off:])&mask != 0
-	})
+// newFilterBuilder starts the filter of a run of index ind of n tuples.
+func newFilterBuilder(ind int, n uint64) *filterBuilder {
+	return &filterBuilder{words: make([]uint64, runFilterSize(n)/8), k: filterPrefix(ind)}
 }
 
-// addTuple adds the prefixes of t that prev (the tuple before it in the
-// run, if any) does not share.
-func (f runFilter) addTuple(t, prev tuple, first bool) {
-	if first || t[0] != prev[0] {
-		f.add(prefixHash1(t[0]))
+// add adds t's prefix, unless the tuple before it had the same.
+func (b *filterBuilder) add(t tuple) {
+	if b.any && t[0] == b.prev[0] && (b.k == 1 || t[1] == b.prev[1]) {
+		return
 	}
-	if first || t[0] != prev[0] || t[1] != prev[1] {
-		f.add(prefixHash2(t[0], t[1]))
+	b.prev, b.any = t, true
+	h := prefixHash(t, b.k)
+	blk := b.words[filterBlockOf(h, len(b.words)/8)*8:][:8]
+	g := mix64(h)
+	for range filterProbes {
+		blk[g>>6&7] |= 1 << (g & 63)
+		g >>= 9
 	}
 }
 
-// rangeHash returns the hash of the prefix that every tuple t with
-// lo <= t <= hi shares, and false when they share no first id.
-func rangeHash(lo, hi tuple) (uint64, bool) {
-	switch {
-	case lo[0] != hi[0]:
-		return 0, false
-	case lo[1] != hi[1]:
-		return prefixHash1(lo[0]), true
+// appendTo appends the filter in its stored form to dst.
+func (b *filterBuilder) appendTo(dst []byte) []byte {
+	for _, w := range b.words {
+		dst = binary.LittleEndian.AppendUint64(dst, w)
 	}
-	return prefixHash2(lo[0], lo[1]), true
+	return dst
+}
+
+// rangeHash returns the hash of the prefix that the filters of index ind
+// hold and every tuple t with lo <= t <= hi shares, and false when the
+// range does not fix it.
+func rangeHash(ind int, lo, hi tuple) (uint64, bool) {
+	k := filterPrefix(ind)
+	for i := range k {
+		if lo[i] != hi[i] {
+			return 0, false
+		}
+	}
+	return prefixHash(lo, k), true
 }
 
 // indexRuns is the runs of one POS or OSP index as a read transaction
@@ -133,6 +159,7 @@ func rangeHash(lo, hi tuple) (uint64, bool) {
 // transaction only). A Reader keeps one per index, so that its lookups
 // probe the filters in memory instead of opening every run each time.
 type indexRuns struct {
+	ind  int
 	runs []filteredRun
 }
 
@@ -141,9 +168,9 @@ type filteredRun struct {
 	filter runFilter // nil: the run has none, every read reads it
 }
 
-// loadIndexRuns lists the runs of index bucket b.
-func loadIndexRuns(b *bbolt.Bucket) (*indexRuns, error) {
-	x := &indexRuns{}
+// loadIndexRuns lists the runs of index ind, whose bucket is b.
+func loadIndexRuns(b *bbolt.Bucket, ind int) (*indexRuns, error) {
+	x := &indexRuns{ind: ind}
 	c := b.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		rb := b.Bucket(k)
@@ -166,7 +193,7 @@ func loadIndexRuns(b *bbolt.Bucket) (*indexRuns, error) {
 // filter holds the prefix the range fixes, those without a filter, and
 // every run when the range fixes no first id.
 func (x *indexRuns) mayHold(lo, hi tuple) []filteredRun {
-	h, fixed := rangeHash(lo, hi)
+	h, fixed := rangeHash(x.ind, lo, hi)
 	if !fixed {
 		return x.runs
 	}
@@ -197,7 +224,7 @@ func (c *runCache) get(b *bbolt.Bucket, ind int) (*indexRuns, error) {
 	if c != nil && c[ind] != nil {
 		return c[ind], nil
 	}
-	x, err := loadIndexRuns(b)
+	x, err := loadIndexRuns(b, ind)
 	if err != nil {
 		return nil, err
 	}
@@ -272,14 +299,12 @@ func (s *Store) WriteRunFilters(ctx context.Context, all bool) (added int, err e
 			if n > uint64(tx.Size())/3 { // a tuple takes at least 3 bytes
 				return corruptf("index %s run %x counts %d tuples, more than the file can hold", indexBuckets[m.ind], m.name, n)
 			}
-			filter := runFilter(make([]byte, runFilterSize(n)))
+			filter := newFilterBuilder(m.ind, n)
 			rc := &runCursor{c: b.Cursor()}
 			rc.seek(tuple{})
-			var prev tuple
 			var seen uint64
 			for t, ok := rc.head(); ok; t, ok = rc.head() {
-				filter.addTuple(t, prev, seen == 0)
-				prev = t
+				filter.add(t)
 				seen++
 				rc.advance()
 			}
@@ -289,7 +314,7 @@ func (s *Store) WriteRunFilters(ctx context.Context, all bool) (added int, err e
 			if seen != n {
 				return corruptf("index %s run %x holds %d tuples, its count says %d", indexBuckets[m.ind], m.name, seen, n)
 			}
-			return b.Put([]byte(runFilterKey), filter)
+			return b.Put([]byte(runFilterKey), filter.appendTo(make([]byte, 0, runFilterSize(n))))
 		})
 		if err != nil {
 			return fail(err)

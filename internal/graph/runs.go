@@ -97,6 +97,7 @@ func listQuadRuns(b *bbolt.Bucket) ([]quadRun, error) {
 // runWriter adds the new tuples of a transaction to the POS or OSP index.
 type runWriter struct {
 	b      *bbolt.Bucket
+	ind    int // idxPOS or idxOSP
 	mem    *arena
 	pg     *pager
 	budget *mergeBudget
@@ -157,15 +158,14 @@ func (w *runWriter) write(level int, seq, n uint64, next func() (tuple, bool)) (
 	var first, prev tuple
 	enc := w.enc[:0]
 	open := false
-	filter := runFilter(w.mem.alloc(runFilterSize(n)))
-	clear(filter)
+	filter := newFilterBuilder(w.ind, n)
 	put := func() error {
 		k := w.mem.alloc(keySize)
 		putKey(k, first)
 		return b.Put(k, w.mem.copy(enc))
 	}
 	for t, ok := next(); ok; t, ok = next() {
-		filter.addTuple(t, prev, r.n == 0)
+		filter.add(t)
 		r.n++
 		if !open {
 			first, enc, open = t, enc[:0], true
@@ -191,7 +191,7 @@ func (w *runWriter) write(level int, seq, n uint64, next func() (tuple, bool)) (
 	if err := b.Put([]byte(runCountKey), cnt); err != nil {
 		return r, err
 	}
-	return r, b.Put([]byte(runFilterKey), filter)
+	return r, b.Put([]byte(runFilterKey), filter.appendTo(w.mem.alloc(runFilterSize(n))[:0]))
 }
 
 // merge writes the union of runs as one run and deletes them.

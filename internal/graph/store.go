@@ -411,7 +411,7 @@ func addTx(tx *bbolt.Tx, quads []Quad, runs []*run, hot map[string]uint32, pg *p
 			other[i] = order(ind, ids4(t))
 		}
 		slices.SortFunc(other, tuple.cmp)
-		rw.b = tx.Bucket([]byte(indexBuckets[ind]))
+		rw.b, rw.ind = tx.Bucket([]byte(indexBuckets[ind])), ind
 		if err := rw.add(other); err != nil {
 			return nil, nil, 0, fmt.Errorf("index %s: %w", indexBuckets[ind], err)
 		}
