@@ -46,8 +46,9 @@ type Options struct {
 	// more mapped, it drops the mapping of the pages it has read (they
 	// stay in the kernel's page cache and are mapped again when next
 	// read). Zero means DefaultMappedLimit; a negative value means no
-	// limit, which makes a long ingest a few percent faster and lets it
-	// map the whole file. It has effect on Linux only.
+	// limit, which saves a long ingest the releases' CPU (a fifth of it
+	// at a million citations, against 128 MiB) and lets it map the whole
+	// file. It has effect on Linux only.
 	MappedLimit int64
 }
 
