@@ -35,8 +35,8 @@ new file exports the same statements as the old one did.
 
 The old file is checked before the new one is made: a missing, damaged or
 locked file, or one that is not a provgraph store, is refused, and one
-already in the current format is refused as needing nothing (exit status
-2). Conversion writes in transactions of 50,000 quads; if it fails or is
+this build reads already (format 3 or 4) is refused as needing nothing
+(exit status 2). Conversion writes in transactions of 50,000 quads; if it fails or is
 interrupted (Ctrl-C), the new file is removed, so it can be run again.
 
 With --add-filters, convert works on --db itself instead: it writes the
@@ -55,7 +55,8 @@ check reports a damaged filter.
 			exitLineOK,
 			"  2  usage error: bad flag, no --from, or --db already exists",
 			"  3  I/O or internal error, including a missing or unreadable --from file",
-			"  4  the --from file is locked by another process (convert waits "+service.ConvertLockTimeout.String()+";\n     --lock-timeout is for --db)"),
+			"  4  the --from file is locked by another process (convert waits "+service.ConvertLockTimeout.String()+";\n     --lock-timeout is for --db), or with --add-filters the --db file",
+			"  5  with --add-filters, the --db file is damaged (run 'provgraph check' on it)"),
 		Example: `  provgraph convert --from old.db --db new.db
   provgraph check --db new.db
   provgraph convert --add-filters --db prov.db`,
