@@ -67,6 +67,23 @@ func TestCheckFindsDamage(t *testing.T) {
 			want: "undecodable index chunk",
 		},
 		{
+			name: "run filter cut short",
+			damage: func(tx *bbolt.Tx) error {
+				run := firstRun(tx, "osp")
+				f := run.Get([]byte{0, 0})
+				return run.Put([]byte{0, 0}, append([]byte(nil), f[:len(f)-8]...))
+			},
+			want: "not a whole number of 64-byte blocks",
+		},
+		{
+			name: "run filter loses its bits",
+			damage: func(tx *bbolt.Tx) error {
+				run := firstRun(tx, "pos")
+				return run.Put([]byte{0, 0}, make([]byte, len(run.Get([]byte{0, 0}))))
+			},
+			want: "its filter lacks",
+		},
+		{
 			name: "quad counter wrong",
 			damage: func(tx *bbolt.Tx) error {
 				return tx.Bucket([]byte("provgraph")).Put([]byte("quads"), []byte{0, 0, 0, 0, 0, 0, 0, 1})
