@@ -29,7 +29,7 @@ func TestCheckCommand(t *testing.T) {
 		t.Fatalf("ingest: exit %d: %s", code, stderr)
 	}
 	code, stdout, stderr := run("check", "--db", good)
-	if code != exitOK || !strings.Contains(stdout, "provgraph-store version 3") || !strings.Contains(stdout, "consistent") {
+	if code != exitOK || !strings.Contains(stdout, "provgraph-store version 4") || !strings.Contains(stdout, "consistent") {
 		t.Errorf("check on a good database: exit %d\n%s%s", code, stdout, stderr)
 	}
 
@@ -90,7 +90,7 @@ func TestCheckCommand(t *testing.T) {
 			t.Fatalf("convert format %s: exit %d\n%s", v.version, code, stderr)
 		}
 		code, stdout, stderr = run("check", "--db", converted)
-		if code != exitOK || !strings.Contains(stdout, "version 3, 50 quads") || !strings.Contains(stdout, "consistent") {
+		if code != exitOK || !strings.Contains(stdout, "version 4, 50 quads") || !strings.Contains(stdout, "consistent") {
 			t.Errorf("check after convert of format %s: exit %d\n%s%s", v.version, code, stdout, stderr)
 		}
 		after, err := os.ReadFile(old)
@@ -132,7 +132,7 @@ func TestConvertLeavesNothing(t *testing.T) {
 		want string
 	}{
 		{"missing source", context.Background(), filepath.Join(dir, "none.db"), exitFailure, "does not exist"},
-		{"current format", context.Background(), "../../internal/graph/testdata/format-v3/prov.db", exitUsage, "already in the current format (provgraph-store version 3): nothing to convert"},
+		{"current format", context.Background(), "../../internal/graph/testdata/format-v3/prov.db", exitUsage, "already in a format this build reads (provgraph-store version 3 or 4): nothing to convert"},
 		{"interrupted", canceled, v2, exitFailure, "the incomplete new file was removed"},
 	}
 	for _, tt := range tests {

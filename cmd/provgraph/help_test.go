@@ -276,7 +276,8 @@ func TestHelpListsExitStatuses(t *testing.T) {
 			exitFailure: {args: []string{"--from", p("none.db"), "--db", p("converted3.db")}},
 			// The earlier-format file is opened with the store's default
 			// lock timeout; --lock-timeout is for --db.
-			exitLocked: {args: []string{"--from", lockedV1, "--db", p("converted4.db")}},
+			exitLocked:  {args: []string{"--from", lockedV1, "--db", p("converted4.db")}},
+			exitCorrupt: {args: []string{"--add-filters", "--db", copyFile(t, damaged, p("damaged-filters.db"))}},
 		},
 	}
 

@@ -390,19 +390,20 @@ func (c *CayleyStore) QuadIteratorSize(ctx context.Context, d quad.Direction, r 
 }
 
 // indexRangeSize is rangeSize for index ind: over the runs of POS and OSP
-// (the sum is exact only if every part is).
+// whose filters may hold the range (the sum is exact only if every part
+// is).
 func indexRangeSize(tx *bbolt.Tx, ind int, lo, hi tuple) (refs.Size, error) {
 	b := tx.Bucket([]byte(indexBuckets[ind]))
 	if ind == idxSPO {
 		return rangeSize(b, lo, hi)
 	}
-	runs, err := listQuadRuns(b)
+	x, err := loadIndexRuns(b, ind)
 	if err != nil {
 		return refs.Size{}, err
 	}
 	sum := refs.Size{Exact: true}
-	for _, r := range runs {
-		n, err := rangeSize(b.Bucket(r.name[:]), lo, hi)
+	for _, r := range x.mayHold(lo, hi) {
+		n, err := rangeSize(r.b, lo, hi)
 		if err != nil {
 			return refs.Size{}, err
 		}

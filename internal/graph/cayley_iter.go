@@ -96,7 +96,7 @@ func (it *quadScanner) fill() {
 	full := false
 	var last tuple
 	err := it.c.s.view("cayley iterate", func(tx *bbolt.Tx) error {
-		return scanIndex(tx, rg.ind, it.next, rg.hi, func(t tuple) error {
+		return scanIndex(tx, nil, rg.ind, it.next, rg.hi, func(t tuple) error {
 			last = t
 			if rg.g != 0 && t[3] != rg.g {
 				return nil

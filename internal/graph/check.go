@@ -268,7 +268,7 @@ func (c *checker) index(tx *bbolt.Tx, ind int) (uint64, error) {
 	b := tx.Bucket([]byte(name))
 	fp := &c.fps[ind]
 	if ind == idxSPO {
-		return c.chunks(name, b, ind, fp)
+		return c.chunks(name, b, ind, fp, nil)
 	}
 	// POS and OSP: runs, each checked on its own, then read merged to
 	// see that no tuple is in two of them.
@@ -285,7 +285,14 @@ func (c *checker) index(tx *bbolt.Tx, ind int) (uint64, error) {
 		r := quadRun{}
 		copy(r.name[:], k)
 		label := fmt.Sprintf("%s run %x", name, k)
-		n, err := c.chunks(label, rb, ind, fp)
+		filter := runFilter(rb.Get([]byte(runFilterKey)))
+		if filter != nil && !validRunFilter(filter) {
+			if err := c.problem("index %s: filter of %d bytes, not a whole number of %d-byte blocks (it is derived from the run's tuples: `provgraph convert --rebuild-filters --db FILE` writes it again)", label, len(filter), filterBlock); err != nil {
+				return 0, err
+			}
+			filter = nil
+		}
+		n, err := c.chunks(label, rb, ind, fp, filter)
 		if err != nil {
 			return 0, err
 		}
@@ -323,18 +330,20 @@ func (c *checker) index(tx *bbolt.Tx, ind int) (uint64, error) {
 	return n, nil
 }
 
-// chunks checks the chunks of an index or run (order, encoding, ids),
+// chunks checks the chunks of an index or run (order, encoding, ids, and
+// that filter, when not nil, holds every prefix of the run's tuples),
 // adds their quads to fp and counts them.
-func (c *checker) chunks(name string, b *bbolt.Bucket, ind int, fp *fingerprint) (uint64, error) {
+func (c *checker) chunks(name string, b *bbolt.Bucket, ind int, fp *fingerprint, filter runFilter) (uint64, error) {
 	var n uint64
 	var prev tuple
 	var buf []tuple
+	missing := 0 // prefixes the filter lacks
 	cur := b.Cursor()
 	for k, v := cur.First(); k != nil; k, v = cur.Next() {
 		if err := c.ctx.Err(); err != nil {
 			return n, err
 		}
-		if ind != idxSPO && string(k) == runCountKey {
+		if ind != idxSPO && (string(k) == runCountKey || string(k) == runFilterKey) {
 			continue
 		}
 		var err error
@@ -345,6 +354,13 @@ func (c *checker) chunks(name string, b *bbolt.Bucket, ind int, fp *fingerprint)
 			continue
 		}
 		for _, t := range buf {
+			if filter != nil {
+				// Each distinct prefix once, as the writer added them.
+				k := filterPrefix(ind)
+				if (n == 0 || t[0] != prev[0] || k == 2 && t[1] != prev[1]) && !filter.has(prefixHash(t, k)) {
+					missing++
+				}
+			}
 			if n > 0 && t.cmp(prev) <= 0 {
 				if err := c.problem("index %s: entry %v does not follow %v in order", name, t, prev); err != nil {
 					return n, err
@@ -360,6 +376,9 @@ func (c *checker) chunks(name string, b *bbolt.Bucket, ind int, fp *fingerprint)
 				}
 			}
 		}
+	}
+	if missing > 0 {
+		return n, c.problem("index %s: its filter lacks %d of the prefixes of its tuples, so lookups would miss them (the filter is derived from the run's tuples: `provgraph convert --rebuild-filters --db FILE` writes it again)", name, missing)
 	}
 	return n, nil
 }
@@ -492,7 +511,7 @@ func (c *checker) lacks(tx *bbolt.Tx, from, in int) error {
 		batch = batch[:0]
 		return c.ctx.Err()
 	}
-	err := scanIndex(tx, from, tuple{}, tuple{math.MaxUint32, math.MaxUint32, math.MaxUint32, math.MaxUint32}, func(t tuple) error {
+	err := scanIndex(tx, nil, from, tuple{}, tuple{math.MaxUint32, math.MaxUint32, math.MaxUint32, math.MaxUint32}, func(t tuple) error {
 		batch = append(batch, order(in, unorder(from, t)))
 		if len(batch) == twinBatch {
 			return flush()

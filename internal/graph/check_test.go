@@ -33,9 +33,7 @@ func TestCheckFindsDamage(t *testing.T) {
 			name: "object index loses a chunk",
 			damage: func(tx *bbolt.Tx) error {
 				run := firstRun(tx, "osp")
-				c := run.Cursor()
-				c.First() // the count
-				k, _ := c.Next()
+				k, _ := firstChunk(run.Cursor())
 				return run.Delete(append([]byte(nil), k...))
 			},
 			want: "index osp lacks quad",
@@ -54,9 +52,7 @@ func TestCheckFindsDamage(t *testing.T) {
 				c := b.Cursor()
 				first, _ := c.First()
 				second, _ := c.Next()
-				rc := b.Bucket(first).Cursor()
-				rc.First() // the count
-				k, v := rc.Next()
+				k, v := firstChunk(b.Bucket(first).Cursor())
 				return b.Bucket(second).Put(append([]byte(nil), k...), append([]byte(nil), v...))
 			},
 			want: "is in two runs",
@@ -65,12 +61,27 @@ func TestCheckFindsDamage(t *testing.T) {
 			name: "garbled run chunk",
 			damage: func(tx *bbolt.Tx) error {
 				run := firstRun(tx, "pos")
-				c := run.Cursor()
-				c.First() // the count
-				k, _ := c.Next()
+				k, _ := firstChunk(run.Cursor())
 				return run.Put(append([]byte(nil), k...), []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
 			},
 			want: "undecodable index chunk",
+		},
+		{
+			name: "run filter cut short",
+			damage: func(tx *bbolt.Tx) error {
+				run := firstRun(tx, "osp")
+				f := run.Get([]byte{0, 0})
+				return run.Put([]byte{0, 0}, append([]byte(nil), f[:len(f)-8]...))
+			},
+			want: "not a whole number of 64-byte blocks",
+		},
+		{
+			name: "run filter loses its bits",
+			damage: func(tx *bbolt.Tx) error {
+				run := firstRun(tx, "pos")
+				return run.Put([]byte{0, 0}, make([]byte, len(run.Get([]byte{0, 0}))))
+			},
+			want: "its filter lacks",
 		},
 		{
 			name: "quad counter wrong",
@@ -173,4 +184,12 @@ func firstRun(tx *bbolt.Tx, bucket string) *bbolt.Bucket {
 	b := tx.Bucket([]byte(bucket))
 	k, _ := b.Cursor().First()
 	return b.Bucket(k)
+}
+
+// firstChunk returns the first chunk of a run: its first key of 16 bytes,
+// after the run's count and filter.
+func firstChunk(c *bbolt.Cursor) (k, v []byte) {
+	for k, v = c.First(); k != nil && len(k) != 16; k, v = c.Next() {
+	}
+	return k, v
 }

@@ -80,23 +80,29 @@ func newBloom(n int) bloom {
 	return make(bloom, max(1, (n*bloomBitsPerKey+63)/64))
 }
 
-func (f bloom) probes(h uint64, fn func(bit uint64) bool) bool {
+// add and has probe bits (h + i·h2) mod m for i = 0..bloomProbes-1. They
+// are written out rather than sharing a loop with a callback: a writer
+// asks every run's filter about every term it has not cached, and the
+// callback cost more than the probes.
+func (f bloom) add(h uint64) {
 	m := uint64(len(f)) * 64
 	h2 := bits.RotateLeft64(h, 32)*0x9E3779B97F4A7C15 | 1
 	for i := range uint64(bloomProbes) {
-		if !fn((h + i*h2) % m) {
+		b := (h + i*h2) % m
+		f[b/64] |= 1 << (b % 64)
+	}
+}
+
+func (f bloom) has(h uint64) bool {
+	m := uint64(len(f)) * 64
+	h2 := bits.RotateLeft64(h, 32)*0x9E3779B97F4A7C15 | 1
+	for i := range uint64(bloomProbes) {
+		b := (h + i*h2) % m
+		if f[b/64]&(1<<(b%64)) == 0 {
 			return false
 		}
 	}
 	return true
-}
-
-func (f bloom) add(h uint64) {
-	f.probes(h, func(b uint64) bool { f[b/64] |= 1 << (b % 64); return true })
-}
-
-func (f bloom) has(h uint64) bool {
-	return f.probes(h, func(b uint64) bool { return f[b/64]&(1<<(b%64)) != 0 })
 }
 
 // bloomHasBytes is bloom.has on a filter as stored.

@@ -19,7 +19,9 @@
 // The file holds a term dictionary (every distinct term gets a 32-bit id)
 // and three indexes of the quads' ids (SPO, POS, OSP, the graph last;
 // POS and OSP as sorted runs that are merged as they pile up, so that a
-// batch writes them sequentially), described in FORMAT.md, and a
+// batch writes them sequentially, each run with a filter of the prefixes
+// it holds, so that a lookup reads only the runs that may hold its
+// answer), described in FORMAT.md, and a
 // "provgraph" bucket naming the format and its version. Open refuses a file without that marker (ErrNotStore) or
 // with a version it does not know (ErrVersion), so a later layout can be
 // told apart.

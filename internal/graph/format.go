@@ -18,7 +18,11 @@ import (
 const (
 	metaBucket    = "provgraph"
 	formatName    = "provgraph-store"
-	formatVersion = 3
+	formatVersion = 4
+	// oldestRead is the oldest version this build opens: version 3 is
+	// version 4 without run filters (runfilter.go), and a writable Open
+	// marks it version 4 before any run with a filter can be written.
+	oldestRead = 3
 
 	termsBucket = "terms" // term id (4 bytes) -> encoded term
 	idsBucket   = "ids"   // hash of encoded term (8 bytes) -> term ids (4 bytes each)
@@ -135,8 +139,8 @@ func checkMarker(tx *bbolt.Tx, b *bbolt.Bucket) error {
 	name := string(b.Get([]byte(keyFormat)))
 	raw := string(b.Get([]byte(keyVersion)))
 	if name == v1FormatName {
-		return fmt.Errorf("%w: file is in format %s version %s (cayley's kv layout, written by provgraph before the compact store); this build reads %s version %d; %s",
-			ErrVersion, v1FormatName, raw, formatName, formatVersion, convertHint)
+		return fmt.Errorf("%w: file is in format %s version %s (cayley's kv layout, written by provgraph before the compact store); this build reads %s versions %d and %d; %s",
+			ErrVersion, v1FormatName, raw, formatName, oldestRead, formatVersion, convertHint)
 	}
 	if name != formatName {
 		return fmt.Errorf("%w: format marker names %q, want %q", ErrNotStore, name, formatName)
@@ -146,11 +150,11 @@ func checkMarker(tx *bbolt.Tx, b *bbolt.Bucket) error {
 		return corruptf("the file is damaged: its format marker names %s with an unreadable version %q", formatName, raw)
 	}
 	if v == 2 {
-		return fmt.Errorf("%w: file is in format %s version 2 (POS and OSP as B-trees, written by provgraph before they became sorted runs); this build reads version %d; %s",
-			ErrVersion, formatName, formatVersion, convertHint)
+		return fmt.Errorf("%w: file is in format %s version 2 (POS and OSP as B-trees, written by provgraph before they became sorted runs); this build reads versions %d and %d; %s",
+			ErrVersion, formatName, oldestRead, formatVersion, convertHint)
 	}
-	if v != formatVersion {
-		return fmt.Errorf("%w: file is %s version %d, this build reads version %d", ErrVersion, formatName, v, formatVersion)
+	if v < oldestRead || v > formatVersion {
+		return fmt.Errorf("%w: file is %s version %d, this build reads versions %d and %d", ErrVersion, formatName, v, oldestRead, formatVersion)
 	}
 	for _, name := range allBuckets() {
 		if tx.Bucket([]byte(name)) == nil {
@@ -241,4 +245,17 @@ func writeCounters(tx *bbolt.Tx, c counters) error {
 		return err
 	}
 	return m.Put([]byte(keyQuads), quads)
+}
+
+// upgradeMarker marks a version 3 file as version 4, in the transaction
+// of a writable Open: from then on its new runs carry filters, which a
+// build that reads only version 3 would take for damage (its check
+// decodes every key of a run as a chunk). A version 3 file is a valid
+// version 4 file whose runs have no filter, so nothing else changes.
+func upgradeMarker(tx *bbolt.Tx) error {
+	m := tx.Bucket([]byte(metaBucket))
+	if string(m.Get([]byte(keyVersion))) == strconv.Itoa(formatVersion) {
+		return nil
+	}
+	return m.Put([]byte(keyVersion), []byte(strconv.Itoa(formatVersion)))
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/provgraph/provgraph/internal/graph"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/format-v3/prov.db")
+var update = flag.Bool("update", false, "rewrite testdata/format-v4/prov.db")
 
 // formatData is what the files testdata/format-v*/prov.db hold: two citations
 // and literals that cayley's typed values would have changed, in a named
@@ -48,7 +48,7 @@ func TestFormatV1Refused(t *testing.T) {
 		s.Close()
 		t.Fatal("Open(format v1 file) succeeded")
 	}
-	for _, want := range []string{path, "provgraph-cayley-kv version 1", "provgraph-store version 3", "provgraph convert --from"} {
+	for _, want := range []string{path, "provgraph-cayley-kv version 1", "provgraph-store versions 3 and 4", "provgraph convert --from"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Open(format v1 file) = %q, want it to say %q", err, want)
 		}
@@ -97,7 +97,7 @@ func TestFormatV2Refused(t *testing.T) {
 		s.Close()
 		t.Fatal("Open(format v2 file) succeeded")
 	}
-	for _, want := range []string{path, "provgraph-store version 2", "this build reads version 3", "provgraph convert --from"} {
+	for _, want := range []string{path, "provgraph-store version 2", "this build reads versions 3 and 4", "provgraph convert --from"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Open(format v2 file) = %q, want it to say %q", err, want)
 		}
@@ -137,13 +137,20 @@ func TestReadEarlier(t *testing.T) {
 	}
 }
 
-// TestFormatV3StillOpens opens a store written by the current file format,
+// TestFormatV4StillOpens opens a store written by the current file format,
 // so that a change which cannot read it any more is noticed. Regenerate it
 // only when the format version changes, and then keep the old file beside
 // the new one.
-func TestFormatV3StillOpens(t *testing.T) {
-	golden := filepath.Join("testdata", "format-v3", "prov.db")
-	if *update {
+func TestFormatV4StillOpens(t *testing.T) { goldenStillOpens(t, "v4", *update) }
+
+// TestFormatV3StillOpens opens a store of format version 3, whose runs
+// have no filters: this build reads it (every run is read by every
+// lookup) and marks it version 4 when it opens it writable.
+func TestFormatV3StillOpens(t *testing.T) { goldenStillOpens(t, "v3", false) }
+
+func goldenStillOpens(t *testing.T, version string, update bool) {
+	golden := filepath.Join("testdata", "format-"+version, "prov.db")
+	if update {
 		os.Remove(golden)
 		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
 			t.Fatal(err)
@@ -180,21 +187,24 @@ func TestFormatV3StillOpens(t *testing.T) {
 	slices.Sort(wantS)
 	wantS = slices.Compact(wantS)
 	if got := all(t, s, graph.Quad{}); !slices.Equal(got, wantS) {
-		t.Errorf("Match(all) on the v3 file =\n\t%q\nwant\n\t%q", got, wantS)
+		t.Errorf("Match(all) on the %s file =\n\t%q\nwant\n\t%q", version, got, wantS)
 	}
 	// Every object is found through OSP, every predicate through POS.
 	for _, q := range want {
 		for _, p := range []graph.Quad{{O: q.O}, {P: q.P, O: q.O}} {
 			if !slices.Contains(all(t, s, p), q.String()) {
-				t.Errorf("Match(%v) on the v3 file lacks %v", p, q)
+				t.Errorf("Match(%v) on the %s file lacks %v", p, version, q)
 			}
 		}
 	}
 	if n := mustAdd(t, s, want...); n != 0 {
-		t.Errorf("Add(same data) on the v3 file = %d, want 0", n)
+		t.Errorf("Add(same data) on the %s file = %d, want 0", version, n)
 	}
 	if err := s.Check(context.Background()); err != nil {
 		t.Error(err)
+	}
+	if st, err := s.Stats(); err != nil || st.Version != 4 {
+		t.Errorf("Stats() after a writable open of the %s file = version %d, %v; want version 4", version, st.Version, err)
 	}
 }
 

@@ -13,14 +13,19 @@ import (
 // order (the graph id last in every order, 0 for the default graph).
 type tuple [4]uint32
 
+// cmp orders tuples by their ids in order. It compares them as two
+// 64-bit halves: sorting a batch's tuples in three orders is a tenth of an
+// ingest's CPU, and the loop of four compares was most of it.
 func (a tuple) cmp(b tuple) int {
-	for i := range a {
-		if a[i] != b[i] {
-			if a[i] < b[i] {
-				return -1
-			}
-			return 1
-		}
+	x, y := uint64(a[0])<<32|uint64(a[1]), uint64(b[0])<<32|uint64(b[1])
+	if x == y {
+		x, y = uint64(a[2])<<32|uint64(a[3]), uint64(b[2])<<32|uint64(b[3])
+	}
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
 	}
 	return 0
 }
@@ -332,8 +337,8 @@ func seekChunk(c *bbolt.Cursor, t tuple) (k, v []byte) {
 		return c.Next()
 	}
 	k, v = c.First()
-	if k != nil && len(k) != keySize {
-		return c.Next()
+	for k != nil && len(k) != keySize { // a run's count and filter
+		k, v = c.Next()
 	}
 	return k, v
 }

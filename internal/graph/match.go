@@ -103,7 +103,7 @@ func (s *Store) scan(ctx context.Context, tx *bbolt.Tx, pattern Quad, anyGraph b
 	}
 	names := newTermReader(tx)
 	n := 0
-	return scanIDs(tx, ids, anyGraph, func(q ids4) error {
+	return scanIDs(tx, nil, ids, anyGraph, func(q ids4) error {
 		if n++; n%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -122,7 +122,7 @@ func (s *Store) scan(ctx context.Context, tx *bbolt.Tx, pattern Quad, anyGraph b
 // It reads the index whose order starts with the fixed positions: every
 // combination of fixed subject, predicate and object is a prefix of one of
 // SPO, POS and OSP.
-func scanIDs(tx *bbolt.Tx, pattern ids4, anyGraph bool, fn func(ids4) error) error {
+func scanIDs(tx *bbolt.Tx, rc *runCache, pattern ids4, anyGraph bool, fn func(ids4) error) error {
 	s, p, o := pattern[0] != 0, pattern[1] != 0, pattern[2] != 0
 	ind, fixed := idxSPO, 0
 	switch {
@@ -150,7 +150,7 @@ func scanIDs(tx *bbolt.Tx, pattern ids4, anyGraph bool, fn func(ids4) error) err
 	if fixed == 3 && wantG {
 		lo[3], hi[3] = g, g
 	}
-	return scanIndex(tx, ind, lo, hi, func(t tuple) error {
+	return scanIndex(tx, rc, ind, lo, hi, func(t tuple) error {
 		if wantG && t[3] != g {
 			return nil
 		}
@@ -212,6 +212,7 @@ type Reader struct {
 	dict  *dictReader
 	names *termReader
 	buf   []tuple
+	runs  runCache // the runs of POS and OSP and their filters
 	cnt   counters // checked against the file (validCounters)
 	dmg   *damage  // what ID met, for Read to return
 }
@@ -304,7 +305,7 @@ func (r *Reader) Pairs(ctx context.Context, pred ID, fn func(s, o ID)) (err erro
 	g := r.guard(&err)
 	defer g.done()
 	n := 0
-	return scanIDs(r.tx, ids4{1: uint32(pred)}, true, func(q ids4) error {
+	return scanIDs(r.tx, &r.runs, ids4{1: uint32(pred)}, true, func(q ids4) error {
 		if n++; n%65536 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -394,7 +395,7 @@ func (r *Reader) Subjects(ctx context.Context, pred, obj ID, fn func(ID)) (err e
 	}
 	g := r.guard(&err)
 	defer g.done()
-	return scanIDs(r.tx, ids4{1: uint32(pred), 2: uint32(obj)}, true, func(q ids4) error {
+	return scanIDs(r.tx, &r.runs, ids4{1: uint32(pred), 2: uint32(obj)}, true, func(q ids4) error {
 		if err := r.checkIDs(idxPOS, q); err != nil {
 			return err
 		}
@@ -413,7 +414,7 @@ func (r *Reader) Objects(ctx context.Context, subj, pred ID, fn func(ID)) (err e
 	}
 	g := r.guard(&err)
 	defer g.done()
-	return scanIDs(r.tx, ids4{0: uint32(subj), 1: uint32(pred)}, true, func(q ids4) error {
+	return scanIDs(r.tx, &r.runs, ids4{0: uint32(subj), 1: uint32(pred)}, true, func(q ids4) error {
 		if err := r.checkIDs(idxSPO, q); err != nil {
 			return err
 		}
@@ -441,7 +442,7 @@ func (r *Reader) Quads(ctx context.Context, fn func(s, p, o ID)) (err error) {
 	g := r.guard(&err)
 	defer g.done()
 	n := 0
-	return scanIDs(r.tx, ids4{}, true, func(q ids4) error {
+	return scanIDs(r.tx, &r.runs, ids4{}, true, func(q ids4) error {
 		if n++; n%65536 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -501,7 +502,7 @@ func (r *Reader) Match(ctx context.Context, pattern Quad, fn func(Quad) error) (
 	if err != nil || !ok {
 		return err
 	}
-	return scanIDs(r.tx, ids, true, func(q ids4) error {
+	return scanIDs(r.tx, &r.runs, ids, true, func(q ids4) error {
 		quad, err := r.names.quad(q)
 		if err != nil {
 			return err

@@ -97,6 +97,7 @@ func listQuadRuns(b *bbolt.Bucket) ([]quadRun, error) {
 // runWriter adds the new tuples of a transaction to the POS or OSP index.
 type runWriter struct {
 	b      *bbolt.Bucket
+	ind    int // idxPOS or idxOSP
 	mem    *arena
 	pg     *pager
 	budget *mergeBudget
@@ -119,7 +120,7 @@ func (w *runWriter) add(ts []tuple) error {
 		seq = max(seq, r.seq()+1)
 	}
 	i := 0
-	r, err := w.write(0, seq, func() (tuple, bool) {
+	r, err := w.write(0, seq, uint64(len(ts)), func() (tuple, bool) {
 		if i == len(ts) {
 			return tuple{}, false
 		}
@@ -144,8 +145,10 @@ func (w *runWriter) add(ts []tuple) error {
 	return err
 }
 
-// write writes the tuples next yields (in order) as the run level, seq.
-func (w *runWriter) write(level int, seq uint64, next func() (tuple, bool)) (quadRun, error) {
+// write writes the tuples next yields (in order) as the run level, seq,
+// with its filter (runfilter.go), sized for n tuples (more would only
+// raise its false positive rate: a merge sizes it by its inputs' counts).
+func (w *runWriter) write(level int, seq, n uint64, next func() (tuple, bool)) (quadRun, error) {
 	r := quadRun{name: newRunName(level, seq)}
 	b, err := w.b.CreateBucket(w.mem.copy(r.name[:]))
 	if err != nil {
@@ -155,12 +158,14 @@ func (w *runWriter) write(level int, seq uint64, next func() (tuple, bool)) (qua
 	var first, prev tuple
 	enc := w.enc[:0]
 	open := false
+	filter := newFilterBuilder(w.ind, n)
 	put := func() error {
 		k := w.mem.alloc(keySize)
 		putKey(k, first)
 		return b.Put(k, w.mem.copy(enc))
 	}
 	for t, ok := next(); ok; t, ok = next() {
+		filter.add(t)
 		r.n++
 		if !open {
 			first, enc, open = t, enc[:0], true
@@ -183,14 +188,21 @@ func (w *runWriter) write(level int, seq uint64, next func() (tuple, bool)) (qua
 	w.enc = enc
 	cnt := w.mem.alloc(8)
 	binary.BigEndian.PutUint64(cnt, r.n)
-	return r, b.Put([]byte(runCountKey), cnt)
+	if err := b.Put([]byte(runCountKey), cnt); err != nil {
+		return r, err
+	}
+	return r, b.Put([]byte(runFilterKey), filter.appendTo(w.mem.alloc(runFilterSize(n))[:0]))
 }
 
 // merge writes the union of runs as one run and deletes them.
 func (w *runWriter) merge(runs []quadRun, level int, seq uint64) (quadRun, error) {
 	m := newRunMerge(w.b, runs, w.pg)
 	m.seek(tuple{})
-	out, err := w.write(level, seq, m.next)
+	var n uint64
+	for _, r := range runs {
+		n += r.n
+	}
+	out, err := w.write(level, seq, n, m.next)
 	if err == nil {
 		err = m.err
 	}
@@ -272,21 +284,6 @@ func newRunMerge(b *bbolt.Bucket, runs []quadRun, pg *pager) *runMerge {
 	return m
 }
 
-// mergeAll is newRunMerge over every run of index bucket b, for reads:
-// the runs' counts are not read.
-func mergeAll(b *bbolt.Bucket) (*runMerge, error) {
-	m := &runMerge{}
-	c := b.Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		rb := b.Bucket(k)
-		if v != nil || len(k) != 9 || rb == nil {
-			return nil, fmt.Errorf("%w: index holds key %x, want only runs", ErrCorrupt, k)
-		}
-		m.all = append(m.all, &runCursor{c: rb.Cursor()})
-	}
-	return m, nil
-}
-
 // seek positions the merge on the first tuple not before lo.
 func (m *runMerge) seek(lo tuple) {
 	m.heap = m.heap[:0]
@@ -353,16 +350,19 @@ func (m *runMerge) down(i int) {
 }
 
 // scanIndex calls fn for every tuple t of index ind with lo <= t <= hi,
-// in order.
-func scanIndex(tx *bbolt.Tx, ind int, lo, hi tuple, fn func(tuple) error) error {
+// in order. Of POS and OSP it reads only the runs whose filter may hold
+// the prefix the range fixes; rc, when not nil, keeps the transaction's
+// runs and filters from one call to the next.
+func scanIndex(tx *bbolt.Tx, rc *runCache, ind int, lo, hi tuple, fn func(tuple) error) error {
 	b := tx.Bucket([]byte(indexBuckets[ind]))
 	if ind == idxSPO {
 		return scanRange(b, lo, hi, nil, fn)
 	}
-	m, err := mergeAll(b)
+	x, err := rc.get(b, ind)
 	if err != nil {
 		return err
 	}
+	m := x.merge(lo, hi)
 	m.seek(lo)
 	for t, ok := m.next(); ok; t, ok = m.next() {
 		if t.cmp(hi) > 0 {

@@ -14,9 +14,10 @@ import (
 // release the file it converts; DB.LockTimeout is for the new file.
 const ConvertLockTimeout = graph.DefaultLockTimeout
 
-// ErrCurrentFormat is returned by Convert for a file that is in the
-// current format already: there is nothing to convert.
-var ErrCurrentFormat = errors.New("already in the current format (provgraph-store version 3): nothing to convert")
+// ErrCurrentFormat is returned by Convert for a file that this build
+// opens already: there is nothing to convert (version 3 differs from 4
+// only by the run filters, which version 4 adds to it as it writes).
+var ErrCurrentFormat = errors.New("already in a format this build reads (provgraph-store version 3 or 4): nothing to convert")
 
 // ConvertSummary counts what Convert copied: quads read from the old file
 // and quads added to the new one.
