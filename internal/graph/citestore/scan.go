@@ -123,14 +123,11 @@ func newScan(ctx context.Context, r *graph.Reader, policyDigest string, f store.
 
 // Text implements store.Texts: a handle is a term id.
 func (sc *scan) Text(_ store.Fields, h store.Handle) string {
-	if names := sc.g.l.names; int(h) < len(names) {
-		return names[h]
-	}
-	return ""
+	return sc.g.l.names.at(graph.ID(h))
 }
 
 // Len implements store.Texts.
-func (sc *scan) Len(store.Fields) int { return max(0, len(sc.g.l.names)-1) }
+func (sc *scan) Len(store.Fields) int { return int(sc.g.l.names.max) }
 
 // Citations implements store.Texts, with a builder per goroutine at a
 // time (its caches are not shared).
@@ -218,23 +215,23 @@ func (sc *scan) rows(ctx context.Context, fn func(*store.Row) error) error {
 					}
 				}
 			}
-			related := len(pt.relations) > 0
+			related := len(l.span(pQualifiedRelation, pt.node)) > 0
 			var redirects []store.Handle // at most one per retrieval, rarely any
 			for j := range numLists {
 				listStart := len(p.lists)
 				switch j {
 				case listContent:
 					if f&store.FieldContent != 0 {
-						for _, rt := range pt.retrievals {
-							if h := l.get(pContentHash, rt); l.names[h] != "" {
+						for _, rt := range l.span(pRetrievedIn, pt.node) {
+							if h := l.get(pContentHash, rt); l.names.at(h) != "" {
 								add(store.Handle(h))
 							}
 						}
 					}
 				case listFinalURL:
-					for _, rt := range pt.retrievals {
+					for _, rt := range l.span(pRetrievedIn, pt.node) {
 						final := l.get(pFinalURL, rt)
-						if l.names[final] == "" {
+						if l.names.at(final) == "" {
 							final = 0
 						}
 						if f&store.FieldFinalURL != 0 {
@@ -257,9 +254,9 @@ func (sc *scan) rows(ctx context.Context, fn func(*store.Row) error) error {
 					}
 				case listCanonical:
 					if f&store.FieldCanonical != 0 {
-						for _, rt := range pt.retrievals {
+						for _, rt := range l.span(pRetrievedIn, pt.node) {
 							for _, d := range g.declsOf[rt] {
-								if u := l.get(pDeclaredURL, d); l.names[u] != "" {
+								if u := l.get(pDeclaredURL, d); l.names.at(u) != "" {
 									add(store.Handle(u))
 								}
 							}
@@ -267,7 +264,7 @@ func (sc *scan) rows(ctx context.Context, fn func(*store.Row) error) error {
 					}
 				case listRelations:
 					if f&store.FieldRelations != 0 {
-						for _, rel := range pt.relations {
+						for _, rel := range l.span(pQualifiedRelation, pt.node) {
 							add(store.Handle(l.get(pText, l.get(pTarget, rel))))
 						}
 					}
@@ -285,7 +282,7 @@ func (sc *scan) rows(ctx context.Context, fn func(*store.Row) error) error {
 			}
 			if f&store.FieldEvidence != 0 {
 				evStart := len(p.ev)
-				for _, rt := range pt.retrievals {
+				for _, rt := range l.span(pRetrievedIn, pt.node) {
 					if e, ok := g.evItem(rt); ok {
 						p.ev = append(p.ev, e)
 					}
@@ -348,11 +345,11 @@ func (g *gathered) evItem(rt graph.ID) (store.Evidence, bool) {
 		return store.Evidence{}, false
 	}
 	it := store.Evidence{Retrieval: store.Handle(rt)}
-	if h := l.get(pContentHash, rt); l.names[h] != "" {
+	if h := l.get(pContentHash, rt); l.names.at(h) != "" {
 		it.Content = store.Handle(h)
 	}
 	if cur != nil {
-		if d := l.get(pTextDigest, curEv); l.names[d] != "" {
+		if d := l.get(pTextDigest, curEv); l.names.at(d) != "" {
 			it.Digest = store.Handle(d)
 		}
 		if cur.SimHash != "" {

@@ -1,0 +1,96 @@
+package citestore
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/provgraph/provgraph/internal/graph"
+)
+
+// TestIDSetIndex: an id's index in a sealed set is its position among the
+// set's ids in id order, and an id outside the set (or past the largest
+// id) is not found.
+func TestIDSetIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const max = 5000
+	s := newIDSet(max)
+	var in []graph.ID
+	for id := graph.ID(1); id <= max; id++ {
+		if rng.IntN(3) == 0 {
+			in = append(in, id)
+		}
+	}
+	for _, i := range rng.Perm(len(in)) {
+		s.add(in[i])
+	}
+	s.add(0) // never in a set
+	if n := s.seal(); n != len(in) {
+		t.Fatalf("seal: %d ids, want %d", n, len(in))
+	}
+	pos := map[graph.ID]int{}
+	for k, id := range in {
+		pos[id] = k
+	}
+	for id := graph.ID(0); id <= max+200; id++ {
+		k, ok := s.index(id)
+		want, wantOK := pos[id]
+		if ok != wantOK || k != want {
+			t.Fatalf("index(%d) = %d, %v; want %d, %v", id, k, ok, want, wantOK)
+		}
+	}
+}
+
+// TestTermsAt: terms laid end to end over several blocks (empty terms,
+// a term larger than a block, the first term of a block) read back as
+// decoded, and an id not decoded reads as "".
+func TestTermsAt(t *testing.T) {
+	big := string(make([]byte, decodeBlock+10))
+	vals := map[graph.ID]string{3: "", 4: "a", 70: "bc", 71: "", 200: big, 201: "", 202: "z", 500: "tail"}
+	tm := terms{set: newIDSet(600), max: 600}
+	for id := range vals {
+		tm.set.add(id)
+	}
+	tm.ent = make([]uint64, tm.set.seal())
+	// Lay them out as decode does: a new block when a value does not fit.
+	var block []byte
+	blk := -1
+	for _, id := range []graph.ID{3, 4, 70, 71, 200, 201, 202, 500} {
+		v := vals[id]
+		if blk < 0 || len(v) > cap(block)-len(block) {
+			if blk >= 0 {
+				tm.blocks[blk] = block
+			}
+			block = make([]byte, 0, max(16, len(v)))
+			tm.blocks = append(tm.blocks, nil)
+			blk++
+		}
+		block = append(block, v...)
+		k, _ := tm.set.index(id)
+		tm.ent[k] = uint64(blk)<<32 | uint64(len(block))
+	}
+	tm.blocks[blk] = block
+	for id := graph.ID(0); id <= 600; id++ {
+		if got := tm.at(id); got != vals[id] {
+			t.Errorf("at(%d) = %.20q, want %.20q", id, got, vals[id])
+		}
+	}
+}
+
+// TestPredIRIsDistinct: the loader keeps a predicate as its pred number
+// (pred.code), looked up by the predicate's term id, so two preds must
+// never name the same IRI.
+func TestPredIRIsDistinct(t *testing.T) {
+	seen := map[string]pred{}
+	for p, iri := range predIRIs {
+		if iri == "" {
+			t.Errorf("pred %d has no IRI", p)
+		}
+		if q, ok := seen[iri]; ok {
+			t.Errorf("preds %d and %d both name %s", q, p, iri)
+		}
+		seen[iri] = pred(p)
+	}
+	if numPreds > 255 {
+		t.Errorf("%d preds do not fit a byte code", numPreds)
+	}
+}
