@@ -181,6 +181,9 @@ type loader struct {
 	r     *graph.Reader
 	names terms    // decoded terms by id: IRI or lexical form
 	marks []uint64 // a bit for every id to decode (want)
+	// steps has a bit for every step log to decode (wantSteps): only the
+	// rules it names are kept (terms.steps).
+	steps idSet
 	rels  map[graph.ID]string
 
 	// The pairs of subject s are preds[off[s]:off[s+1]] and
@@ -198,7 +201,7 @@ type loader struct {
 func (p pred) code() uint8 { return uint8(p) + 1 }
 
 func newLoader(ctx context.Context, r *graph.Reader) *loader {
-	return &loader{ctx: ctx, r: r, marks: make([]uint64, r.MaxID()/64+1)}
+	return &loader{ctx: ctx, r: r, marks: make([]uint64, r.MaxID()/64+1), steps: newIDSet(r.MaxID())}
 }
 
 // read gathers the pairs of preds from every subject. The pass is split
@@ -371,6 +374,14 @@ func (l *loader) want(ids ...graph.ID) {
 	}
 }
 
+// wantSteps marks the step log of normalization nrm, to be decoded as
+// the rules it names (stepLog).
+func (l *loader) wantSteps(nrm graph.ID) {
+	for _, o := range l.span(pSteps, nrm) {
+		l.steps.add(o)
+	}
+}
+
 // wantAll marks the objects of pred for s, as want.
 func (l *loader) wantAll(pr pred, s graph.ID) {
 	if s == 0 || int(s)+1 >= len(l.off) || l.pid[pr] == 0 {
@@ -448,6 +459,9 @@ func (l *loader) decode() error {
 	for _, b := range blocks {
 		l.names.blocks = append(l.names.blocks, b...)
 	}
+	if err := l.decodeSteps(); err != nil {
+		return err
+	}
 	l.r.ReleaseMapped(0) // the scan reads the file no more
 	return nil
 }
@@ -473,7 +487,7 @@ func (l *loader) one(pr pred, s graph.ID) string { return l.names.at(l.get(pr, s
 // part of the snapshot. The lean sets are what grouping shows.
 var (
 	citationLiterals  = []pred{pCitationId, pObservedAt, pPosition, pQuestion, pBaseURL}
-	normLiterals      = []pred{pSteps, pErrorCode, pErrorMessage}
+	normLiterals      = []pred{pSteps, pErrorCode, pErrorMessage} // pSteps first: see wantSteps
 	keyLiterals       = []pred{pText, pCompare, pParsed, pHostRule, pRemovedParams}
 	retrievalLiterals = []pred{pRetrievedAt, pFinalURL, pFinalStatus, pContentHash, pContentType, pSnapshotRef, pCanonicalDropped, pOutcome, pOutcomeError}
 	hopLiterals       = []pred{pHopIndex, pFrom, pTo, pStatus, pAt, pCrossesHost, pLocation}
@@ -506,7 +520,11 @@ type partial struct {
 type gathered struct {
 	l *loader
 	// norms are the normalizations under the policy, made once and
-	// shared, by their position in normIDs.
+	// shared, by their position in normIDs: for a whole snapshot (not
+	// lean), which keeps every citation. A lean scan's builder shares them
+	// within one call of Citations (a group: citations of one raw URL
+	// have one key) and keeps none after it, so that what the groups
+	// written have built is not held to the end.
 	norms   []atomic.Pointer[store.Normalization]
 	normIDs idSet
 	policy  store.PolicyRef
@@ -620,11 +638,14 @@ func (l *loader) gather(pol store.PolicyRef, lean bool) (*gathered, error) {
 					continue
 				}
 				pt.norm, pt.key = nrm, keyOf[nrm]
-				g.normIDs.add(nrm)
+				if !lean {
+					g.normIDs.add(nrm)
+				}
 				if !lean {
 					want(nrm)
 				}
-				lits(normLiterals, nrm)
+				l.wantSteps(nrm)
+				lits(normLiterals[1:], nrm)
 				if pt.key != 0 {
 					lits(kl, pt.key)
 				}
@@ -670,10 +691,13 @@ type builder struct {
 	// parsed once. Step logs are not cached: they hold the URL's own
 	// values, so nearly every one is different.
 	params map[graph.ID][]string
+	// norms are a lean scan's normalizations made in this call of
+	// Citations, by node.
+	norms map[graph.ID]*store.Normalization
 }
 
 func (g *gathered) builder() *builder {
-	return &builder{g: g, params: map[graph.ID][]string{}}
+	return &builder{g: g, params: map[graph.ID][]string{}, norms: map[graph.ID]*store.Normalization{}}
 }
 
 // fill sets c to the citation of pt.
@@ -701,7 +725,12 @@ func (b *builder) fill(c *store.Citation, pt *partial) {
 		v := l.names.at(pt.fragment)
 		c.Fragment = &v
 	}
-	if pt.norm != 0 {
+	if pt.norm != 0 && b.g.lean {
+		if c.Norm = b.norms[pt.norm]; c.Norm == nil {
+			c.Norm = buildNormalization(idNodes{l}, pt.norm, pt.key, &b.g.policy, normOptions[graph.ID]{lean: true, params: b.params})
+			b.norms[pt.norm] = c.Norm
+		}
+	} else if pt.norm != 0 {
 		k, _ := b.g.normIDs.index(pt.norm)
 		if c.Norm = b.g.norms[k].Load(); c.Norm == nil {
 			// Two goroutines may make the same one: one of them is kept.

@@ -136,6 +136,7 @@ func (sc *scan) Citations(rows []int32, dst []store.Citation) {
 		return
 	}
 	b := sc.pool.Get().(*builder)
+	clear(b.norms)
 	for i, r := range rows {
 		b.fill(&dst[i], &sc.g.parts[sc.order[r]])
 	}

@@ -1,10 +1,14 @@
 package citestore
 
 import (
+	"errors"
+	"fmt"
 	"math/bits"
+	"strings"
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/provgraph/provgraph/internal/cores"
 	"github.com/provgraph/provgraph/internal/graph"
 )
 
@@ -67,6 +71,11 @@ type terms struct {
 	ent    []uint64
 	blocks [][]byte
 	max    graph.ID
+	// The step logs decoded as their rules (decodeSteps): the k-th id of
+	// steps reads as stepVals[stepIdx[k]].
+	steps    idSet
+	stepIdx  []uint32
+	stepVals []string
 }
 
 // at returns the term of id, or "" if it was not decoded. The block's
@@ -75,6 +84,9 @@ type terms struct {
 func (t *terms) at(id graph.ID) string {
 	k, ok := t.set.index(id)
 	if !ok {
+		if k, ok := t.steps.index(id); ok {
+			return t.stepVals[t.stepIdx[k]]
+		}
 		return ""
 	}
 	e := t.ent[k]
@@ -88,4 +100,86 @@ func (t *terms) at(id graph.ID) string {
 	}
 	b := t.blocks[blk]
 	return unsafe.String(&b[start], int(end-start))
+}
+
+// stepLog is what the scan keeps of a step log (the JSON array of
+// normalize.Step that ingest stores): one "rule" member for each rule it
+// names, once each, in order, from which stepRules reads the same rules
+// as from the whole log. The scan builds only Rules from a log (lineage's
+// Reader parses it whole), and the rules, unlike the logs, which hold the
+// URL's own values, repeat: at a million citations the logs were 69 MB
+// of the 143 MB of decoded terms, and their rule lists, kept once each,
+// are a few kilobytes and 4 bytes a log.
+func stepLog(log []byte) string {
+	var b strings.Builder
+	for _, r := range stepRules(unsafe.String(unsafe.SliceData(log), len(log))) {
+		b.WriteString(`"rule":"`)
+		b.WriteString(r)
+		b.WriteByte('"')
+	}
+	return b.String()
+}
+
+// decodeSteps decodes the step logs marked by wantSteps that no other
+// want marked (those are decoded whole) as their stepLog, each distinct
+// one kept once: terms.steps numbers them, terms.stepIdx gives each its
+// value in terms.stepVals.
+func (l *loader) decodeSteps() error {
+	for w := range l.steps.bits {
+		l.steps.bits[w] &^= l.names.set.bits[w]
+	}
+	n := l.steps.seal()
+	need := make([]graph.ID, 0, n)
+	for w, word := range l.steps.bits {
+		for word != 0 {
+			need = append(need, graph.ID(w*64+bits.TrailingZeros64(word)))
+			word &= word - 1
+		}
+	}
+	idx := make([]uint32, n)
+	nw := cores.N()
+	errs := make([]error, nw)
+	vals := make([][]string, nw) // each core's distinct values, numbered from 0
+	cores.Split(len(need), func(w, lo, hi int) {
+		seen := map[string]uint32{}
+		k := lo
+		errs[w] = l.r.Values(l.ctx, need[lo:hi], func(id graph.ID, v []byte) error {
+			if id != need[k] {
+				return fmt.Errorf("citestore: decoding: term %d came for %d", id, need[k])
+			}
+			if (k-lo)%(releaseEvery/16) == releaseEvery/16-1 {
+				l.r.ReleaseMapped(mappedLimit)
+			}
+			s := stepLog(v)
+			j, ok := seen[s]
+			if !ok {
+				j = uint32(len(vals[w]))
+				seen[s] = j
+				vals[w] = append(vals[w], s)
+			}
+			idx[k] = j
+			k++
+			return nil
+		})
+	})
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	// One table for all cores: each core's numbers shifted past the
+	// values of the cores before it (a value two cores found is kept
+	// twice, which changes nothing read).
+	base := make([]uint32, nw)
+	var all []string
+	for w, v := range vals {
+		base[w] = uint32(len(all))
+		all = append(all, v...)
+	}
+	cores.Split(len(need), func(w, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			idx[k] += base[w]
+		}
+	})
+	l.names.steps, l.names.stepIdx, l.names.stepVals = l.steps, idx, all
+	l.steps = idSet{}
+	return nil
 }
