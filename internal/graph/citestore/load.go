@@ -474,7 +474,7 @@ func (l *loader) decode() error {
 // citations, most of the file at ten million).
 const (
 	mappedLimit  = graph.DefaultMappedLimit
-	releaseEvery = 1 << 20
+	releaseEvery = 1 << 18
 )
 
 // decodeBlock is the size of the blocks decoded terms are copied into.
