@@ -145,8 +145,7 @@ func runGroups(cmd *cobra.Command, o groupsOptions) error {
 	if err != nil {
 		return err
 	}
-	tuneGCForQueries()
-	applyWorkMem(workMem)
+	tuneGCForGroups(workMem)
 	opts := query.GroupOptions{MaxShared: o.maxShared, MinSize: o.minSize, Verdict: o.verdict, Review: o.review}
 	reviewed := filterSet(cmd)
 	if !reviewed {

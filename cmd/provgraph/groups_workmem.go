@@ -47,6 +47,25 @@ func groupsWorkMem(flag string) (int64, error) {
 	return n * unit, nil
 }
 
+// groupsGCPercent is the garbage collector's target for groups, in place
+// of queryGCPercent (unless GOGC is set). What groups holds is now mostly
+// arrays without pointers, which a collection does not scan, so
+// collecting twice as often costs little: at a million citations, 862 MB
+// of peak RSS at 100 against 1075 MB at 200, for the same CPU time (9.3
+// and 9.7 s, one run each on a loaded machine).
+const groupsGCPercent = 100
+
+// tuneGCForGroups sets the collector for groups: tuneGCForQueries, then
+// groupsGCPercent unless GOGC is set, then the heap's soft limit
+// workMem, if given (applyWorkMem).
+func tuneGCForGroups(workMem int64) {
+	tuneGCForQueries()
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(groupsGCPercent)
+	}
+	applyWorkMem(workMem)
+}
+
 // applyWorkMem makes n the soft limit of the Go heap (debug.SetMemoryLimit)
 // in place of tuneGCForQueries' half of the machine, and of GOMEMLIMIT:
 // the collector then runs as often as it must to stay under it, trading

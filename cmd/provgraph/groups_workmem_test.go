@@ -12,11 +12,14 @@ import (
 // error naming where it came from, and nothing is grouped.
 func TestGroupsWorkMem(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	db := filepath.Join(t.TempDir(), "g.db")
 	if code, _, stderr := run(t, "ingest", "--db", db, "../../testdata/citations.jsonl"); code != 0 {
 		t.Fatalf("ingest: %d %s", code, stderr)
 	}
 	t.Setenv("GOMEMLIMIT", "")
+	t.Setenv("GOGC", "")
+	debug.SetGCPercent(1) // so that a run that set nothing is seen
 	for _, tc := range []struct {
 		env  string
 		args []string
@@ -33,6 +36,9 @@ func TestGroupsWorkMem(t *testing.T) {
 		}
 		if got := debug.SetMemoryLimit(-1); got != tc.want {
 			t.Errorf("groups %v with %s=%q: memory limit %d, want %d", tc.args, groupsWorkMemEnv, tc.env, got, tc.want)
+		}
+		if got := debug.SetGCPercent(1); got != groupsGCPercent {
+			t.Errorf("groups %v: GC percent %d, want %d", tc.args, got, groupsGCPercent)
 		}
 	}
 	for _, tc := range []struct {
