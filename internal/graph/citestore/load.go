@@ -505,8 +505,9 @@ var (
 )
 
 // partial is a citation's node ids, gathered before the terms are decoded.
+// Its id is l.one(pCitationId, node): a string here was 16 bytes a
+// citation.
 type partial struct {
-	id                   string // the citation id, once read
 	node, raw, norm, key graph.ID
 	rawText, fragment    graph.ID // the raw URL's literals
 	// Its retrievals and relations are l.span(pRetrievedIn, node) and
@@ -704,10 +705,7 @@ func (g *gathered) builder() *builder {
 func (b *builder) fill(c *store.Citation, pt *partial) {
 	l := b.g.l
 	n := pt.node
-	id := pt.id
-	if id == "" {
-		id = l.one(pCitationId, n)
-	}
+	id := l.one(pCitationId, n)
 	*c = store.Citation{
 		ID:         id,
 		ObservedAt: l.one(pObservedAt, n), Position: l.one(pPosition, n),

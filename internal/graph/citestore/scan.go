@@ -109,8 +109,7 @@ func newScan(ctx context.Context, r *graph.Reader, policyDigest string, f store.
 	ids := make([]byID, n)
 	cores.Split(n, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			g.parts[i].id = l.one(pCitationId, g.parts[i].node)
-			ids[i] = byID{g.parts[i].id, int32(i)}
+			ids[i] = byID{l.one(pCitationId, g.parts[i].node), int32(i)}
 		}
 	})
 	cores.SortByText(ids, func(x byID) string { return x.id })
@@ -177,7 +176,7 @@ func (sc *scan) rows(ctx context.Context, fn func(*store.Row) error) error {
 					return err
 				}
 			}
-			row.ID = g.parts[sc.order[i]].id
+			row.ID = l.one(pCitationId, g.parts[sc.order[i]].node)
 			if err := fn(&row); err != nil {
 				return err
 			}
@@ -307,7 +306,7 @@ func (sc *scan) rows(ctx context.Context, fn func(*store.Row) error) error {
 				return p.lists[p.off[k*numLists+j]:p.off[k*numLists+j+1]]
 			}
 			row = store.Row{
-				ID: g.parts[sc.order[i]].id, Raw: raw[i], Key: key[i],
+				ID: l.one(pCitationId, g.parts[sc.order[i]].node), Raw: raw[i], Key: key[i],
 				Content: list(listContent), FinalURL: list(listFinalURL), Canonical: list(listCanonical),
 				Relations: list(listRelations), Redirects: list(listRedirects),
 				Rejected: flags[i]&fRejected != 0, KeyContent: flags[i]&fKeyContent != 0, Related: flags[i]&fRelated != 0,
