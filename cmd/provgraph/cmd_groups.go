@@ -89,8 +89,8 @@ An ingest or resolve run that never completed is named on standard error
 (and in JSON, incomplete_runs): the groups may miss what it did not write.
 An empty database gives no group and zero counts.
 
-Memory: the command holds about 340 bytes a citation while it groups
-(340 MB of heap at a million); it keeps at most 128 MiB of the database
+Memory: the command holds about 400 bytes a citation while it groups
+(400 MB of heap at a million); it keeps at most 128 MiB of the database
 file mapped while it reads it.
 --work-mem (default $PROVGRAPH_WORK_MEM, the variable ingest's --work-mem
 reads) is the heap's soft limit: the garbage collector runs more often to

@@ -69,7 +69,7 @@ func tuneGCForGroups(workMem int64) {
 // applyWorkMem makes n the soft limit of the Go heap (debug.SetMemoryLimit)
 // in place of tuneGCForQueries' half of the machine, and of GOMEMLIMIT:
 // the collector then runs as often as it must to stay under it, trading
-// CPU for memory. What the scan must hold (about 340 bytes a citation, see
+// CPU for memory. What the scan must hold (about 400 bytes a citation, see
 // internal/query/LOADING.md) is not spilled: below that the limit cannot
 // be kept and the collector runs often, capped by Go at about half the
 // CPU.
