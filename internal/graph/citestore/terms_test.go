@@ -2,6 +2,7 @@ package citestore
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/provgraph/provgraph/internal/graph"
@@ -92,5 +93,39 @@ func TestPredIRIsDistinct(t *testing.T) {
 	}
 	if numPreds > 255 {
 		t.Errorf("%d preds do not fit a byte code", numPreds)
+	}
+}
+
+// TestSpan: span gives the objects of a predicate as all does, whether
+// they are contiguous among the subject's pairs (a slice of objs) or not
+// (a copy), and nothing for a predicate that was not read.
+func TestSpan(t *testing.T) {
+	l := &loader{}
+	l.pid[pRetrievedIn], l.pid[pQualifiedRelation], l.pid[pCites] = 10, 11, 12
+	// Subject 1: two retrievals together, then a relation; subject 2: a
+	// retrieval, a relation, a retrieval; subject 3: nothing.
+	l.preds = []uint8{pRetrievedIn.code(), pRetrievedIn.code(), pQualifiedRelation.code(),
+		pRetrievedIn.code(), pQualifiedRelation.code(), pRetrievedIn.code()}
+	l.objs = []graph.ID{100, 101, 102, 200, 201, 202}
+	l.off = []uint32{0, 0, 3, 6, 6, 6}
+	for _, tc := range []struct {
+		pr   pred
+		s    graph.ID
+		want []graph.ID
+	}{
+		{pRetrievedIn, 1, []graph.ID{100, 101}},
+		{pQualifiedRelation, 1, []graph.ID{102}},
+		{pRetrievedIn, 2, []graph.ID{200, 202}},
+		{pQualifiedRelation, 2, []graph.ID{201}},
+		{pRetrievedIn, 3, nil},
+		{pCites, 1, nil},
+		{pHop, 1, nil}, // not read
+		{pRetrievedIn, 0, nil},
+		{pRetrievedIn, 9, nil},
+	} {
+		got := l.span(tc.pr, tc.s)
+		if !slices.Equal(got, tc.want) || !slices.Equal(got, l.all(tc.pr, tc.s)) {
+			t.Errorf("span(%d, %d) = %v, want %v (all: %v)", tc.pr, tc.s, got, tc.want, l.all(tc.pr, tc.s))
+		}
 	}
 }
