@@ -24,6 +24,7 @@ type groupsOptions struct {
 	review    bool
 	redact    bool
 	filter    service.GroupFilter
+	workMem   string
 }
 
 // verdicts are the verdicts' names, in the codebook's order.
@@ -88,6 +89,14 @@ An ingest or resolve run that never completed is named on standard error
 (and in JSON, incomplete_runs): the groups may miss what it did not write.
 An empty database gives no group and zero counts.
 
+Memory: the command holds about 400 bytes a citation while it groups
+(400 MB of heap at a million); it keeps at most 128 MiB of the database
+file mapped while it reads it.
+--work-mem (default $PROVGRAPH_WORK_MEM, the variable ingest's --work-mem
+reads) is the heap's soft limit: the garbage collector runs more often to
+stay under it, so a limit near what is held costs CPU time, and a limit
+below it cannot be kept (nothing is spilled to disk yet).
+
 Review (see provgraph review): when the database holds decisions, or a
 filter flag is given, each group is followed by its review state
 (unreviewed, decided, stale with what changed) and latest decision; JSON is
@@ -120,6 +129,7 @@ unless --min-size is given.
 	f.BoolVar(&o.review, "review-relations", true, "also list the groups smaller than --min-size that are the source or target of a relation marked for review; false lists by size only")
 	f.StringVar(&o.verdict, "verdict", "", "list only groups with this verdict: "+strings.Join(verdicts, ", "))
 	f.IntVar(&o.maxShared, "max-shared", model.DefaultMaxShared, "a redirect target or content hash shared by more groups than this is not duplicate evidence")
+	f.StringVar(&o.workMem, "work-mem", "", workMemHelp)
 	addRedactFlag(cmd, &o.redact)
 	addFilterFlags(cmd, &o.filter)
 	return cmd
@@ -132,7 +142,11 @@ func runGroups(cmd *cobra.Command, o groupsOptions) error {
 	if o.verdict != "" && !slices.Contains(verdicts, o.verdict) {
 		return usagef("--verdict %q: want one of %s", o.verdict, strings.Join(verdicts, ", "))
 	}
-	tuneGCForQueries()
+	workMem, err := groupsWorkMem(o.workMem)
+	if err != nil {
+		return err
+	}
+	tuneGCForGroups(workMem)
 	opts := query.GroupOptions{MaxShared: o.maxShared, MinSize: o.minSize, Verdict: o.verdict, Review: o.review}
 	reviewed := filterSet(cmd)
 	if !reviewed {

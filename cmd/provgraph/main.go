@@ -27,8 +27,21 @@ func main() {
 		}
 		defer f.Close()
 	}
+	// PROVGRAPH_MEMPROFILE=FILE writes the heap profile taken at the
+	// command's largest live heap (`go tool pprof -sample_index=inuse_space`):
+	// how to see what holds memory at its peak.
+	var mem *peakProfile
+	memPath := os.Getenv("PROVGRAPH_MEMPROFILE")
+	if memPath != "" {
+		mem = startPeakProfile()
+	}
 	code := Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	pprof.StopCPUProfile()
+	if mem != nil {
+		if err := mem.write(memPath); err != nil {
+			fmt.Fprintf(os.Stderr, "provgraph: PROVGRAPH_MEMPROFILE: %v\n", err)
+		}
+	}
 	os.Exit(code)
 }

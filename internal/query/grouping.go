@@ -424,22 +424,34 @@ func newGrouping(f *facts, snap *Snapshot, opts GroupOptions) *grouping {
 
 	// Content hashes: shared by too many groups, a hash is a common page
 	// (an error or login page) and is evidence of nothing.
-	maxHash := int32(-1)
-	for _, h := range f.hashRef {
-		maxHash = max(maxHash, h)
-	}
-	count := make([]int32, maxHash+1) // by hash ref
+	// How many groups have each hash: the groups' hashes sorted, then
+	// counted by distinct hash. Hash refs are a backend's handles (term ids
+	// in citestore), so an array indexed by ref was 4 bytes for every term
+	// of the database (30 MB at a million citations), where this is 8
+	// bytes for each group's hash.
+	var all []int32
 	for _, gr := range g.groups {
-		for _, h := range gr.hashes {
-			count[h]++
+		all = append(all, gr.hashes...)
+	}
+	slices.Sort(all)
+	var hashes, counts []int32 // distinct hash refs, in order, and how many groups have each
+	for i, h := range all {
+		if i == 0 || h != all[i-1] {
+			hashes, counts = append(hashes, h), append(counts, 0)
 		}
+		counts[len(counts)-1]++
+	}
+	all = nil
+	count := func(h int32) int32 {
+		i, _ := slices.BinarySearch(hashes, h)
+		return counts[i]
 	}
 	g.hashGroups, g.sharedText = map[int32][]int32{}, map[string]int{}
 	for gi, gr := range g.groups {
 		for _, h := range gr.hashes {
-			if count[h] > 1 {
+			if n := count(h); n > 1 {
 				g.hashGroups[h] = append(g.hashGroups[h], int32(gi))
-				g.sharedText[f.hashText(h)] = int(count[h])
+				g.sharedText[f.hashText(h)] = int(n)
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"slices"
 
 	"github.com/provgraph/provgraph/internal/store"
 )
@@ -48,17 +49,33 @@ func rowFacts(ctx context.Context, sc store.Scanner, policyDigest string, extra 
 	f.n = len(f.state)
 	f.key = make([]int32, f.n)
 	// Key refs are numbered by first appearance in citation id order, as
-	// gathered.facts numbers them.
-	refOf := make([]int32, texts.Len(store.FieldKey)+1)
+	// gathered.facts numbers them: the keyed rows sorted by (handle, row)
+	// put each key's rows together, its first appearance first. An array
+	// indexed by handle was 4 bytes for every term of the database (31 MB
+	// at a million citations, with citestore's term ids); this is 8 bytes
+	// a keyed citation.
+	var pairs []uint64 // handle<<32 | row
 	for i, h := range keyH {
-		if f.state[i] != stateKeyed {
-			continue
+		if f.state[i] == stateKeyed {
+			pairs = append(pairs, uint64(h)<<32|uint64(i))
 		}
-		if refOf[h] == 0 {
-			f.keys = append(f.keys, texts.Text(store.FieldKey, h))
-			refOf[h] = int32(len(f.keys))
+	}
+	keyH = nil
+	slices.Sort(pairs)
+	var firsts []uint64 // first row<<32 | its start in pairs, for each key
+	for j, p := range pairs {
+		if j == 0 || p>>32 != pairs[j-1]>>32 {
+			firsts = append(firsts, p<<32|uint64(j))
 		}
-		f.key[i] = refOf[h] - 1
+	}
+	slices.Sort(firsts)
+	for ref, fs := range firsts {
+		start := int(uint32(fs))
+		h := store.Handle(pairs[start] >> 32)
+		f.keys = append(f.keys, texts.Text(store.FieldKey, h))
+		for j := start; j < len(pairs) && pairs[j]>>32 == uint64(h); j++ {
+			f.key[uint32(pairs[j])] = int32(ref)
+		}
 	}
 	f.redirURL = make([]string, len(redirH))
 	for j, h := range redirH {

@@ -35,7 +35,7 @@ type idNodes struct{ l *loader }
 func (a idNodes) lit(p pred, n graph.ID) string      { return a.l.one(p, n) }
 func (a idNodes) first(p pred, n graph.ID) graph.ID  { return a.l.get(p, n) }
 func (a idNodes) objs(p pred, n graph.ID) []graph.ID { return a.l.all(p, n) }
-func (a idNodes) iri(n graph.ID) string              { return a.l.names[n] }
+func (a idNodes) iri(n graph.ID) string              { return a.l.names.at(n) }
 
 // iriNodes is the lineage reader's nodes: nodes are their IRIs (or, for
 // literals, their text), read into r.p by r.Node.

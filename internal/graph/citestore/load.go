@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/provgraph/provgraph/internal/cores"
 	"github.com/provgraph/provgraph/internal/graph"
@@ -180,20 +179,29 @@ var predIRIs = [numPreds]string{
 type loader struct {
 	ctx   context.Context
 	r     *graph.Reader
-	names []string // decoded terms by id: IRI or lexical form
+	names terms    // decoded terms by id: IRI or lexical form
 	marks []uint64 // a bit for every id to decode (want)
+	// steps has a bit for every step log to decode (wantSteps): only the
+	// rules it names are kept (terms.steps).
+	steps idSet
 	rels  map[graph.ID]string
 
 	// The pairs of subject s are preds[off[s]:off[s+1]] and
-	// objs[off[s]:off[s+1]], in predicate id order.
+	// objs[off[s]:off[s+1]], in predicate id order. A predicate is kept
+	// as its pred number + 1, a byte, not its term id: the objects and
+	// offsets are what the arrays must hold, and at a million citations
+	// term ids made 29 MB more of them.
 	off   []uint32
-	preds []graph.ID
+	preds []uint8
 	objs  []graph.ID
 	pid   [numPreds]graph.ID
 }
 
+// code is how pred is kept in loader.preds.
+func (p pred) code() uint8 { return uint8(p) + 1 }
+
 func newLoader(ctx context.Context, r *graph.Reader) *loader {
-	return &loader{ctx: ctx, r: r, marks: make([]uint64, r.MaxID()/64+1)}
+	return &loader{ctx: ctx, r: r, marks: make([]uint64, r.MaxID()/64+1), steps: newIDSet(r.MaxID())}
 }
 
 // read gathers the pairs of preds from every subject. The pass is split
@@ -201,16 +209,19 @@ func newLoader(ctx context.Context, r *graph.Reader) *loader {
 // which are then laid end to end.
 func (l *loader) read(preds ...pred) error {
 	max := l.r.MaxID()
-	wanted := make([]bool, max+1)
+	codeOf := make([]uint8, max+1) // predicate id -> pred.code(), 0 if not read
 	for _, p := range preds {
 		if id := l.r.ID(graph.IRI(predIRIs[p])); id != 0 {
 			l.pid[p] = id
-			wanted[id] = true
+			codeOf[id] = p.code()
 		}
 	}
 	l.off = make([]uint32, max+2)
 	nw := cores.N()
-	type part struct{ preds, objs []graph.ID }
+	type part struct {
+		preds []uint8
+		objs  []graph.ID
+	}
 	parts := make([]part, nw)
 	errs := make([]error, nw)
 	cores.Split(nw, func(w, _, _ int) {
@@ -219,16 +230,21 @@ func (l *loader) read(preds ...pred) error {
 		// Room for half of this range's quads: grouping reads about that
 		// share, so the arrays rarely grow (and copy) on the way.
 		guess := l.r.Count() / int64(nw) / 2
-		pt.preds, pt.objs = make([]graph.ID, 0, guess), make([]graph.ID, 0, guess)
+		pt.preds, pt.objs = make([]uint8, 0, guess), make([]graph.ID, 0, guess)
 		next := from // the first subject whose start is not yet set
+		seen := 0
 		errs[w] = l.r.QuadsIn(l.ctx, from, to, func(s, p, o graph.ID) {
-			if !wanted[p] {
+			if seen++; seen%releaseEvery == 0 {
+				l.r.ReleaseMapped(mappedLimit)
+			}
+			c := codeOf[p]
+			if c == 0 {
 				return
 			}
 			for ; next <= s; next++ {
 				l.off[next] = uint32(len(pt.preds))
 			}
-			pt.preds = append(pt.preds, p)
+			pt.preds = append(pt.preds, c)
 			pt.objs = append(pt.objs, o)
 		})
 		for ; next < to; next++ {
@@ -242,7 +258,7 @@ func (l *loader) read(preds ...pred) error {
 	for _, pt := range parts {
 		total += len(pt.preds)
 	}
-	l.preds, l.objs = make([]graph.ID, 0, total), make([]graph.ID, 0, total)
+	l.preds, l.objs = make([]uint8, 0, total), make([]graph.ID, 0, total)
 	for w, pt := range parts {
 		from, to := 1+max*graph.ID(w)/graph.ID(nw), 1+max*graph.ID(w+1)/graph.ID(nw)
 		if base := uint32(len(l.preds)); base > 0 {
@@ -262,10 +278,10 @@ func (l *loader) get(pr pred, s graph.ID) graph.ID {
 	if s == 0 || int(s)+1 >= len(l.off) {
 		return 0
 	}
-	p := l.pid[pr]
-	if p == 0 { // not read: a lean load leaves out what grouping never shows
+	if l.pid[pr] == 0 { // not read: a lean load leaves out what grouping never shows
 		return 0
 	}
+	p := pr.code()
 	for i := l.off[s]; i < l.off[s+1]; i++ {
 		if l.preds[i] == p {
 			return l.objs[i]
@@ -279,10 +295,10 @@ func (l *loader) all(pr pred, s graph.ID) []graph.ID {
 	if s == 0 || int(s)+1 >= len(l.off) {
 		return nil
 	}
-	p := l.pid[pr]
-	if p == 0 {
+	if l.pid[pr] == 0 {
 		return nil
 	}
+	p := pr.code()
 	var out []graph.ID
 	for i := l.off[s]; i < l.off[s+1]; i++ {
 		if l.preds[i] == p {
@@ -297,13 +313,40 @@ func (l *loader) appendAll(dst []graph.ID, pr pred, s graph.ID) []graph.ID {
 	if s == 0 || int(s)+1 >= len(l.off) || l.pid[pr] == 0 {
 		return dst
 	}
-	p := l.pid[pr]
+	p := pr.code()
 	for i := l.off[s]; i < l.off[s+1]; i++ {
 		if l.preds[i] == p {
 			dst = append(dst, l.objs[i])
 		}
 	}
 	return dst
+}
+
+// span returns the objects of pred for s, as all does, without copying
+// them when they are contiguous in objs (a subject's pairs are in
+// predicate id order, so they are): the caller must not change it.
+func (l *loader) span(pr pred, s graph.ID) []graph.ID {
+	if s == 0 || int(s)+1 >= len(l.off) || l.pid[pr] == 0 {
+		return nil
+	}
+	p := pr.code()
+	i, end := l.off[s], l.off[s+1]
+	for i < end && l.preds[i] != p {
+		i++
+	}
+	j := i
+	for j < end && l.preds[j] == p {
+		j++
+	}
+	for k := j; k < end; k++ {
+		if l.preds[k] == p { // not contiguous after all: copy
+			return l.all(pr, s)
+		}
+	}
+	if i == j {
+		return nil
+	}
+	return l.objs[i:j:j]
 }
 
 // instances returns the subjects of rdf:type class.
@@ -314,6 +357,7 @@ func (l *loader) instances(class string) ([]graph.ID, error) {
 		return nil, nil
 	}
 	err := l.r.Subjects(l.ctx, typ, cls, func(s graph.ID) { out = append(out, s) })
+	l.r.ReleaseMapped(mappedLimit)
 	if err != nil {
 		return nil, fmt.Errorf("citestore: reading instances of %s: %w", class, err)
 	}
@@ -330,12 +374,20 @@ func (l *loader) want(ids ...graph.ID) {
 	}
 }
 
+// wantSteps marks the step log of normalization nrm, to be decoded as
+// the rules it names (stepLog).
+func (l *loader) wantSteps(nrm graph.ID) {
+	for _, o := range l.span(pSteps, nrm) {
+		l.steps.add(o)
+	}
+}
+
 // wantAll marks the objects of pred for s, as want.
 func (l *loader) wantAll(pr pred, s graph.ID) {
 	if s == 0 || int(s)+1 >= len(l.off) || l.pid[pr] == 0 {
 		return
 	}
-	p := l.pid[pr]
+	p := pr.code()
 	for i := l.off[s]; i < l.off[s+1]; i++ {
 		if l.preds[i] == p {
 			l.want(l.objs[i])
@@ -344,61 +396,98 @@ func (l *loader) wantAll(pr pred, s graph.ID) {
 }
 
 func (l *loader) decode() error {
-	// The wanted ids, in order, from the bitmap of marks; the marks are
-	// cleared for the next decode.
-	max := l.r.MaxID()
-	n := 0
-	for _, word := range l.marks {
-		n += bits.OnesCount64(word)
-	}
+	// The wanted ids, in order, from the bitmap of marks, which becomes
+	// the index of the decoded terms: decode runs once per loader.
+	l.names = terms{set: idSet{bits: l.marks}, max: l.r.MaxID()}
+	l.marks = nil
+	n := l.names.set.seal()
 	need := make([]graph.ID, 0, n)
-	for w, word := range l.marks {
+	for w, word := range l.names.set.bits {
 		for word != 0 {
 			need = append(need, graph.ID(w*64+bits.TrailingZeros64(word)))
 			word &= word - 1
 		}
 	}
-	clear(l.marks)
-	if l.names == nil {
-		l.names = make([]string, max+1)
-	}
+	l.names.ent = make([]uint64, n)
 	// Each core decodes its share of the ids, with a cursor of its own,
-	// into large blocks of bytes that the strings point into: millions of
-	// small strings would each be an allocation, and an object for the
-	// garbage collector to mark on every cycle.
-	errs := make([]error, cores.N())
+	// into large blocks of bytes (terms): millions of small strings would
+	// each be an allocation, and an object for the garbage collector to
+	// mark on every cycle. A core numbers its blocks from 0; they are
+	// renumbered once all are laid end to end.
+	nw := cores.N()
+	errs := make([]error, nw)
+	blocks := make([][][]byte, nw)
 	cores.Split(len(need), func(w, lo, hi int) {
-		var block []byte
+		if lo == hi {
+			return
+		}
+		block := make([]byte, 0, decodeBlock)
+		mine := [][]byte{nil}
+		k := lo
 		errs[w] = l.r.Values(l.ctx, need[lo:hi], func(id graph.ID, v []byte) error {
-			if len(v) == 0 {
-				l.names[id] = ""
-				return nil
+			if (k-lo)%(releaseEvery/16) == releaseEvery/16-1 {
+				l.r.ReleaseMapped(mappedLimit)
+			}
+			if id != need[k] {
+				return fmt.Errorf("citestore: decoding: term %d came for %d", id, need[k])
 			}
 			if len(v) > cap(block)-len(block) {
+				mine[len(mine)-1] = block
 				block = make([]byte, 0, decodeBlock+len(v))
+				mine = append(mine, nil)
 			}
-			start := len(block)
 			block = append(block, v...)
-			// The block's bytes are never written again once a string
-			// points to them.
-			l.names[id] = unsafe.String(&block[start], len(v))
+			l.names.ent[k] = uint64(len(mine)-1)<<32 | uint64(len(block))
+			k++
 			return nil
 		})
+		mine[len(mine)-1] = block
+		blocks[w] = mine
 	})
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	cores.Split(len(need), func(w, lo, hi int) {
+		base := 0
+		for _, b := range blocks[:w] {
+			base += len(b)
+		}
+		for k := lo; k < hi; k++ {
+			l.names.ent[k] += uint64(base) << 32
+		}
+	})
+	for _, b := range blocks {
+		l.names.blocks = append(l.names.blocks, b...)
+	}
+	if err := l.decodeSteps(); err != nil {
+		return err
+	}
+	l.r.ReleaseMapped(0) // the scan reads the file no more
+	return nil
 }
+
+// mappedLimit is how many bytes of files the process may have mapped while
+// a scan reads the database (graph.Reader.ReleaseMapped), checked every
+// releaseEvery quads of the SPO pass, every releaseEvery/16 decoded terms,
+// and after each class lookup: a scan reads nearly every page of the file
+// once, and without it they all stayed resident (650 MB at a million
+// citations, most of the file at ten million).
+const (
+	mappedLimit  = graph.DefaultMappedLimit
+	releaseEvery = 1 << 18
+)
 
 // decodeBlock is the size of the blocks decoded terms are copied into.
 const decodeBlock = 1 << 20
 
 // one returns the value of the first object of pred for s, once decoded.
-func (l *loader) one(pr pred, s graph.ID) string { return l.names[l.get(pr, s)] }
+func (l *loader) one(pr pred, s graph.ID) string { return l.names.at(l.get(pr, s)) }
 
 // literal predicates: their objects are decoded whenever their subject is
 // part of the snapshot. The lean sets are what grouping shows.
 var (
 	citationLiterals  = []pred{pCitationId, pObservedAt, pPosition, pQuestion, pBaseURL}
-	normLiterals      = []pred{pSteps, pErrorCode, pErrorMessage}
+	normLiterals      = []pred{pSteps, pErrorCode, pErrorMessage} // pSteps first: see wantSteps
 	keyLiterals       = []pred{pText, pCompare, pParsed, pHostRule, pRemovedParams}
 	retrievalLiterals = []pred{pRetrievedAt, pFinalURL, pFinalStatus, pContentHash, pContentType, pSnapshotRef, pCanonicalDropped, pOutcome, pOutcomeError}
 	hopLiterals       = []pred{pHopIndex, pFrom, pTo, pStatus, pAt, pCrossesHost, pLocation}
@@ -416,20 +505,29 @@ var (
 )
 
 // partial is a citation's node ids, gathered before the terms are decoded.
+// Its id is l.one(pCitationId, node): a string here was 16 bytes a
+// citation.
 type partial struct {
-	id                   string // the citation id, once read
 	node, raw, norm, key graph.ID
 	rawText, fragment    graph.ID // the raw URL's literals
-	retrievals           []graph.ID
-	relations            []graph.ID
+	// Its retrievals and relations are l.span(pRetrievedIn, node) and
+	// l.span(pQualifiedRelation, node): not copied here, which saved 53 MB
+	// of slices at a million citations.
 }
 
 // gathered is every citation's node ids, with the terms they show
 // decoded: what building a Citation needs, kept after the read
 // transaction ends.
 type gathered struct {
-	l       *loader
-	norms   []atomic.Pointer[store.Normalization] // by normalization id, made once and shared
+	l *loader
+	// norms are the normalizations under the policy, made once and
+	// shared, by their position in normIDs: for a whole snapshot (not
+	// lean), which keeps every citation. A lean scan's builder shares them
+	// within one call of Citations (a group: citations of one raw URL
+	// have one key) and keeps none after it, so that what the groups
+	// written have built is not held to the end.
+	norms   []atomic.Pointer[store.Normalization]
+	normIDs idSet
 	policy  store.PolicyRef
 	parts   []partial
 	declsOf map[graph.ID][]graph.ID
@@ -482,7 +580,7 @@ func (l *loader) gather(pol store.PolicyRef, lean bool) (*gathered, error) {
 	// Which node is each normalization's key and each retrieval's
 	// canonical declarations.
 	keyOf := make([]graph.ID, l.r.MaxID()+1) // normalization -> its key
-	g := &gathered{l: l, policy: pol, declsOf: map[graph.ID][]graph.ID{}, lean: lean, norms: make([]atomic.Pointer[store.Normalization], l.r.MaxID()+1),
+	g := &gathered{l: l, policy: pol, declsOf: map[graph.ID][]graph.ID{}, lean: lean, normIDs: newIDSet(l.r.MaxID()),
 		extsOf: map[graph.ID][]graph.ID{}, evOf: map[graph.ID]graph.ID{}, passOf: map[graph.ID][]graph.ID{}}
 	if err := g.evidence(); err != nil {
 		return nil, err
@@ -542,15 +640,18 @@ func (l *loader) gather(pol store.PolicyRef, lean bool) (*gathered, error) {
 				}
 				pt.norm, pt.key = nrm, keyOf[nrm]
 				if !lean {
+					g.normIDs.add(nrm)
+				}
+				if !lean {
 					want(nrm)
 				}
-				lits(normLiterals, nrm)
+				l.wantSteps(nrm)
+				lits(normLiterals[1:], nrm)
 				if pt.key != 0 {
 					lits(kl, pt.key)
 				}
 			}
-			pt.retrievals = l.all(pRetrievedIn, n)
-			for _, rt := range pt.retrievals {
+			for _, rt := range l.span(pRetrievedIn, n) {
 				want(rt)
 				lits(rl, rt)
 				hops = l.appendAll(hops[:0], pHop, rt)
@@ -568,14 +669,14 @@ func (l *loader) gather(pol store.PolicyRef, lean bool) (*gathered, error) {
 			for _, p := range g.passOf[n] {
 				lits(passageLiterals, p)
 			}
-			pt.relations = l.all(pQualifiedRelation, n)
-			for _, rel := range pt.relations {
+			for _, rel := range l.span(pQualifiedRelation, n) {
 				lits(relationLiterals, rel)
 				want(l.get(pText, l.get(pTarget, rel)))
 			}
 			g.parts[i] = pt
 		}
 	})
+	g.norms = make([]atomic.Pointer[store.Normalization], g.normIDs.seal())
 	if err := l.decode(); err != nil {
 		return nil, err
 	}
@@ -591,47 +692,53 @@ type builder struct {
 	// parsed once. Step logs are not cached: they hold the URL's own
 	// values, so nearly every one is different.
 	params map[graph.ID][]string
+	// norms are a lean scan's normalizations made in this call of
+	// Citations, by node.
+	norms map[graph.ID]*store.Normalization
 }
 
 func (g *gathered) builder() *builder {
-	return &builder{g: g, params: map[graph.ID][]string{}}
+	return &builder{g: g, params: map[graph.ID][]string{}, norms: map[graph.ID]*store.Normalization{}}
 }
 
 // fill sets c to the citation of pt.
 func (b *builder) fill(c *store.Citation, pt *partial) {
 	l := b.g.l
 	n := pt.node
-	id := pt.id
-	if id == "" {
-		id = l.one(pCitationId, n)
-	}
+	id := l.one(pCitationId, n)
 	*c = store.Citation{
 		ID:         id,
 		ObservedAt: l.one(pObservedAt, n), Position: l.one(pPosition, n),
 		Question: l.one(pQuestion, n), BaseURL: l.one(pBaseURL, n),
-		Raw: l.names[pt.rawText],
+		Raw: l.names.at(pt.rawText),
 	}
 	if !b.g.lean {
-		c.Node, c.RawNode = l.names[n], l.names[pt.raw]
+		c.Node, c.RawNode = l.names.at(n), l.names.at(pt.raw)
 	}
 	if ans := l.get(pInAnswer, n); ans != 0 {
 		c.AnswerID = l.one(pAnswerId, ans)
 		c.Engine = l.one(pEngineName, l.get(pProvWasAttributedTo, ans))
 	}
 	if pt.fragment != 0 {
-		v := l.names[pt.fragment]
+		v := l.names.at(pt.fragment)
 		c.Fragment = &v
 	}
-	if pt.norm != 0 {
-		if c.Norm = b.g.norms[pt.norm].Load(); c.Norm == nil {
+	if pt.norm != 0 && b.g.lean {
+		if c.Norm = b.norms[pt.norm]; c.Norm == nil {
+			c.Norm = buildNormalization(idNodes{l}, pt.norm, pt.key, &b.g.policy, normOptions[graph.ID]{lean: true, params: b.params})
+			b.norms[pt.norm] = c.Norm
+		}
+	} else if pt.norm != 0 {
+		k, _ := b.g.normIDs.index(pt.norm)
+		if c.Norm = b.g.norms[k].Load(); c.Norm == nil {
 			// Two goroutines may make the same one: one of them is kept.
 			c.Norm = buildNormalization(idNodes{l}, pt.norm, pt.key, &b.g.policy, normOptions[graph.ID]{lean: b.g.lean, params: b.params})
-			if !b.g.norms[pt.norm].CompareAndSwap(nil, c.Norm) {
-				c.Norm = b.g.norms[pt.norm].Load()
+			if !b.g.norms[k].CompareAndSwap(nil, c.Norm) {
+				c.Norm = b.g.norms[k].Load()
 			}
 		}
 	}
-	for _, r := range pt.retrievals {
+	for _, r := range l.span(pRetrievedIn, n) {
 		rt := buildRetrieval(idNodes{l}, r, b.g.declsOf[r])
 		if exts := b.g.extsOf[r]; len(exts) > 0 {
 			evidenceOf(idNodes{l}, rt, exts, func(x graph.ID) graph.ID { return b.g.evOf[x] },
@@ -640,7 +747,7 @@ func (b *builder) fill(c *store.Citation, pt *partial) {
 		}
 		c.Retrievals = append(c.Retrievals, rt)
 	}
-	for _, rel := range pt.relations {
+	for _, rel := range l.span(pQualifiedRelation, n) {
 		c.Relations = append(c.Relations, buildRelation(idNodes{l}, rel, l.rels[rel]))
 	}
 	sortCitation(c)

@@ -109,8 +109,7 @@ func newScan(ctx context.Context, r *graph.Reader, policyDigest string, f store.
 	ids := make([]byID, n)
 	cores.Split(n, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			g.parts[i].id = l.one(pCitationId, g.parts[i].node)
-			ids[i] = byID{g.parts[i].id, int32(i)}
+			ids[i] = byID{l.one(pCitationId, g.parts[i].node), int32(i)}
 		}
 	})
 	cores.SortByText(ids, func(x byID) string { return x.id })
@@ -123,14 +122,11 @@ func newScan(ctx context.Context, r *graph.Reader, policyDigest string, f store.
 
 // Text implements store.Texts: a handle is a term id.
 func (sc *scan) Text(_ store.Fields, h store.Handle) string {
-	if names := sc.g.l.names; int(h) < len(names) {
-		return names[h]
-	}
-	return ""
+	return sc.g.l.names.at(graph.ID(h))
 }
 
 // Len implements store.Texts.
-func (sc *scan) Len(store.Fields) int { return max(0, len(sc.g.l.names)-1) }
+func (sc *scan) Len(store.Fields) int { return int(sc.g.l.names.max) }
 
 // Citations implements store.Texts, with a builder per goroutine at a
 // time (its caches are not shared).
@@ -139,6 +135,7 @@ func (sc *scan) Citations(rows []int32, dst []store.Citation) {
 		return
 	}
 	b := sc.pool.Get().(*builder)
+	clear(b.norms)
 	for i, r := range rows {
 		b.fill(&dst[i], &sc.g.parts[sc.order[r]])
 	}
@@ -179,7 +176,7 @@ func (sc *scan) rows(ctx context.Context, fn func(*store.Row) error) error {
 					return err
 				}
 			}
-			row.ID = g.parts[sc.order[i]].id
+			row.ID = l.one(pCitationId, g.parts[sc.order[i]].node)
 			if err := fn(&row); err != nil {
 				return err
 			}
@@ -218,23 +215,23 @@ func (sc *scan) rows(ctx context.Context, fn func(*store.Row) error) error {
 					}
 				}
 			}
-			related := len(pt.relations) > 0
+			related := len(l.span(pQualifiedRelation, pt.node)) > 0
 			var redirects []store.Handle // at most one per retrieval, rarely any
 			for j := range numLists {
 				listStart := len(p.lists)
 				switch j {
 				case listContent:
 					if f&store.FieldContent != 0 {
-						for _, rt := range pt.retrievals {
-							if h := l.get(pContentHash, rt); l.names[h] != "" {
+						for _, rt := range l.span(pRetrievedIn, pt.node) {
+							if h := l.get(pContentHash, rt); l.names.at(h) != "" {
 								add(store.Handle(h))
 							}
 						}
 					}
 				case listFinalURL:
-					for _, rt := range pt.retrievals {
+					for _, rt := range l.span(pRetrievedIn, pt.node) {
 						final := l.get(pFinalURL, rt)
-						if l.names[final] == "" {
+						if l.names.at(final) == "" {
 							final = 0
 						}
 						if f&store.FieldFinalURL != 0 {
@@ -257,9 +254,9 @@ func (sc *scan) rows(ctx context.Context, fn func(*store.Row) error) error {
 					}
 				case listCanonical:
 					if f&store.FieldCanonical != 0 {
-						for _, rt := range pt.retrievals {
+						for _, rt := range l.span(pRetrievedIn, pt.node) {
 							for _, d := range g.declsOf[rt] {
-								if u := l.get(pDeclaredURL, d); l.names[u] != "" {
+								if u := l.get(pDeclaredURL, d); l.names.at(u) != "" {
 									add(store.Handle(u))
 								}
 							}
@@ -267,7 +264,7 @@ func (sc *scan) rows(ctx context.Context, fn func(*store.Row) error) error {
 					}
 				case listRelations:
 					if f&store.FieldRelations != 0 {
-						for _, rel := range pt.relations {
+						for _, rel := range l.span(pQualifiedRelation, pt.node) {
 							add(store.Handle(l.get(pText, l.get(pTarget, rel))))
 						}
 					}
@@ -285,7 +282,7 @@ func (sc *scan) rows(ctx context.Context, fn func(*store.Row) error) error {
 			}
 			if f&store.FieldEvidence != 0 {
 				evStart := len(p.ev)
-				for _, rt := range pt.retrievals {
+				for _, rt := range l.span(pRetrievedIn, pt.node) {
 					if e, ok := g.evItem(rt); ok {
 						p.ev = append(p.ev, e)
 					}
@@ -309,7 +306,7 @@ func (sc *scan) rows(ctx context.Context, fn func(*store.Row) error) error {
 				return p.lists[p.off[k*numLists+j]:p.off[k*numLists+j+1]]
 			}
 			row = store.Row{
-				ID: g.parts[sc.order[i]].id, Raw: raw[i], Key: key[i],
+				ID: l.one(pCitationId, g.parts[sc.order[i]].node), Raw: raw[i], Key: key[i],
 				Content: list(listContent), FinalURL: list(listFinalURL), Canonical: list(listCanonical),
 				Relations: list(listRelations), Redirects: list(listRedirects),
 				Rejected: flags[i]&fRejected != 0, KeyContent: flags[i]&fKeyContent != 0, Related: flags[i]&fRelated != 0,
@@ -348,11 +345,11 @@ func (g *gathered) evItem(rt graph.ID) (store.Evidence, bool) {
 		return store.Evidence{}, false
 	}
 	it := store.Evidence{Retrieval: store.Handle(rt)}
-	if h := l.get(pContentHash, rt); l.names[h] != "" {
+	if h := l.get(pContentHash, rt); l.names.at(h) != "" {
 		it.Content = store.Handle(h)
 	}
 	if cur != nil {
-		if d := l.get(pTextDigest, curEv); l.names[d] != "" {
+		if d := l.get(pTextDigest, curEv); l.names.at(d) != "" {
 			it.Digest = store.Handle(d)
 		}
 		if cur.SimHash != "" {

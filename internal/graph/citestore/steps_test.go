@@ -44,6 +44,13 @@ func TestStepRules(t *testing.T) {
 		if got := stepRules(string(log)); !slices.Equal(got, want) {
 			t.Errorf("%s: stepRules(%s) = %q, want %q", u, log, got, want)
 		}
+		// What the scan keeps of a log (stepLog) names the same rules.
+		if got := stepRules(stepLog(log)); !slices.Equal(got, want) {
+			t.Errorf("%s: stepRules(stepLog(%s)) = %q, want %q", u, log, got, want)
+		}
+	}
+	if got := stepLog([]byte("null")); got != "" {
+		t.Errorf("stepLog(null) = %q, want empty", got)
 	}
 	if got := stepRules("null"); got != nil {
 		t.Errorf("stepRules(null) = %q, want none", got)
