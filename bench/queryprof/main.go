@@ -235,7 +235,7 @@ func timeSample(st *graph.Store, n, largest int, seed int64, repeat int) error {
 	}
 	lk := citestore.New(st)
 	for _, id := range ids {
-		if _, err := query.LineageOf(ctx, lk, st, id, nil); err != nil {
+		if _, err := query.LineageOf(ctx, lk, id, nil); err != nil {
 			return fmt.Errorf("lineage of %s: %w", id, err)
 		}
 	}
@@ -253,7 +253,7 @@ func timeSample(st *graph.Store, n, largest int, seed int64, repeat int) error {
 		for j := range ds {
 			c0 := threadCPU()
 			t0 := time.Now()
-			if _, err := query.LineageOf(ctx, lk, st, id, nil); err != nil {
+			if _, err := query.LineageOf(ctx, lk, id, nil); err != nil {
 				return err
 			}
 			ds[j] = time.Since(t0)

@@ -277,8 +277,13 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 
 // workMemBytes is --work-mem, or $PROVGRAPH_WORK_MEM, in bytes; 0 for the
 // default.
-func (o ingestOptions) workMemBytes() (int64, error) {
-	s, what := o.workMem, "--work-mem"
+func (o ingestOptions) workMemBytes() (int64, error) { return workMemFlag(o.workMem) }
+
+// workMemFlag reads a --work-mem flag value, or $PROVGRAPH_WORK_MEM when
+// the flag is empty, in bytes (0 when neither is set). ingest and groups
+// read it the same way, so that one setting bounds both.
+func workMemFlag(flag string) (int64, error) {
+	s, what := flag, "--work-mem"
 	if s == "" {
 		s, what = os.Getenv(workMemEnv), workMemEnv
 	}

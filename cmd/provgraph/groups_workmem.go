@@ -2,50 +2,16 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"runtime/debug"
-	"strconv"
-	"strings"
 )
 
-// groupsWorkMemEnv gives groups' --work-mem its default; ingest's
-// --work-mem reads the same variable, so that one setting bounds both.
-const groupsWorkMemEnv = "PROVGRAPH_WORK_MEM"
+// groupsWorkMemEnv is ingest's workMemEnv: one setting bounds both.
+const groupsWorkMemEnv = workMemEnv
 
-// minGroupsWorkMem is the least --work-mem groups takes, as ingest does.
-const minGroupsWorkMem = 16 << 10
-
-// groupsWorkMem is --work-mem (flag), or $PROVGRAPH_WORK_MEM, in bytes: a
-// whole number alone or followed by KiB, MiB or GiB, as ingest reads it.
-// 0 when neither is set.
-func groupsWorkMem(flag string) (int64, error) {
-	s, what := flag, "--work-mem"
-	if s == "" {
-		s, what = os.Getenv(groupsWorkMemEnv), groupsWorkMemEnv
-	}
-	if s == "" {
-		return 0, nil
-	}
-	num, unit := s, int64(1)
-	for _, u := range []struct {
-		suffix string
-		n      int64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}} {
-		if rest, ok := strings.CutSuffix(s, u.suffix); ok {
-			num, unit = rest, u.n
-			break
-		}
-	}
-	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n < 0 || n > math.MaxInt64/unit {
-		return 0, usagef("%s %q: want a number of bytes, alone or followed by KiB, MiB or GiB (e.g. 768MiB)", what, s)
-	}
-	if n*unit < minGroupsWorkMem {
-		return 0, usagef("%s %q: want at least 16KiB", what, s)
-	}
-	return n * unit, nil
-}
+// groupsWorkMem is --work-mem (flag), or $PROVGRAPH_WORK_MEM, in bytes, as
+// ingest reads it (workMemFlag); 0 when neither is set.
+func groupsWorkMem(flag string) (int64, error) { return workMemFlag(flag) }
 
 // groupsGCPercent is the garbage collector's target for groups, in place
 // of queryGCPercent (unless GOGC is set). What groups holds is now mostly
