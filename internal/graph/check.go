@@ -205,6 +205,7 @@ func (c *checker) dictionary(tx *bbolt.Tx) error {
 		return err
 	}
 	dict.pg = c.pg // counts each lookup's read
+	lk := lookups{dict: dict, batch: make([]lookup, 0, lookupBatch)}
 	want := uint32(1)
 	var enc []byte
 	cur := terms.Cursor()
@@ -255,11 +256,15 @@ func (c *checker) dictionary(tx *bbolt.Tx) error {
 		}
 		c.kinds[id] = t.Kind
 		// The lookup goes through the runs' filters, so it checks them too.
-		if dict.lookup(v) != id {
-			if err := c.problem("ids: term %d (%s) is not found by its hash", id, brief(t)); err != nil {
+		if len(lk.batch) == cap(lk.batch) {
+			if err := lk.flush(c); err != nil {
 				return err
 			}
 		}
+		lk.batch = append(lk.batch, lookup{termHash(v), id, v})
+	}
+	if err := lk.flush(c); err != nil {
+		return err
 	}
 	if want != c.next {
 		if err := c.problem("terms: last id is %d, next-id is %d", want-1, c.next); err != nil {
@@ -273,6 +278,53 @@ func (c *checker) dictionary(tx *bbolt.Tx) error {
 		return c.problem("ids: %d entries for %d terms", entries, c.next-1)
 	}
 	return nil
+}
+
+// lookupBatch is how many terms the dictionary pass looks up at a time,
+// in the order of their hashes.
+const lookupBatch = 1 << 20
+
+// lookups are the terms the dictionary pass has read and not yet looked up
+// through the hash index. Looked up in the order they are read (by id),
+// each would read a page of a hash-index run at random: the runs (a
+// tenth of the file) would have to stay mapped for the pass to keep its
+// pace. Sorted by hash, a batch reads each run from start to end, and the
+// terms it compares are the batch's own, a few MiB of the file.
+type lookups struct {
+	dict  *dictReader
+	batch []lookup
+	bad   []uint32
+}
+
+type lookup struct {
+	h   uint64
+	id  uint32
+	enc []byte // the stored term, in the transaction's mapping
+}
+
+// flush looks up the batch, reporting the terms not found in the order of
+// their ids, as they were read.
+func (lk *lookups) flush(c *checker) error {
+	slices.SortFunc(lk.batch, func(a, b lookup) int { return cmpUint64(a.h, b.h) })
+	lk.bad = lk.bad[:0]
+	for _, l := range lk.batch {
+		// The term was read under l.id in this transaction: that entry
+		// needs no second read of it.
+		if lk.dict.lookupKnown(l.enc, l.h, l.id) != l.id {
+			lk.bad = append(lk.bad, l.id)
+		}
+	}
+	lk.batch = lk.batch[:0]
+	slices.Sort(lk.bad)
+	for _, id := range lk.bad {
+		var ik [4]byte
+		idKey(&ik, id)
+		t, _ := decodeTerm(lk.dict.terms.Get(ik[:]))
+		if err := c.problem("ids: term %d (%s) is not found by its hash", id, brief(t)); err != nil {
+			return err
+		}
+	}
+	return c.ctx.Err()
 }
 
 // index checks one index's order, encoding and ids, counts its quads and
