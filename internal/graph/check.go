@@ -288,8 +288,10 @@ const lookupBatch = 1 << 20
 // through the hash index. Looked up in the order they are read (by id),
 // each would read a page of a hash-index run at random: the runs (a
 // tenth of the file) would have to stay mapped for the pass to keep its
-// pace. Sorted by hash, a batch reads each run from start to end, and the
-// terms it compares are the batch's own, a few MiB of the file.
+// pace. Sorted by hash, a batch reads each run from start to end, and
+// reads no term again (dictReader.lookupKnown): the terms of a batch are
+// spread over pages of the dictionary that are mapped again, each with
+// its neighbours, when read out of order.
 type lookups struct {
 	dict  *dictReader
 	batch []lookup
