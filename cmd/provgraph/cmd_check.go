@@ -31,6 +31,12 @@ Run it after a crash, a kill -9 or a copy of the file. It prints the store's
 counters and, when something is wrong, each problem found (up to 20), with
 exit status 5.
 
+Check reads every page of the file but keeps at most 256 MiB of it mapped
+(the limit ingest keeps to): pages already read are dropped from the
+process's memory, not from the kernel's page cache, so that its resident
+memory does not grow with the file. It looks terms up through the hash
+index a million at a time, in the order of their hashes.
+
 Before the file is mapped, its size is checked against the page count its
 bbolt meta page gives, and the meta pages against their checksums: a
 truncated file is refused at once, naming both sizes. A page that is not

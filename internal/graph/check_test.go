@@ -3,6 +3,7 @@ package graph_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -142,33 +143,37 @@ func TestCheckFindsDamage(t *testing.T) {
 			want: "not a provgraph store",
 		},
 	}
+	// Each case runs with the default mapped limit and with a limit of one
+	// byte, which drops the check's mapping every time it looks.
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "prov.db")
-			s := mustOpenPlain(t, path)
-			defer s.Close()
-			// Two transactions: POS and OSP get two runs each.
-			mustAdd(t, s, citations(0, 3)...)
-			mustAdd(t, s, citations(3, 5)...)
-			if err := s.Check(context.Background()); err != nil {
-				t.Fatalf("Check() before damage = %v", err)
-			}
-			s.Close() // the lock keeps bbolt out while the store is open
-			boltUpdate(t, path, tt.damage)
-			s2, err := graph.Open(path, nil)
-			if err != nil {
-				// the marker case is refused by Open already
-				if !strings.Contains(err.Error(), tt.want) {
-					t.Errorf("Open() = %v, want it to say %q", err, tt.want)
+		for _, limit := range []int64{0, 1} {
+			t.Run(fmt.Sprintf("%s/limit=%d", tt.name, limit), func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), "prov.db")
+				s := mustOpenPlain(t, path)
+				defer s.Close()
+				// Two transactions: POS and OSP get two runs each.
+				mustAdd(t, s, citations(0, 3)...)
+				mustAdd(t, s, citations(3, 5)...)
+				if err := s.Check(context.Background()); err != nil {
+					t.Fatalf("Check() before damage = %v", err)
 				}
-				return
-			}
-			defer s2.Close()
-			err = s2.Check(context.Background())
-			if !errors.Is(err, graph.ErrCorrupt) || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("Check() = %v, want ErrCorrupt saying %q", err, tt.want)
-			}
-		})
+				s.Close() // the lock keeps bbolt out while the store is open
+				boltUpdate(t, path, tt.damage)
+				s2, err := graph.Open(path, &graph.Options{MappedLimit: limit})
+				if err != nil {
+					// the marker case is refused by Open already
+					if !strings.Contains(err.Error(), tt.want) {
+						t.Errorf("Open() = %v, want it to say %q", err, tt.want)
+					}
+					return
+				}
+				defer s2.Close()
+				err = s2.Check(context.Background())
+				if !errors.Is(err, graph.ErrCorrupt) || !strings.Contains(err.Error(), tt.want) {
+					t.Errorf("Check() = %v, want ErrCorrupt saying %q", err, tt.want)
+				}
+			})
+		}
 	}
 }
 

@@ -217,8 +217,15 @@ func newDictReader(tx *bbolt.Tx, runs []*run, loaded bool) (*dictReader, error) 
 }
 
 // lookup returns the id of the term with encoding enc, or 0.
-func (r *dictReader) lookup(enc []byte) uint32 {
-	h := termHash(enc)
+func (r *dictReader) lookup(enc []byte) uint32 { return r.lookupKnown(enc, termHash(enc), 0) }
+
+// lookupKnown is lookup for a term whose hash is h, and whose encoding is
+// known to be stored under id known (0 for none): an entry of the hash
+// index for that id is taken as a match without reading the term again.
+// Check looks up every term it reads this way, in the order of their
+// hashes: reading each term again would read the dictionary's pages at
+// random.
+func (r *dictReader) lookupKnown(enc []byte, h uint64, known uint32) uint32 {
 	var hk [8]byte
 	hashKey(&hk, h)
 	found := uint32(0)
@@ -243,6 +250,10 @@ func (r *dictReader) lookup(enc []byte) uint32 {
 				return false
 			}
 			if eh == h {
+				if id == known && known != 0 {
+					found = id
+					return false
+				}
 				var ik [4]byte
 				idKey(&ik, id)
 				if bytes.Equal(r.terms.Get(ik[:]), enc) {

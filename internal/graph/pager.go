@@ -30,14 +30,24 @@ const mappedCheckEvery = 64
 //
 // The write path calls begin at the start of each transaction, read
 // after each random read, and check after each commit and each deletion
-// of a run; a nil *pager does nothing.
+// of a run; a nil *pager does nothing. Store.Check has a pager of its own
+// for its read transaction (begun with the transaction's size), and calls
+// read for each chunk, term and lookup it reads: it reads every page of
+// the file, which would otherwise all stay mapped.
+//
+// Only the pages of a transaction are dropped, and only while it is open:
+// the mapping cannot move then (bbolt remaps under a lock every
+// transaction holds), and the slices bbolt returned into it stay valid,
+// as a dropped page of a file mapping is faulted in again from the page
+// cache, unchanged, when next read.
 type pager struct {
 	db    *bbolt.DB
 	limit int64 // bytes; the check is off when <= 0
 	size  int64 // bytes of the mapping every page of which is valid now
 	n     int   // reads since the last check
 
-	onCheck func() // called by each check, for tests
+	onCheck   func() // called by each check, for tests
+	onRelease func() // called by each release, for tests
 }
 
 // begin is called at the start of a write transaction whose size
@@ -73,5 +83,8 @@ func (p *pager) check(size int64) {
 	}
 	if m, ok := mappedFileBytes(); ok && m > p.limit {
 		releasePages(p.db, size)
+		if p.onRelease != nil {
+			p.onRelease()
+		}
 	}
 }

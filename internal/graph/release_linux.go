@@ -2,8 +2,10 @@ package graph
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"strconv"
+	"sync"
 	"syscall"
 
 	"go.etcd.io/bbolt"
@@ -42,15 +44,26 @@ func releasePages(db *bbolt.DB, size int64) {
 	syscall.Syscall(syscall.SYS_MADVISE, info.Data, uintptr(size), syscall.MADV_DONTNEED)
 }
 
+// statm is /proc/self/statm, opened once and read again from its start
+// each time: a pager looks at it every few dozen reads, and opening,
+// reading and closing it cost about 17 µs where a read at offset 0 costs
+// 1.3 µs (a check at ten million citations looks about 2.5 million times).
+var statm = sync.OnceValues(func() (*os.File, error) { return os.Open("/proc/self/statm") })
+
 // mappedFileBytes returns how many bytes of files (and shared memory,
 // which provgraph does not use) the process has resident: the third
 // field of /proc/self/statm, in pages.
 func mappedFileBytes() (int64, bool) {
-	b, err := os.ReadFile("/proc/self/statm")
+	fh, err := statm()
 	if err != nil {
 		return 0, false
 	}
-	f := bytes.Fields(b)
+	var buf [128]byte
+	n, err := fh.ReadAt(buf[:], 0)
+	if n == 0 || err != nil && err != io.EOF {
+		return 0, false
+	}
+	f := bytes.Fields(buf[:n])
 	if len(f) < 3 {
 		return 0, false
 	}

@@ -41,14 +41,15 @@ type Options struct {
 	// the store: use it only for tests and benchmarks.
 	NoSync bool
 
-	// MappedLimit bounds how many bytes of the file a writer keeps
-	// mapped, and so counted in its resident memory: when a write finds
-	// more mapped, it drops the mapping of the pages it has read (they
-	// stay in the kernel's page cache and are mapped again when next
-	// read). Zero means DefaultMappedLimit; a negative value means no
-	// limit, which saves a long ingest the releases' CPU (a fifth of it
-	// at a million citations, against 128 MiB) and lets it map the whole
-	// file. It has effect on Linux only.
+	// MappedLimit bounds how many bytes of the file a writer, and Check
+	// (which reads every page of the file), keep mapped, and so counted in
+	// resident memory: when a write or a check finds more mapped, it drops
+	// the mapping of the pages it has read (they stay in the kernel's page
+	// cache and are mapped again when next read). Zero means
+	// DefaultMappedLimit; a negative value means no limit, which saves a
+	// long ingest the releases' CPU (a tenth of it at a million citations,
+	// against 128 MiB) and lets it map the whole file. It
+	// has effect on Linux only.
 	MappedLimit int64
 }
 
@@ -67,6 +68,12 @@ type Store struct {
 	loaded bool              // runs is loaded
 	pg     *pager            // keeps the pages Add maps under Options.MappedLimit
 	closed bool
+
+	// limit is Options.MappedLimit resolved (bytes; none when <= 0), for
+	// the pager of each Check. onCheck, for tests, is called with the
+	// checker as Check starts reading.
+	limit   int64
+	onCheck func(*checker)
 
 	// rc caches the list of the hash index's runs for the last committed
 	// transaction seen, so that lookups in read transactions do not list
@@ -165,13 +172,12 @@ func Open(path string, opts *Options) (*Store, error) {
 		return fail(err)
 	}
 
-	s := &Store{path: path, readOnly: o.ReadOnly, db: db, hot: make(map[string]uint32)}
+	s := &Store{path: path, readOnly: o.ReadOnly, db: db, hot: make(map[string]uint32), limit: o.MappedLimit}
+	if s.limit == 0 {
+		s.limit = DefaultMappedLimit
+	}
 	if !o.ReadOnly {
-		limit := o.MappedLimit
-		if limit == 0 {
-			limit = DefaultMappedLimit
-		}
-		s.pg = &pager{db: db, limit: limit}
+		s.pg = &pager{db: db, limit: s.limit}
 	}
 	if err := s.setup(); err != nil {
 		db.Close()
