@@ -3,7 +3,7 @@
 # memory (VmHWM: anonymous memory plus the pages of mapped files, such as a
 # bbolt database, that it touched) and its peak anonymous memory (RssAnon,
 # sampled every 200 ms: the heap and stacks, what the process itself
-# holds), in MB, on standard error after the command's own output.
+# holds), in MiB (kB from /proc divided by 1024), on standard error after the command's own output.
 #
 # Usage: bench/peakmem.sh COMMAND [ARG...]
 set -euo pipefail
@@ -23,5 +23,5 @@ done
 rc=0
 wait "$pid" || rc=$?
 end=$(date +%s.%N)
-printf 'wall %.1f s, peak RSS %d MB, peak anonymous %d MB, exit %d\n' "$(echo "$end - $start" | bc)" $((hwm / 1024)) $((anon / 1024)) "$rc" >&2
+printf 'wall %.1f s, peak RSS %d MiB, peak anonymous %d MiB, exit %d\n' "$(echo "$end - $start" | bc)" $((hwm / 1024)) $((anon / 1024)) "$rc" >&2
 exit "$rc"
