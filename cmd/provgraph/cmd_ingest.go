@@ -144,8 +144,8 @@ whole or not at all: --skip-invalid is for jsonl only.
 	f.BoolVar(&o.skipInvalid, "skip-invalid", false, "write the valid records and report the invalid lines (exit status 1) instead of stopping")
 	f.StringVar(&o.format, "format", "jsonl", "input format: jsonl (citation observations), nt, nq or ttl (RDF)")
 	f.IntVar(&o.batch, "batch", ingest.DefaultBatchQuads, "quads per transaction (at least 1)")
-	f.StringVar(&o.workMem, "work-mem", "", "memory for the check of citation ids, e.g. 256MiB (at least 16KiB; default $"+workMemEnv+", else 64MiB); past it the ids are sorted on disk in --tmp")
-	f.StringVar(&o.tmp, "tmp", "", "directory for temporary files (default $TMPDIR, else /tmp)")
+	f.StringVar(&o.workMem, "work-mem", "", ingestWorkMemUsage)
+	f.StringVar(&o.tmp, "tmp", "", tmpUsage)
 	return cmd
 }
 
@@ -165,10 +165,8 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 	if err != nil {
 		return err
 	}
-	if o.tmp != "" {
-		if fi, err := os.Stat(o.tmp); err != nil || !fi.IsDir() {
-			return usagef("--tmp %q: want an existing directory for temporary files (default $TMPDIR, else /tmp)", o.tmp)
-		}
+	if err := tmpDirFlag(o.tmp); err != nil {
+		return err
 	}
 	pol, err := service.LoadPolicy(o.policy)
 	if err != nil {
@@ -299,6 +297,25 @@ func workMemFlag(flag string) (int64, error) {
 	}
 	return n, nil
 }
+
+// tmpDirFlag checks a --tmp flag value: empty (os.TempDir()) or an
+// existing directory. ingest and serve check it before opening the
+// database, so that a typo fails at once rather than at the first spill.
+func tmpDirFlag(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return usagef("--tmp %q: want an existing directory for temporary files (default $TMPDIR, else /tmp)", dir)
+	}
+	return nil
+}
+
+// The usage of --work-mem and --tmp, which ingest and serve share.
+const (
+	ingestWorkMemUsage = "memory for the check of citation ids, e.g. 256MiB (at least 16KiB; default $" + workMemEnv + ", else 64MiB); past it the ids are sorted on disk in --tmp"
+	tmpUsage           = "directory for temporary files (default $TMPDIR, else /tmp)"
+)
 
 // copyContext copies src to dst until EOF or until ctx is done: a read from
 // a pipe whose writer neither writes nor closes blocks, and an interrupt or

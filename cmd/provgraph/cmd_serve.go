@@ -29,6 +29,8 @@ type serveOptions struct {
 	queryTimeout time.Duration
 	queryRows    int
 	maxIngest    int64
+	workMem      string
+	tmp          string
 }
 
 // Server limits that are not flags.
@@ -71,12 +73,20 @@ responses carry a Content-Security-Policy, nosniff and frame denial; every
 page and script is embedded in the binary. A decision is answered 201 only
 once committed.
 
+Every POST /api/ingest reads --work-mem and --tmp as provgraph ingest
+does: its check of citation ids holds --work-mem (default
+$PROVGRAPH_WORK_MEM, else 64MiB) and past it sorts the ids on disk in
+--tmp (default $TMPDIR, else /tmp), where the request body is spooled
+too; each of these files is unlinked as soon as it is created. A --tmp
+removed while the server runs fails each ingest (500, naming it) with
+nothing written.
+
 Ctrl-C or SIGTERM stops the server: requests in progress finish first (up
 to 30 s), then the database is closed.
 
 ` + exitHelp(
 			"  0  the server stopped on Ctrl-C or SIGTERM",
-			"  2  usage error: bad flag, a non-loopback --addr without --token-file, a bad token file, or no such policy",
+			"  2  usage error: bad flag, a non-loopback --addr without --token-file, a bad token file, no such policy, a bad --work-mem or a --tmp that is not a directory",
 			"  3  I/O or internal error: the address cannot be bound, the database cannot be opened",
 			exitLineLocked,
 			exitLineCorrupt),
@@ -99,6 +109,8 @@ to 30 s), then the database is closed.
 	f.DurationVar(&o.queryTimeout, "query-timeout", server.DefaultQueryTimeout, "longest run of one POST /api/query")
 	f.IntVar(&o.queryRows, "query-rows", server.DefaultQueryRows, "most results of one POST /api/query")
 	f.Int64Var(&o.maxIngest, "max-ingest", server.DefaultMaxIngest, "largest POST /api/ingest body, in bytes")
+	f.StringVar(&o.workMem, "work-mem", "", "as for ingest, for each POST /api/ingest: "+ingestWorkMemUsage)
+	f.StringVar(&o.tmp, "tmp", "", tmpUsage+", for POST /api/ingest's spool of the request body and its run's files")
 	return cmd
 }
 
@@ -154,6 +166,13 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	if o.queryRows < 1 || o.queryTimeout <= 0 || o.maxIngest < 1 {
 		return usagef("--query-rows, --query-timeout and --max-ingest must be positive")
 	}
+	workMem, err := workMemFlag(o.workMem)
+	if err != nil {
+		return err
+	}
+	if err := tmpDirFlag(o.tmp); err != nil {
+		return err
+	}
 	var tokens map[string]string
 	if o.tokenFile != "" {
 		var err error
@@ -173,7 +192,7 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	}
 	defer st.Close()
 	opts := server.Options{DB: o.db, Policy: o.policy, MaxShared: o.maxShared, ReadOnly: o.readOnly, Tokens: tokens, IngestPolicy: pol,
-		MaxIngest: o.maxIngest, QueryTimeout: o.queryTimeout, QueryRows: o.queryRows}
+		MaxIngest: o.maxIngest, QueryTimeout: o.queryTimeout, QueryRows: o.queryRows, WorkMem: workMem, TempDir: o.tmp}
 	stderr := cmd.ErrOrStderr()
 	if hold := testHold("serve-decide", stderr); hold != nil {
 		opts.BeforeCommit = func(string) { hold() }

@@ -24,7 +24,13 @@ type serving struct {
 // names its address.
 func startServe(t *testing.T, db, hold string, env ...string) *serving {
 	t.Helper()
-	p := &heldProcess{cmd: command("serve", "--db", db, "--addr", "127.0.0.1:0")}
+	return startServeFlags(t, db, hold, nil, env...)
+}
+
+// startServeFlags is startServe with more flags.
+func startServeFlags(t *testing.T, db, hold string, flags []string, env ...string) *serving {
+	t.Helper()
+	p := &heldProcess{cmd: command(append([]string{"serve", "--db", db, "--addr", "127.0.0.1:0"}, flags...)...)}
 	p.cmd.Env = append(append(p.cmd.Env, testHoldEnv+"="+hold), env...)
 	var err error
 	if p.stderr, err = p.cmd.StderrPipe(); err != nil {

@@ -454,9 +454,13 @@ func (s *Server) apiIngest(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, 0, err)
 		return
 	}
-	tmp, err := os.CreateTemp("", "provgraph-serve-ingest-*.jsonl")
+	tmp, err := os.CreateTemp(s.o.TempDir, "provgraph-serve-ingest-*.jsonl")
 	if err != nil {
-		s.fail(w, r, 0, err)
+		dir := s.o.TempDir
+		if dir == "" {
+			dir = os.TempDir()
+		}
+		s.fail(w, r, 0, fmt.Errorf("ingest: cannot spool the request body in %s, the server's directory for temporary files; nothing was written: %w", dir, err))
 		return
 	}
 	// Unlinked at once, the spool lives only as long as its descriptor,
@@ -475,8 +479,11 @@ func (s *Server) apiIngest(w http.ResponseWriter, r *http.Request) {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	opts := ingest.Options{Policy: s.o.IngestPolicy, SkipInvalid: r.URL.Query().Get("skip_invalid") == "true"}
+	opts := ingest.Options{Policy: s.o.IngestPolicy, SkipInvalid: r.URL.Query().Get("skip_invalid") == "true", WorkMem: s.o.WorkMem, TempDir: s.o.TempDir}
 	opts.Progress = func(p ingest.Progress) {
+		if s.o.IngestProgress != nil {
+			s.o.IngestProgress(p)
+		}
 		if p.Phase == "write" {
 			s.data.Add(1)
 			s.gen.Add(1)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/ingest"
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/query"
@@ -52,6 +53,14 @@ type Options struct {
 	MaxIngest    int64         // 0 means DefaultMaxIngest
 	QueryTimeout time.Duration // 0 means DefaultQueryTimeout
 	QueryRows    int           // 0 means DefaultQueryRows
+	// WorkMem bounds the memory of each POST /api/ingest's check of
+	// citation ids, past which the ids are sorted on disk in TempDir
+	// (ingest.Options.WorkMem: 0 means ingest.DefaultWorkMem).
+	WorkMem int64
+	// TempDir is the directory of POST /api/ingest's spool of the request
+	// body and of its run's temporary files, each unlinked as soon as it
+	// is created; "" means os.TempDir(), read at each request.
+	TempDir string
 	// Now is the clock of decisions (nil: time.Now).
 	Now func() time.Time
 	// BeforeCommit, when set, is called with each decision's group id (a
@@ -61,6 +70,10 @@ type Options struct {
 	// AfterIngestBatch, when set, is called after each committed batch of
 	// an ingest's write pass: tests kill the server there.
 	AfterIngestBatch func()
+	// IngestProgress, when set, is called with each progress report of an
+	// ingest's run (the validation pass reports every 10,000 lines): tests
+	// look at the run's open files there.
+	IngestProgress func(ingest.Progress)
 }
 
 // Server serves one open store.
