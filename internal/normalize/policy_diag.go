@@ -170,6 +170,20 @@ type shape struct {
 	elems  *shape           // for an array of tables
 }
 
+// foldedName returns the known key of s that k names: itself, or the one
+// it matches ignoring letter case.
+func foldedName(s shape, k string) string {
+	if _, ok := s.fields[k]; ok {
+		return k
+	}
+	for name := range s.fields {
+		if strings.EqualFold(name, k) {
+			return name
+		}
+	}
+	return ""
+}
+
 // field returns the shape of key k of a table, matched as the TOML
 // library matches struct fields: exactly, or else ignoring letter case.
 func (s shape) field(k string) (shape, bool) {
@@ -288,6 +302,7 @@ func checkShape(v any, s shape, path []any, at func(path ...any) int, source str
 			return bad()
 		}
 		// Sorted, so that the error reported does not vary between runs.
+		var named map[string]string // known key -> the file's spelling of it
 		for _, k := range slices.Sorted(maps.Keys(t)) {
 			sub := s.values
 			if sub == nil {
@@ -295,6 +310,23 @@ func checkShape(v any, s shape, path []any, at func(path ...any) int, source str
 				if !ok {
 					continue
 				}
+				// The TOML library decodes a key into the field it names
+				// ignoring letter case; two keys of one table naming the
+				// same field would leave which one wins to map order, so
+				// a policy's meaning (and digest) would vary between runs.
+				name := foldedName(s, k)
+				if other, dup := named[name]; dup {
+					odd := k // the line named is the variant's, not the exact key's
+					if k == name {
+						odd = other
+					}
+					return &PolicyError{Source: source, Line: at(append(path[:len(path):len(path)], odd)...),
+						Msg: fmt.Sprintf("keys %q and %q both name %q (keys match it ignoring letter case): keep one", keyName(append(path[:len(path):len(path)], other)), keyName(append(path[:len(path):len(path)], k)), name)}
+				}
+				if named == nil {
+					named = map[string]string{}
+				}
+				named[name] = k
 				sub = &f
 			}
 			if err := checkShape(t[k], *sub, append(path[:len(path):len(path)], k), at, source); err != nil {

@@ -229,6 +229,8 @@ func TestPolicyErrorPositions(t *testing.T) {
 			`rules: want a table of rule = action lines, under [rules], not the string "all"`, "map"},
 		{"key in another letter case, wrong type", strings.Replace(base, `schemes = ["http", "https"]`, `Schemes = "http"`, 1), `Schemes = "http"`,
 			`Schemes: want a list of scheme names`, "slice"},
+		{"two spellings of one key", strings.Replace(base, "[[tracking_params]]\nname = \"gclid\"", "[[tracking_paRams]]\nname = \"gclid\"", 1), "[[tracking_paRams]]",
+			`keys "tracking_paRams" and "tracking_params" both name "tracking_params"`, ""},
 		{"misspelt top-level key", strings.Replace(base, "description =", "descripton =", 1), "descripton =",
 			`unknown key "descripton" (did you mean "description"?)`, ""},
 		{"unsupported scheme", strings.Replace(base, `schemes = ["http", "https"]`, `schemes = ["http", "gopher"]`, 1), "gopher",
