@@ -557,27 +557,32 @@ func (h *hood) explore(cits []*Citation) error {
 			return err
 		}
 	}
-	for _, d := range digests {
+	// joinSharers joins the groups of the keys outside the group that have
+	// a citation with a retrieval that shares (the evidence the caller
+	// tests), unless they are more than maxShared (a common page: no
+	// relation).
+	joinSharers := func(shares func(rt *Retrieval) bool) {
 		var keys []string
 		for _, c := range h.order {
 			if !keyed(c) || group[c.Norm.Key] || slices.Contains(keys, c.Norm.Key) {
 				continue
 			}
-			for _, rt := range c.Retrievals {
-				if td, _, _ := textEvidence(rt); td == d && rt.Successful() {
-					keys = append(keys, c.Norm.Key)
-					break
-				}
+			if slices.ContainsFunc(c.Retrievals, shares) {
+				keys = append(keys, c.Norm.Key)
 			}
 			if len(keys) > h.maxShared {
-				break
+				return
 			}
 		}
-		if len(keys) <= h.maxShared {
-			for _, k := range keys {
-				join(k)
-			}
+		for _, k := range keys {
+			join(k)
 		}
+	}
+	for _, d := range digests {
+		joinSharers(func(rt *Retrieval) bool {
+			td, _, _ := textEvidence(rt)
+			return td == d && rt.Successful()
+		})
 	}
 	// The groups the group's relations point to, whole, so that each is
 	// named by the id Groups gives it: the groups of the content hash
@@ -586,26 +591,7 @@ func (h *hood) explore(cits []*Citation) error {
 	// taken for a common page (no relation), and its sharers' groups are
 	// not read: a soft-404 page can be shared by half the database.
 	for _, hash := range hashes {
-		var keys []string
-		for _, c := range h.order {
-			if !keyed(c) || group[c.Norm.Key] || slices.Contains(keys, c.Norm.Key) {
-				continue
-			}
-			for _, rt := range c.Retrievals {
-				if rt.ContentHash == hash {
-					keys = append(keys, c.Norm.Key)
-					break
-				}
-			}
-			if len(keys) > h.maxShared {
-				break
-			}
-		}
-		if len(keys) <= h.maxShared {
-			for _, k := range keys {
-				join(k)
-			}
-		}
+		joinSharers(func(rt *Retrieval) bool { return rt.ContentHash == hash })
 	}
 	for _, c := range slices.Clone(h.order) {
 		if !keyed(c) || !group[c.Norm.Key] {
