@@ -56,6 +56,27 @@ type facts struct {
 	// fill sets dst[k] to citation rows[k], for a group's members; it
 	// is called on several goroutines at once.
 	fill func(rows []int32, dst []Citation)
+	// sourceCount, when set, says how many keys redirect to a target key
+	// whose sources the facts hold only in part (GroupOf reads a group's
+	// neighbourhood, not every citation): it returns false for a target
+	// whose sources are all in the facts.
+	sourceCount func(target string) (int, bool)
+}
+
+// keyOfFunc returns the key of a URL that may not be cited under norm ("" if
+// norm rejects it; the URL itself when there is no normalizer). The
+// normalizer is safe for concurrent use.
+func keyOfFunc(norm *normalize.Normalizer) func(string) string {
+	return func(u string) string {
+		if norm == nil {
+			return u
+		}
+		res, err := norm.Normalize(u)
+		if err != nil {
+			return ""
+		}
+		return res.Key
+	}
 }
 
 // evItem is the content evidence of one successful retrieval: refs of its
@@ -221,18 +242,7 @@ func newGrouping(f *facts, snap *Snapshot, opts GroupOptions) *grouping {
 	case snap.EngineChanged():
 		g.warnings = append(g.warnings, "this provgraph's normalization engine differs from the one the keys were made with: targets are normalized with the current one")
 	}
-	// keyOf gives the key of a URL that may not be cited. The normalizer
-	// is safe for concurrent use.
-	g.keyOf = func(u string) string {
-		if norm == nil {
-			return u
-		}
-		res, err := norm.Normalize(u)
-		if err != nil {
-			return ""
-		}
-		return res.Key
-	}
+	g.keyOf = keyOfFunc(norm)
 	g.keys = slices.Clone(f.keys)
 	// The index of key texts is made while the members are bucketed.
 	var indexed sync.WaitGroup
@@ -316,8 +326,14 @@ func newGrouping(f *facts, snap *Snapshot, opts GroupOptions) *grouping {
 	}
 	g.sources = make(map[int32]int, len(srcs))
 	for t, src := range srcs {
-		g.sources[t] = len(src)
-		if len(src) > g.maxShared {
+		n := len(src)
+		if f.sourceCount != nil {
+			if m, ok := f.sourceCount(g.keys[t]); ok {
+				n = m
+			}
+		}
+		g.sources[t] = n
+		if n > g.maxShared {
 			continue
 		}
 		inUnion[t] = true

@@ -1,0 +1,530 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/provgraph/provgraph/internal/model"
+	"github.com/provgraph/provgraph/internal/store"
+)
+
+// This file answers for one review group (GroupOf) without grouping the
+// whole database: from a grouping view kept at ingest (GroupView), it reads
+// the group's neighbourhood (what its verdict, reasons, relations and
+// review mark depend on), makes grouping's facts of those citations alone
+// and runs the engine of grouping.go on them. The group it returns is the
+// full report's, byte for byte as JSON (TestGroupOfMatchesReport).
+
+// GroupView is a database's grouping views: per policy (by digest), the
+// facts grouping reads of every keyed citation, by key, and postings from
+// evidence and URLs to the keys that carry them. It reads one consistent
+// view of the database. Every []string it returns is sorted and without
+// repeats. URLs are posted under the key the policy gives them, as the
+// engine looks them up (keyOf), not as raw text.
+type GroupView interface {
+	// HasView reports whether the database keeps a complete view for the
+	// policy.
+	HasView(ctx context.Context, policyDigest string) (bool, error)
+	// KeyRows returns the keyed citations (normalized under the policy and
+	// not rejected) whose comparison key is exactly key, in citation id
+	// order.
+	KeyRows(ctx context.Context, policyDigest, key string) ([]ViewRow, error)
+	// KeysOfID returns every cited key k whose group id would be id
+	// (groupID(k)): any key may be the smallest of its group.
+	KeysOfID(ctx context.Context, policyDigest, id string) ([]string, error)
+	// RedirectSources returns the cited keys other than target with a
+	// keyed citation that has a same-host redirect (store.Row.Redirects)
+	// whose final URL the policy normalizes to target.
+	RedirectSources(ctx context.Context, policyDigest, target string) ([]string, error)
+	// RelationSources returns the cited keys with a keyed citation that
+	// points at target (the policy's key of the URL) by a redirected
+	// retrieval's final URL (any host), a canonical declaration or a
+	// relation, declared or detected.
+	RelationSources(ctx context.Context, policyDigest, target string) ([]string, error)
+	// KeysByContent and KeysByDigest return the cited keys with a keyed
+	// citation one of whose successful retrievals (store.Row.Evidence) has
+	// this content hash, or this text digest.
+	KeysByContent(ctx context.Context, policyDigest, hash string) ([]string, error)
+	KeysByDigest(ctx context.Context, policyDigest, digest string) ([]string, error)
+	// KeysBySimBlock returns the cited keys with a keyed citation one of
+	// whose successful retrievals has a SimHash v with
+	// uint16(v>>(16*block)) == bits (block 0 to 3).
+	KeysBySimBlock(ctx context.Context, policyDigest string, block int, bits uint16) ([]string, error)
+}
+
+// ViewRow is one keyed citation's grouping facts: store.Row with texts for
+// handles.
+type ViewRow struct {
+	CitationID string
+	KeyContent bool           // store.Row.KeyContent
+	Related    bool           // store.Row.Related
+	Redirects  []string       // store.Row.Redirects: raw final URLs, not keys
+	Evidence   []ViewEvidence // store.Row.Evidence
+}
+
+// ViewEvidence is store.Evidence with texts.
+type ViewEvidence struct {
+	Retrieval string // the retrieval's node (only compared)
+	Content   string // content hash, "" for none
+	Digest    string // the current extraction's text digest, "" for none
+	SimHash   uint64
+	HasSim    bool
+}
+
+// ViewSource is what GroupOf reads a group from when the database keeps a
+// view: the catalog, the view, and whole citations of the members
+// (store.Lookup.Citations).
+type ViewSource interface {
+	store.Catalog
+	GroupView
+	Citations(ctx context.Context, policyDigest string, ids []string) ([]*Citation, error)
+}
+
+// ErrNoGroup is returned by GroupOf for a key no citation has under the
+// policy, or an id no group has.
+var ErrNoGroup = errors.New("no such group")
+
+// GroupAnswer is one review group, as the full report has it.
+type GroupAnswer struct {
+	Policy PolicyRef
+	Group  *Group
+	// Listed says whether the report under the options asked lists the
+	// group (GroupOptions: MinSize, Verdict, Review); GroupOf returns the
+	// group either way.
+	Listed bool
+	// FromView says the answer was read from the grouping view, not from
+	// a grouping of the whole database.
+	FromView bool
+	Warnings []string
+}
+
+// IsGroupID reports whether s has the form of a group id ("g-" and 12
+// lowercase hex digits); no comparison key has it (a key has a scheme).
+func IsGroupID(s string) bool {
+	if len(s) != 14 || !strings.HasPrefix(s, "g-") {
+		return false
+	}
+	for _, c := range s[2:] {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// GroupOf returns the review group of a comparison key, or the group with
+// an id (IsGroupID), under policy (as Load takes it) and opts, exactly as
+// the full report (LoadGroups) has it. When src is a ViewSource keeping a
+// view of the policy, and this build's normalization engine is the one
+// the policy's keys were made with (the view's URL postings are keys of
+// that engine), it reads only the group's neighbourhood; otherwise it
+// groups the whole database. It reads; it never writes.
+func GroupOf(ctx context.Context, src Source, policy, keyOrID string, opts GroupOptions) (*GroupAnswer, error) {
+	if vs, ok := src.(ViewSource); ok {
+		snap, err := choose(ctx, src, policy)
+		if err != nil {
+			return nil, err
+		}
+		has := false
+		if snap.Policy.Digest != "" {
+			if has, err = vs.HasView(ctx, snap.Policy.Digest); err != nil {
+				return nil, fmt.Errorf("query: grouping view of policy %s: %w", snap.Policy, err)
+			}
+		}
+		if _, nerr := snap.Normalizer(); has && nerr == nil && !snap.EngineChanged() {
+			return viewGroupOf(ctx, vs, snap, keyOrID, opts)
+		}
+	}
+	set, err := LoadGroups(ctx, src, policy, opts)
+	if err != nil {
+		return nil, err
+	}
+	return set.GroupOf(ctx, keyOrID)
+}
+
+// GroupOf returns the group of a key, or the group with an id, of the
+// whole set, as GroupOf does.
+func (s *GroupSet) GroupOf(ctx context.Context, keyOrID string) (*GroupAnswer, error) {
+	g := s.g
+	i := -1
+	if IsGroupID(keyOrID) {
+		i = slices.IndexFunc(g.groups, func(gr *group) bool { return gr.id == keyOrID })
+	} else if ref, ok := g.keyIndex[keyOrID]; ok && int(ref) < len(g.f.keys) {
+		i = int(g.groupOfKey[ref])
+	}
+	if i < 0 {
+		return nil, noGroup(g.policy, keyOrID)
+	}
+	return g.answer(ctx, i, false)
+}
+
+// answer builds group i of g whole, and says whether the options list it.
+func (g *grouping) answer(ctx context.Context, i int, fromView bool) (*GroupAnswer, error) {
+	gr := g.groups[i]
+	if g.opts.Review && g.opts.MinSize > 1 && g.reviewed == nil {
+		if err := g.review(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return &GroupAnswer{Policy: g.policy, Group: g.build(0, gr, true), Listed: g.lists(i, gr), FromView: fromView, Warnings: g.warnings}, nil
+}
+
+func noGroup(p PolicyRef, keyOrID string) error {
+	if IsGroupID(keyOrID) {
+		return fmt.Errorf("%w: no group has id %s under policy %s", ErrNoGroup, keyOrID, p)
+	}
+	return fmt.Errorf("%w: no citation has comparison key %q under policy %s", ErrNoGroup, keyOrID, p)
+}
+
+// viewGroupOf answers GroupOf from vs's view of snap's policy.
+func viewGroupOf(ctx context.Context, vs ViewSource, snap *Snapshot, keyOrID string, opts GroupOptions) (*GroupAnswer, error) {
+	if !IsGroupID(keyOrID) {
+		return viewGroupOfKey(ctx, vs, snap, keyOrID, opts)
+	}
+	keys, err := vs.KeysOfID(ctx, snap.Policy.Digest, keyOrID)
+	if err != nil {
+		return nil, fmt.Errorf("query: keys of group id %s: %w", keyOrID, err)
+	}
+	// A group's id is its smallest key's: of the keys with this id (two
+	// only if 48 bits of SHA-256 collide), the one that is the smallest
+	// of its group.
+	for _, k := range keys {
+		a, err := viewGroupOfKey(ctx, vs, snap, k, opts)
+		switch {
+		case errors.Is(err, ErrNoGroup):
+			continue
+		case err != nil:
+			return nil, err
+		case a.Group.ID == keyOrID && a.Group.Key == k:
+			return a, nil
+		}
+	}
+	return nil, noGroup(snap.Policy, keyOrID)
+}
+
+// neighbourhood gathers the keys a group's answer depends on. Each key read
+// has its redirect component closed (every key joined to it, and for every
+// target it or they redirect to, every source, or their number when they
+// are more than maxShared), so that the engine, run on the rows read,
+// finds every group among them as the whole database has it.
+type neighbourhood struct {
+	ctx       context.Context
+	v         ViewSource
+	digest    string
+	keyOf     func(string) string
+	maxShared int
+	rows      map[string][]ViewRow // every key read (nil: no citation has it)
+	targets   map[string]bool      // targets whose sources were read
+	over      map[string]int       // sources of targets with more than maxShared
+	queue     []string
+}
+
+// add reads key k and closes its component, with everything queued.
+func (n *neighbourhood) add(keys ...string) error {
+	n.queue = append(n.queue, keys...)
+	for len(n.queue) > 0 {
+		k := n.queue[len(n.queue)-1]
+		n.queue = n.queue[:len(n.queue)-1]
+		if _, ok := n.rows[k]; ok {
+			continue
+		}
+		rows, err := n.v.KeyRows(n.ctx, n.digest, k)
+		if err != nil {
+			return fmt.Errorf("query: view rows of key %q: %w", k, err)
+		}
+		n.rows[k] = rows
+		if err := n.target(k); err != nil {
+			return err
+		}
+		for _, r := range rows {
+			for _, u := range r.Redirects {
+				if t := n.keyOf(u); t != "" && t != k {
+					if err := n.target(t); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// target reads the keys that redirect to t: a target of at most maxShared
+// joins them, so they and t are queued; past it only their number counts.
+func (n *neighbourhood) target(t string) error {
+	if n.targets[t] {
+		return nil
+	}
+	n.targets[t] = true
+	srcs, err := n.v.RedirectSources(n.ctx, n.digest, t)
+	if err != nil {
+		return fmt.Errorf("query: keys redirecting to %q: %w", t, err)
+	}
+	switch {
+	case len(srcs) > n.maxShared:
+		n.over[t] = len(srcs)
+	case len(srcs) > 0:
+		n.queue = append(append(n.queue, t), srcs...)
+	}
+	return nil
+}
+
+// viewGroupOfKey answers GroupOf for a key from the view.
+func viewGroupOfKey(ctx context.Context, vs ViewSource, snap *Snapshot, key string, opts GroupOptions) (*GroupAnswer, error) {
+	norm, _ := snap.Normalizer()
+	n := &neighbourhood{ctx: ctx, v: vs, digest: snap.Policy.Digest, keyOf: keyOfFunc(norm), maxShared: opts.MaxShared,
+		rows: map[string][]ViewRow{}, targets: map[string]bool{}, over: map[string]int{}}
+	if n.maxShared <= 0 {
+		n.maxShared = model.DefaultMaxShared
+	}
+	// The group's own keys: the component of key.
+	if err := n.add(key); err != nil {
+		return nil, err
+	}
+	if len(n.rows[key]) == 0 {
+		return nil, noGroup(snap.Policy, key)
+	}
+	own := make([]string, 0, len(n.rows))
+	for k := range n.rows {
+		own = append(own, k)
+	}
+	slices.Sort(own)
+	cits := &citationCache{ctx: ctx, v: vs, digest: n.digest, byID: map[string]*Citation{}}
+	// The groups that share its evidence: every key of each of its content
+	// hashes, text digests and SimHash blocks (SimHashes within
+	// extract.NearThreshold bits agree on one of the four blocks).
+	var ids []string
+	for _, k := range own {
+		for _, r := range n.rows[k] {
+			ids = append(ids, r.CitationID)
+			for _, e := range r.Evidence {
+				var more []string
+				var err error
+				if e.Content != "" {
+					if more, err = vs.KeysByContent(ctx, n.digest, e.Content); err != nil {
+						return nil, fmt.Errorf("query: keys of content hash %s: %w", e.Content, err)
+					}
+					if err := n.add(more...); err != nil {
+						return nil, err
+					}
+				}
+				if e.Digest != "" {
+					if more, err = vs.KeysByDigest(ctx, n.digest, e.Digest); err != nil {
+						return nil, fmt.Errorf("query: keys of text digest %s: %w", e.Digest, err)
+					}
+					if err := n.add(more...); err != nil {
+						return nil, err
+					}
+				}
+				if e.HasSim {
+					for b := range 4 {
+						if more, err = vs.KeysBySimBlock(ctx, n.digest, b, uint16(e.SimHash>>(16*b))); err != nil {
+							return nil, fmt.Errorf("query: keys of SimHash block %d: %w", b, err)
+						}
+						if err := n.add(more...); err != nil {
+							return nil, err
+						}
+					}
+				}
+			}
+		}
+	}
+	// The groups its relations point at.
+	members, err := cits.get(ids)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range members {
+		for _, u := range relationURLs(c) {
+			if t := n.keyOf(u); t != "" {
+				if err := n.add(t); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	// The groups whose relations point at it, for its review mark.
+	if opts.Review && opts.MinSize > 1 {
+		for _, k := range own {
+			srcs, err := vs.RelationSources(ctx, n.digest, k)
+			if err != nil {
+				return nil, fmt.Errorf("query: keys pointing at %q: %w", k, err)
+			}
+			if err := n.add(srcs...); err != nil {
+				return nil, err
+			}
+		}
+	}
+	f, err := viewFacts(n, cits)
+	if err != nil {
+		return nil, err
+	}
+	g := newGrouping(f, snap, opts)
+	i := int(g.groupOfKey[g.keyIndex[key]])
+	a, err := g.answer(ctx, i, true)
+	if err == nil {
+		err = cits.failed()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// relationURLs are the URLs relations reads of c: its redirected
+// retrievals' final URLs, its canonical declarations and its relations'
+// targets.
+func relationURLs(c *Citation) []string {
+	var us []string
+	for _, r := range c.Retrievals {
+		if r.FinalURL != "" && len(r.Hops) > 0 {
+			us = append(us, r.FinalURL)
+		}
+		for _, cn := range r.Canonicals {
+			us = append(us, cn.URL)
+		}
+	}
+	for _, rel := range c.Relations {
+		us = append(us, rel.Target)
+	}
+	return us
+}
+
+// citationCache reads whole citations through the source once each; fill
+// calls it on several goroutines, and cannot return an error: the first
+// one is kept for failed.
+type citationCache struct {
+	ctx    context.Context
+	v      ViewSource
+	digest string
+	mu     sync.Mutex
+	byID   map[string]*Citation
+	err    error
+}
+
+func (c *citationCache) get(ids []string) ([]*Citation, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var missing []string
+	for _, id := range ids {
+		if _, ok := c.byID[id]; !ok {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) > 0 {
+		cs, err := c.v.Citations(c.ctx, c.digest, missing)
+		if err != nil {
+			return nil, fmt.Errorf("query: reading citations: %w", err)
+		}
+		for i, id := range missing {
+			if cs[i] == nil || cs[i].Norm == nil {
+				return nil, fmt.Errorf("query: the grouping view names citation %s, which the database does not hold under this policy (rebuild the view): %w", id, store.ErrDamaged)
+			}
+			c.byID[id] = cs[i]
+		}
+	}
+	out := make([]*Citation, len(ids))
+	for i, id := range ids {
+		out[i] = c.byID[id]
+	}
+	return out, nil
+}
+
+func (c *citationCache) failed() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// viewFacts makes grouping's facts of the rows n read, numbered in
+// citation id order as a scan numbers them.
+func viewFacts(n *neighbourhood, cits *citationCache) (*facts, error) {
+	type keyed struct {
+		key string
+		row *ViewRow
+	}
+	var all []keyed
+	for k, rows := range n.rows {
+		for i := range rows {
+			all = append(all, keyed{k, &rows[i]})
+		}
+	}
+	slices.SortFunc(all, func(a, b keyed) int { return strings.Compare(a.row.CitationID, b.row.CitationID) })
+	f := &facts{n: len(all), state: make([]int8, len(all)), key: make([]int32, len(all)), content: make([]bool, len(all)), related: make([]bool, len(all)),
+		hashOff: make([]int32, len(all)+1), redirOff: make([]int32, len(all)+1), evOff: make([]int32, len(all)+1)}
+	keyRef, retRef, hashRef, digestRef := map[string]int32{}, map[string]int32{}, map[string]int32{}, map[string]int32{}
+	var hashes, digests []string
+	refOf := func(refs map[string]int32, texts *[]string, v string) int32 {
+		if v == "" {
+			return -1
+		}
+		ref, ok := refs[v]
+		if !ok {
+			ref = int32(len(refs))
+			refs[v] = ref
+			if texts != nil {
+				*texts = append(*texts, v)
+			}
+		}
+		return ref
+	}
+	ids := make([]string, len(all))
+	for i, kr := range all {
+		r := kr.row
+		if i > 0 && ids[i-1] == r.CitationID {
+			return nil, fmt.Errorf("query: the grouping view holds citation %s under two keys (rebuild the view): %w", r.CitationID, store.ErrDamaged)
+		}
+		ids[i] = r.CitationID
+		f.state[i] = stateKeyed
+		f.key[i] = refOf(keyRef, &f.keys, kr.key)
+		f.content[i] = r.KeyContent
+		f.related[i] = r.Related
+		f.redirURL = append(f.redirURL, r.Redirects...)
+		for _, e := range r.Evidence {
+			it := evItem{ret: refOf(retRef, nil, e.Retrieval), hash: refOf(hashRef, &hashes, e.Content), digest: refOf(digestRef, &digests, e.Digest), sim: e.SimHash, hasSim: e.HasSim}
+			if it.hash >= 0 {
+				f.hashRef = append(f.hashRef, it.hash)
+			}
+			f.ev = append(f.ev, it)
+		}
+		f.hashOff[i+1], f.redirOff[i+1], f.evOff[i+1] = int32(len(f.hashRef)), int32(len(f.redirURL)), int32(len(f.ev))
+	}
+	f.hashText = func(ref int32) string { return hashes[ref] }
+	f.digestText = func(ref int32) string { return digests[ref] }
+	f.sourceCount = func(t string) (int, bool) {
+		m, ok := n.over[t]
+		return m, ok
+	}
+	keyOfRow := make([]string, len(all))
+	for i, kr := range all {
+		keyOfRow[i] = kr.key
+	}
+	f.fill = func(rows []int32, dst []Citation) {
+		want := make([]string, len(rows))
+		for k, i := range rows {
+			want[k] = ids[i]
+		}
+		cs, err := cits.get(want)
+		for k, i := range rows {
+			switch {
+			case err == nil && cs[k].Norm.Key != keyOfRow[i]:
+				err = fmt.Errorf("query: the grouping view has citation %s under key %q, the database under %q (rebuild the view): %w", ids[i], keyOfRow[i], cs[k].Norm.Key, store.ErrDamaged)
+			}
+			if err != nil {
+				cits.mu.Lock()
+				if cits.err == nil {
+					cits.err = err
+				}
+				cits.mu.Unlock()
+				dst[k] = Citation{ID: ids[i], Norm: &Normalization{Key: keyOfRow[i]}}
+				continue
+			}
+			dst[k] = *cs[k]
+		}
+	}
+	return f, nil
+}

@@ -1,0 +1,287 @@
+package query_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/graph/citestore"
+	"github.com/provgraph/provgraph/internal/model"
+	"github.com/provgraph/provgraph/internal/query"
+	"github.com/provgraph/provgraph/internal/store"
+)
+
+// scanView is a grouping view (query.GroupView) made from a scan of a
+// store and its snapshot, as a backend keeps one at ingest: the rows of
+// every keyed citation by key, and postings from evidence and from the
+// keys of the URLs a citation redirects or points to. Citations are read
+// through the store's own Lookup. It counts the keys read.
+type scanView struct {
+	*citestore.Store
+	digest                    string
+	rows                      map[string][]query.ViewRow
+	ids, redirects, relations map[string][]string
+	contents, digests         map[string][]string
+	blocks                    map[[2]uint64][]string
+	keyReads                  int
+}
+
+func newScanView(t *testing.T, st *graph.Store) *scanView {
+	t.Helper()
+	ctx := context.Background()
+	cs := citestore.New(st)
+	snap, err := query.Load(ctx, cs, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	norm, err := snap.Normalizer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyOf := func(u string) string {
+		r, err := norm.Normalize(u)
+		if err != nil {
+			return ""
+		}
+		return r.Key
+	}
+	v := &scanView{Store: cs, digest: snap.Policy.Digest, rows: map[string][]query.ViewRow{},
+		ids: map[string][]string{}, redirects: map[string][]string{}, relations: map[string][]string{},
+		contents: map[string][]string{}, digests: map[string][]string{}, blocks: map[[2]uint64][]string{}}
+	post := func(m map[string][]string, k, key string) {
+		if k != "" && !slices.Contains(m[k], key) {
+			m[k] = append(m[k], key)
+		}
+	}
+	// The scan's handles are resolved once it has returned.
+	type scanned struct {
+		id               string
+		key              store.Handle
+		content, related bool
+		redirects        []store.Handle
+		evidence         []store.Evidence
+	}
+	var rows []scanned
+	texts, err := cs.Scan(ctx, v.digest, store.FieldKey|store.FieldFinalURL|store.FieldRelations|store.FieldEvidence, func(r *store.Row) error {
+		if r.Key != 0 {
+			rows = append(rows, scanned{r.ID, r.Key, r.KeyContent, r.Related, slices.Clone(r.Redirects), slices.Clone(r.Evidence)})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		key := texts.Text(store.FieldKey, r.key)
+		row := query.ViewRow{CitationID: r.id, KeyContent: r.content, Related: r.related}
+		for _, h := range r.redirects {
+			u := texts.Text(store.FieldFinalURL, h)
+			row.Redirects = append(row.Redirects, u)
+			if tk := keyOf(u); tk != key {
+				post(v.redirects, tk, key)
+			}
+		}
+		for _, e := range r.evidence {
+			ev := query.ViewEvidence{Retrieval: texts.Text(store.FieldRetrieval, e.Retrieval), Content: texts.Text(store.FieldContent, e.Content),
+				Digest: texts.Text(store.FieldEvidence, e.Digest), SimHash: e.SimHash, HasSim: e.HasSim}
+			row.Evidence = append(row.Evidence, ev)
+			post(v.contents, ev.Content, key)
+			post(v.digests, ev.Digest, key)
+			if ev.HasSim {
+				for b := range 4 {
+					k := [2]uint64{uint64(b), ev.SimHash >> (16 * b) & 0xffff}
+					if !slices.Contains(v.blocks[k], key) {
+						v.blocks[k] = append(v.blocks[k], key)
+					}
+				}
+			}
+		}
+		v.rows[key] = append(v.rows[key], row)
+		sum := sha256.Sum256([]byte(key))
+		post(v.ids, "g-"+hex.EncodeToString(sum[:6]), key)
+	}
+	// Relation postings: what a keyed citation points at, by key.
+	for _, c := range snap.Citations {
+		if c.Norm == nil || c.Norm.Rejected() {
+			continue
+		}
+		var us []string
+		for _, r := range c.Retrievals {
+			if r.FinalURL != "" && len(r.Hops) > 0 {
+				us = append(us, r.FinalURL)
+			}
+			for _, cn := range r.Canonicals {
+				us = append(us, cn.URL)
+			}
+		}
+		for _, rel := range c.Relations {
+			us = append(us, rel.Target)
+		}
+		for _, u := range us {
+			post(v.relations, keyOf(u), c.Norm.Key)
+		}
+	}
+	for _, m := range []map[string][]string{v.ids, v.redirects, v.relations, v.contents, v.digests} {
+		for _, ks := range m {
+			slices.Sort(ks)
+		}
+	}
+	for _, ks := range v.blocks {
+		slices.Sort(ks)
+	}
+	return v
+}
+
+func (v *scanView) HasView(_ context.Context, digest string) (bool, error) {
+	return digest == v.digest, nil
+}
+
+func (v *scanView) KeyRows(_ context.Context, _, key string) ([]query.ViewRow, error) {
+	v.keyReads++
+	return v.rows[key], nil
+}
+
+func (v *scanView) KeysOfID(_ context.Context, _, id string) ([]string, error) {
+	return v.ids[id], nil
+}
+
+func (v *scanView) RedirectSources(_ context.Context, _, target string) ([]string, error) {
+	return v.redirects[target], nil
+}
+
+func (v *scanView) RelationSources(_ context.Context, _, target string) ([]string, error) {
+	return v.relations[target], nil
+}
+
+func (v *scanView) KeysByContent(_ context.Context, _, hash string) ([]string, error) {
+	return v.contents[hash], nil
+}
+
+func (v *scanView) KeysByDigest(_ context.Context, _, digest string) ([]string, error) {
+	return v.digests[digest], nil
+}
+
+func (v *scanView) KeysBySimBlock(_ context.Context, _ string, block int, bits uint16) ([]string, error) {
+	return v.blocks[[2]uint64{uint64(block), uint64(bits)}], nil
+}
+
+func groupJSON(t *testing.T, g *query.Group) string {
+	t.Helper()
+	b, err := json.MarshalIndent(g, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestGroupOfMatchesReport: the group GroupOf reads from a grouping view,
+// by its smallest key, by any of its keys and by its id, is the full
+// report's group byte for byte as JSON, on the corpus, the corpus under
+// host rules, synthetic data and synthetic data with extractions, under
+// options whose thresholds bite (a --max-shared of 1 and 2); Listed says
+// whether the report under the options lists it (below --min-size, a
+// group is listed when a relation marks it for review). Without a view,
+// GroupOf groups the whole database and answers the same.
+func TestGroupOfMatchesReport(t *testing.T) {
+	ctx := context.Background()
+	stores := map[string]*graph.Store{
+		"corpus":           corpusStore(t, "default"),
+		"corpus, 2 rules":  corpusStore(t, "default", "testdata/hostrules.toml"),
+		"synthetic":        synthStore(t, 600),
+		"with extractions": extractedStore(t),
+	}
+	options := []query.GroupOptions{
+		{},
+		{MinSize: 2, Review: true},
+		{MaxShared: 1, MinSize: 2, Review: true},
+		{MaxShared: 2},
+		{MinSize: 3, Verdict: model.VerdictNeedsContentCheck, Review: true},
+		{MaxShared: 2, MinSize: 2, Verdict: model.VerdictIdentityConfirmed, Review: true},
+	}
+	for name, st := range stores {
+		v := newScanView(t, st)
+		for _, opts := range options {
+			// Every group, whatever the options list.
+			all := opts
+			all.MinSize, all.Verdict, all.Review = 0, "", false
+			set, err := query.LoadGroups(ctx, citestore.New(st), "", all)
+			if err != nil {
+				t.Fatal(err)
+			}
+			every, err := set.Report(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			set, err = query.LoadGroups(ctx, citestore.New(st), "", opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := set.Report(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			listed := map[string]bool{}
+			for _, g := range rep.Groups {
+				listed[g.ID] = true
+			}
+			marked := 0
+			for i, want := range every.Groups {
+				w := groupJSON(t, want)
+				if listed[want.ID] && len(want.Members) < opts.MinSize {
+					marked++
+				}
+				keys := []string{want.Key}
+				if len(want.Keys) > 1 {
+					keys = want.Keys
+				}
+				for _, sel := range append(keys, want.ID) {
+					a, err := query.GroupOf(ctx, v, "", sel, opts)
+					if err != nil {
+						t.Fatalf("%s %+v: GroupOf(%s): %v", name, opts, sel, err)
+					}
+					if !a.FromView {
+						t.Fatalf("%s: GroupOf(%s) did not read the view", name, sel)
+					}
+					if g := groupJSON(t, a.Group); g != w {
+						t.Errorf("%s %+v: GroupOf(%s) differs from the report's group:\n%.3000s\nwant\n%.3000s", name, opts, sel, g, w)
+					}
+					if a.Listed != listed[want.ID] {
+						t.Errorf("%s %+v: GroupOf(%s): listed %v, the report %v", name, opts, sel, a.Listed, listed[want.ID])
+					}
+				}
+				// Without a view: the whole database, the same answer.
+				a, err := set.GroupOf(ctx, want.ID)
+				if i%50 == 0 && err == nil {
+					a, err = query.GroupOf(ctx, citestore.New(st), "", want.Key, opts)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if a.FromView || groupJSON(t, a.Group) != w || a.Listed != listed[want.ID] {
+					t.Errorf("%s %+v: GroupOf(%s) without a view differs from the report's group", name, opts, want.ID)
+				}
+			}
+			t.Logf("%s %+v: %d groups, %d listed below --min-size by a review mark", name, opts, len(every.Groups), marked)
+		}
+	}
+}
+
+// TestGroupOfUnknown: a key no citation has, an id no group has, and a key
+// that is only a redirect target are ErrNoGroup, with and without a view.
+func TestGroupOfUnknown(t *testing.T) {
+	ctx := context.Background()
+	st := corpusStore(t, "default")
+	v := newScanView(t, st)
+	for _, src := range []query.Source{v, citestore.New(st)} {
+		for _, sel := range []string{"https://nowhere.example/", "g-000000000000"} {
+			if _, err := query.GroupOf(ctx, src, "", sel, query.GroupOptions{}); !errors.Is(err, query.ErrNoGroup) {
+				t.Errorf("GroupOf(%s): %v, want ErrNoGroup", sel, err)
+			}
+		}
+	}
+}
