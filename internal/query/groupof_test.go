@@ -1,17 +1,22 @@
 package query_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/graph/citestore"
+	"github.com/provgraph/provgraph/internal/ingest"
 	"github.com/provgraph/provgraph/internal/model"
+	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/query"
 	"github.com/provgraph/provgraph/internal/store"
 )
@@ -194,6 +199,7 @@ func TestGroupOfMatchesReport(t *testing.T) {
 		"corpus, 2 rules":  corpusStore(t, "default", "testdata/hostrules.toml"),
 		"synthetic":        synthStore(t, 600),
 		"with extractions": extractedStore(t),
+		"thresholds":       thresholdStore(t),
 	}
 	options := []query.GroupOptions{
 		{},
@@ -284,4 +290,81 @@ func TestGroupOfUnknown(t *testing.T) {
 			}
 		}
 	}
+}
+
+// thresholdStore holds the cases where a group's answer depends on
+// citations far from it: three keys redirecting to one landing page
+// (past a --max-shared of 2, their number is all the answer needs), a
+// chain of same-host redirects joining three keys, two groups sharing only
+// a text digest (SimHashes with no 16-bit block in common), and two
+// sharing only near-identical SimHashes (different digests).
+func thresholdStore(t *testing.T) *graph.Store {
+	t.Helper()
+	ctx := context.Background()
+	type cite struct{ id, raw, final, hash string }
+	cites := []cite{
+		{"h1", "https://hub.test/p1", "https://hub.test/landing", ""},
+		{"h2", "https://hub.test/p2", "https://hub.test/landing", ""},
+		{"h3", "https://hub.test/p3", "https://hub.test/landing", ""},
+		{"j1", "https://join.test/a", "https://join.test/b", ""},
+		{"j2", "https://join.test/b", "", ""},
+		{"j3", "https://join.test/c", "https://join.test/a", ""},
+		{"d1", "https://d1.test/x", "", "sha256:d1"},
+		{"d2", "https://d2.test/y", "", "sha256:d2"},
+		{"s1", "https://s1.test/x", "", "sha256:s1"},
+		{"s2", "https://s2.test/y", "", "sha256:s2"},
+	}
+	var in bytes.Buffer
+	rets := map[string]*model.Retrieval{}
+	for i, c := range cites {
+		ret := &model.Retrieval{FinalStatus: "200", ContentHash: c.hash}
+		jret := map[string]any{"final_status": 200}
+		if c.hash != "" {
+			jret["content_hash"] = c.hash
+		}
+		if c.final != "" {
+			ret.Hops = []model.Hop{{From: c.raw, To: c.final, Status: "301"}}
+			ret.FinalURL = c.final
+			jret["hops"] = []map[string]any{{"from": c.raw, "to": c.final, "status": 301}}
+			jret["final_url"] = c.final
+		}
+		rets[c.id] = ret
+		b, err := json.Marshal(map[string]any{"citation_id": c.id, "engine": "e", "answer_id": "a", "position": i + 1,
+			"observed_at": "2026-11-10T10:00:00Z", "raw_url": c.raw, "retrieval": jret})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.Write(append(b, '\n'))
+	}
+	dir := t.TempDir()
+	st, err := graph.Open(filepath.Join(dir, "t.db"), &graph.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	path := filepath.Join(dir, "t.jsonl")
+	if err := os.WriteFile(path, in.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ingest.File(ctx, st, path, "t.jsonl", ingest.Options{Policy: normalize.Default()}); err != nil {
+		t.Fatal(err)
+	}
+	mapper, err := citestore.NewMapper(normalize.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var quads []graph.Quad
+	for id, ex := range map[string]model.Extraction{
+		"d1": {Extractor: "x/1", TextDigest: "sha256:same", SimHash: "0000000000000000"},
+		"d2": {Extractor: "x/1", TextDigest: "sha256:same", SimHash: "ffffffffffffffff"},
+		"s1": {Extractor: "x/1", TextDigest: "sha256:one", SimHash: "0123456789abcdef"},
+		"s2": {Extractor: "x/1", TextDigest: "sha256:two", SimHash: "0123456789abcde0"},
+	} {
+		raw := cites[slices.IndexFunc(cites, func(c cite) bool { return c.id == id })].raw
+		quads, _ = mapper.ExtractionQuads(quads, graph.IRI(model.RetrievalIRI(raw, rets[id])), ex)
+	}
+	if _, err := st.Add(quads); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
