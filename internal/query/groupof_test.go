@@ -358,7 +358,7 @@ func thresholdStore(t *testing.T) *graph.Store {
 		"d1": {Extractor: "x/1", TextDigest: "sha256:same", SimHash: "0000000000000000"},
 		"d2": {Extractor: "x/1", TextDigest: "sha256:same", SimHash: "ffffffffffffffff"},
 		"s1": {Extractor: "x/1", TextDigest: "sha256:one", SimHash: "0123456789abcdef"},
-		"s2": {Extractor: "x/1", TextDigest: "sha256:two", SimHash: "0123456789abcde0"},
+		"s2": {Extractor: "x/1", TextDigest: "sha256:two", SimHash: "0123456789abcdee"},
 	} {
 		raw := cites[slices.IndexFunc(cites, func(c cite) bool { return c.id == id })].raw
 		quads, _ = mapper.ExtractionQuads(quads, graph.IRI(model.RetrievalIRI(raw, rets[id])), ex)
