@@ -18,6 +18,7 @@ import (
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/query"
+	"github.com/provgraph/provgraph/internal/review"
 	"github.com/provgraph/provgraph/internal/store"
 )
 
@@ -255,6 +256,11 @@ func TestGroupOfMatchesReport(t *testing.T) {
 					}
 					if g := groupJSON(t, a.Group); g != w {
 						t.Errorf("%s %+v: GroupOf(%s) differs from the report's group:\n%.3000s\nwant\n%.3000s", name, opts, sel, g, w)
+					}
+					// A review decision's evidence (members' retrievals
+					// and relations, from the citations) is the same too.
+					if g, w := review.EvidenceOf(a.Group, "p").Digest(), review.EvidenceOf(want, "p").Digest(); g != w {
+						t.Errorf("%s %+v: GroupOf(%s): review evidence differs from the report's group's", name, opts, sel)
 					}
 					if a.Listed != listed[want.ID] {
 						t.Errorf("%s %+v: GroupOf(%s): listed %v, the report %v", name, opts, sel, a.Listed, listed[want.ID])
