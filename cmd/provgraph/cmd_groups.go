@@ -107,8 +107,17 @@ and CSV adds review_state, decision, reviewer and review_id. --id, --key,
 --cursor of the next page. --id and --key also find single-member groups
 unless --min-size is given.
 
+One group: --id or --key without the other filter flags reads that group
+alone, not every group, and prints what the filtered listing prints for it
+(an empty page when --verdict or --min-size excludes it). A database that
+keeps a grouping view of the policy answers from the group's neighbourhood
+(the keys redirects join to it, the groups sharing its content evidence,
+both ends of its relations); any other is grouped whole, with the same
+output. A key no citation has, or an id no group has, exits 1.
+
 ` + exitHelp(
 			exitLineOK,
+			"  1  --id or --key names no group",
 			"  2  usage error: bad flag, or no such policy in the database",
 			"  3  I/O or internal error, including a missing database file",
 			exitLineLocked,
@@ -185,6 +194,12 @@ func runReviewedGroups(cmd *cobra.Command, o groupsOptions, opts query.GroupOpti
 	if (o.filter.ID != "" || o.filter.Key != "") && !cmd.Flags().Changed("min-size") {
 		opts.MinSize = 1
 	}
+	if sel, ok, err := oneGroup(cmd, o.filter); ok || err != nil {
+		if err != nil {
+			return err
+		}
+		return runOneGroup(cmd, o, opts, sel)
+	}
 	r, err := o.service().Reviewed(cmd.Context(), o.policy, opts)
 	if err != nil {
 		return err
@@ -206,4 +221,51 @@ func runReviewedGroups(cmd *cobra.Command, o groupsOptions, opts query.GroupOpti
 		status = func(g *query.Group) *review.Status { return r.Status(r.Group(g.ID)) }
 	}
 	return render.ReviewedGroups(cmd.OutOrStdout(), o.format, render.ReviewedPage{Policy: render.RedactIf(o.redact, r.Report.Policy), Groups: groups, Status: status, Total: page.Total, Next: page.Next})
+}
+
+// oneGroup returns the key or id that --key or --id names when it is the
+// only filter flag: that one group is then read by itself (service.OneGroup,
+// from the grouping view when the database keeps one), not picked out of
+// every group.
+func oneGroup(cmd *cobra.Command, f service.GroupFilter) (string, bool, error) {
+	for _, n := range []string{"domain", "engine", "since", "state", "sort", "limit", "cursor"} {
+		if cmd.Flags().Changed(n) {
+			return "", false, nil
+		}
+	}
+	switch id, key := cmd.Flags().Changed("id"), cmd.Flags().Changed("key"); {
+	case id && key:
+		return "", false, nil
+	case key && query.IsGroupID(f.Key):
+		return "", false, usagef("--key %q is a group id, not a comparison key: use --id %s", f.Key, f.Key)
+	case id && !query.IsGroupID(f.ID):
+		return "", false, usagef("--id %q: a group id is g- and 12 hexadecimal digits (the id column of groups)", f.ID)
+	case key:
+		return f.Key, true, nil
+	case id:
+		return f.ID, true, nil
+	}
+	return "", false, nil
+}
+
+// runOneGroup prints the group of a key or id as the filtered listing
+// prints it: a page of that group, or of none when the options do not list
+// it (--verdict, --min-size).
+func runOneGroup(cmd *cobra.Command, o groupsOptions, opts query.GroupOptions, sel string) error {
+	a, status, err := o.service().OneGroup(cmd.Context(), o.policy, sel, opts)
+	if err != nil {
+		return err
+	}
+	for _, w := range render.RedactIf(o.redact, a.Warnings) {
+		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", render.EscapeLine(w))
+	}
+	page := render.ReviewedPage{Policy: render.RedactIf(o.redact, a.Policy), Groups: []*query.Group{}, Status: func(*query.Group) *review.Status { return status }}
+	if a.Listed {
+		g := a.Group
+		if o.redact {
+			g = render.Redacted(g)
+		}
+		page.Groups, page.Total = []*query.Group{g}, 1
+	}
+	return render.ReviewedGroups(cmd.OutOrStdout(), o.format, page)
 }

@@ -156,11 +156,12 @@ func TestHelpListsExitStatuses(t *testing.T) {
 			exitCorrupt:  {args: []string{"--db", damaged, "../../testdata/citations.jsonl"}},
 		},
 		"groups": {
-			exitOK:      {args: []string{"--db", good}},
-			exitUsage:   {args: []string{"--db", good, "--policy", "no-such-policy"}},
-			exitFailure: {args: []string{"--db", p("none.db")}},
-			exitLocked:  {args: append([]string{"--db", locked}, wait...)},
-			exitCorrupt: {args: []string{"--db", damaged}},
+			exitOK:       {args: []string{"--db", good}},
+			exitRejected: {args: []string{"--db", good, "--key", "https://nowhere.example/"}},
+			exitUsage:    {args: []string{"--db", good, "--policy", "no-such-policy"}},
+			exitFailure:  {args: []string{"--db", p("none.db")}},
+			exitLocked:   {args: append([]string{"--db", locked}, wait...)},
+			exitCorrupt:  {args: []string{"--db", damaged}},
 		},
 		"stats": {
 			exitOK:      {args: []string{"--db", good}},

@@ -1,0 +1,41 @@
+package service
+
+import (
+	"context"
+	"errors"
+
+	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/graph/citestore"
+	"github.com/provgraph/provgraph/internal/query"
+	"github.com/provgraph/provgraph/internal/review"
+)
+
+// OneGroup opens the database read-only and returns the review group of a
+// comparison key, or the group with an id (query.IsGroupID), under policy
+// and opts, with its review status: query.GroupOf, which reads only the
+// group's neighbourhood when the database keeps a grouping view of the
+// policy, and groups the whole database otherwise, with the same answer.
+// A key no citation has, or an id no group has, is an InputError.
+func (d DB) OneGroup(ctx context.Context, policy, keyOrID string, opts query.GroupOptions) (*query.GroupAnswer, *review.Status, error) {
+	st, err := d.Open(true)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer st.Close()
+	a, err := query.GroupOf(ctx, groupSource(st), policy, keyOrID, opts)
+	switch {
+	case errors.Is(err, query.ErrNoGroup):
+		return nil, nil, InputError{err}
+	case err != nil:
+		return nil, nil, QueryError(err)
+	}
+	ix, err := review.Load(ctx, st)
+	if err != nil {
+		return nil, nil, err
+	}
+	return a, ix.Status(review.EvidenceOf(a.Group, a.Policy.Digest)), nil
+}
+
+// groupSource is what query.GroupOf reads of st: a backend that keeps
+// grouping views answers as a query.ViewSource.
+func groupSource(st *graph.Store) query.Source { return citestore.New(st) }
