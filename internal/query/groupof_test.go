@@ -37,7 +37,7 @@ type scanView struct {
 	keyReads                  int
 }
 
-func newScanView(t *testing.T, st *graph.Store) *scanView {
+func newScanView(t testing.TB, st *graph.Store) *scanView {
 	t.Helper()
 	ctx := context.Background()
 	cs := citestore.New(st)
@@ -373,4 +373,40 @@ func thresholdStore(t *testing.T) *graph.Store {
 		t.Fatal(err)
 	}
 	return st
+}
+
+// BenchmarkGroupOf reads every group of a synthetic store in turn by its
+// key, from a grouping view held in memory (scanView: the postings are
+// maps, the members are read through the bbolt store's Lookup), under the
+// groups defaults; keys/op is how many keys the neighbourhoods read.
+func BenchmarkGroupOf(b *testing.B) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		st   func(testing.TB) *graph.Store
+	}{
+		{"synthetic-3000", func(t testing.TB) *graph.Store { return synthStore(t, 3000) }},
+		{"extractions-2000", extractedStore},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			st := c.st(b)
+			v := newScanView(b, st)
+			set, err := query.LoadGroups(ctx, citestore.New(st), "", query.GroupOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			rep, err := set.Report(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			opts := query.GroupOptions{MinSize: 2, Review: true}
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				if _, err := query.GroupOf(ctx, v, "", rep.Groups[i%len(rep.Groups)].Key, opts); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(v.keyReads)/float64(b.N), "keys/op")
+		})
+	}
 }

@@ -22,7 +22,7 @@ import (
 
 // synthStore ingests n synthetic citations over few sites (so that many
 // citations share keys, redirects and canonicals) into a fresh store.
-func synthStore(t *testing.T, n int) *graph.Store {
+func synthStore(t testing.TB, n int) *graph.Store {
 	t.Helper()
 	var in bytes.Buffer
 	if err := synth.New(synth.Options{Seed: 7, Sites: 40}).Write(&in, n); err != nil {
@@ -224,7 +224,7 @@ func TestRowFactsMatchLoader(t *testing.T) {
 // shared by pairs of retrievals, SimHashes near within triples and far
 // across them, a second
 // extraction by a newer extractor on some, a soft error on others.
-func extractedStore(t *testing.T) *graph.Store {
+func extractedStore(t testing.TB) *graph.Store {
 	t.Helper()
 	ctx := context.Background()
 	st := synthStore(t, 2000)
