@@ -125,18 +125,29 @@ func IsGroupID(s string) bool {
 // groups the whole database. It reads; it never writes.
 func GroupOf(ctx context.Context, src Source, policy, keyOrID string, opts GroupOptions) (*GroupAnswer, error) {
 	if vs, ok := src.(ViewSource); ok {
-		snap, err := choose(ctx, src, policy)
-		if err != nil {
-			return nil, err
-		}
-		has := false
-		if snap.Policy.Digest != "" {
-			if has, err = vs.HasView(ctx, snap.Policy.Digest); err != nil {
-				return nil, fmt.Errorf("query: grouping view of policy %s: %w", snap.Policy, err)
+		// On one read view when the backend gives one, so that the view's
+		// rows and the citations they name are read from the same state.
+		var a *GroupAnswer
+		var err error
+		v, viewer := src.(store.Viewer)
+		switch {
+		case viewer:
+			err = v.View(ctx, func(r store.Reader) error {
+				in, ok := r.(ViewSource)
+				if !ok {
+					return errNotInView
+				}
+				a, err = fromView(ctx, in, policy, keyOrID, opts)
+				return err
+			})
+			if errors.Is(err, errNotInView) {
+				a, err = fromView(ctx, vs, policy, keyOrID, opts)
 			}
+		default:
+			a, err = fromView(ctx, vs, policy, keyOrID, opts)
 		}
-		if _, nerr := snap.Normalizer(); has && nerr == nil && !snap.EngineChanged() {
-			return viewGroupOf(ctx, vs, snap, keyOrID, opts)
+		if err != nil || a != nil {
+			return a, err
 		}
 	}
 	set, err := LoadGroups(ctx, src, policy, opts)
@@ -144,6 +155,31 @@ func GroupOf(ctx context.Context, src Source, policy, keyOrID string, opts Group
 		return nil, err
 	}
 	return set.GroupOf(ctx, keyOrID)
+}
+
+// errNotInView says a backend's read view is not a ViewSource although the
+// backend is: GroupOf then reads through the backend itself.
+var errNotInView = errors.New("the read view keeps no grouping view")
+
+// fromView answers GroupOf from vs's grouping view of the policy, or
+// returns nil when vs keeps none usable: none for the policy, or one whose
+// URL postings this build's normalization engine would key otherwise.
+func fromView(ctx context.Context, vs ViewSource, policy, keyOrID string, opts GroupOptions) (*GroupAnswer, error) {
+	snap, err := choose(ctx, vs, policy)
+	if err != nil {
+		return nil, err
+	}
+	if snap.Policy.Digest == "" {
+		return nil, nil
+	}
+	has, err := vs.HasView(ctx, snap.Policy.Digest)
+	if err != nil {
+		return nil, fmt.Errorf("query: grouping view of policy %s: %w", snap.Policy, err)
+	}
+	if _, nerr := snap.Normalizer(); !has || nerr != nil || snap.EngineChanged() {
+		return nil, nil
+	}
+	return viewGroupOf(ctx, vs, snap, keyOrID, opts)
 }
 
 // GroupOf returns the group of a key, or the group with an id, of the

@@ -143,6 +143,18 @@ func newScanView(t testing.TB, st *graph.Store) *scanView {
 	return v
 }
 
+// View runs fn on one read transaction of the store, with the view's
+// postings: as a backend keeping a view answers store.Viewer.
+func (v *scanView) View(ctx context.Context, fn func(store.Reader) error) error {
+	return v.Store.View(ctx, func(r store.Reader) error {
+		in := *v
+		in.Store = r.(*citestore.Store)
+		err := fn(&in)
+		v.keyReads = in.keyReads
+		return err
+	})
+}
+
 func (v *scanView) HasView(_ context.Context, digest string) (bool, error) {
 	return digest == v.digest, nil
 }
