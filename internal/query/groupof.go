@@ -311,89 +311,12 @@ func (n *neighbourhood) target(t string) error {
 
 // viewGroupOfKey answers GroupOf for a key from the view.
 func viewGroupOfKey(ctx context.Context, vs ViewSource, snap *Snapshot, key string, opts GroupOptions) (*GroupAnswer, error) {
-	norm, _ := snap.Normalizer()
-	n := &neighbourhood{ctx: ctx, v: vs, digest: snap.Policy.Digest, keyOf: keyOfFunc(norm), maxShared: opts.MaxShared,
-		rows: map[string][]ViewRow{}, targets: map[string]bool{}, over: map[string]int{}}
-	if n.maxShared <= 0 {
-		n.maxShared = model.DefaultMaxShared
-	}
-	// The group's own keys: the component of key.
-	if err := n.add(key); err != nil {
+	n, cits, err := gather(ctx, vs, snap, key, opts)
+	if err != nil {
 		return nil, err
 	}
 	if len(n.rows[key]) == 0 {
 		return nil, noGroup(snap.Policy, key)
-	}
-	own := make([]string, 0, len(n.rows))
-	for k := range n.rows {
-		own = append(own, k)
-	}
-	slices.Sort(own)
-	cits := &citationCache{ctx: ctx, v: vs, digest: n.digest, byID: map[string]*Citation{}}
-	// The groups that share its evidence: every key of each of its content
-	// hashes, text digests and SimHash blocks (SimHashes within
-	// extract.NearThreshold bits agree on one of the four blocks).
-	var ids []string
-	for _, k := range own {
-		for _, r := range n.rows[k] {
-			ids = append(ids, r.CitationID)
-			for _, e := range r.Evidence {
-				var more []string
-				var err error
-				if e.Content != "" {
-					if more, err = vs.KeysByContent(ctx, n.digest, e.Content); err != nil {
-						return nil, fmt.Errorf("query: keys of content hash %s: %w", e.Content, err)
-					}
-					if err := n.add(more...); err != nil {
-						return nil, err
-					}
-				}
-				if e.Digest != "" {
-					if more, err = vs.KeysByDigest(ctx, n.digest, e.Digest); err != nil {
-						return nil, fmt.Errorf("query: keys of text digest %s: %w", e.Digest, err)
-					}
-					if err := n.add(more...); err != nil {
-						return nil, err
-					}
-				}
-				if e.HasSim {
-					for b := range 4 {
-						if more, err = vs.KeysBySimBlock(ctx, n.digest, b, uint16(e.SimHash>>(16*b))); err != nil {
-							return nil, fmt.Errorf("query: keys of SimHash block %d: %w", b, err)
-						}
-						if err := n.add(more...); err != nil {
-							return nil, err
-						}
-					}
-				}
-			}
-		}
-	}
-	// The groups its relations point at.
-	members, err := cits.get(ids)
-	if err != nil {
-		return nil, err
-	}
-	for _, c := range members {
-		for _, u := range relationURLs(c) {
-			if t := n.keyOf(u); t != "" {
-				if err := n.add(t); err != nil {
-					return nil, err
-				}
-			}
-		}
-	}
-	// The groups whose relations point at it, for its review mark.
-	if opts.Review && opts.MinSize > 1 {
-		for _, k := range own {
-			srcs, err := vs.RelationSources(ctx, n.digest, k)
-			if err != nil {
-				return nil, fmt.Errorf("query: keys pointing at %q: %w", k, err)
-			}
-			if err := n.add(srcs...); err != nil {
-				return nil, err
-			}
-		}
 	}
 	f, err := viewFacts(n, cits)
 	if err != nil {
@@ -409,6 +332,103 @@ func viewGroupOfKey(ctx context.Context, vs ViewSource, snap *Snapshot, key stri
 		return nil, err
 	}
 	return a, nil
+}
+
+// neighbourhoodOf returns every key the answer for key reads (cited or
+// not), sorted.
+func neighbourhoodOf(ctx context.Context, vs ViewSource, snap *Snapshot, key string, opts GroupOptions) ([]string, error) {
+	n, _, err := gather(ctx, vs, snap, key, opts)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Sorted(mapKeys(n.rows)), nil
+}
+
+// gather reads the neighbourhood of key's group: its component, the
+// groups sharing its evidence, the groups its relations point at and,
+// when the options mark groups for review, those pointing at it.
+func gather(ctx context.Context, vs ViewSource, snap *Snapshot, key string, opts GroupOptions) (*neighbourhood, *citationCache, error) {
+	norm, _ := snap.Normalizer()
+	n := &neighbourhood{ctx: ctx, v: vs, digest: snap.Policy.Digest, keyOf: keyOfFunc(norm), maxShared: opts.MaxShared,
+		rows: map[string][]ViewRow{}, targets: map[string]bool{}, over: map[string]int{}}
+	if n.maxShared <= 0 {
+		n.maxShared = model.DefaultMaxShared
+	}
+	cits := &citationCache{ctx: ctx, v: vs, digest: n.digest, byID: map[string]*Citation{}}
+	// The group's own keys: the component of key.
+	if err := n.add(key); err != nil {
+		return nil, nil, err
+	}
+	if len(n.rows[key]) == 0 {
+		return n, cits, nil
+	}
+	own := slices.Sorted(mapKeys(n.rows))
+	// The groups that share its evidence: every key of each of its content
+	// hashes, text digests and SimHash blocks (SimHashes within
+	// extract.NearThreshold bits agree on one of the four blocks).
+	var ids []string
+	for _, k := range own {
+		for _, r := range n.rows[k] {
+			ids = append(ids, r.CitationID)
+			for _, e := range r.Evidence {
+				var more []string
+				var err error
+				if e.Content != "" {
+					if more, err = vs.KeysByContent(ctx, n.digest, e.Content); err != nil {
+						return nil, nil, fmt.Errorf("query: keys of content hash %s: %w", e.Content, err)
+					}
+					if err := n.add(more...); err != nil {
+						return nil, nil, err
+					}
+				}
+				if e.Digest != "" {
+					if more, err = vs.KeysByDigest(ctx, n.digest, e.Digest); err != nil {
+						return nil, nil, fmt.Errorf("query: keys of text digest %s: %w", e.Digest, err)
+					}
+					if err := n.add(more...); err != nil {
+						return nil, nil, err
+					}
+				}
+				if e.HasSim {
+					for b := range 4 {
+						if more, err = vs.KeysBySimBlock(ctx, n.digest, b, uint16(e.SimHash>>(16*b))); err != nil {
+							return nil, nil, fmt.Errorf("query: keys of SimHash block %d: %w", b, err)
+						}
+						if err := n.add(more...); err != nil {
+							return nil, nil, err
+						}
+					}
+				}
+			}
+		}
+	}
+	// The groups its relations point at.
+	members, err := cits.get(ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, c := range members {
+		for _, u := range relationURLs(c) {
+			if t := n.keyOf(u); t != "" {
+				if err := n.add(t); err != nil {
+					return nil, nil, err
+				}
+			}
+		}
+	}
+	// The groups whose relations point at it, for its review mark.
+	if opts.Review && opts.MinSize > 1 {
+		for _, k := range own {
+			srcs, err := vs.RelationSources(ctx, n.digest, k)
+			if err != nil {
+				return nil, nil, fmt.Errorf("query: keys pointing at %q: %w", k, err)
+			}
+			if err := n.add(srcs...); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return n, cits, nil
 }
 
 // relationURLs are the URLs relations reads of c: its redirected

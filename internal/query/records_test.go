@@ -1,0 +1,245 @@
+package query_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/graph/citestore"
+	"github.com/provgraph/provgraph/internal/ingest"
+	"github.com/provgraph/provgraph/internal/model"
+	"github.com/provgraph/provgraph/internal/normalize"
+	"github.com/provgraph/provgraph/internal/query"
+	"github.com/provgraph/provgraph/internal/synth"
+)
+
+// batches is a database filled a batch at a time: each step ingests some
+// JSON Lines, or adds quads (evidence, as resolve does) to the citations
+// it names.
+type batches struct {
+	t   *testing.T
+	dir string
+	st  *graph.Store
+	n   int
+}
+
+func newBatches(t *testing.T) *batches {
+	dir := t.TempDir()
+	st, err := graph.Open(filepath.Join(dir, "b.db"), &graph.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return &batches{t: t, dir: dir, st: st}
+}
+
+// ingest stores lines and returns the ids of their citations.
+func (b *batches) ingest(lines []string) []string {
+	b.t.Helper()
+	b.n++
+	path := filepath.Join(b.dir, fmt.Sprintf("%d.jsonl", b.n))
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+	if _, err := ingest.File(context.Background(), b.st, path, filepath.Base(path), ingest.Options{Policy: normalize.Default()}); err != nil {
+		b.t.Fatal(err)
+	}
+	var ids []string
+	for _, l := range lines {
+		var rec struct {
+			CitationID string `json:"citation_id"`
+		}
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			b.t.Fatal(err)
+		}
+		ids = append(ids, rec.CitationID)
+	}
+	return ids
+}
+
+// keysOf returns the keys of the citations with the given ids in v.
+func keysOf(v *scanView, ids []string) []string {
+	var keys []string
+	for k, rows := range v.rows {
+		for _, r := range rows {
+			if slices.Contains(ids, r.CitationID) && !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	return keys
+}
+
+func recordsJSON(t *testing.T, rs []*query.GroupRecord) string {
+	t.Helper()
+	b, err := json.MarshalIndent(rs, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// check refreshes rs after a step that changed the citations ids, and
+// compares it with records built from the whole database, the counts by
+// verdict with the report's, and the queue, a page of three at a time,
+// with the groups the report lists under the defaults.
+func (b *batches) check(name string, step int, maxShared int, ids []string, rs *query.MemRecords) {
+	t := b.t
+	t.Helper()
+	ctx := context.Background()
+	v := newScanView(t, b.st)
+	if err := query.RefreshRecords(ctx, v, "", maxShared, keysOf(v, ids), rs); err != nil {
+		t.Fatalf("%s step %d: %v", name, step, err)
+	}
+	want := query.NewMemRecords()
+	if err := query.BuildRecords(ctx, citestore.New(b.st), "", maxShared, want); err != nil {
+		t.Fatal(err)
+	}
+	if g, w := recordsJSON(t, rs.All()), recordsJSON(t, want.All()); g != w {
+		t.Errorf("%s step %d: refreshed records differ from built ones:\n%.4000s\nwant\n%.4000s", name, step, g, w)
+		return
+	}
+	set, err := query.LoadGroups(ctx, citestore.New(b.st), "", query.GroupOptions{MaxShared: maxShared, MinSize: 2, Review: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := set.Report(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts, err := rs.Counts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, n := range rep.Counts {
+		if (strings.HasPrefix(k, "verdict:") || k == "groups") && counts[k] != n {
+			t.Errorf("%s step %d: %s: %d, the report %d", name, step, k, counts[k], n)
+		}
+	}
+	var queued []string
+	after := ""
+	for {
+		page, err := rs.Queue(ctx, after, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		for _, r := range page {
+			queued = append(queued, r.ID)
+		}
+		after = page[len(page)-1].ID
+	}
+	var listed []string
+	for _, g := range rep.Groups {
+		listed = append(listed, g.ID)
+	}
+	if !slices.Equal(queued, listed) {
+		t.Errorf("%s step %d: queue %v, the report lists %v", name, step, queued, listed)
+	}
+}
+
+// TestRefreshRecordsMatchesBuild: records kept current batch by batch
+// (RefreshRecords, from the grouping view and the keys each batch
+// changed) equal records built from the whole database after every batch,
+// and give the report's counts by verdict and its listed groups as the
+// queue: on the corpus and synthetic data ingested in parts, and on
+// batches that take a redirect target past --max-shared (splitting the
+// group it made), join keys by a chain of redirects, give a group a
+// smaller key (a new id), and add evidence to stored citations.
+func TestRefreshRecordsMatchesBuild(t *testing.T) {
+	split := func(lines []string, parts int) [][]string {
+		out := make([][]string, parts)
+		for i, l := range lines {
+			if l != "" {
+				out[i%parts] = append(out[i%parts], l)
+			}
+		}
+		return out
+	}
+	corpus, err := os.ReadFile("testdata/corpus.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var syn bytes.Buffer
+	if err := synth.New(synth.Options{Seed: 7, Sites: 40}).Write(&syn, 600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name      string
+		lines     []string
+		parts     int
+		maxShared int
+	}{
+		{"corpus", strings.Split(string(corpus), "\n"), 3, 0},
+		{"corpus, max-shared 1", strings.Split(string(corpus), "\n"), 4, 1},
+		{"synthetic", strings.Split(syn.String(), "\n"), 4, 2},
+	} {
+		b := newBatches(t)
+		rs := query.NewMemRecords()
+		for i, part := range split(c.lines, c.parts) {
+			b.check(c.name, i, c.maxShared, b.ingest(part), rs)
+		}
+	}
+
+	// Thresholds, joins, ids and evidence, under --max-shared 2.
+	line := func(id, raw, final, hash string) string {
+		ret := map[string]any{"final_status": 200}
+		if hash != "" {
+			ret["content_hash"] = hash
+		}
+		if final != "" {
+			ret["hops"] = []map[string]any{{"from": raw, "to": final, "status": 301}}
+			ret["final_url"] = final
+		}
+		bs, _ := json.Marshal(map[string]any{"citation_id": id, "engine": "e", "answer_id": "a", "position": 1,
+			"observed_at": "2026-11-10T10:00:00Z", "raw_url": raw, "retrieval": ret})
+		return string(bs)
+	}
+	b := newBatches(t)
+	rs := query.NewMemRecords()
+	steps := [][]string{
+		{line("h1", "https://hub.test/p1", "https://hub.test/landing", "sha256:hub"), line("h2", "https://hub.test/p2", "https://hub.test/landing", ""),
+			line("j1", "https://join.test/a", "https://join.test/b", ""), line("d1", "https://d1.test/x", "", "sha256:d1"), line("s1", "https://s1.test/x", "", "sha256:s1"),
+			line("o1", "https://other.test/x", "", "sha256:hub")},
+		{line("h3", "https://hub.test/p3", "https://hub.test/landing", ""), line("j2", "https://join.test/b", "", ""), line("d2", "https://d2.test/y", "", "sha256:d2")},
+		{line("j3", "https://join.test/c", "https://join.test/a", ""), line("j0", "https://join.test/0", "https://join.test/b", ""), line("s2", "https://s2.test/y", "", "sha256:s2")},
+	}
+	for i, s := range steps {
+		b.check("thresholds", i, 2, b.ingest(s), rs)
+	}
+	// Evidence added to stored citations, as resolve and extract add it.
+	snap, err := query.Load(context.Background(), citestore.New(b.st), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapper, err := citestore.NewMapper(normalize.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ex := range []map[string]model.Extraction{
+		{"d1": {Extractor: "x/1", TextDigest: "sha256:same", SimHash: "0000000000000000"}, "s1": {Extractor: "x/1", TextDigest: "sha256:one", SimHash: "0123456789abcdef"}},
+		{"d2": {Extractor: "x/1", TextDigest: "sha256:same", SimHash: "ffffffffffffffff"}, "s2": {Extractor: "x/1", TextDigest: "sha256:two", SimHash: "0123456789abcdee"}},
+	} {
+		var quads []graph.Quad
+		var ids []string
+		for _, c := range snap.Citations {
+			if e, ok := ex[c.ID]; ok {
+				quads, _ = mapper.ExtractionQuads(quads, graph.IRI(c.Retrievals[0].Node), e)
+				ids = append(ids, c.ID)
+			}
+		}
+		if _, err := b.st.Add(quads); err != nil {
+			t.Fatal(err)
+		}
+		b.check("thresholds, evidence", i, 2, ids, rs)
+	}
+}
