@@ -274,6 +274,9 @@ func TestGroupOfMatchesReport(t *testing.T) {
 					if g, w := review.EvidenceOf(a.Group, "p").Digest(), review.EvidenceOf(want, "p").Digest(); g != w {
 						t.Errorf("%s %+v: GroupOf(%s): review evidence differs from the report's group's", name, opts, sel)
 					}
+					if !slices.Equal(a.Warnings, every.Warnings) || a.Policy != every.Policy {
+						t.Errorf("%s %+v: GroupOf(%s): policy %v and warnings %q, the report's %v and %q", name, opts, sel, a.Policy, a.Warnings, every.Policy, every.Warnings)
+					}
 					if a.Listed != listed[want.ID] {
 						t.Errorf("%s %+v: GroupOf(%s): listed %v, the report %v", name, opts, sel, a.Listed, listed[want.ID])
 					}

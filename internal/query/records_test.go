@@ -243,3 +243,38 @@ func TestRefreshRecordsMatchesBuild(t *testing.T) {
 		b.check("thresholds, evidence", i, 2, ids, rs)
 	}
 }
+
+// BenchmarkRefreshRecords refreshes the records of a synthetic store for
+// batches of 100 keys (what a batch of new citations gives), from a
+// grouping view held in memory; affected/op is how many keys the seeds'
+// neighbourhoods reached.
+func BenchmarkRefreshRecords(b *testing.B) {
+	ctx := context.Background()
+	st := synthStore(b, 3000)
+	v := newScanView(b, st)
+	rs := query.NewMemRecords()
+	if err := query.BuildRecords(ctx, citestore.New(st), "", 0, rs); err != nil {
+		b.Fatal(err)
+	}
+	keys := slices.Sorted(func(yield func(string) bool) {
+		for k := range v.rows {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	reads := 0
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		var seeds []string
+		for j := range 100 {
+			seeds = append(seeds, keys[(i*100+j*37)%len(keys)])
+		}
+		v.keyReads = 0
+		if err := query.RefreshRecords(ctx, v, "", 0, seeds, rs); err != nil {
+			b.Fatal(err)
+		}
+		reads += v.keyReads
+	}
+	b.ReportMetric(float64(reads)/float64(b.N), "keyreads/op")
+}
