@@ -63,7 +63,11 @@ type ViewRow struct {
 	KeyContent bool           // store.Row.KeyContent
 	Related    bool           // store.Row.Related
 	Redirects  []string       // store.Row.Redirects: raw final URLs, not keys
-	Evidence   []ViewEvidence // store.Row.Evidence
+	// Links are the URLs relations point from the citation at (as they
+	// are, not keys): each redirected retrieval's final URL (any host),
+	// each canonical declaration's URL and each relation's target.
+	Links    []string
+	Evidence []ViewEvidence // store.Row.Evidence
 }
 
 // ViewEvidence is store.Evidence with texts.
@@ -366,10 +370,8 @@ func gather(ctx context.Context, vs ViewSource, snap *Snapshot, key string, opts
 	// The groups that share its evidence: every key of each of its content
 	// hashes, text digests and SimHash blocks (SimHashes within
 	// extract.NearThreshold bits agree on one of the four blocks).
-	var ids []string
 	for _, k := range own {
 		for _, r := range n.rows[k] {
-			ids = append(ids, r.CitationID)
 			for _, e := range r.Evidence {
 				var more []string
 				var err error
@@ -403,15 +405,13 @@ func gather(ctx context.Context, vs ViewSource, snap *Snapshot, key string, opts
 		}
 	}
 	// The groups its relations point at.
-	members, err := cits.get(ids)
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, c := range members {
-		for _, u := range relationURLs(c) {
-			if t := n.keyOf(u); t != "" {
-				if err := n.add(t); err != nil {
-					return nil, nil, err
+	for _, k := range own {
+		for _, r := range n.rows[k] {
+			for _, u := range r.Links {
+				if t := n.keyOf(u); t != "" {
+					if err := n.add(t); err != nil {
+						return nil, nil, err
+					}
 				}
 			}
 		}
@@ -429,25 +429,6 @@ func gather(ctx context.Context, vs ViewSource, snap *Snapshot, key string, opts
 		}
 	}
 	return n, cits, nil
-}
-
-// relationURLs are the URLs relations reads of c: its redirected
-// retrievals' final URLs, its canonical declarations and its relations'
-// targets.
-func relationURLs(c *Citation) []string {
-	var us []string
-	for _, r := range c.Retrievals {
-		if r.FinalURL != "" && len(r.Hops) > 0 {
-			us = append(us, r.FinalURL)
-		}
-		for _, cn := range r.Canonicals {
-			us = append(us, cn.URL)
-		}
-	}
-	for _, rel := range c.Relations {
-		us = append(us, rel.Target)
-	}
-	return us
 }
 
 // citationCache reads whole citations through the source once each; fill

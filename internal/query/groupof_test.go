@@ -111,11 +111,13 @@ func newScanView(t testing.TB, st *graph.Store) *scanView {
 		sum := sha256.Sum256([]byte(key))
 		post(v.ids, "g-"+hex.EncodeToString(sum[:6]), key)
 	}
-	// Relation postings: what a keyed citation points at, by key.
+	// Links, and relation postings: what a keyed citation points at, by
+	// key.
 	for _, c := range snap.Citations {
 		if c.Norm == nil || c.Norm.Rejected() {
 			continue
 		}
+		row := &v.rows[c.Norm.Key][slices.IndexFunc(v.rows[c.Norm.Key], func(r query.ViewRow) bool { return r.CitationID == c.ID })]
 		var us []string
 		for _, r := range c.Retrievals {
 			if r.FinalURL != "" && len(r.Hops) > 0 {
@@ -130,7 +132,11 @@ func newScanView(t testing.TB, st *graph.Store) *scanView {
 		}
 		for _, u := range us {
 			post(v.relations, keyOf(u), c.Norm.Key)
+			if !slices.Contains(row.Links, u) {
+				row.Links = append(row.Links, u)
+			}
 		}
+		slices.Sort(row.Links)
 	}
 	for _, m := range []map[string][]string{v.ids, v.redirects, v.relations, v.contents, v.digests} {
 		for _, ks := range m {
