@@ -7,7 +7,11 @@
 // internal/store (Source: a Catalog and one Scan; LOADING.md says how the
 // bbolt backend answers and where the time goes), one citation's
 // neighbourhood through store.Lookup on one store.Viewer view, and owns
-// the grouping engine both share.
+// the grouping engine both share. One group (GroupOf) and the records of
+// the review queue (BuildRecords, RefreshRecords) are read from a grouping
+// view kept at ingest (GroupView) when the database keeps one: the engine
+// runs on the group's neighbourhood alone (docs/SCALE.md, "The query
+// side").
 //
 // A new query over stored citations starts here; how a result is printed
 // is not query's (cmd/provgraph, or the rendering package, writes it).
