@@ -60,9 +60,9 @@ type GroupView interface {
 // handles.
 type ViewRow struct {
 	CitationID string
-	KeyContent bool           // store.Row.KeyContent
-	Related    bool           // store.Row.Related
-	Redirects  []string       // store.Row.Redirects: raw final URLs, not keys
+	KeyContent bool     // store.Row.KeyContent
+	Related    bool     // store.Row.Related
+	Redirects  []string // store.Row.Redirects: raw final URLs, not keys
 	// Links are the URLs relations point from the citation at (as they
 	// are, not keys): each redirected retrieval's final URL (any host),
 	// each canonical declaration's URL and each relation's target.
