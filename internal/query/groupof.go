@@ -557,7 +557,8 @@ func viewFacts(n *neighbourhood, cits *citationCache) (*facts, error) {
 					cits.err = err
 				}
 				cits.mu.Unlock()
-				dst[k] = Citation{ID: ids[i], Norm: &Normalization{Key: keyOfRow[i]}}
+				// A stand-in that building can read: the answer is the error.
+				dst[k] = Citation{ID: ids[i], Norm: &Normalization{Key: keyOfRow[i], Policy: &PolicyRef{}}}
 				continue
 			}
 			dst[k] = *cs[k]

@@ -431,3 +431,33 @@ func BenchmarkGroupOf(b *testing.B) {
 		})
 	}
 }
+
+// TestGroupOfDamagedView: a view that names a citation the database does
+// not hold, or holds under another key, is damage (store.ErrDamaged, exit
+// 5), never a group made of it.
+func TestGroupOfDamagedView(t *testing.T) {
+	ctx := context.Background()
+	st := corpusStore(t, "default")
+	for name, damage := range map[string]func(v *scanView) string{
+		"unknown citation": func(v *scanView) string {
+			k := "https://ghost.example.test/"
+			v.rows[k] = []query.ViewRow{{CitationID: "ghost"}}
+			return k
+		},
+		"another key": func(v *scanView) string {
+			for k, rows := range v.rows {
+				moved := "https://moved.example.test/" + rows[0].CitationID
+				v.rows[moved] = rows[:1]
+				v.rows[k] = rows[1:]
+				return moved
+			}
+			return ""
+		},
+	} {
+		v := newScanView(t, st)
+		key := damage(v)
+		if _, err := query.GroupOf(ctx, v, "", key, query.GroupOptions{}); !errors.Is(err, store.ErrDamaged) {
+			t.Errorf("%s: GroupOf(%s): %v, want ErrDamaged", name, key, err)
+		}
+	}
+}
