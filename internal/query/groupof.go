@@ -547,8 +547,7 @@ func viewFacts(n *neighbourhood, cits *citationCache) (*facts, error) {
 		}
 		cs, err := cits.get(want)
 		for k, i := range rows {
-			switch {
-			case err == nil && cs[k].Norm.Key != keyOfRow[i]:
+			if err == nil && cs[k].Norm.Key != keyOfRow[i] {
 				err = fmt.Errorf("query: the grouping view has citation %s under key %q, the database under %q (rebuild the view): %w", ids[i], keyOfRow[i], cs[k].Norm.Key, store.ErrDamaged)
 			}
 			if err != nil {
