@@ -207,6 +207,12 @@ type grouping struct {
 	// (nil otherwise).
 	reviewed       []bool
 	relationCounts map[string]int
+	// reviewOnly, when set, limits review to the groups it holds (by
+	// group number): GroupOf needs the mark of one group, which only that
+	// group's relations and those of the groups pointing at it can set,
+	// and its neighbourhood may hold thousands of groups sharing a common
+	// page. The relation counts are then partial.
+	reviewOnly map[int32]bool
 
 	keys       []string          // key text by ref: f.keys, then uncited redirect targets
 	keyIndex   map[string]int32  // key text -> ref
@@ -552,7 +558,7 @@ func (g *grouping) review(ctx context.Context) error {
 				}
 				for i := t * groupsPerTask; i < min((t+1)*groupsPerTask, len(g.groups)); i++ {
 					gr := g.groups[i]
-					if !gr.related && !g.sharesContent(gr) {
+					if !gr.related && !g.sharesContent(gr) || g.reviewOnly != nil && !g.reviewOnly[int32(i)] {
 						continue
 					}
 					for _, r := range g.build(w, gr, false).Relations {

@@ -261,6 +261,7 @@ type neighbourhood struct {
 	targets   map[string]bool      // targets whose sources were read
 	over      map[string]int       // sources of targets with more than maxShared
 	queue     []string
+	incoming  []string // keys whose relations point at the group
 }
 
 // add reads key k and closes its component, with everything queued.
@@ -328,6 +329,14 @@ func viewGroupOfKey(ctx context.Context, vs ViewSource, snap *Snapshot, key stri
 	}
 	g := newGrouping(f, snap, opts)
 	i := int(g.groupOfKey[g.keyIndex[key]])
+	// Only this group's relations and those of the groups pointing at it
+	// can mark it for review.
+	g.reviewOnly = map[int32]bool{int32(i): true}
+	for _, k := range n.incoming {
+		if ref, ok := g.keyIndex[k]; ok && g.groupOfKey[ref] >= 0 {
+			g.reviewOnly[g.groupOfKey[ref]] = true
+		}
+	}
 	a, err := g.answer(ctx, i, true)
 	if err == nil {
 		err = cits.failed()
@@ -426,6 +435,7 @@ func gather(ctx context.Context, vs ViewSource, snap *Snapshot, key string, opts
 			if err := n.add(srcs...); err != nil {
 				return nil, nil, err
 			}
+			n.incoming = append(n.incoming, srcs...)
 		}
 	}
 	return n, cits, nil
