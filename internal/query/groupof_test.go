@@ -308,10 +308,12 @@ func TestGroupOfMatchesReport(t *testing.T) {
 // that is only a redirect target are ErrNoGroup, with and without a view.
 func TestGroupOfUnknown(t *testing.T) {
 	ctx := context.Background()
-	st := corpusStore(t, "default")
+	st := thresholdStore(t)
 	v := newScanView(t, st)
 	for _, src := range []query.Source{v, citestore.New(st)} {
-		for _, sel := range []string{"https://nowhere.example/", "g-000000000000"} {
+		// https://hub.test/landing is in a group (three keys redirect to
+		// it) but no citation has it.
+		for _, sel := range []string{"https://nowhere.example/", "g-000000000000", "https://hub.test/landing"} {
 			if _, err := query.GroupOf(ctx, src, "", sel, query.GroupOptions{}); !errors.Is(err, query.ErrNoGroup) {
 				t.Errorf("GroupOf(%s): %v, want ErrNoGroup", sel, err)
 			}
