@@ -32,6 +32,28 @@ func tuneGCForGroups(workMem int64) {
 	applyWorkMem(workMem)
 }
 
+// groupsWriteGCPercent is the collector's target while groups writes the
+// groups it found, in place of groupsGCPercent (unless GOGC is set). What
+// is live then is what the load left, held to the end (the scan's arrays
+// and decoded texts, grouping's integers), and what is allocated is the
+// members built for the output, garbage as soon as they are written: at
+// a target of 100 that garbage grew the heap to twice what is live before
+// each collection (5.4 GB of heap for 2.9 GB live at ten million
+// citations). Marking is cheap here, as the live heap is mostly arrays
+// without pointers, so collecting four times as often bounds the heap at
+// a quarter above what is live for little CPU time.
+const groupsWriteGCPercent = 25
+
+// whileWritingGroups runs write, the output of groups once they are
+// found, with the collector at groupsWriteGCPercent unless GOGC is set,
+// and puts back the target it found.
+func whileWritingGroups[T any](write func() (T, error)) (T, error) {
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(groupsWriteGCPercent))
+	}
+	return write()
+}
+
 // applyWorkMem makes n the soft limit of the Go heap (debug.SetMemoryLimit)
 // in place of tuneGCForQueries' half of the machine, and of GOMEMLIMIT:
 // the collector then runs as often as it must to stay under it, trading
