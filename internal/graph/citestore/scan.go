@@ -69,13 +69,12 @@ func (s *Store) within(fn func(*graph.Reader) error) error {
 	return s.g.Read(fn)
 }
 
-// scan is one scan's arrays: the gathered citations in id order, and the
-// Texts of its handles.
+// scan is one scan's arrays: the gathered citations in id order (row k
+// is g.parts[k]), and the Texts of its handles.
 type scan struct {
-	g     *gathered
-	f     store.Fields
-	order []int32 // row number -> index in g.parts
-	pool  sync.Pool
+	g    *gathered
+	f    store.Fields
+	pool sync.Pool
 }
 
 // rowFields are the fields that fill a Row beside its id.
@@ -100,7 +99,9 @@ func newScan(ctx context.Context, r *graph.Reader, policyDigest string, f store.
 	}
 	sc := &scan{g: g, f: f}
 	sc.pool.New = func() any { return g.builder() }
-	// Number the citations in citation id order.
+	// Put the citations in citation id order, the order of the rows: a
+	// group's members, numbered by row, are then near each other in
+	// g.parts, and a row needs no table to find its citation.
 	n := len(g.parts)
 	type byID struct {
 		id   string
@@ -109,14 +110,22 @@ func newScan(ctx context.Context, r *graph.Reader, policyDigest string, f store.
 	ids := make([]byID, n)
 	cores.Split(n, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			ids[i] = byID{l.one(pCitationId, g.parts[i].node), int32(i)}
+			ids[i] = byID{l.names.at(g.parts[i].id), int32(i)}
 		}
 	})
 	cores.SortByText(ids, func(x byID) string { return x.id })
-	sc.order = make([]int32, n)
+	order := make([]int32, n)
 	for i, x := range ids {
-		sc.order[i] = x.part
+		order[i] = x.part
 	}
+	ids = nil
+	parts := make([]partial, n)
+	cores.Split(n, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			parts[i] = g.parts[order[i]]
+		}
+	})
+	g.parts = parts
 	return sc, nil
 }
 
@@ -137,7 +146,7 @@ func (sc *scan) Citations(rows []int32, dst []store.Citation) {
 	b := sc.pool.Get().(*builder)
 	clear(b.norms)
 	for i, r := range rows {
-		b.fill(&dst[i], &sc.g.parts[sc.order[r]])
+		b.fill(&dst[i], &sc.g.parts[r])
 	}
 	sc.pool.Put(b)
 }
@@ -167,7 +176,7 @@ type rowPart struct {
 // in order on the calling goroutine.
 func (sc *scan) rows(ctx context.Context, fn func(*store.Row) error) error {
 	g, l, f := sc.g, sc.g.l, sc.f
-	n := len(sc.order)
+	n := len(g.parts)
 	var row store.Row
 	if f&rowFields == 0 {
 		for i := range n {
@@ -176,7 +185,7 @@ func (sc *scan) rows(ctx context.Context, fn func(*store.Row) error) error {
 					return err
 				}
 			}
-			row.ID = l.one(pCitationId, g.parts[sc.order[i]].node)
+			row.ID = l.names.at(g.parts[i].id)
 			if err := fn(&row); err != nil {
 				return err
 			}
@@ -212,7 +221,7 @@ func (sc *scan) rows(ctx context.Context, fn func(*store.Row) error) error {
 				}
 			}
 			for i := lo; i < hi; i++ {
-				pt := &g.parts[sc.order[base+i]]
+				pt := &g.parts[base+i]
 				if f&store.FieldRaw != 0 {
 					raw[i] = store.Handle(pt.rawText)
 				}
@@ -317,7 +326,7 @@ func (sc *scan) rows(ctx context.Context, fn func(*store.Row) error) error {
 					return p.lists[p.off[k*numLists+j]:p.off[k*numLists+j+1]]
 				}
 				row = store.Row{
-					ID: l.one(pCitationId, g.parts[sc.order[base+i]].node), Raw: raw[i], Key: key[i],
+					ID: l.names.at(g.parts[base+i].id), Raw: raw[i], Key: key[i],
 					Content: list(listContent), FinalURL: list(listFinalURL), Canonical: list(listCanonical),
 					Relations: list(listRelations), Redirects: list(listRedirects),
 					Rejected: flags[i]&fRejected != 0, KeyContent: flags[i]&fKeyContent != 0, Related: flags[i]&fRelated != 0,
