@@ -101,31 +101,36 @@ func newScan(ctx context.Context, r *graph.Reader, policyDigest string, f store.
 	sc.pool.New = func() any { return g.builder() }
 	// Put the citations in citation id order, the order of the rows: a
 	// group's members, numbered by row, are then near each other in
-	// g.parts, and a row needs no table to find its citation.
+	// g.parts, and a row needs no table to find its citation. The order
+	// is sorted as part numbers (a pair of id text and number was 24 bytes
+	// a citation more) and applied in place, a cycle of the permutation
+	// at a time (a sorted copy was 28 more): this runs while the scan
+	// holds nearly all it will, so what it allocates raises the peak.
 	n := len(g.parts)
-	type byID struct {
-		id   string
-		part int32
+	order := make([]int32, n) // row -> part
+	for i := range order {
+		order[i] = int32(i)
 	}
-	ids := make([]byID, n)
-	cores.Split(n, func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			ids[i] = byID{l.names.at(g.parts[i].id), int32(i)}
+	cores.SortByText(order, func(i int32) string { return l.names.at(g.parts[i].id) })
+	for i := range order {
+		if order[i] < 0 {
+			continue
 		}
-	})
-	cores.SortByText(ids, func(x byID) string { return x.id })
-	order := make([]int32, n)
-	for i, x := range ids {
-		order[i] = x.part
+		// Row j takes the part at order[j], along the cycle through i;
+		// a row done is marked -1.
+		first := g.parts[i]
+		j := i
+		for {
+			k := int(order[j])
+			order[j] = -1
+			if k == i {
+				g.parts[j] = first
+				break
+			}
+			g.parts[j] = g.parts[k]
+			j = k
+		}
 	}
-	ids = nil
-	parts := make([]partial, n)
-	cores.Split(n, func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			parts[i] = g.parts[order[i]]
-		}
-	})
-	g.parts = parts
 	return sc, nil
 }
 
