@@ -54,7 +54,13 @@ func rowFacts(ctx context.Context, sc store.Scanner, policyDigest string, extra 
 	// indexed by handle was 4 bytes for every term of the database (31 MB
 	// at a million citations, with citestore's term ids); this is 8 bytes
 	// a keyed citation.
-	var pairs []uint64 // handle<<32 | row
+	keyed := 0
+	for _, st := range f.state {
+		if st == stateKeyed {
+			keyed++
+		}
+	}
+	pairs := make([]uint64, 0, keyed) // handle<<32 | row
 	for i, h := range keyH {
 		if f.state[i] == stateKeyed {
 			pairs = append(pairs, uint64(h)<<32|uint64(i))
