@@ -91,9 +91,9 @@ An empty database gives no group and zero counts.
 
 Memory: the command holds about 400 bytes a citation while it groups
 (400 MB of heap at a million); it keeps at most 128 MiB of the database
-file mapped while it reads it. While it writes the groups, the garbage
-collector runs at a target of 25 (unless GOGC is set), so that the heap
-stays within a quarter above what is held.
+file mapped while it reads it. The garbage collector runs at a target of
+25 (unless GOGC is set), so that the heap stays within a quarter above
+what is held.
 --work-mem (default $PROVGRAPH_WORK_MEM, the variable ingest's --work-mem
 reads) is the heap's soft limit: the garbage collector runs more often to
 stay under it, so a limit near what is held costs CPU time, and a limit
@@ -170,7 +170,7 @@ func runGroups(cmd *cobra.Command, o groupsOptions) error {
 		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", render.EscapeLine(w))
 	}
 	var groups render.GroupWriter = func(encode func([]byte, *query.Group) []byte, write func([]byte) error) (*query.Report, error) {
-		return whileWritingGroups(func() (*query.Report, error) { return set.Write(cmd.Context(), encode, write) })
+		return set.Write(cmd.Context(), encode, write)
 	}
 	if o.redact {
 		groups = render.RedactGroups(groups)

@@ -14,12 +14,18 @@ const groupsWorkMemEnv = workMemEnv
 func groupsWorkMem(flag string) (int64, error) { return workMemFlag(flag) }
 
 // groupsGCPercent is the garbage collector's target for groups, in place
-// of queryGCPercent (unless GOGC is set). What groups holds is now mostly
+// of queryGCPercent (unless GOGC is set): the heap may grow a quarter
+// past what was live at the last collection. What groups holds is mostly
 // arrays without pointers, which a collection does not scan, so
-// collecting twice as often costs little: at a million citations, 862 MB
-// of peak RSS at 100 against 1075 MB at 200, for the same CPU time (9.3
-// and 9.7 s, one run each on a loaded machine).
-const groupsGCPercent = 100
+// collecting often costs little, while at a target of 100 the heap grew
+// to twice what is held: at ten million citations, 5.6 GB of heap for
+// 2.9 GB live, both while the scan's arrays were made (a collection
+// after the decoded terms let the rest of the load run up to twice
+// them) and while the members built for the output, garbage once
+// written, piled up. At a million citations 25 costs no more CPU time
+// than 100 (10.5 and 12.1 s of user time at 25, 10.5 and 12.0 s at 100,
+// alternating runs on a loaded machine).
+const groupsGCPercent = 25
 
 // tuneGCForGroups sets the collector for groups: tuneGCForQueries, then
 // groupsGCPercent unless GOGC is set, then the heap's soft limit
@@ -30,28 +36,6 @@ func tuneGCForGroups(workMem int64) {
 		debug.SetGCPercent(groupsGCPercent)
 	}
 	applyWorkMem(workMem)
-}
-
-// groupsWriteGCPercent is the collector's target while groups writes the
-// groups it found, in place of groupsGCPercent (unless GOGC is set). What
-// is live then is what the load left, held to the end (the scan's arrays
-// and decoded texts, grouping's integers), and what is allocated is the
-// members built for the output, garbage as soon as they are written: at
-// a target of 100 that garbage grew the heap to twice what is live before
-// each collection (5.4 GB of heap for 2.9 GB live at ten million
-// citations). Marking is cheap here, as the live heap is mostly arrays
-// without pointers, so collecting four times as often bounds the heap at
-// a quarter above what is live for little CPU time.
-const groupsWriteGCPercent = 25
-
-// whileWritingGroups runs write, the output of groups once they are
-// found, with the collector at groupsWriteGCPercent unless GOGC is set,
-// and puts back the target it found.
-func whileWritingGroups[T any](write func() (T, error)) (T, error) {
-	if os.Getenv("GOGC") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(groupsWriteGCPercent))
-	}
-	return write()
 }
 
 // applyWorkMem makes n the soft limit of the Go heap (debug.SetMemoryLimit)

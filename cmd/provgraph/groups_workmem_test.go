@@ -58,31 +58,3 @@ func TestGroupsWorkMem(t *testing.T) {
 		}
 	}
 }
-
-// TestWhileWritingGroups: groups writes its output with the collector at
-// groupsWriteGCPercent and puts back the target it found; GOGC, when set,
-// is left alone.
-func TestWhileWritingGroups(t *testing.T) {
-	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	for _, tc := range []struct {
-		gogc string
-		want int
-	}{
-		{gogc: "", want: groupsWriteGCPercent},
-		{gogc: "150", want: 150},
-	} {
-		t.Setenv("GOGC", tc.gogc)
-		debug.SetGCPercent(150)
-		got, err := whileWritingGroups(func() (int, error) {
-			p := debug.SetGCPercent(-1)
-			debug.SetGCPercent(p)
-			return p, nil
-		})
-		if err != nil || got != tc.want {
-			t.Errorf("GOGC=%q: GC percent while writing %d (%v), want %d", tc.gogc, got, err, tc.want)
-		}
-		if after := debug.SetGCPercent(150); after != 150 {
-			t.Errorf("GOGC=%q: GC percent after writing %d, want 150 put back", tc.gogc, after)
-		}
-	}
-}
