@@ -471,9 +471,12 @@ func (l *loader) decode() error {
 // releaseEvery quads of the SPO pass, every releaseEvery/16 decoded terms,
 // and after each class lookup: a scan reads nearly every page of the file
 // once, and without it they all stayed resident (650 MB at a million
-// citations, most of the file at ten million).
+// citations, most of the file at ten million). It is the scan's own, not
+// the writers' graph.DefaultMappedLimit (256 MiB, where a writer's random
+// reads made each release cost): a scan reads each page once, so a
+// release costs it little, and 128 MiB is what groups' help promises.
 const (
-	mappedLimit  = graph.DefaultMappedLimit
+	mappedLimit  = 128 << 20
 	releaseEvery = 1 << 18
 )
 
