@@ -91,11 +91,10 @@ An empty database gives no group and zero counts.
 
 Memory: the command holds about 400 bytes a citation while it groups
 (400 MB of heap at a million, 2.8 GB at ten million); it keeps at most 128 MiB of the database
-file mapped while it reads it. Once its heap is past 1 GiB, the heap's
-soft limit follows what the last garbage collection found live, a
-quarter above it (never above half the machine's memory), so that the
-heap stays within a quarter above what is held; GOGC, GOMEMLIMIT or
---work-mem, when given, turn this off.
+file mapped while it reads it. The garbage collector runs at a target of
+100, and of 25 once a collection finds more than 1 GiB live, so that a
+large heap stays within a quarter above what is held (GOGC, when set, is
+used instead).
 --work-mem (default $PROVGRAPH_WORK_MEM, the variable ingest's --work-mem
 reads) is the heap's soft limit: the garbage collector runs more often to
 stay under it, so a limit near what is held costs CPU time, and a limit

@@ -60,59 +60,56 @@ func TestGroupsWorkMem(t *testing.T) {
 	}
 }
 
-// TestHeapLimit: the tuner's limit is a quarter above what is live, but
-// never below the floor nor above the ceiling (the soft limit already in
-// force, half the machine's memory by default).
-func TestHeapLimit(t *testing.T) {
-	for _, tc := range []struct{ live, floor, ceiling, want int64 }{
-		{live: 4 << 30, floor: 1 << 30, ceiling: 12 << 30, want: 5 << 30},
-		{live: 100 << 20, floor: 1 << 30, ceiling: 12 << 30, want: 1 << 30},
-		{live: 20 << 30, floor: 1 << 30, ceiling: 12 << 30, want: 12 << 30},
-		{live: 100 << 20, floor: 1 << 30, ceiling: 512 << 20, want: 512 << 20}, // a small machine
+// TestGCPercentFor: the tuner's target is 100 below the large heap and 25
+// from it on.
+func TestGCPercentFor(t *testing.T) {
+	for _, tc := range []struct {
+		live, large int64
+		want        int
+	}{
+		{live: 400 << 20, large: 1 << 30, want: groupsGCPercent},
+		{live: 1 << 30, large: 1 << 30, want: groupsLargeGCPercent},
+		{live: 3 << 30, large: 1 << 30, want: groupsLargeGCPercent},
 	} {
-		if got := heapLimit(tc.live, tc.floor, tc.ceiling); got != tc.want {
-			t.Errorf("heapLimit(%d, %d, %d) = %d, want %d", tc.live, tc.floor, tc.ceiling, got, tc.want)
+		if got := gcPercentFor(tc.live, tc.large); got != tc.want {
+			t.Errorf("gcPercentFor(%d, %d) = %d, want %d", tc.live, tc.large, got, tc.want)
 		}
 	}
 }
 
-// TestHeapTuner: after a collection the tuner sets the soft limit for
-// what was live (here the floor, as the test's heap is small; a quarter
-// above what is live with no floor; the ceiling when the floor is above
-// it), and stopping it puts the limit in force before back.
-func TestHeapTuner(t *testing.T) {
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
-	const ceiling = 1 << 50
+// TestGCTuner: after a collection the tuner sets the target for what was
+// live (100 below the large heap; 25 when the large heap is 0, as every
+// heap is then large), and stopping it puts the target it found back.
+func TestGCTuner(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	for _, tc := range []struct {
-		name     string
-		floor    int64
-		want     func(limit int64) bool
-		wantText string
+		large int64
+		want  int
 	}{
-		{"floor", 1 << 40, func(l int64) bool { return l == 1<<40 }, "the floor, 1<<40"},
-		{"no floor", 0, func(l int64) bool { return l > 0 && l < 1<<40 }, "a quarter above the live heap"},
-		{"floor above the ceiling", 1 << 51, func(l int64) bool { return l == ceiling }, "the ceiling, 1<<50"},
+		{large: 1 << 40, want: groupsGCPercent},
+		{large: 0, want: groupsLargeGCPercent},
 	} {
-		debug.SetMemoryLimit(ceiling)
-		tuned := make(chan int64, 1)
-		stop := startHeapTuner(tc.floor, func(limit int64) {
+		debug.SetGCPercent(150)
+		tuned := make(chan int, 1)
+		stop := startGCTuner(tc.large, func(percent int) {
 			select {
-			case tuned <- limit:
+			case tuned <- percent:
 			default:
 			}
 		})
 		runtime.GC()
-		limit := <-tuned
-		if !tc.want(limit) {
-			t.Errorf("%s: tuned to %d, want %s", tc.name, limit, tc.wantText)
+		if got := <-tuned; got != tc.want {
+			t.Errorf("large heap %d: tuned to %d, want %d", tc.large, got, tc.want)
 		}
-		if got := debug.SetMemoryLimit(-1); !tc.want(got) {
-			t.Errorf("%s: soft limit %d after tuning, want %s", tc.name, got, tc.wantText)
+		if got := debug.SetGCPercent(-1); got != tc.want {
+			t.Errorf("large heap %d: target %d after tuning, want %d", tc.large, got, tc.want)
+		} else {
+			debug.SetGCPercent(got)
 		}
 		stop()
 		runtime.GC()
-		if got := debug.SetMemoryLimit(-1); got != ceiling {
-			t.Errorf("%s: soft limit %d once stopped, want %d put back", tc.name, got, int64(ceiling))
+		if got := debug.SetGCPercent(150); got != 150 {
+			t.Errorf("large heap %d: target %d once stopped, want 150 put back", tc.large, got)
 		}
 	}
 }
