@@ -37,7 +37,7 @@ const groupsGCPercent = 100
 // medians of three alternating runs). A soft limit following the live
 // heap did the same but had the runtime return freed memory to the
 // kernel and fault it in again (38 s of system time at ten million
-// against 25 s).
+// against 25 s, one run each).
 const groupsLargeGCPercent = 25
 
 // groupsLargeHeap is the live heap past which groups collects at
