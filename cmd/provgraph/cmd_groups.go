@@ -89,9 +89,9 @@ An ingest or resolve run that never completed is named on standard error
 (and in JSON, incomplete_runs): the groups may miss what it did not write.
 An empty database gives no group and zero counts.
 
-Memory: the command holds about 400 bytes a citation while it groups
-(400 MB of heap at a million, 2.8 GB at ten million); it keeps at most 128 MiB of the database
-file mapped while it reads it. The garbage collector runs at a target of
+Memory: the command holds about 400 bytes a citation while it groups at
+a million citations (400 MB of heap), 280 at ten million (2.8 GB); it
+keeps at most 128 MiB of the database file mapped while it reads it. The garbage collector runs at a target of
 100, and of 25 once a collection finds more than 1 GiB live, so that a
 large heap stays within a quarter above what is held (GOGC, when set, is
 used instead).
