@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -55,6 +56,60 @@ func TestGroupsWorkMem(t *testing.T) {
 		code, out, stderr := run(t, append([]string{"groups", "--db", db}, tc.args...)...)
 		if code != exitUsage || out != "" || !strings.Contains(stderr, tc.want) {
 			t.Errorf("groups %v with %s=%q: exit %d, stdout %q, stderr %q; want exit %d and %q", tc.args, groupsWorkMemEnv, tc.env, code, out, stderr, exitUsage, tc.want)
+		}
+	}
+}
+
+// TestGCPercentFor: the tuner's target is 100 below the large heap and 25
+// from it on.
+func TestGCPercentFor(t *testing.T) {
+	for _, tc := range []struct {
+		live, large int64
+		want        int
+	}{
+		{live: 400 << 20, large: 1 << 30, want: groupsGCPercent},
+		{live: 1 << 30, large: 1 << 30, want: groupsLargeGCPercent},
+		{live: 3 << 30, large: 1 << 30, want: groupsLargeGCPercent},
+	} {
+		if got := gcPercentFor(tc.live, tc.large); got != tc.want {
+			t.Errorf("gcPercentFor(%d, %d) = %d, want %d", tc.live, tc.large, got, tc.want)
+		}
+	}
+}
+
+// TestGCTuner: after a collection the tuner sets the target for what was
+// live (100 below the large heap; 25 when the large heap is 0, as every
+// heap is then large), and stopping it puts the target it found back.
+func TestGCTuner(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	for _, tc := range []struct {
+		large int64
+		want  int
+	}{
+		{large: 1 << 40, want: groupsGCPercent},
+		{large: 0, want: groupsLargeGCPercent},
+	} {
+		debug.SetGCPercent(150)
+		tuned := make(chan int, 1)
+		stop := startGCTuner(tc.large, func(percent int) {
+			select {
+			case tuned <- percent:
+			default:
+			}
+		})
+		runtime.GC()
+		if got := <-tuned; got != tc.want {
+			t.Errorf("large heap %d: tuned to %d, want %d", tc.large, got, tc.want)
+		}
+		if got := debug.SetGCPercent(-1); got != tc.want {
+			t.Errorf("large heap %d: target %d after tuning, want %d", tc.large, got, tc.want)
+		} else {
+			debug.SetGCPercent(got)
+		}
+		stop()
+		runtime.GC()
+		if got := debug.SetGCPercent(150); got != 150 {
+			t.Errorf("large heap %d: target %d once stopped, want 150 put back", tc.large, got)
 		}
 	}
 }

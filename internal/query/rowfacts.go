@@ -19,28 +19,28 @@ func rowFacts(ctx context.Context, sc store.Scanner, policyDigest string, extra 
 	f := &facts{hashOff: []int32{0}, redirOff: []int32{0}, evOff: []int32{0}}
 	var keyH, redirH []store.Handle
 	texts, err := sc.Scan(ctx, policyDigest, rowFields|extra, func(r *store.Row) error {
+		state := stateUnnormalized
 		switch {
 		case r.Key != 0:
-			f.state = append(f.state, stateKeyed)
+			state = stateKeyed
 		case r.Rejected:
-			f.state = append(f.state, stateRejected)
-		default:
-			f.state = append(f.state, stateUnnormalized)
+			state = stateRejected
 		}
-		keyH = append(keyH, r.Key)
-		f.content = append(f.content, r.Key != 0 && r.KeyContent)
+		f.state = append(grow(f.state, 1), state)
+		keyH = append(grow(keyH, 1), r.Key)
+		f.content = append(grow(f.content, 1), r.Key != 0 && r.KeyContent)
 		for _, e := range r.Evidence {
 			it := evItem{ret: int32(e.Retrieval) - 1, hash: int32(e.Content) - 1, digest: int32(e.Digest) - 1, sim: e.SimHash, hasSim: e.HasSim}
 			if it.hash >= 0 {
-				f.hashRef = append(f.hashRef, it.hash)
+				f.hashRef = append(grow(f.hashRef, 1), it.hash)
 			}
-			f.ev = append(f.ev, it)
+			f.ev = append(grow(f.ev, 1), it)
 		}
-		redirH = append(redirH, r.Redirects...)
-		f.related = append(f.related, r.Related)
-		f.hashOff = append(f.hashOff, int32(len(f.hashRef)))
-		f.redirOff = append(f.redirOff, int32(len(redirH)))
-		f.evOff = append(f.evOff, int32(len(f.ev)))
+		redirH = append(grow(redirH, len(r.Redirects)), r.Redirects...)
+		f.related = append(grow(f.related, 1), r.Related)
+		f.hashOff = append(grow(f.hashOff, 1), int32(len(f.hashRef)))
+		f.redirOff = append(grow(f.redirOff, 1), int32(len(redirH)))
+		f.evOff = append(grow(f.evOff, 1), int32(len(f.ev)))
 		return nil
 	})
 	if err != nil {
@@ -54,7 +54,13 @@ func rowFacts(ctx context.Context, sc store.Scanner, policyDigest string, extra 
 	// indexed by handle was 4 bytes for every term of the database (31 MB
 	// at a million citations, with citestore's term ids); this is 8 bytes
 	// a keyed citation.
-	var pairs []uint64 // handle<<32 | row
+	keyed := 0
+	for _, st := range f.state {
+		if st == stateKeyed {
+			keyed++
+		}
+	}
+	pairs := make([]uint64, 0, keyed) // handle<<32 | row
 	for i, h := range keyH {
 		if f.state[i] == stateKeyed {
 			pairs = append(pairs, uint64(h)<<32|uint64(i))
@@ -87,4 +93,17 @@ func rowFacts(ctx context.Context, sc store.Scanner, policyDigest string, extra 
 		f.fill = texts.Citations
 	}
 	return f, nil
+}
+
+// grow returns s with room for n more elements, doubling its capacity when
+// it must grow. append grows a large slice by a quarter, so a slice filled
+// an element at a time, as rowFacts fills its own from millions of rows,
+// was allocated about five times its final size, all garbage but the last
+// copy: 1.5 GB at ten million citations, on top of the 2.9 GB the scan
+// holds, before the collector ran again.
+func grow[T any](s []T, n int) []T {
+	if len(s)+n <= cap(s) {
+		return s
+	}
+	return slices.Grow(s, max(len(s)+n, 2*cap(s), 1024)-len(s))
 }

@@ -471,9 +471,12 @@ func (l *loader) decode() error {
 // releaseEvery quads of the SPO pass, every releaseEvery/16 decoded terms,
 // and after each class lookup: a scan reads nearly every page of the file
 // once, and without it they all stayed resident (650 MB at a million
-// citations, most of the file at ten million).
+// citations, most of the file at ten million). It is the scan's own, not
+// the writers' graph.DefaultMappedLimit (256 MiB, where a writer's random
+// reads made each release cost): a scan reads each page once, so a
+// release costs it little, and 128 MiB is what groups' help promises.
 const (
-	mappedLimit  = graph.DefaultMappedLimit
+	mappedLimit  = 128 << 20
 	releaseEvery = 1 << 18
 )
 
@@ -505,11 +508,13 @@ var (
 )
 
 // partial is a citation's node ids, gathered before the terms are decoded.
-// Its id is l.one(pCitationId, node): a string here was 16 bytes a
-// citation.
+// Its id is l.names.at(id): a string here was 16 bytes a citation, and
+// reading it through node's pairs (l.one) cost the building of every
+// member a few more cache misses.
 type partial struct {
 	node, raw, norm, key graph.ID
 	rawText, fragment    graph.ID // the raw URL's literals
+	id                   graph.ID // the citation id's literal
 	// Its retrievals and relations are l.span(pRetrievedIn, node) and
 	// l.span(pQualifiedRelation, node): not copied here, which saved 53 MB
 	// of slices at a million citations.
@@ -623,7 +628,7 @@ func (l *loader) gather(pol store.PolicyRef, lean bool) (*gathered, error) {
 		var nrms, hops []graph.ID // scratch
 		for i := lo; i < hi; i++ {
 			n := nodes[i]
-			pt := partial{node: n, raw: l.get(pCites, n)}
+			pt := partial{node: n, raw: l.get(pCites, n), id: l.get(pCitationId, n)}
 			if !lean { // grouping never shows the IRIs of citations, raw URLs and normalizations
 				want(n, pt.raw)
 			}
@@ -705,9 +710,8 @@ func (g *gathered) builder() *builder {
 func (b *builder) fill(c *store.Citation, pt *partial) {
 	l := b.g.l
 	n := pt.node
-	id := l.one(pCitationId, n)
 	*c = store.Citation{
-		ID:         id,
+		ID:         l.names.at(pt.id),
 		ObservedAt: l.one(pObservedAt, n), Position: l.one(pPosition, n),
 		Question: l.one(pQuestion, n), BaseURL: l.one(pBaseURL, n),
 		Raw: l.names.at(pt.rawText),
