@@ -425,6 +425,31 @@ func (r *Reader) Objects(ctx context.Context, subj, pred ID, fn func(ID)) (err e
 	})
 }
 
+// Describe calls fn with the predicate and object of every quad with
+// subject subj (in any graph), in predicate, object order: Match with a
+// fixed subject, by id, so that a caller reading node after node (a
+// lineage) neither looks the subject up in the dictionary nor decodes
+// terms it has decoded before.
+func (r *Reader) Describe(ctx context.Context, subj ID, fn func(p, o ID)) (err error) {
+	if subj == 0 {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	g := r.guard(&err)
+	defer g.done()
+	return scanIDs(r.tx, &r.runs, ids4{0: uint32(subj)}, true, func(q ids4) error {
+		if err := r.checkIDs(idxSPO, q); err != nil {
+			return err
+		}
+		g.inCaller = true
+		fn(ID(q[1]), ID(q[2]))
+		g.inCaller = false
+		return nil
+	})
+}
+
 // Count returns how many quads the store holds. Read has checked the
 // counter against the file's size, so that it can size arrays.
 func (r *Reader) Count() int64 { return int64(r.cnt.quads) }

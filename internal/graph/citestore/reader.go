@@ -34,6 +34,12 @@ type Reader struct {
 	// policies once read (policiesOnce).
 	nodeOf  map[string]string
 	polList []store.PolicyRef
+	// idOf is the term id of each IRI met (the nodes and predicates read
+	// or named by what was read), so that a node is read, and a lookup
+	// asked, by id: a dictionary lookup of each node's IRI cost a
+	// lineage a quarter of its time. pairs is Node's buffer.
+	idOf  map[string]graph.ID
+	pairs [][2]graph.ID
 }
 
 // NewReader returns a Reader on the read transaction g.
@@ -42,8 +48,35 @@ func NewReader(ctx context.Context, g *graph.Reader) *Reader {
 		ctx: ctx, g: g,
 		p: map[string]map[string][]graph.Term{}, read: map[string]bool{},
 		cits: map[string]*store.Citation{}, under: map[string][]string{}, pols: map[string]store.PolicyRef{},
-		nodeOf: map[string]string{},
+		nodeOf: map[string]string{}, idOf: map[string]graph.ID{},
 	}
+}
+
+// iriID returns the term id of the IRI n, 0 when it is not stored.
+func (r *Reader) iriID(n string) graph.ID {
+	if id, ok := r.idOf[n]; ok {
+		return id
+	}
+	id := r.g.ID(graph.IRI(n))
+	r.idOf[n] = id
+	return id
+}
+
+// termID returns the term id of t, 0 when it is not stored.
+func (r *Reader) termID(t graph.Term) graph.ID {
+	if t.Kind == graph.KindIRI {
+		return r.iriID(t.Value)
+	}
+	return r.g.ID(t)
+}
+
+// term returns the term with id, noting the id of an IRI.
+func (r *Reader) term(id graph.ID) (graph.Term, error) {
+	t, err := r.g.Term(id)
+	if err == nil && t.Kind == graph.KindIRI {
+		r.idOf[t.Value] = id
+	}
+	return t, err
 }
 
 // Node reads every quad whose subject is n, once.
@@ -52,17 +85,27 @@ func (r *Reader) Node(n string) error {
 		return nil
 	}
 	r.read[n] = true
-	err := r.g.Match(r.ctx, graph.Quad{S: graph.IRI(n)}, func(q graph.Quad) error {
-		m := r.p[q.P.Value]
-		if m == nil {
-			m = map[string][]graph.Term{}
-			r.p[q.P.Value] = m
-		}
-		m[n] = append(m[n], q.O)
-		return nil
-	})
+	pairs := r.pairs[:0]
+	err := r.g.Describe(r.ctx, r.iriID(n), func(p, o graph.ID) { pairs = append(pairs, [2]graph.ID{p, o}) })
+	r.pairs = pairs
 	if err != nil {
 		return fmt.Errorf("citestore: reading %s: %w", n, err)
+	}
+	for _, po := range pairs {
+		p, err := r.term(po[0])
+		if err != nil {
+			return fmt.Errorf("citestore: reading %s: %w", n, err)
+		}
+		o, err := r.term(po[1])
+		if err != nil {
+			return fmt.Errorf("citestore: reading %s: %w", n, err)
+		}
+		m := r.p[p.Value]
+		if m == nil {
+			m = map[string][]graph.Term{}
+			r.p[p.Value] = m
+		}
+		m[n] = append(m[n], o)
 	}
 	return nil
 }
@@ -84,17 +127,27 @@ func (r *Reader) Is(n, class string) bool { return hasType(r.p[vocab.RDFType][n]
 
 // Subjects returns the IRI subjects of (?, pred, obj).
 func (r *Reader) Subjects(pred string, obj graph.Term) ([]string, error) {
-	var out []string
-	seen := map[string]bool{}
-	err := r.g.Match(r.ctx, graph.Quad{P: graph.IRI(pred), O: obj}, func(q graph.Quad) error {
-		if q.S.Kind == graph.KindIRI && !seen[q.S.Value] {
-			seen[q.S.Value] = true
-			out = append(out, q.S.Value)
+	if err := r.ctx.Err(); err != nil {
+		return nil, err
+	}
+	var ids []graph.ID
+	err := r.g.Subjects(r.ctx, r.iriID(pred), r.termID(obj), func(s graph.ID) {
+		if len(ids) == 0 || ids[len(ids)-1] != s { // in subject order: a repeat is in another graph
+			ids = append(ids, s)
 		}
-		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("citestore: reading %s: %w", pred, err)
+	}
+	var out []string
+	for _, id := range ids {
+		t, err := r.term(id)
+		if err != nil {
+			return nil, fmt.Errorf("citestore: reading %s: %w", pred, err)
+		}
+		if t.Kind == graph.KindIRI {
+			out = append(out, t.Value)
+		}
 	}
 	return out, nil
 }

@@ -40,13 +40,18 @@ func (s *Store) reading(ctx context.Context, fn func(*Reader) error) error {
 		return err
 	}
 	if s.r != nil {
-		if s.rd == nil {
-			s.rd = NewReader(ctx, s.r)
-		}
-		s.rd.ctx = ctx
-		return fn(s.rd)
+		return fn(s.viewReader(ctx))
 	}
 	return s.g.Read(func(r *graph.Reader) error { return fn(NewReader(ctx, r)) })
+}
+
+// viewReader returns the view's Reader, made on first use.
+func (s *Store) viewReader(ctx context.Context) *Reader {
+	if s.rd == nil {
+		s.rd = NewReader(ctx, s.r)
+	}
+	s.rd.ctx = ctx
+	return s.rd
 }
 
 // Citations implements store.Lookup.
@@ -213,6 +218,22 @@ func (r *Reader) appendIDs(ids, cs []string) ([]string, error) {
 		}
 	}
 	return ids, nil
+}
+
+// noteCitation notes that the citation with the id has the node whose
+// term id is node (found by an id-level lookup), unless one is noted.
+func (r *Reader) noteCitation(id string, node graph.ID) error {
+	if _, ok := r.nodeOf[id]; ok {
+		return nil
+	}
+	t, err := r.term(node)
+	if err != nil {
+		return err
+	}
+	if t.Kind == graph.KindIRI {
+		r.nodeOf[id] = t.Value
+	}
+	return nil
 }
 
 // citationNode returns the node of the citation with the id, "" if none.
