@@ -498,7 +498,7 @@ func (r *Reader) QuadsIn(ctx context.Context, from, to ID, fn func(s, p, o ID)) 
 	lo := tuple{uint32(from), 0, 0, 0}
 	hi := tuple{uint32(to - 1), 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF}
 	n := 0
-	return scanRange(r.tx.Bucket([]byte(indexBuckets[idxSPO])), lo, hi, nil, func(t tuple) error {
+	return scanRange(r.tx.Bucket([]byte(indexBuckets[idxSPO])), lo, hi, func(t tuple) error {
 		if n++; n%65536 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
