@@ -28,6 +28,7 @@ type Reader struct {
 	p     map[string]map[string][]graph.Term
 	read  map[string]bool
 	cits  map[string]*store.Citation // citation node -> citation, under the policy of the first read
+	lean  map[string]*store.Citation // citation node -> citation read lean (member), likewise
 	under map[string][]string        // citation node -> policies it was normalized under
 	pols  map[string]store.PolicyRef // policy node -> policy
 	// nodeOf is the node of each citation id met (view.go), polList the
@@ -47,7 +48,7 @@ func NewReader(ctx context.Context, g *graph.Reader) *Reader {
 	return &Reader{
 		ctx: ctx, g: g,
 		p: map[string]map[string][]graph.Term{}, read: map[string]bool{},
-		cits: map[string]*store.Citation{}, under: map[string][]string{}, pols: map[string]store.PolicyRef{},
+		cits: map[string]*store.Citation{}, lean: map[string]*store.Citation{}, under: map[string][]string{}, pols: map[string]store.PolicyRef{},
 		nodeOf: map[string]string{}, idOf: map[string]graph.ID{},
 	}
 }
@@ -205,6 +206,38 @@ func (r *Reader) Citation(n string, pol store.PolicyRef) (*store.Citation, error
 	if c := r.cits[n]; c != nil {
 		return c, nil
 	}
+	c, err := r.citation(n, pol, false)
+	if err != nil {
+		return nil, err
+	}
+	r.cits[n] = c
+	return c, nil
+}
+
+// Member reads the citation node n with what a review group needs of a
+// member, as a grouping scan's Texts.Citations builds it (FieldCitation
+// without FieldDetail): not its answer, engine, passage checks, the step
+// log parsed (Rules only), nor its extractions' details, and Under left
+// empty. A lineage reads its neighbourhood so: hundreds of citations of
+// which it shows only the group they make, which these fields decide
+// whole. A citation read whole is returned whole.
+func (r *Reader) Member(n string, pol store.PolicyRef) (*store.Citation, error) {
+	if c := r.cits[n]; c != nil {
+		return c, nil
+	}
+	if c := r.lean[n]; c != nil {
+		return c, nil
+	}
+	c, err := r.citation(n, pol, true)
+	if err != nil {
+		return nil, err
+	}
+	r.lean[n] = c
+	return c, nil
+}
+
+// citation builds the citation node n, whole or lean (Member).
+func (r *Reader) citation(n string, pol store.PolicyRef, lean bool) (*store.Citation, error) {
 	if err := r.Node(n); err != nil {
 		return nil, err
 	}
@@ -213,7 +246,7 @@ func (r *Reader) Citation(n string, pol store.PolicyRef) (*store.Citation, error
 		ObservedAt: r.One(vocab.ObservedAt, n), Position: r.One(vocab.Position, n),
 		Question: r.One(vocab.Question, n), BaseURL: r.One(vocab.BaseURL, n),
 	}
-	if ans := r.One(vocab.InAnswer, n); ans != "" {
+	if ans := r.One(vocab.InAnswer, n); ans != "" && !lean {
 		if err := r.Node(ans); err != nil {
 			return nil, err
 		}
@@ -242,7 +275,7 @@ func (r *Reader) Citation(n string, pol store.PolicyRef) (*store.Citation, error
 			return nil, err
 		}
 		plan := r.One(vocab.ProvHadPlan, assoc)
-		if p, ok := r.pols[plan]; ok {
+		if p, ok := r.pols[plan]; ok && !lean {
 			r.under[n] = append(r.under[n], p.String())
 		}
 		if plan == "" || plan != pol.Node {
@@ -256,16 +289,19 @@ func (r *Reader) Citation(n string, pol store.PolicyRef) (*store.Citation, error
 		if len(key) > 0 {
 			k = key[0]
 		}
-		c.Norm = buildNormalization(iriNodes{r}, nrm, k, &pol, normOptions[string]{steps: true})
+		c.Norm = buildNormalization(iriNodes{r}, nrm, k, &pol, normOptions[string]{steps: !lean})
 	}
-	slices.Sort(r.under[n])
-	checks, err := r.Subjects(vocab.CheckOf, graph.IRI(n))
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range checks {
-		if err := r.Node(p); err != nil {
+	var checks []string
+	if !lean {
+		slices.Sort(r.under[n])
+		var err error
+		if checks, err = r.Subjects(vocab.CheckOf, graph.IRI(n)); err != nil {
 			return nil, err
+		}
+		for _, p := range checks {
+			if err := r.Node(p); err != nil {
+				return nil, err
+			}
 		}
 	}
 	for _, rt := range r.All(vocab.RetrievedIn, n) {
@@ -288,11 +324,13 @@ func (r *Reader) Citation(n string, pol store.PolicyRef) (*store.Citation, error
 		}
 		evOf := map[string]string{}
 		for _, x := range exts {
-			if err := r.Node(x); err != nil {
-				return nil, err
-			}
-			if err := r.Node(r.One(vocab.FromResponse, x)); err != nil {
-				return nil, err
+			if !lean {
+				if err := r.Node(x); err != nil {
+					return nil, err
+				}
+				if err := r.Node(r.One(vocab.FromResponse, x)); err != nil {
+					return nil, err
+				}
 			}
 			evs, err := r.Generated(x, vocab.ExtractedEvidence)
 			if err != nil {
@@ -304,7 +342,7 @@ func (r *Reader) Citation(n string, pol store.PolicyRef) (*store.Citation, error
 		}
 		evidenceOf(iriNodes{r}, ret, exts, func(x string) string { return evOf[x] },
 			func(x string) string { return r.One(vocab.FromResponse, x) }, checks,
-			func(p string) string { return r.One(vocab.CheckedAgainst, p) }, false, c)
+			func(p string) string { return r.One(vocab.CheckedAgainst, p) }, lean, c)
 		c.Retrievals = append(c.Retrievals, ret)
 	}
 	for _, rel := range r.All(vocab.QualifiedRelation, n) {
@@ -323,7 +361,6 @@ func (r *Reader) Citation(n string, pol store.PolicyRef) (*store.Citation, error
 		c.Relations = append(c.Relations, buildRelation(iriNodes{r}, rel, kind))
 	}
 	sortCitation(c)
-	r.cits[n] = c
 	return c, nil
 }
 

@@ -56,6 +56,18 @@ func (s *Store) viewReader(ctx context.Context) *Reader {
 
 // Citations implements store.Lookup.
 func (s *Store) Citations(ctx context.Context, policyDigest string, ids []string) ([]*store.Citation, error) {
+	return s.citations(ctx, policyDigest, ids, (*Reader).Citation)
+}
+
+// Members returns the citations with the given ids as Citations does, but
+// each with only what a review group needs of a member (Reader.Member): a
+// lineage reads its neighbourhood with it.
+func (s *Store) Members(ctx context.Context, policyDigest string, ids []string) ([]*store.Citation, error) {
+	return s.citations(ctx, policyDigest, ids, (*Reader).Member)
+}
+
+// citations reads the citations with the given ids with read.
+func (s *Store) citations(ctx context.Context, policyDigest string, ids []string, read func(*Reader, string, store.PolicyRef) (*store.Citation, error)) ([]*store.Citation, error) {
 	out := make([]*store.Citation, len(ids))
 	err := s.reading(ctx, func(r *Reader) error {
 		pols, err := r.policiesOnce()
@@ -76,7 +88,7 @@ func (s *Store) Citations(ctx context.Context, policyDigest string, ids []string
 			if n == "" {
 				continue
 			}
-			if out[i], err = r.Citation(n, pol); err != nil {
+			if out[i], err = read(r, n, pol); err != nil {
 				return err
 			}
 			out[i].Under = r.Under(n)
