@@ -23,9 +23,12 @@ import (
 // scan and Catalog read one by one (policies, runs). A Reader is for one
 // goroutine and lives as long as its transaction.
 type Reader struct {
-	ctx   context.Context
-	g     *graph.Reader // the read transaction lookups go through
-	p     map[string]map[string][]graph.Term
+	ctx context.Context
+	g   *graph.Reader // the read transaction lookups go through
+	// p holds the objects of the nodes read, by predicate and subject, as
+	// term ids: an object is decoded when a builder asks for it (One,
+	// All), so that a lean read (Member) decodes only what it builds.
+	p     map[string]map[string][]graph.ID
 	read  map[string]bool
 	cits  map[string]*store.Citation // citation node -> citation, under the policy of the first read
 	lean  map[string]*store.Citation // citation node -> citation read lean (member), likewise
@@ -41,13 +44,16 @@ type Reader struct {
 	// lineage a quarter of its time. pairs is Node's buffer.
 	idOf  map[string]graph.ID
 	pairs [][2]graph.ID
+	// err is the first object that could not be decoded (One, All,
+	// which return no error): Citation, Member and Policies return it.
+	err error
 }
 
 // NewReader returns a Reader on the read transaction g.
 func NewReader(ctx context.Context, g *graph.Reader) *Reader {
 	return &Reader{
 		ctx: ctx, g: g,
-		p: map[string]map[string][]graph.Term{}, read: map[string]bool{},
+		p: map[string]map[string][]graph.ID{}, read: map[string]bool{},
 		cits: map[string]*store.Citation{}, lean: map[string]*store.Citation{}, under: map[string][]string{}, pols: map[string]store.PolicyRef{},
 		nodeOf: map[string]string{}, idOf: map[string]graph.ID{},
 	}
@@ -97,34 +103,51 @@ func (r *Reader) Node(n string) error {
 		if err != nil {
 			return fmt.Errorf("citestore: reading %s: %w", n, err)
 		}
-		o, err := r.term(po[1])
-		if err != nil {
-			return fmt.Errorf("citestore: reading %s: %w", n, err)
-		}
 		m := r.p[p.Value]
 		if m == nil {
-			m = map[string][]graph.Term{}
+			m = map[string][]graph.ID{}
 			r.p[p.Value] = m
 		}
-		m[n] = append(m[n], o)
+		m[n] = append(m[n], po[1])
 	}
 	return nil
 }
 
 // One is the first value of (n, pred) among the nodes read, "" for none.
-func (r *Reader) One(pred, n string) string { return one(r.p[pred], n) }
+func (r *Reader) One(pred, n string) string {
+	if v := r.p[pred][n]; len(v) > 0 {
+		return r.value(v[0])
+	}
+	return ""
+}
 
 // All is every value of (n, pred) among the nodes read.
 func (r *Reader) All(pred, n string) []string {
 	var out []string
-	for _, t := range r.p[pred][n] {
-		out = append(out, t.Value)
+	for _, id := range r.p[pred][n] {
+		out = append(out, r.value(id))
 	}
 	return out
 }
 
+// value is the value of the term with id (Term.Value), noting the first
+// error in r.err.
+func (r *Reader) value(id graph.ID) string {
+	t, err := r.term(id)
+	if err != nil {
+		if r.err == nil {
+			r.err = fmt.Errorf("citestore: reading term %d: %w", id, err)
+		}
+		return ""
+	}
+	return t.Value
+}
+
 // Is reports whether the node n, read, has rdf:type class.
-func (r *Reader) Is(n, class string) bool { return hasType(r.p[vocab.RDFType][n], class) }
+func (r *Reader) Is(n, class string) bool {
+	c := r.iriID(class)
+	return c != 0 && slices.Contains(r.p[vocab.RDFType][n], c)
+}
 
 // Subjects returns the IRI subjects of (?, pred, obj).
 func (r *Reader) Subjects(pred string, obj graph.Term) ([]string, error) {
@@ -196,7 +219,7 @@ func (r *Reader) Policies() ([]store.PolicyRef, error) {
 		}
 		return strings.Compare(a.Digest, b.Digest)
 	})
-	return out, nil
+	return out, r.err
 }
 
 // Citation reads the citation node n with its normalization under pol, as
@@ -263,7 +286,7 @@ func (r *Reader) citation(n string, pol store.PolicyRef, lean bool) (*store.Cita
 	}
 	c.Raw = r.One(vocab.Text, c.RawNode)
 	if f, ok := r.p[vocab.Fragment][c.RawNode]; ok && len(f) > 0 {
-		v := f[0].Value
+		v := r.value(f[0])
 		c.Fragment = &v
 	}
 	for _, nrm := range r.All(vocab.NormalizedAs, n) {
@@ -354,13 +377,16 @@ func (r *Reader) citation(n string, pol store.PolicyRef, lean bool) (*store.Cita
 		}
 		kind := ""
 		for _, t := range r.p[vocab.RDFType][rel] {
-			if k, ok := model.RelationKindOfClass(t.Value); ok {
+			if k, ok := model.RelationKindOfClass(r.value(t)); ok {
 				kind = k.Name
 			}
 		}
 		c.Relations = append(c.Relations, buildRelation(iriNodes{r}, rel, kind))
 	}
 	sortCitation(c)
+	if r.err != nil {
+		return nil, r.err
+	}
 	return c, nil
 }
 
@@ -387,22 +413,6 @@ func (r *Reader) Generated(activity, class string) ([]string, error) {
 // Under returns the policies (name@version) the citation node n, read
 // with Citation, was normalized under, sorted.
 func (r *Reader) Under(n string) []string { return r.under[n] }
-
-func one(m map[string][]graph.Term, s string) string {
-	if v := m[s]; len(v) > 0 {
-		return v[0].Value
-	}
-	return ""
-}
-
-func hasType(ts []graph.Term, class string) bool {
-	for _, t := range ts {
-		if t.Value == class {
-			return true
-		}
-	}
-	return false
-}
 
 // runClasses are the run classes, with their kind.
 var runClasses = []struct{ class, kind string }{{vocab.IngestRun, "ingest"}, {vocab.ResolveRun, "resolve"}}
@@ -431,5 +441,5 @@ func (r *Reader) Runs() ([]store.Run, error) {
 		}
 	}
 	sortRuns(out)
-	return out, nil
+	return out, r.err
 }

@@ -40,9 +40,18 @@ func (s *Store) reading(ctx context.Context, fn func(*Reader) error) error {
 		return err
 	}
 	if s.r != nil {
-		return fn(s.viewReader(ctx))
+		return s.viewReader(ctx).run(fn)
 	}
-	return s.g.Read(func(r *graph.Reader) error { return fn(NewReader(ctx, r)) })
+	return s.g.Read(func(r *graph.Reader) error { return NewReader(ctx, r).run(fn) })
+}
+
+// run calls fn with r, and returns r.err (a term One or All could not
+// decode) if fn returns no error.
+func (r *Reader) run(fn func(*Reader) error) error {
+	if err := fn(r); err != nil {
+		return err
+	}
+	return r.err
 }
 
 // viewReader returns the view's Reader, made on first use.
