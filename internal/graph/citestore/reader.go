@@ -47,6 +47,23 @@ type Reader struct {
 	// err is the first object that could not be decoded (One, All,
 	// which return no error): Citation, Member and Policies return it.
 	err error
+	// leanRead is set while Member builds a citation: One leaves the
+	// literals of leanSkip undecoded.
+	leanRead bool
+}
+
+// leanSkip are the literals a lean read (Member) does not decode: what a
+// lineage shows only of the citations it was asked for, never of the
+// rest of a group (grouping reads none of them; Rules, from the step
+// log, make only the reasons of a member, and a lineage shows only its
+// own citation's). Each is a B-tree lookup in the term dictionary, most
+// of them unique to their citation.
+var leanSkip = map[string]bool{
+	vocab.ObservedAt: true, vocab.Position: true, vocab.Question: true, vocab.BaseURL: true,
+	vocab.Steps: true, vocab.Parsed: true, vocab.ContentType: true, vocab.SnapshotRef: true,
+	// a hop's details: grouping counts hops and reads whether one
+	// crossed hosts
+	vocab.From: true, vocab.To: true, vocab.Status: true, vocab.At: true, vocab.Location: true,
 }
 
 // NewReader returns a Reader on the read transaction g.
@@ -115,6 +132,9 @@ func (r *Reader) Node(n string) error {
 
 // One is the first value of (n, pred) among the nodes read, "" for none.
 func (r *Reader) One(pred, n string) string {
+	if r.leanRead && leanSkip[pred] {
+		return ""
+	}
 	if v := r.p[pred][n]; len(v) > 0 {
 		return r.value(v[0])
 	}
@@ -237,13 +257,16 @@ func (r *Reader) Citation(n string, pol store.PolicyRef) (*store.Citation, error
 	return c, nil
 }
 
-// Member reads the citation node n with what a review group needs of a
-// member, as a grouping scan's Texts.Citations builds it (FieldCitation
-// without FieldDetail): not its answer, engine, passage checks, the step
-// log parsed (Rules only), nor its extractions' details, and Under left
-// empty. A lineage reads its neighbourhood so: hundreds of citations of
-// which it shows only the group they make, which these fields decide
-// whole. A citation read whole is returned whole.
+// Member reads the citation node n with what the review group of a
+// lineage needs of the other citations in its neighbourhood: its id, raw
+// URL, key (with how it compares), retrievals (outcome, final URL and
+// status, content hash, how many hops and whether one crossed hosts,
+// canonical declarations, the current extraction's text digest, SimHash
+// and soft error) and relations; not its answer, engine, passage checks,
+// step log, hop details or the other literals of leanSkip, and Under is
+// left empty. A lineage reads hundreds of such citations for a large
+// group and shows only the group they make. A citation read whole is
+// returned whole.
 func (r *Reader) Member(n string, pol store.PolicyRef) (*store.Citation, error) {
 	if c := r.cits[n]; c != nil {
 		return c, nil
@@ -251,7 +274,9 @@ func (r *Reader) Member(n string, pol store.PolicyRef) (*store.Citation, error) 
 	if c := r.lean[n]; c != nil {
 		return c, nil
 	}
+	r.leanRead = true
 	c, err := r.citation(n, pol, true)
+	r.leanRead = false
 	if err != nil {
 		return nil, err
 	}
