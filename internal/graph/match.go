@@ -450,6 +450,31 @@ func (r *Reader) Describe(ctx context.Context, subj ID, fn func(p, o ID)) (err e
 	})
 }
 
+// Incoming calls fn with the subject and predicate of every quad with
+// object obj (in any graph), in subject, predicate order: one lookup in
+// OSP for every link into a node, where a reader that needs several of
+// them (a retrieval's citations, extractions and declarations) would ask
+// POS once for each predicate.
+func (r *Reader) Incoming(ctx context.Context, obj ID, fn func(s, p ID)) (err error) {
+	if obj == 0 {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	g := r.guard(&err)
+	defer g.done()
+	return scanIDs(r.tx, &r.runs, ids4{2: uint32(obj)}, true, func(q ids4) error {
+		if err := r.checkIDs(idxOSP, q); err != nil {
+			return err
+		}
+		g.inCaller = true
+		fn(ID(q[0]), ID(q[1]))
+		g.inCaller = false
+		return nil
+	})
+}
+
 // Count returns how many quads the store holds. Read has checked the
 // counter against the file's size, so that it can size arrays.
 func (r *Reader) Count() int64 { return int64(r.cnt.quads) }

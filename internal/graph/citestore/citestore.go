@@ -120,6 +120,11 @@ func (s *Store) ByKey(ctx context.Context, policyDigest, key string) (ids []stri
 			}
 		}
 		for _, n := range norms {
+			// Its links: the citations normalized as it and the key it
+			// generated, which reading them next asks for.
+			if err := r.readIn(n); err != nil {
+				return err
+			}
 			cs, err := r.Subjects(vocab.NormalizedAs, graph.IRI(n))
 			if err != nil {
 				return err

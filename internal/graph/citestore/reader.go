@@ -47,6 +47,9 @@ type Reader struct {
 	// err is the first object that could not be decoded (One, All,
 	// which return no error): Citation, Member and Policies return it.
 	err error
+	// in holds, for the nodes whose incoming links were read (readIn), the
+	// IRI subjects linking to each by predicate: Subjects answers from it.
+	in map[string]map[string][]string
 	// leanRead is set while Member builds a citation: One leaves the
 	// literals of leanSkip undecoded.
 	leanRead bool
@@ -72,7 +75,7 @@ func NewReader(ctx context.Context, g *graph.Reader) *Reader {
 		ctx: ctx, g: g,
 		p: map[string]map[string][]graph.ID{}, read: map[string]bool{},
 		cits: map[string]*store.Citation{}, lean: map[string]*store.Citation{}, under: map[string][]string{}, pols: map[string]store.PolicyRef{},
-		nodeOf: map[string]string{}, idOf: map[string]graph.ID{},
+		nodeOf: map[string]string{}, idOf: map[string]graph.ID{}, in: map[string]map[string][]string{},
 	}
 }
 
@@ -169,10 +172,51 @@ func (r *Reader) Is(n, class string) bool {
 	return c != 0 && slices.Contains(r.p[vocab.RDFType][n], c)
 }
 
+// readIn reads every link into the node n (its incoming quads, OSP),
+// once, so that Subjects answers for n from what it read: a lookup of
+// each predicate into a normalization or a retrieval (its citations, its
+// key, its extractions, its declarations) costs a probe of every run of
+// POS. It is for nodes whose links a lineage reads anyway: the subjects
+// of every link are decoded, and a retrieval or normalization is linked
+// to by every citation of its raw URL.
+func (r *Reader) readIn(n string) error {
+	if _, ok := r.in[n]; ok || n == "" {
+		return nil
+	}
+	var pairs [][2]graph.ID
+	err := r.g.Incoming(r.ctx, r.iriID(n), func(s, p graph.ID) { pairs = append(pairs, [2]graph.ID{s, p}) })
+	if err != nil {
+		return fmt.Errorf("citestore: reading links into %s: %w", n, err)
+	}
+	m := map[string][]string{}
+	for i, sp := range pairs {
+		if i > 0 && sp == pairs[i-1] { // in subject, predicate order: a repeat is in another graph
+			continue
+		}
+		s, err := r.term(sp[0])
+		if err != nil {
+			return fmt.Errorf("citestore: reading links into %s: %w", n, err)
+		}
+		if s.Kind != graph.KindIRI {
+			continue
+		}
+		p, err := r.term(sp[1])
+		if err != nil {
+			return fmt.Errorf("citestore: reading links into %s: %w", n, err)
+		}
+		m[p.Value] = append(m[p.Value], s.Value)
+	}
+	r.in[n] = m
+	return nil
+}
+
 // Subjects returns the IRI subjects of (?, pred, obj).
 func (r *Reader) Subjects(pred string, obj graph.Term) ([]string, error) {
 	if err := r.ctx.Err(); err != nil {
 		return nil, err
+	}
+	if m, ok := r.in[obj.Value]; ok && obj.Kind == graph.KindIRI {
+		return slices.Clone(m[pred]), nil
 	}
 	var ids []graph.ID
 	err := r.g.Subjects(r.ctx, r.iriID(pred), r.termID(obj), func(s graph.ID) {
@@ -355,6 +399,13 @@ func (r *Reader) citation(n string, pol store.PolicyRef, lean bool) (*store.Cita
 	for _, rt := range r.All(vocab.RetrievedIn, n) {
 		if err := r.Node(rt); err != nil {
 			return nil, err
+		}
+		if lean {
+			// Its citations share the raw URL, and so the key: the
+			// lineage reads them all.
+			if err := r.readIn(rt); err != nil {
+				return nil, err
+			}
 		}
 		for _, h := range r.All(vocab.Hop, rt) {
 			if err := r.Node(h); err != nil {

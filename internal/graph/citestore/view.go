@@ -218,6 +218,9 @@ func sorted(ids []string) []string {
 
 // appendRetrievedIn appends the ids of the citations retrieved in rt.
 func (r *Reader) appendRetrievedIn(ids []string, rt string) ([]string, error) {
+	if err := r.readIn(rt); err != nil {
+		return nil, err
+	}
 	cs, err := r.Subjects(vocab.RetrievedIn, graph.IRI(rt))
 	if err != nil {
 		return nil, err
