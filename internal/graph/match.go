@@ -270,17 +270,6 @@ func (s *Store) Read(fn func(*Reader) error) error {
 	return s.readError("read", err)
 }
 
-// Fork returns a Reader on the same read transaction, for another
-// goroutine: it shares the dictionary's lookup structures and the runs
-// and filters already loaded (neither changes once made) and has a term
-// cache of its own, so that a query can split the point reads of one
-// snapshot between two cores. The fork must not be used after Read's fn
-// returns; a damaged file it meets is returned by Read as the Reader's
-// own.
-func (r *Reader) Fork() *Reader {
-	return &Reader{s: r.s, tx: r.tx, dict: r.dict, names: newTermReader(r.tx), runs: r.runs, cnt: r.cnt, dmg: r.dmg}
-}
-
 // ID returns the id of t, or 0 when t is not stored.
 func (r *Reader) ID(t Term) (id ID) {
 	n, why := normTerm(t)

@@ -43,9 +43,6 @@ type Store struct {
 	// and kept, with what it read, for the view's next read.
 	r  *graph.Reader
 	rd *Reader
-	// fork is the view's second Reader, on a fork of r, which reads half
-	// of a large batch of Members on another goroutine; made on first use.
-	fork *Reader
 }
 
 var _ store.Backend = (*Store)(nil)

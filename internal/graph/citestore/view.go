@@ -3,7 +3,6 @@ package citestore
 import (
 	"context"
 	"slices"
-	"sync"
 
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/store"
@@ -71,92 +70,24 @@ func (s *Store) Citations(ctx context.Context, policyDigest string, ids []string
 
 // Members returns the citations with the given ids as Citations does, but
 // each with only what a review group needs of a member (Reader.Member): a
-// lineage reads its neighbourhood with it. In a view, a batch of at least
-// parallelMembers is read half on this goroutine and half on another,
-// with a Reader on a fork of the view's transaction.
+// lineage reads its neighbourhood with it.
 func (s *Store) Members(ctx context.Context, policyDigest string, ids []string) ([]*store.Citation, error) {
-	if s.r == nil || len(ids) < parallelMembers {
-		return s.citations(ctx, policyDigest, ids, (*Reader).Member)
-	}
-	out := make([]*store.Citation, len(ids))
-	err := s.reading(ctx, func(r *Reader) error {
-		pol, err := r.policy(policyDigest)
-		if err != nil {
-			return err
-		}
-		nodes := make([]string, len(ids))
-		for i, id := range ids {
-			if nodes[i], err = r.citationNode(id); err != nil {
-				return err
-			}
-		}
-		if s.fork == nil {
-			s.fork = NewReader(ctx, s.r.Fork())
-		}
-		f := s.fork
-		f.ctx = ctx
-		half := len(ids) / 2
-		for _, n := range nodes[half:] {
-			if id, ok := r.idOf[n]; ok {
-				f.idOf[n] = id // so that the fork does not look the node up again
-			}
-		}
-		members := func(r *Reader, nodes []string, out []*store.Citation) error {
-			for i, n := range nodes {
-				if n == "" {
-					continue
-				}
-				c, err := r.Member(n, pol)
-				if err != nil {
-					return err
-				}
-				out[i] = c
-			}
-			return r.err
-		}
-		var wg sync.WaitGroup
-		var ferr error
-		wg.Go(func() { ferr = members(f, nodes[half:], out[half:]) })
-		err = members(r, nodes[:half], out[:half])
-		wg.Wait()
-		if err == nil {
-			err = ferr
-		}
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// parallelMembers is the smallest batch Members splits between two
-// goroutines: a goroutine and a fork cost microseconds, a member tens.
-const parallelMembers = 64
-
-// policy returns the stored policy with the digest (the zero PolicyRef
-// when none has it).
-func (r *Reader) policy(digest string) (store.PolicyRef, error) {
-	pols, err := r.policiesOnce()
-	if err != nil {
-		return store.PolicyRef{}, err
-	}
-	var pol store.PolicyRef
-	for _, p := range pols {
-		if p.Digest == digest {
-			pol = p
-		}
-	}
-	return pol, nil
+	return s.citations(ctx, policyDigest, ids, (*Reader).Member)
 }
 
 // citations reads the citations with the given ids with read.
 func (s *Store) citations(ctx context.Context, policyDigest string, ids []string, read func(*Reader, string, store.PolicyRef) (*store.Citation, error)) ([]*store.Citation, error) {
 	out := make([]*store.Citation, len(ids))
 	err := s.reading(ctx, func(r *Reader) error {
-		pol, err := r.policy(policyDigest)
+		pols, err := r.policiesOnce()
 		if err != nil {
 			return err
+		}
+		var pol store.PolicyRef
+		for _, p := range pols {
+			if p.Digest == policyDigest {
+				pol = p
+			}
 		}
 		for i, id := range ids {
 			n, err := r.citationNode(id)
