@@ -47,6 +47,8 @@ type Reader struct {
 	// err is the first object that could not be decoded (One, All,
 	// which return no error): Citation, Member and Policies return it.
 	err error
+	// terms are the terms decoded, by id (term).
+	terms map[graph.ID]graph.Term
 	// in holds, for the nodes whose incoming links were read (readIn), the
 	// IRI subjects linking to each by predicate: Subjects answers from it.
 	in map[string]map[string][]string
@@ -76,6 +78,7 @@ func NewReader(ctx context.Context, g *graph.Reader) *Reader {
 		p: map[string]map[string][]graph.ID{}, read: map[string]bool{},
 		cits: map[string]*store.Citation{}, lean: map[string]*store.Citation{}, under: map[string][]string{}, pols: map[string]store.PolicyRef{},
 		nodeOf: map[string]string{}, idOf: map[string]graph.ID{}, in: map[string]map[string][]string{},
+		terms: map[graph.ID]graph.Term{},
 	}
 }
 
@@ -97,13 +100,23 @@ func (r *Reader) termID(t graph.Term) graph.ID {
 	return r.g.ID(t)
 }
 
-// term returns the term with id, noting the id of an IRI.
+// term returns the term with id, noting the id of an IRI. The terms are
+// kept by id: a lineage decodes the same predicates, classes and shared
+// literals for every member, and a hit here costs a map lookup, where
+// graph.Reader.Term guards every call against a damaged file.
 func (r *Reader) term(id graph.ID) (graph.Term, error) {
+	if t, ok := r.terms[id]; ok {
+		return t, nil
+	}
 	t, err := r.g.Term(id)
-	if err == nil && t.Kind == graph.KindIRI {
+	if err != nil {
+		return t, err
+	}
+	if t.Kind == graph.KindIRI {
 		r.idOf[t.Value] = id
 	}
-	return t, err
+	r.terms[id] = t
+	return t, nil
 }
 
 // Node reads every quad whose subject is n, once.
