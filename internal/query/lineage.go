@@ -174,11 +174,13 @@ type reader struct {
 	members map[string]*Citation
 }
 
-// memberLookup is a backend that can read citations with only what a
-// review group needs of a member (a grouping scan's citations: no
-// answer, engine, passage checks, parsed step log or extraction details),
-// as citestore does. A lineage shows of its neighbourhood only the group
-// it makes, which those fields decide whole, and the neighbourhood of a
+// memberLookup is a backend that can read citations lean, with only what
+// Groups reads of a citation to place it and to say what its group is
+// (its key, retrievals' evidence, redirects, canonical declarations and
+// relations; not its answer, engine, observation, step log, passage
+// checks, hop or extraction details), as citestore's Members does. A
+// lineage shows of the rest of its neighbourhood only the group it
+// makes, which those fields decide whole, and the neighbourhood of a
 // large group is hundreds of citations. A backend without it is read
 // with Citations.
 type memberLookup interface {

@@ -69,8 +69,8 @@ func (s *Store) Citations(ctx context.Context, policyDigest string, ids []string
 }
 
 // Members returns the citations with the given ids as Citations does, but
-// each with only what a review group needs of a member (Reader.Member): a
-// lineage reads its neighbourhood with it.
+// each lean, with only what the group of a lineage needs of its other
+// members (Reader.Member): a lineage reads its neighbourhood with it.
 func (s *Store) Members(ctx context.Context, policyDigest string, ids []string) ([]*store.Citation, error) {
 	return s.citations(ctx, policyDigest, ids, (*Reader).Member)
 }
