@@ -184,7 +184,7 @@ func (it *quadIndex) Contains(ctx context.Context, v cgraph.Ref) bool {
 func (c *CayleyStore) hasQuad(q ids4) (bool, error) {
 	found := false
 	err := c.s.view("cayley contains", func(tx *bbolt.Tx) error {
-		return scanRange(tx.Bucket([]byte(indexBuckets[idxSPO])), tuple(q), tuple(q), nil, func(tuple) error {
+		return scanRange(tx.Bucket([]byte(indexBuckets[idxSPO])), tuple(q), tuple(q), func(tuple) error {
 			found = true
 			return errStop
 		})

@@ -344,25 +344,35 @@ func seekChunk(c *bbolt.Cursor, t tuple) (k, v []byte) {
 }
 
 // scanRange calls fn for every tuple t of the index with lo <= t <= hi.
-func scanRange(b *bbolt.Bucket, lo, hi tuple, buf []tuple, fn func(tuple) error) error {
+// It decodes a chunk's tuples one at a time and stops at the first past
+// hi: a point lookup (a node's quads in SPO) wants a few tuples of a chunk
+// of a hundred, and decoding whole chunks into a buffer was a fifth of a
+// lineage's time.
+func scanRange(b *bbolt.Bucket, lo, hi tuple, fn func(tuple) error) error {
 	c := b.Cursor()
 	for k, v := seekChunk(c, lo); k != nil; k, v = c.Next() {
-		if len(k) == keySize && keyTuple(k).cmp(hi) > 0 {
+		if len(k) != keySize {
+			return fmt.Errorf("%w: key of %d bytes", errBadChunk, len(k))
+		}
+		t := keyTuple(k)
+		if t.cmp(hi) > 0 {
 			return nil
 		}
-		var err error
-		if buf, err = decodeChunk(buf[:0], k, v); err != nil {
-			return err
-		}
-		for _, t := range buf {
-			if t.cmp(lo) < 0 {
-				continue
-			}
+		for {
 			if t.cmp(hi) > 0 {
 				return nil
 			}
-			if err := fn(t); err != nil {
-				return err
+			if t.cmp(lo) >= 0 {
+				if err := fn(t); err != nil {
+					return err
+				}
+			}
+			if len(v) == 0 {
+				break
+			}
+			var ok bool
+			if t, v, ok = decodeNext(t, v); !ok {
+				return fmt.Errorf("%w: bad varint at %x", errBadChunk, k)
 			}
 		}
 	}

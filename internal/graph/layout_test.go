@@ -174,7 +174,7 @@ func TestIndexMatchesModel(t *testing.T) {
 					lo[i], hi[i] = 0, 0xFFFFFFFF
 				}
 				var got, exp []tuple
-				if err := scanRange(b, lo, hi, nil, func(t tuple) error { got = append(got, t); return nil }); err != nil {
+				if err := scanRange(b, lo, hi, func(t tuple) error { got = append(got, t); return nil }); err != nil {
 					return err
 				}
 				for _, tu := range want {

@@ -119,7 +119,7 @@ func ReadV2(ctx context.Context, path string, fn func(Quad) error) (err error) {
 		names := newTermReader(tx)
 		n := 0
 		all := tuple{math.MaxUint32, math.MaxUint32, math.MaxUint32, math.MaxUint32}
-		return scanRange(spo, tuple{}, all, nil, func(t tuple) error {
+		return scanRange(spo, tuple{}, all, func(t tuple) error {
 			if n++; n%65536 == 0 {
 				if err := ctx.Err(); err != nil {
 					return err

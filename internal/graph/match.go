@@ -425,6 +425,56 @@ func (r *Reader) Objects(ctx context.Context, subj, pred ID, fn func(ID)) (err e
 	})
 }
 
+// Describe calls fn with the predicate and object of every quad with
+// subject subj (in any graph), in predicate, object order: Match with a
+// fixed subject, by id, so that a caller reading node after node (a
+// lineage) neither looks the subject up in the dictionary nor decodes
+// terms it has decoded before.
+func (r *Reader) Describe(ctx context.Context, subj ID, fn func(p, o ID)) (err error) {
+	if subj == 0 {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	g := r.guard(&err)
+	defer g.done()
+	return scanIDs(r.tx, &r.runs, ids4{0: uint32(subj)}, true, func(q ids4) error {
+		if err := r.checkIDs(idxSPO, q); err != nil {
+			return err
+		}
+		g.inCaller = true
+		fn(ID(q[1]), ID(q[2]))
+		g.inCaller = false
+		return nil
+	})
+}
+
+// Incoming calls fn with the subject and predicate of every quad with
+// object obj (in any graph), in subject, predicate order: one lookup in
+// OSP for every link into a node, where a reader that needs several of
+// them (a retrieval's citations, extractions and declarations) would ask
+// POS once for each predicate.
+func (r *Reader) Incoming(ctx context.Context, obj ID, fn func(s, p ID)) (err error) {
+	if obj == 0 {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	g := r.guard(&err)
+	defer g.done()
+	return scanIDs(r.tx, &r.runs, ids4{2: uint32(obj)}, true, func(q ids4) error {
+		if err := r.checkIDs(idxOSP, q); err != nil {
+			return err
+		}
+		g.inCaller = true
+		fn(ID(q[0]), ID(q[1]))
+		g.inCaller = false
+		return nil
+	})
+}
+
 // Count returns how many quads the store holds. Read has checked the
 // counter against the file's size, so that it can size arrays.
 func (r *Reader) Count() int64 { return int64(r.cnt.quads) }
@@ -473,7 +523,7 @@ func (r *Reader) QuadsIn(ctx context.Context, from, to ID, fn func(s, p, o ID)) 
 	lo := tuple{uint32(from), 0, 0, 0}
 	hi := tuple{uint32(to - 1), 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF}
 	n := 0
-	return scanRange(r.tx.Bucket([]byte(indexBuckets[idxSPO])), lo, hi, nil, func(t tuple) error {
+	return scanRange(r.tx.Bucket([]byte(indexBuckets[idxSPO])), lo, hi, func(t tuple) error {
 		if n++; n%65536 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err

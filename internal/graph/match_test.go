@@ -1,6 +1,7 @@
 package graph_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -261,3 +262,75 @@ func TestValues(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDescribeIncoming: Reader.Describe and Reader.Incoming give, by id,
+// the predicates and objects of a subject's quads and the subjects and
+// predicates of the quads into an object, as Match with that subject or
+// object does, in every graph, repeats across graphs included, in the
+// order of SPO and OSP.
+func TestDescribeIncoming(t *testing.T) {
+	s := newStore(t)
+	mustAdd(t, s, matchData...)
+	ctx := context.Background()
+	err := s.Read(func(r *graph.Reader) error {
+		name := func(id graph.ID) string {
+			tm, err := r.Term(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return tm.String()
+		}
+		for _, n := range []graph.Term{mA, mB, mX, mLit, mP} {
+			var want, got []string
+			if err := s.Match(ctx, graph.Quad{S: n}, func(q graph.Quad) error {
+				want = append(want, q.P.String()+" "+q.O.String())
+				return nil
+			}); err != nil {
+				return err
+			}
+			var pos [][2]graph.ID
+			if err := r.Describe(ctx, r.ID(n), func(p, o graph.ID) { pos = append(pos, [2]graph.ID{p, o}) }); err != nil {
+				return err
+			}
+			if !slices.IsSortedFunc(pos, cmpPair) {
+				t.Errorf("Describe(%v) = %v, not in predicate, object order", n, pos)
+			}
+			for _, po := range pos {
+				got = append(got, name(po[0])+" "+name(po[1]))
+			}
+			slices.Sort(want)
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Errorf("Describe(%v) = %q, want %q", n, got, want)
+			}
+			want, got = nil, nil
+			if err := s.Match(ctx, graph.Quad{O: n}, func(q graph.Quad) error {
+				want = append(want, q.S.String()+" "+q.P.String())
+				return nil
+			}); err != nil {
+				return err
+			}
+			var ids [][2]graph.ID
+			if err := r.Incoming(ctx, r.ID(n), func(s, p graph.ID) { ids = append(ids, [2]graph.ID{s, p}) }); err != nil {
+				return err
+			}
+			if !slices.IsSortedFunc(ids, cmpPair) {
+				t.Errorf("Incoming(%v) = %v, not in subject, predicate order", n, ids)
+			}
+			for _, sp := range ids {
+				got = append(got, name(sp[0])+" "+name(sp[1]))
+			}
+			slices.Sort(want)
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Errorf("Incoming(%v) = %q, want %q", n, got, want)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func cmpPair(a, b [2]graph.ID) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) }

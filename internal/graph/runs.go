@@ -356,7 +356,7 @@ func (m *runMerge) down(i int) {
 func scanIndex(tx *bbolt.Tx, rc *runCache, ind int, lo, hi tuple, fn func(tuple) error) error {
 	b := tx.Bucket([]byte(indexBuckets[ind]))
 	if ind == idxSPO {
-		return scanRange(b, lo, hi, nil, fn)
+		return scanRange(b, lo, hi, fn)
 	}
 	x, err := rc.get(b, ind)
 	if err != nil {

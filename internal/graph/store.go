@@ -378,7 +378,7 @@ func addTx(tx *bbolt.Tx, quads []Quad, runs []*run, hot map[string]uint32, pg *p
 		// A quad with a term new in this transaction cannot be stored.
 		if strict && max(spo[i][0], spo[i][1], spo[i][2], spo[i][3]) < cnt.nextID {
 			stored := false
-			err := scanRange(tx.Bucket([]byte(indexBuckets[idxSPO])), spo[i], spo[i], nil, func(tuple) error {
+			err := scanRange(tx.Bucket([]byte(indexBuckets[idxSPO])), spo[i], spo[i], func(tuple) error {
 				stored = true
 				return errStop
 			})

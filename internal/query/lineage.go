@@ -164,11 +164,27 @@ func LineagesOf(ctx context.Context, src store.Reader, citationIDs []string, opt
 
 // reader is a lineage's reading: the backend's view, and the citations
 // read on it, by id, under the lineage's policy (a neighbourhood meets
-// the same citations by key, content and redirect).
+// the same citations by key, content and redirect): those it shows whole,
+// and the members of its neighbourhood, read lean when the backend can
+// (memberLookup).
 type reader struct {
-	ctx  context.Context
-	lk   store.Reader
-	cits map[string]*Citation
+	ctx     context.Context
+	lk      store.Reader
+	cits    map[string]*Citation
+	members map[string]*Citation
+}
+
+// memberLookup is a backend that can read citations lean, with only what
+// Groups reads of a citation to place it and to say what its group is
+// (its key, retrievals' evidence, redirects, canonical declarations and
+// relations; not its answer, engine, observation, step log, passage
+// checks, hop or extraction details), as citestore's Members does. A
+// lineage shows of the rest of its neighbourhood only the group it
+// makes, which those fields decide whole, and the neighbourhood of a
+// large group is hundreds of citations. A backend without it is read
+// with Citations.
+type memberLookup interface {
+	Members(ctx context.Context, policyDigest string, ids []string) ([]*Citation, error)
 }
 
 // readWith runs fn with a reader on one view of src (store.Viewer), so
@@ -176,7 +192,7 @@ type reader struct {
 // what it read.
 func readWith(ctx context.Context, src store.Reader, fn func(*reader) error) error {
 	run := func(v store.Reader) error {
-		return fn(&reader{ctx: ctx, lk: v, cits: map[string]*Citation{}})
+		return fn(&reader{ctx: ctx, lk: v, cits: map[string]*Citation{}, members: map[string]*Citation{}})
 	}
 	if v, ok := src.(store.Viewer); ok {
 		return v.View(ctx, run)
@@ -205,6 +221,43 @@ func (r *reader) citations(ids []string, pol PolicyRef) ([]*Citation, error) {
 	out := make([]*Citation, len(ids))
 	for i, id := range ids {
 		out[i] = r.cits[id]
+	}
+	return out, nil
+}
+
+// neighbours returns the citations with the given ids under pol as
+// citations does, read lean (memberLookup) unless already read whole.
+func (r *reader) neighbours(ids []string, pol PolicyRef) ([]*Citation, error) {
+	ml, ok := r.lk.(memberLookup)
+	if !ok {
+		return r.citations(ids, pol)
+	}
+	var missing []string
+	for _, id := range ids {
+		if _, ok := r.cits[id]; ok {
+			continue
+		}
+		if _, ok := r.members[id]; !ok {
+			r.members[id] = nil // noted, so that a repeated id is read once
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) > 0 {
+		cs, err := ml.Members(r.ctx, pol.Digest, missing)
+		if err != nil {
+			return nil, fmt.Errorf("query: reading citations: %w", err)
+		}
+		for i, id := range missing {
+			r.members[id] = cs[i]
+		}
+	}
+	out := make([]*Citation, len(ids))
+	for i, id := range ids {
+		if c, ok := r.cits[id]; ok {
+			out[i] = c
+		} else {
+			out[i] = r.members[id]
+		}
 	}
 	return out, nil
 }
@@ -667,9 +720,10 @@ func (h *hood) loadMembers(k string) error {
 	return h.addIDs(ids)
 }
 
-// addIDs loads the citations with the given ids.
+// addIDs loads the citations with the given ids, lean (reader.neighbours):
+// the citations the lineage shows were read whole before.
 func (h *hood) addIDs(ids []string) error {
-	cs, err := h.r.citations(ids, h.snap.Policy)
+	cs, err := h.r.neighbours(ids, h.snap.Policy)
 	if err != nil {
 		return err
 	}

@@ -78,7 +78,9 @@
 //     citations sharing a member's content hash, ByTextDigest for those
 //     sharing a member's main text, and ByFinalURL, a retrieval at a
 //     time, for those redirected into a key (so that reading stops at
-//     --max-shared sources); it reads them whole with Citations. With
+//     --max-shared sources); it reads the citations it shows whole with
+//     Citations, and the rest lean, with only what their group needs,
+//     when the backend has a Members method (citestore has). With
 //     --group-scope database it Loads on the same view. internal/query
 //     imports neither internal/graph nor citestore (TestLayers).
 //

@@ -41,8 +41,8 @@ func (a idNodes) iri(n graph.ID) string              { return a.l.names.at(n) }
 // literals, their text), read into r.p by r.Node.
 type iriNodes struct{ r *Reader }
 
-func (a iriNodes) lit(p pred, n string) string    { return one(a.r.p[predIRIs[p]], n) }
-func (a iriNodes) first(p pred, n string) string  { return one(a.r.p[predIRIs[p]], n) }
+func (a iriNodes) lit(p pred, n string) string    { return a.r.One(predIRIs[p], n) }
+func (a iriNodes) first(p pred, n string) string  { return a.r.One(predIRIs[p], n) }
 func (a iriNodes) objs(p pred, n string) []string { return a.r.All(predIRIs[p], n) }
 func (a iriNodes) iri(n string) string            { return n }
 

@@ -91,31 +91,70 @@ func (s *Store) ByRaw(ctx context.Context, raw string) (ids []string, err error)
 // ByKey implements store.Lookup: the comparison keys whose pg:text is key,
 // the normalizations that generated them under the policy (its
 // association, which every normalization under it points at), then the
-// citations normalized as those.
+// citations normalized as those. It reads node by node with the Reader
+// (view.go): a lineage reads every citation it names next, and in a view
+// the nodes read here (the key, the normalization, the citation) are not
+// read again.
 func (s *Store) ByKey(ctx context.Context, policyDigest, key string) (ids []string, err error) {
-	err = s.read(ctx, func(x *idLookup) {
-		keys := x.typed(x.subjects(vocab.Text, x.id(graph.String(key))), vocab.ComparisonKey)
-		assoc := x.id(Mint("association", policyDigest))
-		var norms []graph.ID
+	assoc := Mint("association", policyDigest).Value
+	err = s.reading(ctx, func(r *Reader) error {
+		keys, err := r.Subjects(vocab.Text, graph.String(key))
+		if err != nil {
+			return err
+		}
+		var norms []string
 		for _, k := range keys {
-			for _, n := range x.objects(k, vocab.ProvWasGeneratedBy) {
-				if x.has(n, vocab.ProvQualifiedAssociation, assoc) {
+			if err := r.Node(k); err != nil {
+				return err
+			}
+			if !r.Is(k, vocab.ComparisonKey) {
+				continue
+			}
+			for _, n := range r.All(vocab.ProvWasGeneratedBy, k) {
+				if err := r.Node(n); err != nil {
+					return err
+				}
+				if slices.Contains(r.All(vocab.ProvQualifiedAssociation, n), assoc) {
 					norms = append(norms, n)
 				}
 			}
 		}
-		ids = x.citing(vocab.NormalizedAs, norms)
+		for _, n := range norms {
+			// Its links: the citations normalized as it and the key it
+			// generated, which reading them next asks for.
+			if err := r.readIn(n); err != nil {
+				return err
+			}
+			cs, err := r.Subjects(vocab.NormalizedAs, graph.IRI(n))
+			if err != nil {
+				return err
+			}
+			if ids, err = r.appendIDs(ids, cs); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
-	return ids, err
+	return sorted(ids), err
 }
 
-// ByContent implements store.Lookup: the retrievals with that pg:contentHash,
-// then the citations retrieved in them.
+// ByContent implements store.Lookup: the retrievals with that
+// pg:contentHash, then the citations retrieved in them (node by node, as
+// ByKey).
 func (s *Store) ByContent(ctx context.Context, hash string) (ids []string, err error) {
-	err = s.read(ctx, func(x *idLookup) {
-		ids = x.citing(vocab.RetrievedIn, x.subjects(vocab.ContentHash, x.id(graph.String(hash))))
+	err = s.reading(ctx, func(r *Reader) error {
+		rts, err := r.Subjects(vocab.ContentHash, graph.String(hash))
+		if err != nil {
+			return err
+		}
+		for _, rt := range rts {
+			if ids, err = r.appendRetrievedIn(ids, rt); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
-	return ids, err
+	return sorted(ids), err
 }
 
 // Policies implements store.Lookup.

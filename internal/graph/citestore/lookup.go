@@ -17,6 +17,11 @@ type idLookup struct {
 	ctx context.Context
 	r   *graph.Reader
 	err error
+	// rd, in a view, is the view's Reader: the lookups share its term
+	// ids, and note the node of each citation id they meet, so that
+	// Citations reads the citations they name without looking their ids
+	// up again.
+	rd *Reader
 }
 
 // read runs fn with an idLookup on one read transaction.
@@ -26,7 +31,7 @@ func (s *Store) read(ctx context.Context, fn func(*idLookup)) error {
 	}
 	var x *idLookup
 	if s.r != nil {
-		x = &idLookup{ctx: ctx, r: s.r}
+		x = &idLookup{ctx: ctx, r: s.r, rd: s.viewReader(ctx)}
 		fn(x)
 		return x.err
 	}
@@ -41,7 +46,12 @@ func (s *Store) read(ctx context.Context, fn func(*idLookup)) error {
 	return x.err
 }
 
-func (x *idLookup) id(t graph.Term) graph.ID { return x.r.ID(t) }
+func (x *idLookup) id(t graph.Term) graph.ID {
+	if x.rd != nil {
+		return x.rd.termID(t)
+	}
+	return x.r.ID(t)
+}
 
 // subjects returns the distinct subjects of (?, p, o), sorted.
 func (x *idLookup) subjects(p string, o graph.ID) []graph.ID {
@@ -99,6 +109,9 @@ func (x *idLookup) citing(p string, objs []graph.ID) []string {
 					return nil
 				}
 				ids = append(ids, t.Value)
+				if x.rd != nil {
+					x.err = x.rd.noteCitation(t.Value, c)
+				}
 			}
 		}
 	}

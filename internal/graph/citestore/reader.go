@@ -23,27 +23,100 @@ import (
 // scan and Catalog read one by one (policies, runs). A Reader is for one
 // goroutine and lives as long as its transaction.
 type Reader struct {
-	ctx   context.Context
-	g     *graph.Reader // the read transaction lookups go through
-	p     map[string]map[string][]graph.Term
+	ctx context.Context
+	g   *graph.Reader // the read transaction lookups go through
+	// p holds the objects of the nodes read, by predicate and subject, as
+	// term ids: an object is decoded when a builder asks for it (One,
+	// All), so that a lean read (Member) decodes only what it builds.
+	p     map[string]map[string][]graph.ID
 	read  map[string]bool
 	cits  map[string]*store.Citation // citation node -> citation, under the policy of the first read
+	lean  map[string]*store.Citation // citation node -> citation read lean (member), likewise
 	under map[string][]string        // citation node -> policies it was normalized under
 	pols  map[string]store.PolicyRef // policy node -> policy
 	// nodeOf is the node of each citation id met (view.go), polList the
 	// policies once read (policiesOnce).
 	nodeOf  map[string]string
 	polList []store.PolicyRef
+	// idOf is the term id of each IRI met (the nodes and predicates read
+	// or named by what was read), so that a node is read, and a lookup
+	// asked, by id: a dictionary lookup of each node's IRI cost a
+	// lineage a quarter of its time. pairs is Node's buffer.
+	idOf  map[string]graph.ID
+	pairs [][2]graph.ID
+	// err is the first object that could not be decoded (One, All,
+	// which return no error): Citation, Member and Policies return it.
+	err error
+	// terms are the terms decoded, by id (term).
+	terms map[graph.ID]graph.Term
+	// in holds, for the nodes whose incoming links were read (readIn), the
+	// IRI subjects linking to each by predicate: Subjects answers from it.
+	in map[string]map[string][]string
+	// leanRead is set while Member builds a citation: One leaves the
+	// literals of leanSkip undecoded.
+	leanRead bool
+}
+
+// leanSkip are the literals a lean read (Member) does not decode: what a
+// lineage shows only of the citations it was asked for, never of the
+// rest of a group (grouping reads none of them; Rules, from the step
+// log, make only the reasons of a member, and a lineage shows only its
+// own citation's). Each is a B-tree lookup in the term dictionary, most
+// of them unique to their citation.
+var leanSkip = map[string]bool{
+	vocab.ObservedAt: true, vocab.Position: true, vocab.Question: true, vocab.BaseURL: true,
+	vocab.Steps: true, vocab.Parsed: true, vocab.ContentType: true, vocab.SnapshotRef: true,
+	// a hop's details: grouping counts hops and reads whether one
+	// crossed hosts
+	vocab.From: true, vocab.To: true, vocab.Status: true, vocab.At: true, vocab.Location: true,
 }
 
 // NewReader returns a Reader on the read transaction g.
 func NewReader(ctx context.Context, g *graph.Reader) *Reader {
 	return &Reader{
 		ctx: ctx, g: g,
-		p: map[string]map[string][]graph.Term{}, read: map[string]bool{},
-		cits: map[string]*store.Citation{}, under: map[string][]string{}, pols: map[string]store.PolicyRef{},
-		nodeOf: map[string]string{},
+		p: map[string]map[string][]graph.ID{}, read: map[string]bool{},
+		cits: map[string]*store.Citation{}, lean: map[string]*store.Citation{}, under: map[string][]string{}, pols: map[string]store.PolicyRef{},
+		nodeOf: map[string]string{}, idOf: map[string]graph.ID{}, in: map[string]map[string][]string{},
+		terms: map[graph.ID]graph.Term{},
 	}
+}
+
+// iriID returns the term id of the IRI n, 0 when it is not stored.
+func (r *Reader) iriID(n string) graph.ID {
+	if id, ok := r.idOf[n]; ok {
+		return id
+	}
+	id := r.g.ID(graph.IRI(n))
+	r.idOf[n] = id
+	return id
+}
+
+// termID returns the term id of t, 0 when it is not stored.
+func (r *Reader) termID(t graph.Term) graph.ID {
+	if t.Kind == graph.KindIRI {
+		return r.iriID(t.Value)
+	}
+	return r.g.ID(t)
+}
+
+// term returns the term with id, noting the id of an IRI. The terms are
+// kept by id: a lineage decodes the same predicates, classes and shared
+// literals for every member, and a hit here costs a map lookup, where
+// graph.Reader.Term guards every call against a damaged file.
+func (r *Reader) term(id graph.ID) (graph.Term, error) {
+	if t, ok := r.terms[id]; ok {
+		return t, nil
+	}
+	t, err := r.g.Term(id)
+	if err != nil {
+		return t, err
+	}
+	if t.Kind == graph.KindIRI {
+		r.idOf[t.Value] = id
+	}
+	r.terms[id] = t
+	return t, nil
 }
 
 // Node reads every quad whose subject is n, once.
@@ -52,49 +125,130 @@ func (r *Reader) Node(n string) error {
 		return nil
 	}
 	r.read[n] = true
-	err := r.g.Match(r.ctx, graph.Quad{S: graph.IRI(n)}, func(q graph.Quad) error {
-		m := r.p[q.P.Value]
-		if m == nil {
-			m = map[string][]graph.Term{}
-			r.p[q.P.Value] = m
-		}
-		m[n] = append(m[n], q.O)
-		return nil
-	})
+	pairs := r.pairs[:0]
+	err := r.g.Describe(r.ctx, r.iriID(n), func(p, o graph.ID) { pairs = append(pairs, [2]graph.ID{p, o}) })
+	r.pairs = pairs
 	if err != nil {
 		return fmt.Errorf("citestore: reading %s: %w", n, err)
+	}
+	for _, po := range pairs {
+		p, err := r.term(po[0])
+		if err != nil {
+			return fmt.Errorf("citestore: reading %s: %w", n, err)
+		}
+		m := r.p[p.Value]
+		if m == nil {
+			m = map[string][]graph.ID{}
+			r.p[p.Value] = m
+		}
+		m[n] = append(m[n], po[1])
 	}
 	return nil
 }
 
 // One is the first value of (n, pred) among the nodes read, "" for none.
-func (r *Reader) One(pred, n string) string { return one(r.p[pred], n) }
+func (r *Reader) One(pred, n string) string {
+	if r.leanRead && leanSkip[pred] {
+		return ""
+	}
+	if v := r.p[pred][n]; len(v) > 0 {
+		return r.value(v[0])
+	}
+	return ""
+}
 
 // All is every value of (n, pred) among the nodes read.
 func (r *Reader) All(pred, n string) []string {
 	var out []string
-	for _, t := range r.p[pred][n] {
-		out = append(out, t.Value)
+	for _, id := range r.p[pred][n] {
+		out = append(out, r.value(id))
 	}
 	return out
 }
 
+// value is the value of the term with id (Term.Value), noting the first
+// error in r.err.
+func (r *Reader) value(id graph.ID) string {
+	t, err := r.term(id)
+	if err != nil {
+		if r.err == nil {
+			r.err = fmt.Errorf("citestore: reading term %d: %w", id, err)
+		}
+		return ""
+	}
+	return t.Value
+}
+
 // Is reports whether the node n, read, has rdf:type class.
-func (r *Reader) Is(n, class string) bool { return hasType(r.p[vocab.RDFType][n], class) }
+func (r *Reader) Is(n, class string) bool {
+	c := r.iriID(class)
+	return c != 0 && slices.Contains(r.p[vocab.RDFType][n], c)
+}
+
+// readIn reads every link into the node n (its incoming quads, OSP),
+// once, so that Subjects answers for n from what it read: a lookup of
+// each predicate into a normalization or a retrieval (its citations, its
+// key, its extractions, its declarations) costs a probe of every run of
+// POS. It is for nodes whose links a lineage reads anyway: the subjects
+// of every link are decoded, and a retrieval or normalization is linked
+// to by every citation of its raw URL.
+func (r *Reader) readIn(n string) error {
+	if _, ok := r.in[n]; ok || n == "" {
+		return nil
+	}
+	var pairs [][2]graph.ID
+	err := r.g.Incoming(r.ctx, r.iriID(n), func(s, p graph.ID) { pairs = append(pairs, [2]graph.ID{s, p}) })
+	if err != nil {
+		return fmt.Errorf("citestore: reading links into %s: %w", n, err)
+	}
+	m := map[string][]string{}
+	for i, sp := range pairs {
+		if i > 0 && sp == pairs[i-1] { // in subject, predicate order: a repeat is in another graph
+			continue
+		}
+		s, err := r.term(sp[0])
+		if err != nil {
+			return fmt.Errorf("citestore: reading links into %s: %w", n, err)
+		}
+		if s.Kind != graph.KindIRI {
+			continue
+		}
+		p, err := r.term(sp[1])
+		if err != nil {
+			return fmt.Errorf("citestore: reading links into %s: %w", n, err)
+		}
+		m[p.Value] = append(m[p.Value], s.Value)
+	}
+	r.in[n] = m
+	return nil
+}
 
 // Subjects returns the IRI subjects of (?, pred, obj).
 func (r *Reader) Subjects(pred string, obj graph.Term) ([]string, error) {
-	var out []string
-	seen := map[string]bool{}
-	err := r.g.Match(r.ctx, graph.Quad{P: graph.IRI(pred), O: obj}, func(q graph.Quad) error {
-		if q.S.Kind == graph.KindIRI && !seen[q.S.Value] {
-			seen[q.S.Value] = true
-			out = append(out, q.S.Value)
+	if err := r.ctx.Err(); err != nil {
+		return nil, err
+	}
+	if m, ok := r.in[obj.Value]; ok && obj.Kind == graph.KindIRI {
+		return slices.Clone(m[pred]), nil
+	}
+	var ids []graph.ID
+	err := r.g.Subjects(r.ctx, r.iriID(pred), r.termID(obj), func(s graph.ID) {
+		if len(ids) == 0 || ids[len(ids)-1] != s { // in subject order: a repeat is in another graph
+			ids = append(ids, s)
 		}
-		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("citestore: reading %s: %w", pred, err)
+	}
+	var out []string
+	for _, id := range ids {
+		t, err := r.term(id)
+		if err != nil {
+			return nil, fmt.Errorf("citestore: reading %s: %w", pred, err)
+		}
+		if t.Kind == graph.KindIRI {
+			out = append(out, t.Value)
+		}
 	}
 	return out, nil
 }
@@ -142,7 +296,7 @@ func (r *Reader) Policies() ([]store.PolicyRef, error) {
 		}
 		return strings.Compare(a.Digest, b.Digest)
 	})
-	return out, nil
+	return out, r.err
 }
 
 // Citation reads the citation node n with its normalization under pol, as
@@ -152,6 +306,43 @@ func (r *Reader) Citation(n string, pol store.PolicyRef) (*store.Citation, error
 	if c := r.cits[n]; c != nil {
 		return c, nil
 	}
+	c, err := r.citation(n, pol, false)
+	if err != nil {
+		return nil, err
+	}
+	r.cits[n] = c
+	return c, nil
+}
+
+// Member reads the citation node n with what the review group of a
+// lineage needs of the other citations in its neighbourhood: its id, raw
+// URL, key (with how it compares), retrievals (outcome, final URL and
+// status, content hash, how many hops and whether one crossed hosts,
+// canonical declarations, the current extraction's text digest, SimHash
+// and soft error) and relations; not its answer, engine, passage checks,
+// step log, hop details or the other literals of leanSkip, and Under is
+// left empty. A lineage reads hundreds of such citations for a large
+// group and shows only the group they make. A citation read whole is
+// returned whole.
+func (r *Reader) Member(n string, pol store.PolicyRef) (*store.Citation, error) {
+	if c := r.cits[n]; c != nil {
+		return c, nil
+	}
+	if c := r.lean[n]; c != nil {
+		return c, nil
+	}
+	r.leanRead = true
+	c, err := r.citation(n, pol, true)
+	r.leanRead = false
+	if err != nil {
+		return nil, err
+	}
+	r.lean[n] = c
+	return c, nil
+}
+
+// citation builds the citation node n, whole or lean (Member).
+func (r *Reader) citation(n string, pol store.PolicyRef, lean bool) (*store.Citation, error) {
 	if err := r.Node(n); err != nil {
 		return nil, err
 	}
@@ -160,7 +351,7 @@ func (r *Reader) Citation(n string, pol store.PolicyRef) (*store.Citation, error
 		ObservedAt: r.One(vocab.ObservedAt, n), Position: r.One(vocab.Position, n),
 		Question: r.One(vocab.Question, n), BaseURL: r.One(vocab.BaseURL, n),
 	}
-	if ans := r.One(vocab.InAnswer, n); ans != "" {
+	if ans := r.One(vocab.InAnswer, n); ans != "" && !lean {
 		if err := r.Node(ans); err != nil {
 			return nil, err
 		}
@@ -177,7 +368,7 @@ func (r *Reader) Citation(n string, pol store.PolicyRef) (*store.Citation, error
 	}
 	c.Raw = r.One(vocab.Text, c.RawNode)
 	if f, ok := r.p[vocab.Fragment][c.RawNode]; ok && len(f) > 0 {
-		v := f[0].Value
+		v := r.value(f[0])
 		c.Fragment = &v
 	}
 	for _, nrm := range r.All(vocab.NormalizedAs, n) {
@@ -189,7 +380,7 @@ func (r *Reader) Citation(n string, pol store.PolicyRef) (*store.Citation, error
 			return nil, err
 		}
 		plan := r.One(vocab.ProvHadPlan, assoc)
-		if p, ok := r.pols[plan]; ok {
+		if p, ok := r.pols[plan]; ok && !lean {
 			r.under[n] = append(r.under[n], p.String())
 		}
 		if plan == "" || plan != pol.Node {
@@ -203,21 +394,31 @@ func (r *Reader) Citation(n string, pol store.PolicyRef) (*store.Citation, error
 		if len(key) > 0 {
 			k = key[0]
 		}
-		c.Norm = buildNormalization(iriNodes{r}, nrm, k, &pol, normOptions[string]{steps: true})
+		c.Norm = buildNormalization(iriNodes{r}, nrm, k, &pol, normOptions[string]{steps: !lean})
 	}
-	slices.Sort(r.under[n])
-	checks, err := r.Subjects(vocab.CheckOf, graph.IRI(n))
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range checks {
-		if err := r.Node(p); err != nil {
+	var checks []string
+	if !lean {
+		slices.Sort(r.under[n])
+		var err error
+		if checks, err = r.Subjects(vocab.CheckOf, graph.IRI(n)); err != nil {
 			return nil, err
+		}
+		for _, p := range checks {
+			if err := r.Node(p); err != nil {
+				return nil, err
+			}
 		}
 	}
 	for _, rt := range r.All(vocab.RetrievedIn, n) {
 		if err := r.Node(rt); err != nil {
 			return nil, err
+		}
+		if lean {
+			// Its citations share the raw URL, and so the key: the
+			// lineage reads them all.
+			if err := r.readIn(rt); err != nil {
+				return nil, err
+			}
 		}
 		for _, h := range r.All(vocab.Hop, rt) {
 			if err := r.Node(h); err != nil {
@@ -235,11 +436,13 @@ func (r *Reader) Citation(n string, pol store.PolicyRef) (*store.Citation, error
 		}
 		evOf := map[string]string{}
 		for _, x := range exts {
-			if err := r.Node(x); err != nil {
-				return nil, err
-			}
-			if err := r.Node(r.One(vocab.FromResponse, x)); err != nil {
-				return nil, err
+			if !lean {
+				if err := r.Node(x); err != nil {
+					return nil, err
+				}
+				if err := r.Node(r.One(vocab.FromResponse, x)); err != nil {
+					return nil, err
+				}
 			}
 			evs, err := r.Generated(x, vocab.ExtractedEvidence)
 			if err != nil {
@@ -251,7 +454,7 @@ func (r *Reader) Citation(n string, pol store.PolicyRef) (*store.Citation, error
 		}
 		evidenceOf(iriNodes{r}, ret, exts, func(x string) string { return evOf[x] },
 			func(x string) string { return r.One(vocab.FromResponse, x) }, checks,
-			func(p string) string { return r.One(vocab.CheckedAgainst, p) }, false, c)
+			func(p string) string { return r.One(vocab.CheckedAgainst, p) }, lean, c)
 		c.Retrievals = append(c.Retrievals, ret)
 	}
 	for _, rel := range r.All(vocab.QualifiedRelation, n) {
@@ -263,14 +466,16 @@ func (r *Reader) Citation(n string, pol store.PolicyRef) (*store.Citation, error
 		}
 		kind := ""
 		for _, t := range r.p[vocab.RDFType][rel] {
-			if k, ok := model.RelationKindOfClass(t.Value); ok {
+			if k, ok := model.RelationKindOfClass(r.value(t)); ok {
 				kind = k.Name
 			}
 		}
 		c.Relations = append(c.Relations, buildRelation(iriNodes{r}, rel, kind))
 	}
 	sortCitation(c)
-	r.cits[n] = c
+	if r.err != nil {
+		return nil, r.err
+	}
 	return c, nil
 }
 
@@ -297,22 +502,6 @@ func (r *Reader) Generated(activity, class string) ([]string, error) {
 // Under returns the policies (name@version) the citation node n, read
 // with Citation, was normalized under, sorted.
 func (r *Reader) Under(n string) []string { return r.under[n] }
-
-func one(m map[string][]graph.Term, s string) string {
-	if v := m[s]; len(v) > 0 {
-		return v[0].Value
-	}
-	return ""
-}
-
-func hasType(ts []graph.Term, class string) bool {
-	for _, t := range ts {
-		if t.Value == class {
-			return true
-		}
-	}
-	return false
-}
 
 // runClasses are the run classes, with their kind.
 var runClasses = []struct{ class, kind string }{{vocab.IngestRun, "ingest"}, {vocab.ResolveRun, "resolve"}}
@@ -341,5 +530,5 @@ func (r *Reader) Runs() ([]store.Run, error) {
 		}
 	}
 	sortRuns(out)
-	return out, nil
+	return out, r.err
 }

@@ -40,17 +40,43 @@ func (s *Store) reading(ctx context.Context, fn func(*Reader) error) error {
 		return err
 	}
 	if s.r != nil {
-		if s.rd == nil {
-			s.rd = NewReader(ctx, s.r)
-		}
-		s.rd.ctx = ctx
-		return fn(s.rd)
+		return s.viewReader(ctx).run(fn)
 	}
-	return s.g.Read(func(r *graph.Reader) error { return fn(NewReader(ctx, r)) })
+	return s.g.Read(func(r *graph.Reader) error { return NewReader(ctx, r).run(fn) })
+}
+
+// run calls fn with r, and returns r.err (a term One or All could not
+// decode) if fn returns no error.
+func (r *Reader) run(fn func(*Reader) error) error {
+	if err := fn(r); err != nil {
+		return err
+	}
+	return r.err
+}
+
+// viewReader returns the view's Reader, made on first use.
+func (s *Store) viewReader(ctx context.Context) *Reader {
+	if s.rd == nil {
+		s.rd = NewReader(ctx, s.r)
+	}
+	s.rd.ctx = ctx
+	return s.rd
 }
 
 // Citations implements store.Lookup.
 func (s *Store) Citations(ctx context.Context, policyDigest string, ids []string) ([]*store.Citation, error) {
+	return s.citations(ctx, policyDigest, ids, (*Reader).Citation)
+}
+
+// Members returns the citations with the given ids as Citations does, but
+// each lean, with only what the group of a lineage needs of its other
+// members (Reader.Member): a lineage reads its neighbourhood with it.
+func (s *Store) Members(ctx context.Context, policyDigest string, ids []string) ([]*store.Citation, error) {
+	return s.citations(ctx, policyDigest, ids, (*Reader).Member)
+}
+
+// citations reads the citations with the given ids with read.
+func (s *Store) citations(ctx context.Context, policyDigest string, ids []string, read func(*Reader, string, store.PolicyRef) (*store.Citation, error)) ([]*store.Citation, error) {
 	out := make([]*store.Citation, len(ids))
 	err := s.reading(ctx, func(r *Reader) error {
 		pols, err := r.policiesOnce()
@@ -71,7 +97,7 @@ func (s *Store) Citations(ctx context.Context, policyDigest string, ids []string
 			if n == "" {
 				continue
 			}
-			if out[i], err = r.Citation(n, pol); err != nil {
+			if out[i], err = read(r, n, pol); err != nil {
 				return err
 			}
 			out[i].Under = r.Under(n)
@@ -192,6 +218,9 @@ func sorted(ids []string) []string {
 
 // appendRetrievedIn appends the ids of the citations retrieved in rt.
 func (r *Reader) appendRetrievedIn(ids []string, rt string) ([]string, error) {
+	if err := r.readIn(rt); err != nil {
+		return nil, err
+	}
 	cs, err := r.Subjects(vocab.RetrievedIn, graph.IRI(rt))
 	if err != nil {
 		return nil, err
@@ -213,6 +242,22 @@ func (r *Reader) appendIDs(ids, cs []string) ([]string, error) {
 		}
 	}
 	return ids, nil
+}
+
+// noteCitation notes that the citation with the id has the node whose
+// term id is node (found by an id-level lookup), unless one is noted.
+func (r *Reader) noteCitation(id string, node graph.ID) error {
+	if _, ok := r.nodeOf[id]; ok {
+		return nil
+	}
+	t, err := r.term(node)
+	if err != nil {
+		return err
+	}
+	if t.Kind == graph.KindIRI {
+		r.nodeOf[id] = t.Value
+	}
+	return nil
 }
 
 // citationNode returns the node of the citation with the id, "" if none.
