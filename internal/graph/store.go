@@ -212,7 +212,7 @@ func (s *Store) setup() (err error) {
 	}
 	if !s.readOnly {
 		if err := s.db.Update(upgradeMarker); err != nil {
-			return fmt.Errorf("mark format version %d: %w", formatVersion, err)
+			return fmt.Errorf("mark format version %d: %w", viewlessVersion, err)
 		}
 	}
 	return nil
@@ -282,6 +282,12 @@ func (s *Store) Add(quads []Quad) (added int, err error) {
 // batch with a *storedError naming it instead of being skipped; repeats
 // within the batch are still skipped.
 func (s *Store) add(quads []Quad, strict bool) (added int, err error) {
+	return s.addWith(quads, strict, nil)
+}
+
+// addWith is add, calling fn (when set) in the transaction once the quads
+// are added.
+func (s *Store) addWith(quads []Quad, strict bool, fn func(*Writer) error) (added int, err error) {
 	fail := func(err error) (int, error) { return 0, &Error{Op: "add", Path: s.path, Err: err} }
 	if s.readOnly {
 		return fail(ErrReadOnly)
@@ -309,10 +315,11 @@ func (s *Store) add(quads []Quad, strict bool) (added int, err error) {
 	if s.closed {
 		return fail(ErrClosed)
 	}
-	if len(norm) == 0 {
+	if len(norm) == 0 && fn == nil {
 		return 0, nil
 	}
 	var dw *dictWriter
+	var fnErr error
 	var runs []*run
 	var txid int
 	var size int64
@@ -326,16 +333,37 @@ func (s *Store) add(quads []Quad, strict bool) (added int, err error) {
 		}
 		s.pg.begin(tx.Size())
 		var err error
-		dw, runs, added, err = addTx(tx, norm, s.runs, s.hot, s.pg, strict)
+		if len(norm) > 0 {
+			dw, runs, added, err = addTx(tx, norm, s.runs, s.hot, s.pg, strict)
+		} else {
+			runs = s.runs
+		}
 		txid, size = tx.ID(), tx.Size()
-		return err
+		if err != nil || fn == nil {
+			return err
+		}
+		w := &Writer{s: s, tx: tx, runs: runs}
+		if fnErr = g.call(func() error { return fn(w) }); fnErr != nil {
+			return fnErr
+		}
+		if w.r != nil {
+			if d := w.r.dmg.get(); d != nil {
+				return d
+			}
+		}
+		return nil
 	})
+	if fnErr != nil {
+		return 0, fnErr
+	}
 	if err != nil {
 		return fail(err)
 	}
 	s.runs = runs
 	s.setRuns(txid, runs)
-	dw.commit()
+	if dw != nil {
+		dw.commit()
+	}
 	s.pg.check(size) // committing reads pages too (bbolt's rebalancing)
 	return added, nil
 }
