@@ -267,6 +267,12 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 	}
 	fmt.Fprintf(stderr, "ingest %s: %s, %s, %s rejected by policy %s (stored with their errors), %s added, %s%s\n",
 		name, render.Plural(sum.Records, what), render.Plural(len(sum.Invalid), "invalid line"), render.Plural(sum.URLRejected, "raw URL"), render.EscapeText(pol.Name()), render.Plural(sum.QuadsAdded, "quad"), sum.Elapsed.Round(time.Millisecond), resumed)
+	switch {
+	case sum.ViewsDropped:
+		fmt.Fprintf(stderr, "the grouping views were removed (RDF statements can change any citation); queries scan until you run: provgraph view rebuild --db %s\n", render.EscapeText(o.db))
+	case sum.NoView:
+		fmt.Fprintf(stderr, "the database keeps no grouping view of policy %s (written by an earlier provgraph, or the policy is new to it); queries scan until you run: provgraph view rebuild --db %s --policy %s\n", render.EscapeText(pol.Name()), render.EscapeText(o.db), render.EscapeText(pol.Digest()))
+	}
 	if err != nil {
 		return service.ErrRejected
 	}

@@ -89,6 +89,9 @@ type Summary struct {
 	// (a database of format 4 or earlier, or one whose view of it was
 	// never built): queries scan instead, until `provgraph view rebuild`.
 	NoView bool
+	// ViewsDropped says an RDF load removed the grouping views: its
+	// statements may change any citation.
+	ViewsDropped bool
 }
 
 // ConflictError reports a citation id that already names different content,

@@ -221,4 +221,3 @@ func (s *Store) Append(ctx context.Context, b store.Batch) (int, error) {
 	}
 	return added, nil
 }
-
