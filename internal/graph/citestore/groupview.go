@@ -489,6 +489,19 @@ func WriteViewRows(ctx context.Context, w *graph.Writer, cits []graph.Term) erro
 	return nil
 }
 
+// WritePolicyViewRows is WriteViewRows for the view of the policy with
+// digest d alone (if it is complete): renormalize changes no other.
+func WritePolicyViewRows(ctx context.Context, w *graph.Writer, d string, cits []graph.Term) error {
+	b := w.View(d)
+	if b == nil || b.Get([]byte(viewComplete)) == nil || len(cits) == 0 {
+		return nil
+	}
+	if err := writeRows(ctx, w, b, d, cits); err != nil {
+		return fmt.Errorf("view of policy %s: %w", d, err)
+	}
+	return nil
+}
+
 func writeRows(ctx context.Context, w *graph.Writer, b *graph.Bucket, digest string, cits []graph.Term) error {
 	gr, err := w.Reader()
 	if err != nil {
@@ -801,4 +814,35 @@ func (s *Store) RedirectSources(ctx context.Context, d, target string) ([]string
 // RelationSources implements store.GroupView.
 func (s *Store) RelationSources(ctx context.Context, d, target string) ([]string, error) {
 	return s.keysWith(ctx, d, subRelation, appendStr(nil, target))
+}
+
+// DumpView lists every entry of the view of the policy with digest d,
+// one line each ("bucket key value" in hex), in bucket then key order,
+// without the marker's time: two views with the same dump hold the same
+// bytes. Tests compare views with it; nil when there is no view.
+func DumpView(r *graph.Reader, d string) ([]string, error) {
+	b := r.View(d)
+	if b == nil {
+		return nil, nil
+	}
+	var out []string
+	if b.Get([]byte(viewComplete)) != nil {
+		out = append(out, "complete")
+	}
+	out = append(out, fmt.Sprintf("%s %x", viewRowsCount, b.Get([]byte(viewRowsCount))))
+	for _, sub := range append([]string{subRows}, postingSubs...) {
+		sb, err := b.Sub(sub, false)
+		if err != nil || sb == nil {
+			out = append(out, sub+" (none)")
+			continue
+		}
+		err = sb.Ascend(nil, func(k, v []byte) (bool, error) {
+			out = append(out, fmt.Sprintf("%s %x %x", sub, k, v))
+			return true, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
