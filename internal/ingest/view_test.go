@@ -18,8 +18,8 @@ import (
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/resolve"
-	"github.com/provgraph/provgraph/internal/synth"
 	"github.com/provgraph/provgraph/internal/store"
+	"github.com/provgraph/provgraph/internal/synth"
 )
 
 // viewDump is the view of policy d, entry by entry.
@@ -288,4 +288,3 @@ func rebuiltOnce(t testing.TB, cs *citestore.Store, d string) {
 		t.Fatal(err)
 	}
 }
-
