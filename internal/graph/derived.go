@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"go.etcd.io/bbolt"
@@ -26,8 +27,30 @@ const viewBucket = "view"
 type Writer struct {
 	s    *Store
 	tx   *bbolt.Tx
-	runs []*run // the hash index's runs after the transaction's terms
-	r    *Reader
+	runs  []*run  // the hash index's runs after the transaction's terms
+	fresh []tuple // the SPO tuples the transaction added, sorted
+	r     *Reader
+}
+
+// Added reports whether the transaction added q (in the default graph):
+// false for a quad stored before it, or not stored. A citation whose
+// type quad is added is new, and its derived data can be written from
+// what the batch says of it.
+func (w *Writer) Added(q Quad) (bool, error) {
+	r, err := w.Reader()
+	if err != nil {
+		return false, err
+	}
+	var t tuple
+	for i, term := range [3]Term{q.S, q.P, q.O} {
+		id := r.ID(term)
+		if id == 0 {
+			return false, r.dmg.get()
+		}
+		t[i] = uint32(id)
+	}
+	_, found := slices.BinarySearchFunc(w.fresh, t, tuple.cmp)
+	return found, nil
 }
 
 // Reader returns a Reader on the write transaction: it sees the quads

@@ -319,6 +319,7 @@ func (s *Store) addWith(quads []Quad, strict bool, fn func(*Writer) error) (adde
 		return 0, nil
 	}
 	var dw *dictWriter
+	var fresh []tuple
 	var fnErr error
 	var runs []*run
 	var txid int
@@ -334,7 +335,8 @@ func (s *Store) addWith(quads []Quad, strict bool, fn func(*Writer) error) (adde
 		s.pg.begin(tx.Size())
 		var err error
 		if len(norm) > 0 {
-			dw, runs, added, err = addTx(tx, norm, s.runs, s.hot, s.pg, strict)
+			dw, runs, fresh, err = addTx(tx, norm, s.runs, s.hot, s.pg, strict)
+			added = len(fresh)
 		} else {
 			runs = s.runs
 		}
@@ -342,7 +344,7 @@ func (s *Store) addWith(quads []Quad, strict bool, fn func(*Writer) error) (adde
 		if err != nil || fn == nil {
 			return err
 		}
-		w := &Writer{s: s, tx: tx, runs: runs}
+		w := &Writer{s: s, tx: tx, runs: runs, fresh: fresh}
 		if fnErr = g.call(func() error { return fn(w) }); fnErr != nil {
 			return fnErr
 		}
@@ -381,13 +383,13 @@ func (e *storedError) Error() string {
 
 // addTx adds quads (valid, in stored form) in tx. With strict, a quad that
 // is already stored fails it with a *storedError.
-func addTx(tx *bbolt.Tx, quads []Quad, runs []*run, hot map[string]uint32, pg *pager, strict bool) (*dictWriter, []*run, int, error) {
+func addTx(tx *bbolt.Tx, quads []Quad, runs []*run, hot map[string]uint32, pg *pager, strict bool) (*dictWriter, []*run, []tuple, error) {
 	cnt := readCounters(tx)
 	mem := &arena{}
 	budget := &mergeBudget{}
 	dw, err := newDictWriter(tx, runs, cnt.nextID, mem, hot, pg, budget)
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, nil, err
 	}
 	spo := make([]tuple, len(quads))
 	var enc []byte
@@ -399,7 +401,7 @@ func addTx(tx *bbolt.Tx, quads []Quad, runs []*run, hot map[string]uint32, pg *p
 			enc = appendTermCode(enc[:0], t)
 			id, err := dw.id(enc)
 			if err != nil {
-				return nil, nil, 0, err
+				return nil, nil, nil, err
 			}
 			spo[i][j] = id
 		}
@@ -411,16 +413,16 @@ func addTx(tx *bbolt.Tx, quads []Quad, runs []*run, hot map[string]uint32, pg *p
 				return errStop
 			})
 			if err != nil && err != errStop {
-				return nil, nil, 0, err
+				return nil, nil, nil, err
 			}
 			if stored {
-				return nil, nil, 0, &storedError{Index: i, Quad: q}
+				return nil, nil, nil, &storedError{Index: i, Quad: q}
 			}
 		}
 	}
 	runs, err = dw.flush()
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, nil, err
 	}
 
 	// The SPO index says which quads are new; only those go into the
@@ -431,7 +433,7 @@ func addTx(tx *bbolt.Tx, quads []Quad, runs []*run, hot map[string]uint32, pg *p
 	w.b = tx.Bucket([]byte(indexBuckets[idxSPO]))
 	w.b.FillPercent = fillPercent
 	if err := w.insert(spo, func(i int) { dup[i] = true }); err != nil {
-		return nil, nil, 0, err
+		return nil, nil, nil, err
 	}
 	fresh := spo[:0:0]
 	for i, t := range spo {
@@ -448,15 +450,15 @@ func addTx(tx *bbolt.Tx, quads []Quad, runs []*run, hot map[string]uint32, pg *p
 		slices.SortFunc(other, tuple.cmp)
 		rw.b, rw.ind = tx.Bucket([]byte(indexBuckets[ind])), ind
 		if err := rw.add(other); err != nil {
-			return nil, nil, 0, fmt.Errorf("index %s: %w", indexBuckets[ind], err)
+			return nil, nil, nil, fmt.Errorf("index %s: %w", indexBuckets[ind], err)
 		}
 	}
 	cnt.nextID = dw.next
 	cnt.quads += uint64(len(fresh))
 	if err := writeCounters(tx, cnt); err != nil {
-		return nil, nil, 0, err
+		return nil, nil, nil, err
 	}
-	return dw, runs, len(fresh), nil
+	return dw, runs, fresh, nil
 }
 
 // fillPercent is how full bbolt packs a page it splits. Most index chunks

@@ -319,7 +319,7 @@ func FromFile(ctx context.Context, st *graph.Store, f *os.File, name string, opt
 	// and maps the records while this one writes the previous batch.
 	type batchOf struct {
 		quads    []graph.Quad
-		cits     []graph.Term // the citations of the batch, whose view rows it writes
+		cits     []citestore.Citation // the citations of the batch, whose view rows it writes
 		lastLine int
 		rejected int
 	}
@@ -340,7 +340,7 @@ func FromFile(ctx context.Context, st *graph.Store, f *os.File, name string, opt
 			return
 		}
 		rejected := 0
-		var cits []graph.Term
+		var cits []citestore.Citation
 		send := func(lineNo int) error {
 			select {
 			case batches <- batchOf{buf, cits, lineNo, rejected}:
@@ -372,7 +372,7 @@ func FromFile(ctx context.Context, st *graph.Store, f *os.File, name string, opt
 			if info.Rejected != nil {
 				rejected++
 			}
-			cits = append(cits, info.Node)
+			cits = append(cits, info)
 			if len(buf) >= batch {
 				if err := pctx.Err(); err != nil {
 					return err
@@ -392,7 +392,7 @@ func FromFile(ctx context.Context, st *graph.Store, f *os.File, name string, opt
 			continue // drain, so that the reader ends
 		}
 		added, err := st.AddWith(b.quads, func(w *graph.Writer) error {
-			return citestore.WriteViewRows(ctx, w, b.cits)
+			return citestore.WriteNewViewRows(ctx, w, opts.Policy.Digest(), b.cits)
 		})
 		sum.QuadsAdded += added
 		sum.URLRejected += b.rejected

@@ -172,7 +172,7 @@ func (s *Store) Append(ctx context.Context, b store.Batch) (int, error) {
 	}
 	quads := slices.Clone(m.PolicyQuads())
 	seen := map[string]string{}
-	var cits []graph.Term
+	var cits []Citation
 	added := 0
 	for _, r := range b.Records {
 		if err := ctx.Err(); err != nil {
@@ -200,7 +200,7 @@ func (s *Store) Append(ctx context.Context, b store.Batch) (int, error) {
 		if quads, info, err = m.Quads(quads, r); err != nil {
 			return 0, fmt.Errorf("append: citation %s: %w", id, err)
 		}
-		cits = append(cits, info.Node)
+		cits = append(cits, info)
 		added++
 	}
 	// A new database gets a view of the policy from its first batch.
@@ -214,7 +214,7 @@ func (s *Store) Append(ctx context.Context, b store.Batch) (int, error) {
 				return err
 			}
 		}
-		return WriteViewRows(ctx, w, cits)
+		return WriteNewViewRows(ctx, w, b.Policy.Digest(), cits)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("append: %w", err)

@@ -10,9 +10,12 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/store"
 	"github.com/provgraph/provgraph/internal/vocab"
@@ -107,6 +110,60 @@ func readStr(b []byte) (string, []byte, error) {
 	return string(b[k : k+int(n)]), b[k+int(n):], nil
 }
 
+// Evidence texts are mostly a minted retrieval IRI and "sha256:" and 64
+// hex digits: appendText stores those as their bytes, half their size,
+// behind a tag (0: str(s); 1: the 16 bytes of a minted retrieval IRI's
+// hex; 2: the 32 bytes of a SHA-256 text's hex), and readText gives back
+// exactly the text.
+var retrievalPrefix = model.IDBase + "retrieval/"
+
+const sha256Prefix = "sha256:"
+
+func appendText(b []byte, s string) []byte {
+	for _, f := range []struct {
+		tag    byte
+		prefix string
+		n      int
+	}{{1, retrievalPrefix, 16}, {2, sha256Prefix, 32}} {
+		if rest, ok := strings.CutPrefix(s, f.prefix); ok && len(rest) == 2*f.n && lowerHex(rest) {
+			b = append(b, f.tag)
+			b, _ = hex.AppendDecode(b, []byte(rest)) // checked: lowercase hex
+			return b
+		}
+	}
+	return appendStr(append(b, 0), s)
+}
+
+func lowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func readText(b []byte) (string, []byte, error) {
+	if len(b) == 0 {
+		return "", nil, errors.New("a text runs past the end of the row")
+	}
+	prefix, n := "", 0
+	switch b[0] {
+	case 0:
+		return readStr(b[1:])
+	case 1:
+		prefix, n = retrievalPrefix, 16
+	case 2:
+		prefix, n = sha256Prefix, 32
+	default:
+		return "", nil, fmt.Errorf("a text has tag %d", b[0])
+	}
+	if len(b) < 1+n {
+		return "", nil, errors.New("a text runs past the end of the row")
+	}
+	return prefix + hex.EncodeToString(b[1:1+n]), b[1+n:], nil
+}
+
 // rowKey is the key of a row: its key, 0x00, its citation id. Keys hold
 // no 0x00 (a normalized URL percent-encodes it), so byte order is key
 // order, then id order.
@@ -146,9 +203,9 @@ func encodeRow(r store.ViewRow) []byte {
 	}
 	b = binary.AppendUvarint(b, uint64(len(r.Evidence)))
 	for _, e := range r.Evidence {
-		b = appendStr(b, e.Retrieval)
-		b = appendStr(b, e.Content)
-		b = appendStr(b, e.Digest)
+		b = appendText(b, e.Retrieval)
+		b = appendText(b, e.Content)
+		b = appendText(b, e.Digest)
 		if e.HasSim {
 			b = append(b, 1)
 			b = binary.BigEndian.AppendUint64(b, e.SimHash)
@@ -206,7 +263,7 @@ func decodeRow(k, v []byte) (store.ViewRow, error) {
 	for range n {
 		var e store.ViewEvidence
 		for _, dst := range []*string{&e.Retrieval, &e.Content, &e.Digest} {
-			if *dst, v, err = readStr(v); err != nil {
+			if *dst, v, err = readText(v); err != nil {
 				return bad(err.Error())
 			}
 		}
@@ -246,6 +303,27 @@ type posting struct {
 type keyOfFunc func(string) string
 
 func policyKeyOf(pol store.PolicyRef) keyOfFunc {
+	keyOfs.Lock()
+	defer keyOfs.Unlock()
+	if f, ok := keyOfs.m[pol.Digest]; ok {
+		return f
+	}
+	f := newKeyOf(pol)
+	if keyOfs.m == nil || len(keyOfs.m) > 64 {
+		keyOfs.m = map[string]keyOfFunc{}
+	}
+	keyOfs.m[pol.Digest] = f
+	return f
+}
+
+// keyOfs caches a keyOfFunc by policy digest: every batch of an ingest
+// asks for its policy's.
+var keyOfs struct {
+	sync.Mutex
+	m map[string]keyOfFunc
+}
+
+func newKeyOf(pol store.PolicyRef) keyOfFunc {
 	if pol.Text == "" {
 		return func(u string) string { return u }
 	}
@@ -845,4 +923,113 @@ func DumpView(r *graph.Reader, d string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// WriteNewViewRows writes, in the write transaction of w, into every
+// complete view, the rows (and postings) of the citations the batch
+// added, from what the mapper made of their records (Citation.Row) for
+// the policy with digest d, and as unnormalized for another view's
+// policy. A citation the batch did not add (stored before) is left as
+// its view holds it; one whose retrieval node was stored before (two
+// records with the same retrieval, which resolve or extract may have
+// given evidence since) is read back from the quads instead.
+func WriteNewViewRows(ctx context.Context, w *graph.Writer, d string, cits []Citation) error {
+	if len(cits) == 0 {
+		return nil
+	}
+	var names []string
+	for _, name := range w.Views() {
+		if w.View(name).Get([]byte(viewComplete)) != nil {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	typ, citation, retrieval := iri(vocab.RDFType), citationClass, iri(vocab.Retrieval)
+	type fresh struct {
+		c        *Citation
+		readBack bool
+	}
+	var todo []fresh
+	for i := range cits {
+		if i%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		c := &cits[i]
+		added, err := w.Added(graph.Quad{S: c.Node, P: typ, O: citation})
+		if err != nil {
+			return err
+		}
+		if !added {
+			continue
+		}
+		f := fresh{c: c}
+		if c.Retrieval.Value != "" {
+			newRet, err := w.Added(graph.Quad{S: c.Retrieval, P: typ, O: retrieval})
+			if err != nil {
+				return err
+			}
+			f.readBack = !newRet
+		}
+		todo = append(todo, f)
+	}
+	gr, err := w.Reader()
+	if err != nil {
+		return err
+	}
+	rd := NewReader(ctx, gr)
+	for _, name := range names {
+		pol, ok, err := policyOf(rd, name)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		vw, err := newViewWriter(ctx, w, w.View(name), pol, policyKeyOf(pol))
+		if err != nil {
+			return err
+		}
+		for _, f := range todo {
+			if f.readBack {
+				if err := vw.write(f.c.Node.Value); err != nil {
+					return err
+				}
+				continue
+			}
+			row := f.c.Row
+			if name != d {
+				row.Key, row.State, row.KeyContent = "", store.RowUnnormalized, false
+			}
+			if err := vw.writeNew(row); err != nil {
+				return err
+			}
+		}
+		if err := vw.finish(); err != nil {
+			return fmt.Errorf("view of policy %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// writeNew writes the row of a citation the batch added, unless written
+// already (a citation id repeated in the batch).
+func (vw *viewWriter) writeNew(row store.ViewRow) error {
+	k := rowKey(row.Key, row.CitationID)
+	if vw.rows.Get(k) != nil {
+		return nil
+	}
+	if err := vw.rows.Put(k, encodeRow(row)); err != nil {
+		return err
+	}
+	vw.count++
+	for _, p := range postingsOf(nil, row, vw.keyOf) {
+		if err := vw.put(p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
