@@ -25,8 +25,8 @@ const viewBucket = "view"
 // it: a Reader of the quads (with those the transaction added) and the
 // view buckets, writable.
 type Writer struct {
-	s    *Store
-	tx   *bbolt.Tx
+	s     *Store
+	tx    *bbolt.Tx
 	runs  []*run  // the hash index's runs after the transaction's terms
 	fresh []tuple // the SPO tuples the transaction added, sorted
 	r     *Reader
