@@ -132,7 +132,7 @@ func TestConvertLeavesNothing(t *testing.T) {
 		want string
 	}{
 		{"missing source", context.Background(), filepath.Join(dir, "none.db"), exitFailure, "does not exist"},
-		{"current format", context.Background(), "../../internal/graph/testdata/format-v3/prov.db", exitUsage, "already in a format this build reads (provgraph-store version 3 or 4): nothing to convert"},
+		{"current format", context.Background(), "../../internal/graph/testdata/format-v3/prov.db", exitUsage, "already in a format this build reads (provgraph-store version 3, 4 or 5): nothing to convert"},
 		{"interrupted", canceled, v2, exitFailure, "the incomplete new file was removed"},
 	}
 	for _, tt := range tests {
