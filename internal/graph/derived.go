@@ -230,3 +230,14 @@ func (s *Store) Update(fn func(*Writer) error) error {
 func (s *Store) AddWith(quads []Quad, fn func(*Writer) error) (added int, err error) {
 	return s.addWith(quads, false, fn)
 }
+
+// dropViews drops every view: the callback of a write of quads whose
+// effect on derived data nothing computes (cayley's quad writer).
+func dropViews(w *Writer) error {
+	for _, v := range w.Views() {
+		if err := w.DropView(v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
