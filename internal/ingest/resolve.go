@@ -478,7 +478,11 @@ func recordEvidence(mapper *citestore.Mapper, buf []graph.Quad, sum *ResolveSumm
 // addEvidence adds quads of new retrievals or evidence for the retrieval
 // nodes rets, and in the same transaction rewrites the grouping view rows
 // of every citation retrieved in them: their evidence changed.
+//
+// The rows are written whatever ctx says: resolve writes the retrievals
+// it has once it is interrupted, and their rows must go with them.
 func addEvidence(ctx context.Context, st *graph.Store, quads []graph.Quad, rets []graph.Term) (int, error) {
+	ctx = context.WithoutCancel(ctx)
 	return st.AddWith(quads, func(w *graph.Writer) error {
 		if len(w.Views()) == 0 {
 			return nil
