@@ -30,6 +30,7 @@ type Writer struct {
 	runs  []*run  // the hash index's runs after the transaction's terms
 	fresh []tuple // the SPO tuples the transaction added, sorted
 	r     *Reader
+	ids   map[Term]ID // predicates and objects Added looked up
 }
 
 // Added reports whether the transaction added q (in the default graph):
@@ -43,7 +44,16 @@ func (w *Writer) Added(q Quad) (bool, error) {
 	}
 	var t tuple
 	for i, term := range [3]Term{q.S, q.P, q.O} {
-		id := r.ID(term)
+		id, ok := w.ids[term]
+		if !ok {
+			id = r.ID(term)
+			if i > 0 && id != 0 {
+				if w.ids == nil {
+					w.ids = map[Term]ID{}
+				}
+				w.ids[term] = id // a class or predicate, asked again and again
+			}
+		}
 		if id == 0 {
 			return false, r.dmg.get()
 		}
