@@ -2,6 +2,7 @@ package citestore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -993,6 +994,7 @@ func WriteNewViewRows(ctx context.Context, w *graph.Writer, d string, cits []Cit
 		if err != nil {
 			return err
 		}
+		var rows []store.ViewRow
 		for _, f := range todo {
 			if f.readBack {
 				if err := vw.write(f.c.Node.Value); err != nil {
@@ -1004,9 +1006,10 @@ func WriteNewViewRows(ctx context.Context, w *graph.Writer, d string, cits []Cit
 			if name != d {
 				row.Key, row.State, row.KeyContent = "", store.RowUnnormalized, false
 			}
-			if err := vw.writeNew(row); err != nil {
-				return err
-			}
+			rows = append(rows, row)
+		}
+		if err := vw.writeNew(rows); err != nil {
+			return err
 		}
 		if err := vw.finish(); err != nil {
 			return fmt.Errorf("view of policy %s: %w", name, err)
@@ -1015,18 +1018,36 @@ func WriteNewViewRows(ctx context.Context, w *graph.Writer, d string, cits []Cit
 	return nil
 }
 
-// writeNew writes the row of a citation the batch added, unless written
-// already (a citation id repeated in the batch).
-func (vw *viewWriter) writeNew(row store.ViewRow) error {
-	k := rowKey(row.Key, row.CitationID)
-	if vw.rows.Get(k) != nil {
-		return nil
+// writeNew writes the rows of citations the batch added, but those
+// written already (a citation id repeated in the batch), and their
+// postings. Rows and postings go in key order, so that the batch's writes
+// to a page of the view follow each other.
+func (vw *viewWriter) writeNew(rows []store.ViewRow) error {
+	type kv struct {
+		k []byte
+		r *store.ViewRow
 	}
-	if err := vw.rows.Put(k, encodeRow(row)); err != nil {
-		return err
+	sorted := make([]kv, len(rows))
+	for i := range rows {
+		sorted[i] = kv{rowKey(rows[i].Key, rows[i].CitationID), &rows[i]}
 	}
-	vw.count++
-	for _, p := range postingsOf(nil, row, vw.keyOf) {
+	slices.SortFunc(sorted, func(a, b kv) int { return bytes.Compare(a.k, b.k) })
+	var ps []posting
+	for i, e := range sorted {
+		if i > 0 && bytes.Equal(e.k, sorted[i-1].k) || vw.rows.Get(e.k) != nil {
+			continue
+		}
+		if err := vw.rows.Put(e.k, encodeRow(*e.r)); err != nil {
+			return err
+		}
+		vw.count++
+		ps = postingsOf(ps, *e.r, vw.keyOf)
+	}
+	slices.SortFunc(ps, func(a, b posting) int { return cmp.Or(strings.Compare(a.sub, b.sub), strings.Compare(a.key, b.key)) })
+	for i, p := range ps {
+		if i > 0 && p == ps[i-1] {
+			continue
+		}
 		if err := vw.put(p); err != nil {
 			return err
 		}
