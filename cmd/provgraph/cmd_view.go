@@ -30,10 +30,23 @@ kill -9 leaves the view exactly as the quads. A database written by an
 earlier provgraph (format 4 or before), or a policy added later, has no view
 until 'provgraph view rebuild' writes one; nothing else needs it: every
 query works without a view. 'provgraph check' verifies each view against the
-quads.`,
-		Args: exactArgs(0),
+quads.
+
+` + exitHelp(
+			"  0  this help was printed",
+			"  2  usage error: no such view subcommand, or a bad flag"),
+		// Without this, cobra prints the help and exits 0 for a misspelt
+		// subcommand ("view rebiuld").
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return usagef("name a subcommand: rebuild or status")
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			hint := ""
+			cmd.SuggestionsMinimumDistance = 2
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				hint = fmt.Sprintf(" (did you mean %q?)", s[0])
+			}
+			return usagef("unknown command %q for %q%s", args[0], cmd.CommandPath(), hint)
 		},
 	}
 	cmd.AddCommand(newViewRebuildCommand(), newViewStatusCommand())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/store"
@@ -45,6 +46,9 @@ func ViewPolicy(ctx context.Context, c store.Catalog, want string) (store.Policy
 // names (ViewPolicy) from the quads, and returns the policy and the rows
 // written. progress is called after each batch.
 func (d DB) RebuildView(ctx context.Context, want string, batch int, progress func(done, total int)) (store.PolicyRef, int64, error) {
+	if _, err := os.Stat(d.Path); err != nil {
+		return store.PolicyRef{}, 0, fmt.Errorf("view rebuild: %w (ingest citations into it first)", err)
+	}
 	st, err := d.Open(false)
 	if err != nil {
 		return store.PolicyRef{}, 0, err
