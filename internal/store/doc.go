@@ -82,6 +82,15 @@
 //     --group-scope database it Loads on the same view. internal/query
 //     imports neither internal/graph nor citestore (TestLayers).
 //
+//   - The grouping views (GroupView) are written by citestore in the
+//     transaction of the quads they derive from (graph.Store.AddWith):
+//     Append and ingest.File write the rows of the citations a batch
+//     adds from the mapper's reading of their records
+//     (citestore.WriteNewViewRows); resolve and extract rewrite the rows
+//     of the citations of the retrievals they add evidence to, read back
+//     from the quads (WriteViewRows); renormalize keeps or builds its
+//     policy's view. A SQL backend would keep them as a table (SCALE.md).
+//
 // Still on the quad store (*graph.Store), and why:
 //
 //   - ingest.File's writes. The run record (start, resumption of an
