@@ -31,6 +31,7 @@ type Writer struct {
 	fresh []tuple // the SPO tuples the transaction added, sorted
 	r     *Reader
 	ids   map[Term]ID // predicates and objects Added looked up
+	dmg   damage      // what a view bucket's read met, for addWith to return
 }
 
 // Added reports whether the transaction added q (in the default graph):
@@ -78,10 +79,10 @@ func (w *Writer) Reader() (*Reader, error) {
 }
 
 // Views returns the names of the views the file holds, in byte order.
-func (w *Writer) Views() []string { return viewNames(w.tx) }
+func (w *Writer) Views() []string { return viewNames(w.s, w.tx, &w.dmg) }
 
 // View returns the bucket of the view name, nil if there is none.
-func (w *Writer) View(name string) *Bucket { return viewOf(w.tx, name) }
+func (w *Writer) View(name string) *Bucket { return viewOf(w.s, w.tx, name, &w.dmg) }
 
 // CreateView returns the bucket of the view name, creating it (and the
 // file's view bucket, marking the file version 5) when missing.
@@ -103,7 +104,7 @@ func (w *Writer) CreateView(name string) (*Bucket, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create view %q: %w", name, err)
 	}
-	return &Bucket{b: b, w: true}, nil
+	return &Bucket{b: b, w: true, s: w.s, dmg: &w.dmg}, nil
 }
 
 // DropView deletes the view name and everything in it; it does nothing
@@ -120,48 +121,81 @@ func (w *Writer) DropView(name string) error {
 }
 
 // Views returns the names of the views the file holds, in byte order.
-func (r *Reader) Views() []string { return viewNames(r.tx) }
+func (r *Reader) Views() []string { return viewNames(r.s, r.tx, r.dmg) }
 
 // View returns the bucket of the view name, read-only, nil if there is
 // none.
-func (r *Reader) View(name string) *Bucket { return viewOf(r.tx, name) }
+func (r *Reader) View(name string) *Bucket { return viewOf(r.s, r.tx, name, r.dmg) }
 
-func viewNames(tx *bbolt.Tx) []string {
-	top := tx.Bucket([]byte(viewBucket))
-	if top == nil {
-		return nil
+// guarded runs fn, reading the file, under a guard: damage met (a panic
+// of bbolt's on a page that is not what its parent says, a read past the
+// end) is recorded in dmg as an error wrapping ErrCorrupt, for the
+// transaction's Read or AddWith to return, and fn's result is dropped.
+func guarded(s *Store, dmg *damage, fn func()) (ok bool) {
+	var err error
+	func() {
+		g := s.guard("read", &err)
+		g.name = true
+		defer g.done()
+		fn()
+	}()
+	if err != nil {
+		dmg.set(err)
+		return false
 	}
+	return true
+}
+
+func viewNames(s *Store, tx *bbolt.Tx, dmg *damage) []string {
 	var out []string
-	c := top.Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if v == nil {
-			out = append(out, string(k))
+	if !guarded(s, dmg, func() {
+		top := tx.Bucket([]byte(viewBucket))
+		if top == nil {
+			return
 		}
+		c := top.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if v == nil {
+				out = append(out, string(k))
+			}
+		}
+	}) {
+		return nil
 	}
 	return out
 }
 
-func viewOf(tx *bbolt.Tx, name string) *Bucket {
-	top := tx.Bucket([]byte(viewBucket))
-	if top == nil {
+func viewOf(s *Store, tx *bbolt.Tx, name string, dmg *damage) *Bucket {
+	var b *bbolt.Bucket
+	if !guarded(s, dmg, func() {
+		if top := tx.Bucket([]byte(viewBucket)); top != nil {
+			b = top.Bucket([]byte(name))
+		}
+	}) || b == nil {
 		return nil
 	}
-	b := top.Bucket([]byte(name))
-	if b == nil {
-		return nil
-	}
-	return &Bucket{b: b, w: tx.Writable()}
+	return &Bucket{b: b, w: tx.Writable(), s: s, dmg: dmg}
 }
 
 // Bucket is a bucket of a view: ordered keys and values, and nested
-// buckets. Slices it returns are valid for the transaction only.
+// buckets. Slices it returns are valid for the transaction only. Its
+// reads run under a guard: damage met ends the read (Get returns nil,
+// Ascend an error) and is returned by the transaction's Read or AddWith.
 type Bucket struct {
-	b *bbolt.Bucket
-	w bool
+	b   *bbolt.Bucket
+	w   bool
+	s   *Store
+	dmg *damage
 }
 
 // Get returns the value of key, nil if there is none.
-func (b *Bucket) Get(key []byte) []byte { return b.b.Get(key) }
+func (b *Bucket) Get(key []byte) []byte {
+	var v []byte
+	if !guarded(b.s, b.dmg, func() { v = b.b.Get(key) }) {
+		return nil
+	}
+	return v
+}
 
 // Put sets the value of key.
 func (b *Bucket) Put(key, value []byte) error {
@@ -182,8 +216,12 @@ func (b *Bucket) Delete(key []byte) error {
 // Sub returns the nested bucket name, creating it when create is set (in
 // a write transaction); nil when it is missing.
 func (b *Bucket) Sub(name string, create bool) (*Bucket, error) {
-	if s := b.b.Bucket([]byte(name)); s != nil {
-		return &Bucket{b: s, w: b.w}, nil
+	var s *bbolt.Bucket
+	if !guarded(b.s, b.dmg, func() { s = b.b.Bucket([]byte(name)) }) {
+		return nil, b.dmg.get()
+	}
+	if s != nil {
+		return &Bucket{b: s, w: b.w, s: b.s, dmg: b.dmg}, nil
 	}
 	if !create {
 		return nil, nil
@@ -195,21 +233,23 @@ func (b *Bucket) Sub(name string, create bool) (*Bucket, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.FillPercent = fillPercent
-	return &Bucket{b: s, w: true}, nil
+	return &Bucket{b: s, w: true, s: b.s, dmg: b.dmg}, nil
 }
 
 // Ascend calls fn for each key (not nested bucket) from the first at or
 // after from, in byte order, until fn returns false or an error.
-func (b *Bucket) Ascend(from []byte, fn func(k, v []byte) (bool, error)) error {
+func (b *Bucket) Ascend(from []byte, fn func(k, v []byte) (bool, error)) (err error) {
+	g := b.s.guard("read", &err)
+	g.name = true
+	defer g.done()
 	c := b.b.Cursor()
 	for k, v := c.Seek(from); k != nil; k, v = c.Next() {
 		if v == nil {
 			continue
 		}
-		more, err := fn(k, v)
-		if err != nil || !more {
-			return err
+		var more bool
+		if cerr := g.call(func() (err error) { more, err = fn(k, v); return err }); cerr != nil || !more {
+			return cerr
 		}
 	}
 	return nil

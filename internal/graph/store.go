@@ -353,7 +353,7 @@ func (s *Store) addWith(quads []Quad, strict bool, fn func(*Writer) error) (adde
 				return d
 			}
 		}
-		return nil
+		return w.dmg.get()
 	})
 	if fnErr != nil {
 		return 0, fnErr

@@ -391,8 +391,11 @@ func FromFile(ctx context.Context, st *graph.Store, f *os.File, name string, opt
 		if writeErr != nil {
 			continue // drain, so that the reader ends
 		}
+		// The view rows go with the batch's quads, whatever ctx says
+		// meanwhile: the batch is written whole or not at all, and the
+		// next check of ctx stops the run.
 		added, err := st.AddWith(b.quads, func(w *graph.Writer) error {
-			return citestore.WriteNewViewRows(ctx, w, opts.Policy.Digest(), b.cits)
+			return citestore.WriteNewViewRows(context.WithoutCancel(ctx), w, opts.Policy.Digest(), b.cits)
 		})
 		sum.QuadsAdded += added
 		sum.URLRejected += b.rejected

@@ -96,7 +96,7 @@ func Renormalize(ctx context.Context, st *graph.Store, opts Options) (Summary, e
 			// A view of the policy kept already is kept current; one
 			// not kept is built once every normalization is written.
 			added, err := st.AddWith(buf, func(w *graph.Writer) error {
-				return citestore.WritePolicyViewRows(ctx, w, opts.Policy.Digest(), nodes)
+				return citestore.WritePolicyViewRows(context.WithoutCancel(ctx), w, opts.Policy.Digest(), nodes)
 			})
 			sum.QuadsAdded += added
 			buf, nodes = buf[:0], nodes[:0]
