@@ -51,15 +51,12 @@
 //     cmd/provgraph opens nothing itself and imports neither
 //     internal/graph nor citestore; a new front end (the HTTP service)
 //     takes the Backend.
-//
 //   - ingest.File checks every citation id of its input against the
 //     database with Lookup.Digest, before it writes anything.
-//
 //   - ingest writes every record, retrieval and piece of evidence with
 //     citestore.Mapper, the mapping Append uses, so the two write the
 //     same quads byte for byte (the golden databases and TestMatchesMemory
 //     hold them to it).
-//
 //   - query.Load and query.LoadGroups (so groups, stats, policy-diff,
 //     lineage --group-scope database, export --include-groups and the
 //     server's pages) take a query.Source: Catalog, then one Scan.
@@ -72,7 +69,6 @@
 //     the term ids itself) groups takes 9.2 s of CPU for the table (9.4
 //     before) and 9.8 s for JSON (9.5), stats 10.7 s (10.9), with output
 //     identical byte for byte.
-//
 //   - query's lineage (LineageOf, LineagesOf, LineageOfURL) takes a
 //     store.Reader and reads on one view of it (Viewer; citestore's is
 //     one read transaction with one node cache): which citations to read
@@ -85,7 +81,6 @@
 //     --max-shared sources); it reads them whole with Citations. With
 //     --group-scope database it Loads on the same view. internal/query
 //     imports neither internal/graph nor citestore (TestLayers).
-//
 //   - The grouping views (GroupView) are written by citestore in the
 //     transaction of the quads they derive from (graph.Store.AddWith):
 //     Append and ingest.File write the rows of the citations a batch
