@@ -18,6 +18,10 @@
 // query shows, Texts.Citations), Viewer (a group of reads on one
 // consistent view) and Checker (a consistency check). Reader is the
 // reads; Backend is everything; a user takes the narrowest one it needs.
+// GroupView (view.go) reads a policy's grouping view, derived data a
+// backend may keep: rows by key and postings that find a group's
+// neighbourhood without a scan, equal to what ScanViewRows makes of a
+// scan; ErrNoView says a backend keeps none for the policy.
 //
 // What a backend answers is in domain values: model's nouns for what it
 // is given (Record, PolicyRef) and, for what it hands back of a stored
