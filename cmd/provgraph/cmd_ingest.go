@@ -103,6 +103,14 @@ Nothing is lost and nothing is overwritten:
   - an interrupted run (Ctrl-C, kill -9) leaves a readable database, and
     running the same input again completes it.
 
+Grouping views (see 'provgraph view'): each batch writes the view rows of
+the citations it adds in its own transaction, into every policy's view the
+database keeps; a new database keeps one of the run's policy from its first
+batch. A database without a view of the policy (written by an earlier
+provgraph) gets none; ingest says so once on standard error, with the
+'provgraph view rebuild' command to run. RDF input removes the views (its
+statements can change any citation) and says so.
+
 Memory and temporary files: the validation pass checks every citation_id
 against the rest of the input within --work-mem (40 bytes an id; the
 default, 64MiB, holds about 1.6 million); past it the ids are sorted in
