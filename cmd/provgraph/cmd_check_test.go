@@ -29,7 +29,7 @@ func TestCheckCommand(t *testing.T) {
 		t.Fatalf("ingest: exit %d: %s", code, stderr)
 	}
 	code, stdout, stderr := run("check", "--db", good)
-	if code != exitOK || !strings.Contains(stdout, "provgraph-store version 4") || !strings.Contains(stdout, "consistent") {
+	if code != exitOK || !strings.Contains(stdout, "provgraph-store version 5") || !strings.Contains(stdout, "consistent") {
 		t.Errorf("check on a good database: exit %d\n%s%s", code, stdout, stderr)
 	}
 
@@ -132,7 +132,7 @@ func TestConvertLeavesNothing(t *testing.T) {
 		want string
 	}{
 		{"missing source", context.Background(), filepath.Join(dir, "none.db"), exitFailure, "does not exist"},
-		{"current format", context.Background(), "../../internal/graph/testdata/format-v3/prov.db", exitUsage, "already in a format this build reads (provgraph-store version 3 or 4): nothing to convert"},
+		{"current format", context.Background(), "../../internal/graph/testdata/format-v3/prov.db", exitUsage, "already in a format this build reads (provgraph-store version 3, 4 or 5): nothing to convert"},
 		{"interrupted", canceled, v2, exitFailure, "the incomplete new file was removed"},
 	}
 	for _, tt := range tests {

@@ -103,6 +103,14 @@ Nothing is lost and nothing is overwritten:
   - an interrupted run (Ctrl-C, kill -9) leaves a readable database, and
     running the same input again completes it.
 
+Grouping views (see 'provgraph view'): each batch writes the view rows of
+the citations it adds in its own transaction, into every policy's view the
+database keeps; a new database keeps one of the run's policy from its first
+batch. A database without a view of the policy (written by an earlier
+provgraph) gets none; ingest says so once on standard error, with the
+'provgraph view rebuild' command to run. RDF input removes the views (its
+statements can change any citation) and says so.
+
 Memory and temporary files: the validation pass checks every citation_id
 against the rest of the input within --work-mem (40 bytes an id; the
 default, 64MiB, holds about 1.6 million); past it the ids are sorted in
@@ -267,6 +275,12 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 	}
 	fmt.Fprintf(stderr, "ingest %s: %s, %s, %s rejected by policy %s (stored with their errors), %s added, %s%s\n",
 		name, render.Plural(sum.Records, what), render.Plural(len(sum.Invalid), "invalid line"), render.Plural(sum.URLRejected, "raw URL"), render.EscapeText(pol.Name()), render.Plural(sum.QuadsAdded, "quad"), sum.Elapsed.Round(time.Millisecond), resumed)
+	switch {
+	case sum.ViewsDropped:
+		fmt.Fprintf(stderr, "the grouping views were removed (RDF statements can change any citation); queries scan until you run: provgraph view rebuild --db %s\n", render.EscapeText(o.db))
+	case sum.NoView:
+		fmt.Fprintf(stderr, "the database keeps no grouping view of policy %s (written by an earlier provgraph, or the policy is new to it); queries scan until you run: provgraph view rebuild --db %s --policy %s\n", render.EscapeText(pol.Name()), render.EscapeText(o.db), render.EscapeText(pol.Digest()))
+	}
 	if err != nil {
 		return service.ErrRejected
 	}

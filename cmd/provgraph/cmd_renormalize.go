@@ -26,7 +26,9 @@ are never replaced, so groups and counts under an earlier policy stay
 reproducible: groups, lineage and stats take --policy NAME@VERSION to choose,
 and policy-diff compares two. Without --policy they use the policy of the
 most recent ingest or renormalize run, so after renormalize that is its
-policy.
+policy. It writes the grouping view of its policy (see 'provgraph view'):
+kept current batch by batch if the database keeps one, else built once every
+normalization is written.
 
 ` + exitHelp(
 			exitLineOK,

@@ -271,6 +271,24 @@ func TestHelpListsExitStatuses(t *testing.T) {
 			exitLocked:  {args: append([]string{"--db", locked, "g.V().All()"}, wait...)},
 			exitCorrupt: {args: []string{"--db", damaged, "g.V().Out().All()"}},
 		},
+		"view": {
+			exitOK:    {},
+			exitUsage: {args: []string{"rebiuld"}},
+		},
+		"view rebuild": {
+			exitOK:      {args: []string{"--db", copyFile(t, good, p("view-rebuild.db"))}},
+			exitUsage:   {args: []string{"--db", good, "--policy", "no-such-policy"}},
+			exitFailure: {args: []string{"--db", p("none.db")}},
+			exitLocked:  {args: append([]string{"--db", locked}, wait...)},
+			exitCorrupt: {args: []string{"--db", damaged}},
+		},
+		"view status": {
+			exitOK:      {args: []string{"--db", good}},
+			exitUsage:   {args: []string{"--db", good, "extra"}},
+			exitFailure: {args: []string{"--db", p("none.db")}},
+			exitLocked:  {args: append([]string{"--db", locked}, wait...)},
+			exitCorrupt: {args: []string{"--db", damaged}},
+		},
 		"convert": {
 			exitOK:      {args: []string{"--from", "../../internal/graph/testdata/format-v1/prov.db", "--db", p("converted.db")}},
 			exitUsage:   {args: []string{"--db", p("converted2.db")}},

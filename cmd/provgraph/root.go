@@ -201,5 +201,6 @@ they are the same resource.
 	root.AddCommand(newReviewCommand())
 	root.AddCommand(newServeCommand())
 	root.AddCommand(newQueryCommand())
+	root.AddCommand(newViewCommand())
 	return root
 }

@@ -573,7 +573,9 @@ func (w *cayleyWriter) flush() error {
 	if len(w.buf) == 0 {
 		return nil
 	}
-	_, err := w.c.s.Add(w.buf)
+	// Quads of any shape can change what a view derives from: the views
+	// go, in the same transaction, until rebuilt.
+	_, err := w.c.s.AddWith(w.buf, dropViews)
 	w.buf = w.buf[:0]
 	if err != nil {
 		w.err = err

@@ -18,7 +18,12 @@ import (
 const (
 	metaBucket    = "provgraph"
 	formatName    = "provgraph-store"
-	formatVersion = 4
+	formatVersion = 5
+	// viewlessVersion is the version of a file without derived views: a
+	// new file, and a version 3 file opened writable, are marked with it;
+	// the first view written (derived.go) marks the file version 5, so
+	// that a file without views stays readable by a build of version 4.
+	viewlessVersion = 4
 	// oldestRead is the oldest version this build opens: version 3 is
 	// version 4 without run filters (runfilter.go), and a writable Open
 	// marks it version 4 before any run with a filter can be written.
@@ -139,7 +144,7 @@ func checkMarker(tx *bbolt.Tx, b *bbolt.Bucket) error {
 	name := string(b.Get([]byte(keyFormat)))
 	raw := string(b.Get([]byte(keyVersion)))
 	if name == v1FormatName {
-		return fmt.Errorf("%w: file is in format %s version %s (cayley's kv layout, written by provgraph before the compact store); this build reads %s versions %d and %d; %s",
+		return fmt.Errorf("%w: file is in format %s version %s (cayley's kv layout, written by provgraph before the compact store); this build reads %s versions %d to %d; %s",
 			ErrVersion, v1FormatName, raw, formatName, oldestRead, formatVersion, convertHint)
 	}
 	if name != formatName {
@@ -150,16 +155,19 @@ func checkMarker(tx *bbolt.Tx, b *bbolt.Bucket) error {
 		return corruptf("the file is damaged: its format marker names %s with an unreadable version %q", formatName, raw)
 	}
 	if v == 2 {
-		return fmt.Errorf("%w: file is in format %s version 2 (POS and OSP as B-trees, written by provgraph before they became sorted runs); this build reads versions %d and %d; %s",
+		return fmt.Errorf("%w: file is in format %s version 2 (POS and OSP as B-trees, written by provgraph before they became sorted runs); this build reads versions %d to %d; %s",
 			ErrVersion, formatName, oldestRead, formatVersion, convertHint)
 	}
 	if v < oldestRead || v > formatVersion {
-		return fmt.Errorf("%w: file is %s version %d, this build reads versions %d and %d", ErrVersion, formatName, v, oldestRead, formatVersion)
+		return fmt.Errorf("%w: file is %s version %d, this build reads versions %d to %d", ErrVersion, formatName, v, oldestRead, formatVersion)
 	}
 	for _, name := range allBuckets() {
 		if tx.Bucket([]byte(name)) == nil {
 			return corruptf("the file is damaged: its format marker is there but bucket %q is missing", name)
 		}
+	}
+	if v >= 5 && tx.Bucket([]byte(viewBucket)) == nil {
+		return corruptf("the file is damaged: its format marker says version %d but bucket %q is missing", v, viewBucket)
 	}
 	if len(b.Get([]byte(keyNextID))) != 4 || len(b.Get([]byte(keyQuads))) != 8 {
 		return corruptf("the file is damaged: its %q bucket lacks the %q or %q counter", metaBucket, keyNextID, keyQuads)
@@ -182,7 +190,7 @@ func initStore(db *bbolt.DB) error {
 		binary.BigEndian.PutUint32(next[:], 1) // 0 means "no term" (the default graph)
 		for k, v := range map[string][]byte{
 			keyFormat:  []byte(formatName),
-			keyVersion: []byte(strconv.Itoa(formatVersion)),
+			keyVersion: []byte(strconv.Itoa(viewlessVersion)),
 			keyNextID:  next[:],
 			keyQuads:   make([]byte, 8),
 		} {
@@ -247,15 +255,15 @@ func writeCounters(tx *bbolt.Tx, c counters) error {
 	return m.Put([]byte(keyQuads), quads)
 }
 
-// upgradeMarker marks a version 3 file as version 4, in the transaction
+// upgradeMarker marks a version 3 file as version 4 (viewlessVersion), in the transaction
 // of a writable Open: from then on its new runs carry filters, which a
 // build that reads only version 3 would take for damage (its check
 // decodes every key of a run as a chunk). A version 3 file is a valid
 // version 4 file whose runs have no filter, so nothing else changes.
 func upgradeMarker(tx *bbolt.Tx) error {
 	m := tx.Bucket([]byte(metaBucket))
-	if string(m.Get([]byte(keyVersion))) == strconv.Itoa(formatVersion) {
+	if v, _ := strconv.Atoi(string(m.Get([]byte(keyVersion)))); v >= viewlessVersion {
 		return nil
 	}
-	return m.Put([]byte(keyVersion), []byte(strconv.Itoa(formatVersion)))
+	return m.Put([]byte(keyVersion), []byte(strconv.Itoa(viewlessVersion)))
 }

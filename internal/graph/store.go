@@ -212,7 +212,7 @@ func (s *Store) setup() (err error) {
 	}
 	if !s.readOnly {
 		if err := s.db.Update(upgradeMarker); err != nil {
-			return fmt.Errorf("mark format version %d: %w", formatVersion, err)
+			return fmt.Errorf("mark format version %d: %w", viewlessVersion, err)
 		}
 	}
 	return nil
@@ -282,6 +282,12 @@ func (s *Store) Add(quads []Quad) (added int, err error) {
 // batch with a *storedError naming it instead of being skipped; repeats
 // within the batch are still skipped.
 func (s *Store) add(quads []Quad, strict bool) (added int, err error) {
+	return s.addWith(quads, strict, nil)
+}
+
+// addWith is add, calling fn (when set) in the transaction once the quads
+// are added.
+func (s *Store) addWith(quads []Quad, strict bool, fn func(*Writer) error) (added int, err error) {
 	fail := func(err error) (int, error) { return 0, &Error{Op: "add", Path: s.path, Err: err} }
 	if s.readOnly {
 		return fail(ErrReadOnly)
@@ -309,10 +315,12 @@ func (s *Store) add(quads []Quad, strict bool) (added int, err error) {
 	if s.closed {
 		return fail(ErrClosed)
 	}
-	if len(norm) == 0 {
+	if len(norm) == 0 && fn == nil {
 		return 0, nil
 	}
 	var dw *dictWriter
+	var fresh []tuple
+	var fnErr error
 	var runs []*run
 	var txid int
 	var size int64
@@ -326,16 +334,38 @@ func (s *Store) add(quads []Quad, strict bool) (added int, err error) {
 		}
 		s.pg.begin(tx.Size())
 		var err error
-		dw, runs, added, err = addTx(tx, norm, s.runs, s.hot, s.pg, strict)
+		if len(norm) > 0 {
+			dw, runs, fresh, err = addTx(tx, norm, s.runs, s.hot, s.pg, strict)
+			added = len(fresh)
+		} else {
+			runs = s.runs
+		}
 		txid, size = tx.ID(), tx.Size()
-		return err
+		if err != nil || fn == nil {
+			return err
+		}
+		w := &Writer{s: s, tx: tx, runs: runs, fresh: fresh}
+		if fnErr = g.call(func() error { return fn(w) }); fnErr != nil {
+			return fnErr
+		}
+		if w.r != nil {
+			if d := w.r.dmg.get(); d != nil {
+				return d
+			}
+		}
+		return w.dmg.get()
 	})
+	if fnErr != nil {
+		return 0, fnErr
+	}
 	if err != nil {
 		return fail(err)
 	}
 	s.runs = runs
 	s.setRuns(txid, runs)
-	dw.commit()
+	if dw != nil {
+		dw.commit()
+	}
 	s.pg.check(size) // committing reads pages too (bbolt's rebalancing)
 	return added, nil
 }
@@ -353,13 +383,13 @@ func (e *storedError) Error() string {
 
 // addTx adds quads (valid, in stored form) in tx. With strict, a quad that
 // is already stored fails it with a *storedError.
-func addTx(tx *bbolt.Tx, quads []Quad, runs []*run, hot map[string]uint32, pg *pager, strict bool) (*dictWriter, []*run, int, error) {
+func addTx(tx *bbolt.Tx, quads []Quad, runs []*run, hot map[string]uint32, pg *pager, strict bool) (*dictWriter, []*run, []tuple, error) {
 	cnt := readCounters(tx)
 	mem := &arena{}
 	budget := &mergeBudget{}
 	dw, err := newDictWriter(tx, runs, cnt.nextID, mem, hot, pg, budget)
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, nil, err
 	}
 	spo := make([]tuple, len(quads))
 	var enc []byte
@@ -371,7 +401,7 @@ func addTx(tx *bbolt.Tx, quads []Quad, runs []*run, hot map[string]uint32, pg *p
 			enc = appendTermCode(enc[:0], t)
 			id, err := dw.id(enc)
 			if err != nil {
-				return nil, nil, 0, err
+				return nil, nil, nil, err
 			}
 			spo[i][j] = id
 		}
@@ -383,16 +413,16 @@ func addTx(tx *bbolt.Tx, quads []Quad, runs []*run, hot map[string]uint32, pg *p
 				return errStop
 			})
 			if err != nil && err != errStop {
-				return nil, nil, 0, err
+				return nil, nil, nil, err
 			}
 			if stored {
-				return nil, nil, 0, &storedError{Index: i, Quad: q}
+				return nil, nil, nil, &storedError{Index: i, Quad: q}
 			}
 		}
 	}
 	runs, err = dw.flush()
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, nil, err
 	}
 
 	// The SPO index says which quads are new; only those go into the
@@ -403,7 +433,7 @@ func addTx(tx *bbolt.Tx, quads []Quad, runs []*run, hot map[string]uint32, pg *p
 	w.b = tx.Bucket([]byte(indexBuckets[idxSPO]))
 	w.b.FillPercent = fillPercent
 	if err := w.insert(spo, func(i int) { dup[i] = true }); err != nil {
-		return nil, nil, 0, err
+		return nil, nil, nil, err
 	}
 	fresh := spo[:0:0]
 	for i, t := range spo {
@@ -420,15 +450,15 @@ func addTx(tx *bbolt.Tx, quads []Quad, runs []*run, hot map[string]uint32, pg *p
 		slices.SortFunc(other, tuple.cmp)
 		rw.b, rw.ind = tx.Bucket([]byte(indexBuckets[ind])), ind
 		if err := rw.add(other); err != nil {
-			return nil, nil, 0, fmt.Errorf("index %s: %w", indexBuckets[ind], err)
+			return nil, nil, nil, fmt.Errorf("index %s: %w", indexBuckets[ind], err)
 		}
 	}
 	cnt.nextID = dw.next
 	cnt.quads += uint64(len(fresh))
 	if err := writeCounters(tx, cnt); err != nil {
-		return nil, nil, 0, err
+		return nil, nil, nil, err
 	}
-	return dw, runs, len(fresh), nil
+	return dw, runs, fresh, nil
 }
 
 // fillPercent is how full bbolt packs a page it splits. Most index chunks

@@ -85,6 +85,13 @@ type Summary struct {
 	URLRejected int // records whose raw URL the policy rejected (stored with the error)
 	QuadsAdded  int
 	Elapsed     time.Duration
+	// NoView says the database keeps no grouping view of the run's policy
+	// (a database of format 4 or earlier, or one whose view of it was
+	// never built): queries scan instead, until `provgraph view rebuild`.
+	NoView bool
+	// ViewsDropped says an RDF load removed the grouping views: its
+	// statements may change any citation.
+	ViewsDropped bool
 }
 
 // ConflictError reports a citation id that already names different content,
@@ -286,16 +293,33 @@ func FromFile(ctx context.Context, st *graph.Store, f *os.File, name string, opt
 	if !resumed {
 		head = append(head, runStarted(run, startText, sum.InputDigest, mapper.PolicyNode())...)
 	}
-	added, err := st.Add(head)
+	// A new database gets a grouping view of the policy from its first
+	// batch; one without a view of it keeps none until it is rebuilt.
+	stored, err := st.Count()
+	if err != nil {
+		return sum, err
+	}
+	added, err := st.AddWith(head, func(w *graph.Writer) error {
+		if stored == 0 {
+			return citestore.StartView(w, opts.Policy.Digest(), start)
+		}
+		return nil
+	})
 	sum.QuadsAdded += added
 	if err != nil {
 		return sum, err
+	}
+	if has, err := citestore.New(st).HasView(ctx, opts.Policy.Digest()); err != nil {
+		return sum, err
+	} else {
+		sum.NoView = !has
 	}
 
 	// Pass 2: write the records in batches. One goroutine reads, parses
 	// and maps the records while this one writes the previous batch.
 	type batchOf struct {
 		quads    []graph.Quad
+		cits     []citestore.Citation // the citations of the batch, whose view rows it writes
 		lastLine int
 		rejected int
 	}
@@ -316,13 +340,14 @@ func FromFile(ctx context.Context, st *graph.Store, f *os.File, name string, opt
 			return
 		}
 		rejected := 0
+		var cits []citestore.Citation
 		send := func(lineNo int) error {
 			select {
-			case batches <- batchOf{buf, lineNo, rejected}:
+			case batches <- batchOf{buf, cits, lineNo, rejected}:
 			case <-pctx.Done():
 				return pctx.Err()
 			}
-			rejected = 0
+			rejected, cits = 0, nil
 			select {
 			case buf = <-free:
 				buf = buf[:0]
@@ -347,6 +372,7 @@ func FromFile(ctx context.Context, st *graph.Store, f *os.File, name string, opt
 			if info.Rejected != nil {
 				rejected++
 			}
+			cits = append(cits, info)
 			if len(buf) >= batch {
 				if err := pctx.Err(); err != nil {
 					return err
@@ -365,7 +391,12 @@ func FromFile(ctx context.Context, st *graph.Store, f *os.File, name string, opt
 		if writeErr != nil {
 			continue // drain, so that the reader ends
 		}
-		added, err := st.Add(b.quads)
+		// The view rows go with the batch's quads, whatever ctx says
+		// meanwhile: the batch is written whole or not at all, and the
+		// next check of ctx stops the run.
+		added, err := st.AddWith(b.quads, func(w *graph.Writer) error {
+			return citestore.WriteNewViewRows(context.WithoutCancel(ctx), w, opts.Policy.Digest(), b.cits)
+		})
 		sum.QuadsAdded += added
 		sum.URLRejected += b.rejected
 		free <- b.quads

@@ -167,7 +167,18 @@ func RDF(ctx context.Context, st *graph.Store, r io.Reader, name, format string,
 		if err := ctx.Err(); err != nil {
 			return sum, err
 		}
-		added, err := st.Add(buf)
+		// Arbitrary statements can change any citation: the grouping
+		// views go with the first batch, in its transaction, and stay
+		// gone until rebuilt.
+		added, err := st.AddWith(buf, func(w *graph.Writer) error {
+			for _, v := range w.Views() {
+				if err := w.DropView(v); err != nil {
+					return err
+				}
+				sum.ViewsDropped = true
+			}
+			return nil
+		})
 		sum.QuadsAdded += added
 		if err != nil {
 			return sum, fmt.Errorf("%s: writing statements up to %d: %w", name, read, err)

@@ -70,13 +70,14 @@ func Reextract(ctx context.Context, st *graph.Store, dir string) (ReextractSumma
 		return sum, err
 	}
 	var buf []graph.Quad
+	var written []graph.Term // the retrievals of buf
 	flush := func() error {
 		if len(buf) == 0 {
 			return nil
 		}
-		added, err := st.Add(buf)
+		added, err := addEvidence(ctx, st, buf, written)
 		sum.QuadsAdded += added
-		buf = buf[:0]
+		buf, written = buf[:0], written[:0]
 		if err != nil {
 			return fmt.Errorf("extract: writing: %w", err)
 		}
@@ -117,6 +118,7 @@ func Reextract(ctx context.Context, st *graph.Store, dir string) (ReextractSumma
 		ex := ExtractBody(rt, &model.Body{Bytes: resp.Body, Truncated: resp.Truncated}, ref)
 		var ev graph.Term
 		buf, ev = mapper.ExtractionQuads(buf, ret, ex)
+		written = append(written, ret)
 		sum.Extracted++
 		cits, err := st.Subjects(graph.IRI(vocab.RetrievedIn), ret)
 		if err != nil {

@@ -76,7 +76,9 @@ func Renormalize(ctx context.Context, st *graph.Store, opts Options) (Summary, e
 		return sum, err
 	}
 	buf := make([]graph.Quad, 0, batch+64)
+	var nodes []graph.Term // the citations of buf
 	for i, c := range cites {
+		nodes = append(nodes, c.node)
 		var nerr error
 		var rej bool
 		buf, rej, nerr = appendNorm(mapper, buf, c.node, c.raw, texts[c.raw.Value], c.base)
@@ -91,9 +93,13 @@ func Renormalize(ctx context.Context, st *graph.Store, opts Options) (Summary, e
 			if err := ctx.Err(); err != nil {
 				return sum, err
 			}
-			added, err := st.Add(buf)
+			// A view of the policy kept already is kept current; one
+			// not kept is built once every normalization is written.
+			added, err := st.AddWith(buf, func(w *graph.Writer) error {
+				return citestore.WritePolicyViewRows(context.WithoutCancel(ctx), w, opts.Policy.Digest(), nodes)
+			})
 			sum.QuadsAdded += added
-			buf = buf[:0]
+			buf, nodes = buf[:0], nodes[:0]
 			if err != nil {
 				return sum, err
 			}
@@ -106,7 +112,17 @@ func Renormalize(ctx context.Context, st *graph.Store, opts Options) (Summary, e
 	added, err = st.Add(runCompleted(run, end, sum.Records))
 	sum.QuadsAdded += added
 	sum.Elapsed = end.Sub(start)
-	return sum, err
+	if err != nil {
+		return sum, err
+	}
+	cs := citestore.New(st)
+	if has, err := cs.HasView(ctx, opts.Policy.Digest()); err != nil || has {
+		return sum, err
+	}
+	if _, err := cs.RebuildView(ctx, opts.Policy.Digest(), 0, nil); err != nil {
+		return sum, fmt.Errorf("renormalize: writing the grouping view of the policy: %w", err)
+	}
+	return sum, nil
 }
 
 func appendNorm(m *citestore.Mapper, dst []graph.Quad, cit, raw graph.Term, text, base string) ([]graph.Quad, bool, error) {

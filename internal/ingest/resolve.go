@@ -327,6 +327,7 @@ func Resolve(ctx context.Context, st *graph.Store, targets []ResolveTarget, opts
 	}()
 
 	var buf []graph.Quad
+	var rets []graph.Term // the retrievals of buf, whose citations' view rows change
 	pending := 0
 	var writeErr error
 	flush := func() {
@@ -340,14 +341,14 @@ func Resolve(ctx context.Context, st *graph.Store, targets []ResolveTarget, opts
 				return
 			}
 		}
-		added, err := st.Add(buf)
+		added, err := addEvidence(ctx, st, buf, rets)
 		sum.QuadsAdded += added
 		if err != nil {
 			writeErr = fmt.Errorf("resolve: writing %d retrievals: %w", pending, err)
 			stopFetching()
 			return
 		}
-		buf, pending = buf[:0], 0
+		buf, rets, pending = buf[:0], rets[:0], 0
 	}
 	tick := time.NewTicker(resolveFlush)
 	defer tick.Stop()
@@ -364,6 +365,7 @@ loop:
 			}
 			var ret graph.Term
 			buf, ret = mapper.RetrievalQuads(buf, r.target.Citations, r.target.RawNode, r.target.Raw, r.rt, run)
+			rets = append(rets, ret)
 			if r.body != nil {
 				buf = recordEvidence(mapper, buf, &sum, ret, r.target, r.rt, r.body)
 			}
@@ -471,4 +473,30 @@ func recordEvidence(mapper *citestore.Mapper, buf []graph.Quad, sum *ResolveSumm
 		}
 	}
 	return buf
+}
+
+// addEvidence adds quads of new retrievals or evidence for the retrieval
+// nodes rets, and in the same transaction rewrites the grouping view rows
+// of every citation retrieved in them: their evidence changed.
+//
+// The rows are written whatever ctx says: resolve writes the retrievals
+// it has once it is interrupted, and their rows must go with them.
+func addEvidence(ctx context.Context, st *graph.Store, quads []graph.Quad, rets []graph.Term) (int, error) {
+	ctx = context.WithoutCancel(ctx)
+	return st.AddWith(quads, func(w *graph.Writer) error {
+		if len(w.Views()) == 0 {
+			return nil
+		}
+		var cits []graph.Term
+		for _, r := range rets {
+			cs, err := citestore.RetrievalCitations(ctx, w, r)
+			if err != nil {
+				return err
+			}
+			cits = append(cits, cs...)
+		}
+		slices.SortFunc(cits, func(a, b graph.Term) int { return strings.Compare(a.Value, b.Value) })
+		cits = slices.CompactFunc(cits, func(a, b graph.Term) bool { return a.Value == b.Value })
+		return citestore.WriteViewRows(ctx, w, cits)
+	})
 }

@@ -17,7 +17,7 @@ const ConvertLockTimeout = graph.DefaultLockTimeout
 // ErrCurrentFormat is returned by Convert for a file that this build
 // opens already: there is nothing to convert (version 3 differs from 4
 // only by the run filters, which version 4 adds to it as it writes).
-var ErrCurrentFormat = errors.New("already in a format this build reads (provgraph-store version 3 or 4): nothing to convert")
+var ErrCurrentFormat = errors.New("already in a format this build reads (provgraph-store version 3, 4 or 5): nothing to convert")
 
 // ConvertSummary counts what Convert copied: quads read from the old file
 // and quads added to the new one.

@@ -18,6 +18,10 @@
 // query shows, Texts.Citations), Viewer (a group of reads on one
 // consistent view) and Checker (a consistency check). Reader is the
 // reads; Backend is everything; a user takes the narrowest one it needs.
+// GroupView (view.go) reads a policy's grouping view, derived data a
+// backend may keep: rows by key and postings that find a group's
+// neighbourhood without a scan, equal to what ScanViewRows makes of a
+// scan; ErrNoView says a backend keeps none for the policy.
 //
 // What a backend answers is in domain values: model's nouns for what it
 // is given (Record, PolicyRef) and, for what it hands back of a stored
@@ -83,6 +87,14 @@
 //     when the backend has a Members method (citestore has). With
 //     --group-scope database it Loads on the same view. internal/query
 //     imports neither internal/graph nor citestore (TestLayers).
+//   - The grouping views (GroupView) are written by citestore in the
+//     transaction of the quads they derive from (graph.Store.AddWith):
+//     Append and ingest.File write the rows of the citations a batch
+//     adds from the mapper's reading of their records
+//     (citestore.WriteNewViewRows); resolve and extract rewrite the rows
+//     of the citations of the retrievals they add evidence to, read back
+//     from the quads (WriteViewRows); renormalize keeps or builds its
+//     policy's view. A SQL backend would keep them as a table (SCALE.md).
 //
 // Still on the quad store (*graph.Store), and why:
 //

@@ -73,6 +73,7 @@ func Run(t *testing.T, open Open) {
 		{"ByFinalURL", testByFinalURL},
 		{"ByRelationTarget", testByRelationTarget},
 		{"View", testView},
+		{"GroupView", testGroupView},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -27,6 +27,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/model"
@@ -210,6 +211,7 @@ func (s *Store) Append(ctx context.Context, b store.Batch) (int, error) {
 	}
 	quads := slices.Clone(m.PolicyQuads())
 	seen := map[string]string{}
+	var cits []Citation
 	added := 0
 	for _, r := range b.Records {
 		if err := ctx.Err(); err != nil {
@@ -233,16 +235,28 @@ func (s *Store) Append(ctx context.Context, b store.Batch) (int, error) {
 		if ok {
 			continue
 		}
-		if quads, _, err = m.Quads(quads, r); err != nil {
+		var info Citation
+		if quads, info, err = m.Quads(quads, r); err != nil {
 			return 0, fmt.Errorf("append: citation %s: %w", id, err)
 		}
+		cits = append(cits, info)
 		added++
 	}
-	if _, err := s.g.Add(quads); err != nil {
+	// A new database gets a view of the policy from its first batch.
+	n, err := s.g.Count()
+	if err != nil {
+		return 0, fmt.Errorf("append: %w", err)
+	}
+	_, err = s.g.AddWith(quads, func(w *graph.Writer) error {
+		if n == 0 {
+			if err := StartView(w, b.Policy.Digest(), time.Now()); err != nil {
+				return err
+			}
+		}
+		return WriteNewViewRows(ctx, w, b.Policy.Digest(), cits)
+	})
+	if err != nil {
 		return 0, fmt.Errorf("append: %w", err)
 	}
 	return added, nil
 }
-
-// Check implements store.Checker with graph.Store.Check.
-func (s *Store) Check(ctx context.Context) error { return s.g.Check(ctx) }

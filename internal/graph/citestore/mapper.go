@@ -5,12 +5,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
+	"github.com/provgraph/provgraph/internal/store"
 	"github.com/provgraph/provgraph/internal/vocab"
 )
 
@@ -150,12 +152,19 @@ func (m *Mapper) PolicyQuads() []graph.Quad {
 	return append([]graph.Quad(nil), m.quads...)
 }
 
-// Citation is what Quads learned about a record, for the caller's counts.
+// Citation is what Quads learned about a record, for the caller's counts
+// and the grouping views.
 type Citation struct {
 	ID       string
 	Node     graph.Term
 	Digest   string
 	Rejected *normalize.Error // the raw URL's rejection, if any
+	// Row is the citation's view row under the mapper's policy, as its
+	// quads give it when its retrieval node (Retrieval, zero if none) is
+	// new: a citation's rows are written from it where the batch adds
+	// the citation (WriteNewViewRows).
+	Row       store.ViewRow
+	Retrieval graph.Term
 }
 
 // Quads appends the quads of one record to dst.
@@ -214,17 +223,19 @@ func (m *Mapper) Quads(dst []graph.Quad, r *model.Record) ([]graph.Quad, Citatio
 	}
 
 	if r.Retrieval != nil {
-		m.retrieval(cit, rawNode, raw, r.Retrieval)
+		info.Retrieval = m.retrieval(cit, rawNode, raw, r.Retrieval)
 	}
 	rels := r.Relations
 	detected := DetectRelations(raw, res.Parsed)
-	for i, rel := range append(rels[:len(rels):len(rels)], detected...) {
+	all := append(rels[:len(rels):len(rels)], detected...)
+	for i, rel := range all {
 		evidence := model.EvidenceDeclared
 		if i >= len(rels) {
 			evidence = model.EvidenceDetected
 		}
 		m.relation(cit, rawNode, rel, evidence)
 	}
+	info.Row = m.viewRow(id, res, nerr, r.Retrieval, info.Retrieval, all)
 	return m.quads, info, nil
 }
 
@@ -284,10 +295,50 @@ func (m *Mapper) NormalizationQuads(dst []graph.Quad, cit, rawNode graph.Term, r
 	return m.quads, nerr, err
 }
 
-func (m *Mapper) retrieval(cit, rawNode graph.Term, raw string, rt *model.Retrieval) {
+func (m *Mapper) retrieval(cit, rawNode graph.Term, raw string, rt *model.Retrieval) graph.Term {
 	ret := retrievalNode(raw, rt)
 	m.add(cit, vocab.RetrievedIn, ret)
 	m.retrievalQuads(ret, rawNode, rt)
+	return ret
+}
+
+// viewRow is the view row of a record under the mapper's policy, as its
+// quads give it (viewRowOf of the citation read back) while its
+// retrieval node holds nothing but what the record says.
+func (m *Mapper) viewRow(id string, res normalize.Result, nerr *normalize.Error, rt *model.Retrieval, ret graph.Term, rels []model.Relation) store.ViewRow {
+	row := store.ViewRow{CitationID: id, State: store.RowKeyed, Key: res.Key, KeyContent: res.Compare == normalize.CompareContent}
+	if nerr != nil {
+		row = store.ViewRow{CitationID: id, State: store.RowRejected}
+	}
+	row.Related = len(rels) > 0
+	if rt != nil {
+		if rt.FinalURL != "" && len(rt.Hops) > 0 {
+			row.Related = true
+			row.Links = append(row.Links, rt.FinalURL)
+			cross := false
+			for _, h := range rt.Hops {
+				cross = cross || m.host(h.From) != m.host(h.To)
+			}
+			if !cross {
+				row.Redirects = []string{rt.FinalURL}
+			}
+		}
+		if len(rt.Canonical) > 0 {
+			row.Related = true
+		}
+		for _, c := range rt.Canonical {
+			row.Links = append(row.Links, c.URL)
+		}
+		if model.Successful(rt.Outcome, string(rt.FinalStatus), "") {
+			row.Evidence = []store.ViewEvidence{{Retrieval: ret.Value, Content: rt.ContentHash}}
+		}
+	}
+	for _, rel := range rels {
+		row.Links = append(row.Links, rel.Target)
+	}
+	slices.Sort(row.Links)
+	row.Links = slices.Compact(row.Links)
+	return row
 }
 
 // retrievalNode mints the node of a retrieval of raw: from the raw text and

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/provgraph/provgraph/internal/render"
+)
+
+func newViewCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "view",
+		Short: "Rebuild or list the grouping views the database keeps",
+		Long: `A grouping view is derived data kept in the database file beside the quads,
+per normalization policy: one row per citation, ordered by comparison key
+then citation id, with what grouping compares of it (its key, whether it
+was rejected or never normalized under the policy, the key-content flag,
+same-host redirect targets, the URLs its relations point at, and the content
+hash, text digest and SimHash of each successful retrieval), and postings
+that find the keys sharing a content hash, a text digest or a SimHash block,
+or redirecting or pointing at a key. It lets one group be found without
+reading the whole database.
+
+A new database keeps a view of the policy of its first ingest. Every later
+ingest, resolve, extract and renormalize writes the rows of the citations it
+adds or changes in the same transaction as their quads, so that a crash or
+kill -9 leaves the view exactly as the quads. A database written by an
+earlier provgraph (format 4 or before), or a policy added later, has no view
+until 'provgraph view rebuild' writes one; nothing else needs it: every
+query works without a view. 'provgraph check' verifies each view against the
+quads.
+
+` + exitHelp(
+			"  0  this help was printed",
+			"  2  usage error: no such view subcommand, or a bad flag"),
+		// Without this, cobra prints the help and exits 0 for a misspelt
+		// subcommand ("view rebiuld").
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			hint := ""
+			cmd.SuggestionsMinimumDistance = 2
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				hint = fmt.Sprintf(" (did you mean %q?)", s[0])
+			}
+			return usagef("unknown command %q for %q%s", args[0], cmd.CommandPath(), hint)
+		},
+	}
+	cmd.AddCommand(newViewRebuildCommand(), newViewStatusCommand())
+	return cmd
+}
+
+func newViewRebuildCommand() *cobra.Command {
+	var o dbOptions
+	var policy string
+	var batch int
+	cmd := &cobra.Command{
+		Use:   "rebuild [flags]",
+		Short: "Drop a policy's grouping view and write it again from the quads",
+		Long: `Rebuild drops the grouping view of one policy and writes it again from the
+citations stored, --batch citations per transaction, and writes the view's
+completion marker last: an interrupted rebuild (Ctrl-C, kill -9) leaves no
+view of the policy, only rows that the next rebuild drops, and queries scan
+meanwhile. Its memory is one batch of citations plus 4 bytes per citation
+stored.
+
+Run it on a database written by an earlier provgraph (format 4 or before,
+which 'provgraph ingest' says keeps no view), after renormalize under a
+policy that has none, or when 'provgraph check' finds a view damaged. The
+first view written marks the file format 5, which provgraph builds before
+this one cannot open.
+
+` + exitHelp(
+			exitLineOK,
+			"  2  usage error: bad flag, or a --policy the database does not hold",
+			"  3  I/O or internal error, including a missing database file",
+			exitLineLocked,
+			exitLineCorrupt),
+		Example: `  provgraph view rebuild --db example.db
+  provgraph view rebuild --db example.db --policy provgraph-default`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if batch < 1 {
+				return usagef("--batch %d: want at least 1", batch)
+			}
+			start := time.Now()
+			errOut := cmd.ErrOrStderr()
+			pol, rows, err := o.service().RebuildView(cmd.Context(), policy, batch, func(done, total int) {
+				fmt.Fprintf(errOut, "view rebuild: %d of %d citations\n", done, total)
+			})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "view of policy %s rebuilt: %s, %s\n", render.EscapeText(pol.String()), render.Plural(int(rows), "row"), time.Since(start).Round(time.Millisecond))
+			return nil
+		},
+	}
+	o.addFlags(cmd)
+	cmd.Flags().StringVar(&policy, "policy", "", "the policy whose view to rebuild: NAME@VERSION, NAME or digest (default: the policy of the latest ingest or renormalize run)")
+	cmd.Flags().IntVar(&batch, "batch", 20000, "citations written per transaction")
+	return cmd
+}
+
+func newViewStatusCommand() *cobra.Command {
+	var o dbOptions
+	cmd := &cobra.Command{
+		Use:   "status [flags]",
+		Short: "List the policies with a grouping view, their rows, and since when",
+		Long: `Status lists each policy whose grouping view the database keeps: the rows it
+holds (one per citation stored), and how and when it was begun (by the
+first ingest of a new database, or by 'provgraph view rebuild'). A view is
+kept current by every write since, so it reflects every run the database
+lists; the latest is printed. A view whose rebuild was interrupted is listed
+as incomplete: it is not used until rebuilt. It reads a few keys, not the
+data.
+
+` + exitHelp(
+			exitLineOK,
+			"  2  usage error: bad flag or argument",
+			"  3  I/O or internal error, including a missing database file",
+			exitLineLocked,
+			exitLineCorrupt),
+		Example: `  provgraph view status --db example.db`,
+		Args:    exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := o.open(true)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			views, err := st.Views(cmd.Context())
+			if err != nil {
+				return err
+			}
+			runs, err := st.Runs(cmd.Context())
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if len(views) == 0 {
+				fmt.Fprintln(out, "no grouping view is kept: queries scan the database (provgraph view rebuild --db FILE writes one)")
+			}
+			for _, v := range views {
+				state := "complete, begun by " + v.Built
+				if !v.Complete {
+					state = "incomplete (an interrupted rebuild): not used; run provgraph view rebuild"
+				}
+				fmt.Fprintf(out, "%s  %s  %s\n", render.EscapeText(v.Policy.String()), render.Plural(int(v.Rows), "row"), state)
+			}
+			if len(runs) > 0 {
+				last := runs[len(runs)-1]
+				fmt.Fprintf(out, "latest run: %s %s, started %s\n", last.Kind, last.Status, last.StartedAt)
+			}
+			return nil
+		},
+	}
+	o.addFlags(cmd)
+	return cmd
+}

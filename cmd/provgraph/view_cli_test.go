@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/provgraph/provgraph/internal/graph"
+)
+
+// TestViewCommands: a new database keeps a view (view status lists it,
+// check verifies it); a damaged view makes check exit 5 naming the policy
+// and the first differing citation; view rebuild repairs it.
+func TestViewCommands(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "v.db")
+	if code, _, stderr := run(t, "ingest", "--db", db, "../../testdata/citations.jsonl"); code != exitOK || strings.Contains(stderr, "no grouping view") {
+		t.Fatalf("ingest: exit %d\n%s", code, stderr)
+	}
+	code, stdout, stderr := run(t, "view", "status", "--db", db)
+	if code != exitOK || !strings.Contains(stdout, "provgraph-default@") || !strings.Contains(stdout, "15 rows  complete, begun by ingest") {
+		t.Errorf("view status: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = run(t, "check", "--db", db)
+	if code != exitOK || !strings.Contains(stdout, "grouping view of policy provgraph-default@") || !strings.Contains(stdout, "15 rows, as the quads give them") {
+		t.Errorf("check: exit %d\n%s%s", code, stdout, stderr)
+	}
+
+	// Delete the first keyed row.
+	st, err := graph.Open(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gone string
+	err = st.Update(func(w *graph.Writer) error {
+		for _, name := range w.Views() {
+			rows, err := w.View(name).Sub("rows", false)
+			if err != nil {
+				return err
+			}
+			var k []byte
+			rows.Ascend([]byte{1}, func(rk, _ []byte) (bool, error) { k = bytes.Clone(rk); return false, nil })
+			_, id, _ := bytes.Cut(k, []byte{0})
+			gone = string(id)
+			return rows.Delete(k)
+		}
+		return nil
+	})
+	st.Close()
+	if err != nil || gone == "" {
+		t.Fatalf("damaging the view: %v (row %q)", err, gone)
+	}
+	code, _, stderr = run(t, "check", "--db", db)
+	if code != exitCorrupt || !strings.Contains(stderr, "view of policy provgraph-default@") || !strings.Contains(stderr, "citation "+gone) {
+		t.Errorf("check of a damaged view: exit %d, want %d naming the policy and citation %s\n%s", code, exitCorrupt, gone, stderr)
+	}
+	code, stdout, stderr = run(t, "view", "rebuild", "--db", db, "--policy", "provgraph-default", "--batch", "4")
+	if code != exitOK || !strings.Contains(stdout, "rebuilt: 15 rows") || !strings.Contains(stderr, "15 of 15 citations") {
+		t.Errorf("view rebuild: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if code, stdout, stderr := run(t, "check", "--db", db); code != exitOK {
+		t.Errorf("check after view rebuild: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if code, _, stderr := run(t, "view", "rebuild", "--db", db, "--policy", "no-such-policy"); code != exitUsage || !strings.Contains(stderr, "no such policy") {
+		t.Errorf("view rebuild of a policy not stored: exit %d, want %d\n%s", code, exitUsage, stderr)
+	}
+	if code, _, _ := run(t, "view", "--db", db); code != exitUsage {
+		t.Errorf("view without a subcommand: exit %d, want %d", code, exitUsage)
+	}
+}
+
+// TestViewFormat4Queries: on a format 4 file an ingest says once that no
+// view is kept and how to write one, check passes saying so, and every
+// query works without a view.
+func TestViewFormat4Queries(t *testing.T) {
+	src, err := os.ReadFile("../../internal/graph/testdata/format-v4/prov.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "v4.db")
+	if err := os.WriteFile(db, src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := run(t, "ingest", "--db", db, "../../testdata/citations.jsonl")
+	if code != exitOK || strings.Count(stderr, "keeps no grouping view") != 1 || !strings.Contains(stderr, "provgraph view rebuild --db "+db) {
+		t.Errorf("ingest into a format 4 file: exit %d, want 0 saying once that no view is kept\n%s", code, stderr)
+	}
+	code, stdout, stderr := run(t, "check", "--db", db)
+	if code != exitOK || !strings.Contains(stdout, "version 4") || !strings.Contains(stdout, "no grouping view is kept") {
+		t.Errorf("check of a format 4 file: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, args := range [][]string{
+		{"groups"}, {"groups", "--format", "json"}, {"stats"}, {"lineage", "gpt-17-2"}, {"export", "--format", "nt"}, {"view", "status"},
+	} {
+		if code, stdout, stderr := run(t, append(args, "--db", db)...); code != exitOK || stdout == "" {
+			t.Errorf("%s on a format 4 file: exit %d\n%s", strings.Join(args, " "), code, stderr)
+		}
+	}
+}

@@ -1,0 +1,1056 @@
+package citestore
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/model"
+	"github.com/provgraph/provgraph/internal/normalize"
+	"github.com/provgraph/provgraph/internal/store"
+	"github.com/provgraph/provgraph/internal/vocab"
+)
+
+// The grouping view (graph format 5, FORMAT.md "Views"): per policy, the
+// view bucket named by the policy's digest holds
+//
+//	complete      the marker: present once the view holds a row for every
+//	              citation ("ingest TIME" or "rebuild TIME", when begun)
+//	rows-count    the number of rows (uint64)
+//	rows/         key 0x00 citation-id -> the row (encodeRow)
+//	id/           group id (14 bytes) key -> ""
+//	content/      str(content hash) key -> ""
+//	digest/       str(text digest) key -> ""
+//	sim/          block (1 byte) bits (2 bytes) key -> ""
+//	redirect/     str(target key) source key -> ""
+//	relation/     str(target key) source key -> ""
+//
+// where str(s) is uvarint(len(s)) then s. Postings are of keyed rows only
+// and are the union over a key's rows: a key's postings are exactly what
+// its rows give, under the policy's normalizer for the targets.
+const (
+	viewComplete  = "complete"
+	viewRowsCount = "rows-count"
+	subRows       = "rows"
+	subID         = "id"
+	subContent    = "content"
+	subDigest     = "digest"
+	subSim        = "sim"
+	subRedirect   = "redirect"
+	subRelation   = "relation"
+)
+
+// postingSubs are the posting buckets, in the order check reports them.
+var postingSubs = []string{subID, subContent, subDigest, subSim, subRedirect, subRelation}
+
+// viewRowOf makes the row of citation c, read under its view's policy.
+func viewRowOf(c *store.Citation) store.ViewRow {
+	row := store.ViewRow{CitationID: c.ID, State: store.RowUnnormalized}
+	if n := c.Norm; n != nil {
+		switch {
+		case n.Rejected():
+			row.State = store.RowRejected
+		case n.Key != "":
+			row.State, row.Key = store.RowKeyed, n.Key
+			row.KeyContent = n.Compare == string(normalize.CompareContent)
+		}
+	}
+	row.Related = len(c.Relations) > 0
+	for _, r := range c.Retrievals {
+		if r.FinalURL != "" && len(r.Hops) > 0 {
+			row.Related = true
+			if !r.CrossesHost() {
+				row.Redirects = append(row.Redirects, r.FinalURL)
+			}
+		}
+		if len(r.Canonicals) > 0 {
+			row.Related = true
+		}
+		if !r.Successful() {
+			continue
+		}
+		e := store.ViewEvidence{Retrieval: r.Node, Content: r.ContentHash}
+		if x := r.Current(); x != nil {
+			e.Digest = x.TextDigest
+			if x.SimHash != "" {
+				if v, err := strconv.ParseUint(x.SimHash, 16, 64); err == nil {
+					e.SimHash, e.HasSim = v, true
+				}
+			}
+		}
+		row.Evidence = append(row.Evidence, e)
+	}
+	row.Links = store.Links(c)
+	slices.Sort(row.Redirects)
+	row.Redirects = slices.Compact(row.Redirects)
+	slices.SortFunc(row.Evidence, store.CompareViewEvidence)
+	return row
+}
+
+func appendStr(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func readStr(b []byte) (string, []byte, error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || uint64(len(b)-k) < n {
+		return "", nil, errors.New("a text runs past the end of the row")
+	}
+	return string(b[k : k+int(n)]), b[k+int(n):], nil
+}
+
+// Evidence texts are mostly a minted retrieval IRI and "sha256:" and 64
+// hex digits: appendText stores those as their bytes, half their size,
+// behind a tag (0: str(s); 1: the 16 bytes of a minted retrieval IRI's
+// hex; 2: the 32 bytes of a SHA-256 text's hex), and readText gives back
+// exactly the text.
+var retrievalPrefix = model.IDBase + "retrieval/"
+
+const sha256Prefix = "sha256:"
+
+func appendText(b []byte, s string) []byte {
+	for _, f := range []struct {
+		tag    byte
+		prefix string
+		n      int
+	}{{1, retrievalPrefix, 16}, {2, sha256Prefix, 32}} {
+		if rest, ok := strings.CutPrefix(s, f.prefix); ok && len(rest) == 2*f.n && lowerHex(rest) {
+			b = append(b, f.tag)
+			b, _ = hex.AppendDecode(b, []byte(rest)) // checked: lowercase hex
+			return b
+		}
+	}
+	return appendStr(append(b, 0), s)
+}
+
+func lowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func readText(b []byte) (string, []byte, error) {
+	if len(b) == 0 {
+		return "", nil, errors.New("a text runs past the end of the row")
+	}
+	prefix, n := "", 0
+	switch b[0] {
+	case 0:
+		return readStr(b[1:])
+	case 1:
+		prefix, n = retrievalPrefix, 16
+	case 2:
+		prefix, n = sha256Prefix, 32
+	default:
+		return "", nil, fmt.Errorf("a text has tag %d", b[0])
+	}
+	if len(b) < 1+n {
+		return "", nil, errors.New("a text runs past the end of the row")
+	}
+	return prefix + hex.EncodeToString(b[1:1+n]), b[1+n:], nil
+}
+
+// rowKey is the key of a row: its key, 0x00, its citation id. Keys hold
+// no 0x00 (a normalized URL percent-encodes it), so byte order is key
+// order, then id order.
+func rowKey(key, id string) []byte {
+	b := make([]byte, 0, len(key)+1+len(id))
+	b = append(b, key...)
+	b = append(b, 0)
+	return append(b, id...)
+}
+
+func splitRowKey(k []byte) (key, id string, ok bool) {
+	i := bytes.IndexByte(k, 0)
+	if i < 0 {
+		return "", "", false
+	}
+	return string(k[:i]), string(k[i+1:]), true
+}
+
+// encodeRow writes a row's value: state, flags, redirects, links and
+// evidence, texts as str.
+func encodeRow(r store.ViewRow) []byte {
+	var flags byte
+	if r.KeyContent {
+		flags |= 1
+	}
+	if r.Related {
+		flags |= 2
+	}
+	b := []byte{byte(r.State), flags}
+	b = binary.AppendUvarint(b, uint64(len(r.Redirects)))
+	for _, s := range r.Redirects {
+		b = appendStr(b, s)
+	}
+	b = binary.AppendUvarint(b, uint64(len(r.Links)))
+	for _, s := range r.Links {
+		b = appendStr(b, s)
+	}
+	b = binary.AppendUvarint(b, uint64(len(r.Evidence)))
+	for _, e := range r.Evidence {
+		b = appendText(b, e.Retrieval)
+		b = appendText(b, e.Content)
+		b = appendText(b, e.Digest)
+		if e.HasSim {
+			b = append(b, 1)
+			b = binary.BigEndian.AppendUint64(b, e.SimHash)
+		} else {
+			b = append(b, 0)
+		}
+	}
+	return b
+}
+
+// decodeRow reads a row written by encodeRow under row key k.
+func decodeRow(k, v []byte) (store.ViewRow, error) {
+	var r store.ViewRow
+	key, id, ok := splitRowKey(k)
+	if !ok {
+		return r, fmt.Errorf("row key %q has no 0x00 between key and citation id", k)
+	}
+	r.Key, r.CitationID = key, id
+	bad := func(what string) (store.ViewRow, error) {
+		return r, fmt.Errorf("row %q (citation %s): %s", key, id, what)
+	}
+	if len(v) < 2 || v[0] > byte(store.RowUnnormalized) {
+		return bad("state unreadable")
+	}
+	r.State, r.KeyContent, r.Related = store.RowState(v[0]), v[1]&1 != 0, v[1]&2 != 0
+	v = v[2:]
+	list := func() ([]string, error) {
+		n, k := binary.Uvarint(v)
+		if k <= 0 || n > uint64(len(v)) {
+			return nil, errors.New("a count is unreadable")
+		}
+		v = v[k:]
+		var out []string
+		for range n {
+			s, rest, err := readStr(v)
+			if err != nil {
+				return nil, err
+			}
+			out, v = append(out, s), rest
+		}
+		return out, nil
+	}
+	var err error
+	if r.Redirects, err = list(); err != nil {
+		return bad(err.Error())
+	}
+	if r.Links, err = list(); err != nil {
+		return bad(err.Error())
+	}
+	n, c := binary.Uvarint(v)
+	if c <= 0 || n > uint64(len(v)) {
+		return bad("the evidence count is unreadable")
+	}
+	v = v[c:]
+	for range n {
+		var e store.ViewEvidence
+		for _, dst := range []*string{&e.Retrieval, &e.Content, &e.Digest} {
+			if *dst, v, err = readText(v); err != nil {
+				return bad(err.Error())
+			}
+		}
+		switch {
+		case len(v) >= 9 && v[0] == 1:
+			e.HasSim, e.SimHash = true, binary.BigEndian.Uint64(v[1:9])
+			v = v[9:]
+		case len(v) >= 1 && v[0] == 0:
+			v = v[1:]
+		default:
+			return bad("a SimHash is unreadable")
+		}
+		r.Evidence = append(r.Evidence, e)
+	}
+	if len(v) != 0 {
+		return bad("bytes after the evidence")
+	}
+	return r, nil
+}
+
+// GroupID is the id grouping gives the group whose smallest key is key
+// (query.groupID): "g-" and the hex of the first 6 bytes of its SHA-256.
+func GroupID(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return "g-" + hex.EncodeToString(sum[:6])
+}
+
+// posting is one entry of a posting bucket.
+type posting struct {
+	sub string
+	key string // the entry's key, as bytes
+}
+
+// keyOfFunc gives the key of a URL under a view's policy, "" for one the
+// policy rejects: grouping's keyOf, from the policy's stored text (exact
+// text when it does not parse, as grouping falls back to).
+type keyOfFunc func(string) string
+
+func policyKeyOf(pol store.PolicyRef) keyOfFunc {
+	keyOfs.Lock()
+	defer keyOfs.Unlock()
+	if f, ok := keyOfs.m[pol.Digest]; ok {
+		return f
+	}
+	f := newKeyOf(pol)
+	if keyOfs.m == nil || len(keyOfs.m) > 64 {
+		keyOfs.m = map[string]keyOfFunc{}
+	}
+	keyOfs.m[pol.Digest] = f
+	return f
+}
+
+// keyOfs caches a keyOfFunc by policy digest: every batch of an ingest
+// asks for its policy's.
+var keyOfs struct {
+	sync.Mutex
+	m map[string]keyOfFunc
+}
+
+func newKeyOf(pol store.PolicyRef) keyOfFunc {
+	if pol.Text == "" {
+		return func(u string) string { return u }
+	}
+	p, err := normalize.ParsePolicy([]byte(pol.Text), "database:"+pol.String())
+	if err != nil {
+		return func(u string) string { return u }
+	}
+	n, err := normalize.New(p, nil)
+	if err != nil {
+		return func(u string) string { return u }
+	}
+	return func(u string) string {
+		res, err := n.Normalize(u)
+		if err != nil {
+			return ""
+		}
+		return res.Key
+	}
+}
+
+// postingsOf appends the postings of a keyed row.
+func postingsOf(dst []posting, r store.ViewRow, keyOf keyOfFunc) []posting {
+	if r.State != store.RowKeyed {
+		return dst
+	}
+	add := func(sub string, prefix []byte) {
+		dst = append(dst, posting{sub, string(prefix) + r.Key})
+	}
+	add(subID, []byte(GroupID(r.Key)))
+	for _, e := range r.Evidence {
+		if e.Content != "" {
+			add(subContent, appendStr(nil, e.Content))
+		}
+		if e.Digest != "" {
+			add(subDigest, appendStr(nil, e.Digest))
+		}
+		if e.HasSim {
+			for blk := range 4 {
+				add(subSim, []byte{byte(blk), byte(e.SimHash >> (16*blk + 8)), byte(e.SimHash >> (16 * blk))})
+			}
+		}
+	}
+	for _, u := range r.Redirects {
+		if t := keyOf(u); t != "" && t != r.Key {
+			add(subRedirect, appendStr(nil, t))
+		}
+	}
+	for _, u := range r.Links {
+		if t := keyOf(u); t != "" && t != r.Key {
+			add(subRelation, appendStr(nil, t))
+		}
+	}
+	return dst
+}
+
+// viewWriter writes rows into one policy's view in a write transaction.
+type viewWriter struct {
+	b     *graph.Bucket
+	rows  *graph.Bucket
+	subs  map[string]*graph.Bucket
+	pol   store.PolicyRef
+	keyOf keyOfFunc
+	rd    *Reader
+	count uint64
+	// changed holds, per key whose rows changed (rather than grew), the
+	// old values of its changed rows by citation id: its postings are
+	// recomputed once the batch's rows are written.
+	changed map[string]map[string][]byte
+}
+
+func newViewWriter(ctx context.Context, w *graph.Writer, b *graph.Bucket, pol store.PolicyRef, keyOf keyOfFunc) (*viewWriter, error) {
+	gr, err := w.Reader()
+	if err != nil {
+		return nil, err
+	}
+	vw := &viewWriter{b: b, pol: pol, keyOf: keyOf, subs: map[string]*graph.Bucket{}, changed: map[string]map[string][]byte{}}
+	if vw.rows, err = b.Sub(subRows, true); err != nil {
+		return nil, err
+	}
+	for _, s := range postingSubs {
+		if vw.subs[s], err = b.Sub(s, true); err != nil {
+			return nil, err
+		}
+	}
+	if c := b.Get([]byte(viewRowsCount)); len(c) == 8 {
+		vw.count = binary.BigEndian.Uint64(c)
+	}
+	vw.rd = NewReader(ctx, gr)
+	if _, err := vw.rd.Policies(); err != nil {
+		return nil, err
+	}
+	return vw, nil
+}
+
+// write writes the row of the citation node n, read from the quads.
+func (vw *viewWriter) write(n string) error {
+	c, err := vw.rd.Citation(n, vw.pol)
+	if err != nil {
+		return err
+	}
+	if c.ID == "" {
+		return nil // not a citation
+	}
+	row := viewRowOf(c)
+	k, v := rowKey(row.Key, row.CitationID), encodeRow(row)
+	old := vw.rows.Get(k)
+	if bytes.Equal(old, v) {
+		return nil
+	}
+	if row.Key != "" {
+		// Renormalized since: its unnormalized row goes.
+		uk := rowKey("", row.CitationID)
+		if vw.rows.Get(uk) != nil {
+			if err := vw.rows.Delete(uk); err != nil {
+				return err
+			}
+			vw.count--
+		}
+	}
+	if old != nil {
+		m := vw.changed[row.Key]
+		if m == nil {
+			m = map[string][]byte{}
+			vw.changed[row.Key] = m
+		}
+		if _, ok := m[row.CitationID]; !ok {
+			m[row.CitationID] = slices.Clone(old)
+		}
+	} else {
+		vw.count++
+	}
+	if err := vw.rows.Put(k, v); err != nil {
+		return err
+	}
+	if old == nil {
+		for _, p := range postingsOf(nil, row, vw.keyOf) {
+			if err := vw.put(p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (vw *viewWriter) put(p posting) error {
+	b := vw.subs[p.sub]
+	if b.Get([]byte(p.key)) != nil {
+		return nil
+	}
+	return b.Put([]byte(p.key), nil)
+}
+
+// keyPostings returns the postings of the rows of key, with the rows in
+// old (by citation id) taken as they were.
+func (vw *viewWriter) keyPostings(key string, old map[string][]byte) (map[posting]bool, error) {
+	set := map[posting]bool{}
+	err := vw.rows.Prefix(rowKey(key, ""), func(k, v []byte) (bool, error) {
+		_, id, _ := splitRowKey(k)
+		if o, ok := old[id]; ok {
+			v = o
+		}
+		r, err := decodeRow(k, v)
+		if err != nil {
+			return false, err
+		}
+		for _, p := range postingsOf(nil, r, vw.keyOf) {
+			set[p] = true
+		}
+		return true, nil
+	})
+	return set, err
+}
+
+// finish rewrites the postings of the keys whose rows changed, and the
+// row count.
+func (vw *viewWriter) finish() error {
+	keys := make([]string, 0, len(vw.changed))
+	for k := range vw.changed {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, key := range keys {
+		before, err := vw.keyPostings(key, vw.changed[key])
+		if err != nil {
+			return err
+		}
+		after, err := vw.keyPostings(key, nil)
+		if err != nil {
+			return err
+		}
+		for p := range before {
+			if !after[p] {
+				if err := vw.subs[p.sub].Delete([]byte(p.key)); err != nil {
+					return err
+				}
+			}
+		}
+		for p := range after {
+			if !before[p] {
+				if err := vw.put(p); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return vw.b.Put([]byte(viewRowsCount), binary.BigEndian.AppendUint64(nil, vw.count))
+}
+
+// policyOf returns the stored policy with digest d.
+func policyOf(rd *Reader, d string) (store.PolicyRef, bool, error) {
+	pols, err := rd.Policies()
+	if err != nil {
+		return store.PolicyRef{}, false, err
+	}
+	for _, p := range pols {
+		if p.Digest == d {
+			return p, true, nil
+		}
+	}
+	return store.PolicyRef{}, false, nil
+}
+
+// WriteViewRows writes, in the write transaction of w, the rows (and
+// postings) of the citation nodes cits into every complete view: the
+// rows of citations a batch added, or of those whose evidence it changed.
+// A row already stored as the quads now say is left as it is, so a
+// batch written again writes nothing.
+func WriteViewRows(ctx context.Context, w *graph.Writer, cits []graph.Term) error {
+	if len(cits) == 0 {
+		return nil
+	}
+	for _, name := range w.Views() {
+		b := w.View(name)
+		if b.Get([]byte(viewComplete)) == nil {
+			continue // an interrupted rebuild: not a view until rebuilt
+		}
+		if err := writeRows(ctx, w, b, name, cits); err != nil {
+			return fmt.Errorf("view of policy %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// WritePolicyViewRows is WriteViewRows for the view of the policy with
+// digest d alone (if it is complete): renormalize changes no other.
+func WritePolicyViewRows(ctx context.Context, w *graph.Writer, d string, cits []graph.Term) error {
+	b := w.View(d)
+	if b == nil || b.Get([]byte(viewComplete)) == nil || len(cits) == 0 {
+		return nil
+	}
+	if err := writeRows(ctx, w, b, d, cits); err != nil {
+		return fmt.Errorf("view of policy %s: %w", d, err)
+	}
+	return nil
+}
+
+func writeRows(ctx context.Context, w *graph.Writer, b *graph.Bucket, digest string, cits []graph.Term) error {
+	gr, err := w.Reader()
+	if err != nil {
+		return err
+	}
+	pol, ok, err := policyOf(NewReader(ctx, gr), digest)
+	if err != nil || !ok {
+		return err // a view of a policy not stored is left to check
+	}
+	vw, err := newViewWriter(ctx, w, b, pol, policyKeyOf(pol))
+	if err != nil {
+		return err
+	}
+	for i, c := range cits {
+		if i%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if err := vw.write(c.Value); err != nil {
+			return err
+		}
+	}
+	return vw.finish()
+}
+
+// StartView starts, in the write transaction of w, a complete and empty
+// view of the policy with digest d: for a database that holds no
+// citation yet, whose first batch is then written into it.
+func StartView(w *graph.Writer, d string, now time.Time) error {
+	b, err := w.CreateView(d)
+	if err != nil {
+		return err
+	}
+	if b.Get([]byte(viewComplete)) != nil {
+		return nil
+	}
+	if err := b.Put([]byte(viewRowsCount), make([]byte, 8)); err != nil {
+		return err
+	}
+	return b.Put([]byte(viewComplete), []byte("ingest "+now.UTC().Format(time.RFC3339)))
+}
+
+// citationClass is the IRI of pg:Citation.
+var citationClass = graph.IRI(vocab.Citation)
+
+// RetrievalCitations returns the citations retrieved in the retrieval
+// node ret, on the write transaction of w: those whose rows its new
+// evidence changes.
+func RetrievalCitations(ctx context.Context, w *graph.Writer, ret graph.Term) ([]graph.Term, error) {
+	gr, err := w.Reader()
+	if err != nil {
+		return nil, err
+	}
+	var out []graph.Term
+	err = gr.Match(ctx, graph.Quad{P: iri(vocab.RetrievedIn), O: ret}, func(q graph.Quad) error {
+		out = append(out, q.S)
+		return nil
+	})
+	return out, err
+}
+
+// DefaultRebuildBatch is how many citations a view rebuild writes per
+// transaction.
+const DefaultRebuildBatch = 20000
+
+// ErrNoPolicy is returned (wrapped) by RebuildView for a policy the
+// database does not hold.
+var ErrNoPolicy = errors.New("the database holds no such policy")
+
+// RebuildView drops the view of the policy with digest d and writes it
+// again from the quads, batch citations per transaction (0:
+// DefaultRebuildBatch), the marker last: an interrupted rebuild leaves no
+// view, only rows that the next rebuild drops. Its memory is the batch's
+// citations and the term id of every citation (4 bytes each). progress,
+// when set, is called after each batch.
+func (s *Store) RebuildView(ctx context.Context, d string, batch int, progress func(done, total int)) (int64, error) {
+	if batch <= 0 {
+		batch = DefaultRebuildBatch
+	}
+	var ids []graph.ID
+	var known bool
+	err := s.g.Read(func(r *graph.Reader) error {
+		_, ok, err := policyOf(NewReader(ctx, r), d)
+		if err != nil || !ok {
+			return err
+		}
+		known = true
+		typ, cls := r.ID(iri(vocab.RDFType)), r.ID(citationClass)
+		if typ == 0 || cls == 0 {
+			return nil
+		}
+		return r.Subjects(ctx, typ, cls, func(id graph.ID) { ids = append(ids, id) })
+	})
+	if err != nil {
+		return 0, err
+	}
+	if !known {
+		return 0, fmt.Errorf("rebuild view: policy %s: %w", d, ErrNoPolicy)
+	}
+	begun := time.Now().UTC().Format(time.RFC3339)
+	err = s.g.Update(func(w *graph.Writer) error {
+		if err := w.DropView(d); err != nil {
+			return err
+		}
+		b, err := w.CreateView(d)
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte(viewRowsCount), make([]byte, 8))
+	})
+	if err != nil {
+		return 0, err
+	}
+	for lo := 0; lo < len(ids); lo += batch {
+		part := ids[lo:min(lo+batch, len(ids))]
+		err := s.g.Update(func(w *graph.Writer) error {
+			gr, err := w.Reader()
+			if err != nil {
+				return err
+			}
+			cits := make([]graph.Term, len(part))
+			for i, id := range part {
+				if cits[i], err = gr.Term(id); err != nil {
+					return err
+				}
+			}
+			return writeRows(ctx, w, w.View(d), d, cits)
+		})
+		if err != nil {
+			return 0, fmt.Errorf("rebuild view: %w", err)
+		}
+		if progress != nil {
+			progress(lo+len(part), len(ids))
+		}
+	}
+	var rows int64
+	err = s.g.Update(func(w *graph.Writer) error {
+		b := w.View(d)
+		if c := b.Get([]byte(viewRowsCount)); len(c) == 8 {
+			rows = int64(binary.BigEndian.Uint64(c))
+		}
+		return b.Put([]byte(viewComplete), []byte("rebuild "+begun))
+	})
+	return rows, err
+}
+
+// Views describes every view the database holds, complete or not, by
+// policy digest.
+func (s *Store) Views(ctx context.Context) ([]store.ViewInfo, error) {
+	var out []store.ViewInfo
+	err := s.within(func(r *graph.Reader) error {
+		rd := NewReader(ctx, r)
+		for _, name := range r.Views() {
+			b := r.View(name)
+			pol, ok, err := policyOf(rd, name)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				pol.Digest = name
+			}
+			info := store.ViewInfo{Policy: pol}
+			if m := b.Get([]byte(viewComplete)); m != nil {
+				info.Complete, info.Built = true, string(m)
+			}
+			if c := b.Get([]byte(viewRowsCount)); len(c) == 8 {
+				info.Rows = int64(binary.BigEndian.Uint64(c))
+			}
+			out = append(out, info)
+		}
+		return nil
+	})
+	return out, err
+}
+
+var _ store.GroupView = (*Store)(nil)
+
+// viewRead runs fn with the complete view of policy d, or fails with
+// store.ErrNoView.
+func (s *Store) viewRead(ctx context.Context, d string, fn func(b *graph.Bucket) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.within(func(r *graph.Reader) error {
+		b := r.View(d)
+		if b == nil || b.Get([]byte(viewComplete)) == nil {
+			return fmt.Errorf("policy %s: %w", d, store.ErrNoView)
+		}
+		return fn(b)
+	})
+}
+
+// HasView implements store.GroupView.
+func (s *Store) HasView(ctx context.Context, d string) (bool, error) {
+	err := s.viewRead(ctx, d, func(*graph.Bucket) error { return nil })
+	if errors.Is(err, store.ErrNoView) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// KeyRows implements store.GroupView.
+func (s *Store) KeyRows(ctx context.Context, d, key string) ([]store.ViewRow, error) {
+	if key == "" {
+		return nil, nil
+	}
+	var out []store.ViewRow
+	err := s.viewRead(ctx, d, func(b *graph.Bucket) error {
+		rows, err := b.Sub(subRows, false)
+		if err != nil || rows == nil {
+			return err
+		}
+		return rows.Prefix(rowKey(key, ""), func(k, v []byte) (bool, error) {
+			r, err := decodeRow(k, v)
+			if err != nil {
+				return false, viewDamage(d, err)
+			}
+			out = append(out, r)
+			return true, nil
+		})
+	})
+	return out, err
+}
+
+// viewDamage is an error wrapping graph.ErrCorrupt for a view entry that
+// does not decode.
+func viewDamage(d string, err error) error {
+	return fmt.Errorf("%w: view of policy %s: %v (run provgraph view rebuild)", graph.ErrCorrupt, d, err)
+}
+
+// RowsAfter implements store.GroupView.
+func (s *Store) RowsAfter(ctx context.Context, d string, after *store.RowPos, limit int) ([]store.ViewRow, error) {
+	var out []store.ViewRow
+	err := s.viewRead(ctx, d, func(b *graph.Bucket) error {
+		rows, err := b.Sub(subRows, false)
+		if err != nil || rows == nil {
+			return err
+		}
+		var from, skip []byte
+		if after != nil {
+			from = rowKey(after.Key, after.CitationID)
+			skip = from
+		}
+		return rows.Ascend(from, func(k, v []byte) (bool, error) {
+			if skip != nil && bytes.Equal(k, skip) {
+				return true, nil
+			}
+			if limit > 0 && len(out) >= limit {
+				return false, nil
+			}
+			r, err := decodeRow(k, v)
+			if err != nil {
+				return false, viewDamage(d, err)
+			}
+			out = append(out, r)
+			return true, nil
+		})
+	})
+	return out, err
+}
+
+// keysWith returns the keys after prefix in posting bucket sub.
+func (s *Store) keysWith(ctx context.Context, d, sub string, prefix []byte) ([]string, error) {
+	var out []string
+	err := s.viewRead(ctx, d, func(b *graph.Bucket) error {
+		p, err := b.Sub(sub, false)
+		if err != nil || p == nil {
+			return err
+		}
+		return p.Prefix(prefix, func(k, _ []byte) (bool, error) {
+			out = append(out, string(k[len(prefix):]))
+			return true, nil
+		})
+	})
+	return out, err
+}
+
+// KeysOfID implements store.GroupView.
+func (s *Store) KeysOfID(ctx context.Context, d, id string) ([]string, error) {
+	if len(id) != len("g-")+12 {
+		return nil, s.viewRead(ctx, d, func(*graph.Bucket) error { return nil })
+	}
+	return s.keysWith(ctx, d, subID, []byte(id))
+}
+
+// KeysByContent implements store.GroupView.
+func (s *Store) KeysByContent(ctx context.Context, d, hash string) ([]string, error) {
+	return s.keysWith(ctx, d, subContent, appendStr(nil, hash))
+}
+
+// KeysByDigest implements store.GroupView.
+func (s *Store) KeysByDigest(ctx context.Context, d, digest string) ([]string, error) {
+	return s.keysWith(ctx, d, subDigest, appendStr(nil, digest))
+}
+
+// KeysBySimBlock implements store.GroupView.
+func (s *Store) KeysBySimBlock(ctx context.Context, d string, block int, bits uint16) ([]string, error) {
+	if block < 0 || block > 3 {
+		return nil, fmt.Errorf("simhash block %d: want 0 to 3", block)
+	}
+	return s.keysWith(ctx, d, subSim, []byte{byte(block), byte(bits >> 8), byte(bits)})
+}
+
+// RedirectSources implements store.GroupView.
+func (s *Store) RedirectSources(ctx context.Context, d, target string) ([]string, error) {
+	return s.keysWith(ctx, d, subRedirect, appendStr(nil, target))
+}
+
+// RelationSources implements store.GroupView.
+func (s *Store) RelationSources(ctx context.Context, d, target string) ([]string, error) {
+	return s.keysWith(ctx, d, subRelation, appendStr(nil, target))
+}
+
+// DumpView lists every entry of the view of the policy with digest d,
+// one line each ("bucket key value" in hex), in bucket then key order,
+// without the marker's time: two views with the same dump hold the same
+// bytes. Tests compare views with it; nil when there is no view.
+func DumpView(r *graph.Reader, d string) ([]string, error) {
+	b := r.View(d)
+	if b == nil {
+		return nil, nil
+	}
+	var out []string
+	if b.Get([]byte(viewComplete)) != nil {
+		out = append(out, "complete")
+	}
+	out = append(out, fmt.Sprintf("%s %x", viewRowsCount, b.Get([]byte(viewRowsCount))))
+	for _, sub := range append([]string{subRows}, postingSubs...) {
+		sb, err := b.Sub(sub, false)
+		if err != nil || sb == nil {
+			out = append(out, sub+" (none)")
+			continue
+		}
+		err = sb.Ascend(nil, func(k, v []byte) (bool, error) {
+			out = append(out, fmt.Sprintf("%s %x %x", sub, k, v))
+			return true, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// WriteNewViewRows writes, in the write transaction of w, into every
+// complete view, the rows (and postings) of the citations the batch
+// added, from what the mapper made of their records (Citation.Row) for
+// the policy with digest d, and as unnormalized for another view's
+// policy. A citation the batch did not add (stored before) is left as
+// its view holds it; one whose retrieval node was stored before (two
+// records with the same retrieval, which resolve or extract may have
+// given evidence since) is read back from the quads instead.
+func WriteNewViewRows(ctx context.Context, w *graph.Writer, d string, cits []Citation) error {
+	if len(cits) == 0 {
+		return nil
+	}
+	var names []string
+	for _, name := range w.Views() {
+		if w.View(name).Get([]byte(viewComplete)) != nil {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	typ, citation, retrieval := iri(vocab.RDFType), citationClass, iri(vocab.Retrieval)
+	type fresh struct {
+		c        *Citation
+		readBack bool
+	}
+	var todo []fresh
+	for i := range cits {
+		if i%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		c := &cits[i]
+		added, err := w.Added(graph.Quad{S: c.Node, P: typ, O: citation})
+		if err != nil {
+			return err
+		}
+		if !added {
+			continue
+		}
+		f := fresh{c: c}
+		if c.Retrieval.Value != "" {
+			newRet, err := w.Added(graph.Quad{S: c.Retrieval, P: typ, O: retrieval})
+			if err != nil {
+				return err
+			}
+			f.readBack = !newRet
+		}
+		todo = append(todo, f)
+	}
+	gr, err := w.Reader()
+	if err != nil {
+		return err
+	}
+	rd := NewReader(ctx, gr)
+	for _, name := range names {
+		pol, ok, err := policyOf(rd, name)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		vw, err := newViewWriter(ctx, w, w.View(name), pol, policyKeyOf(pol))
+		if err != nil {
+			return err
+		}
+		var rows []store.ViewRow
+		for _, f := range todo {
+			if f.readBack {
+				if err := vw.write(f.c.Node.Value); err != nil {
+					return err
+				}
+				continue
+			}
+			row := f.c.Row
+			if name != d {
+				row.Key, row.State, row.KeyContent = "", store.RowUnnormalized, false
+			}
+			rows = append(rows, row)
+		}
+		if err := vw.writeNew(rows); err != nil {
+			return err
+		}
+		if err := vw.finish(); err != nil {
+			return fmt.Errorf("view of policy %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// writeNew writes the rows of citations the batch added, but those
+// written already (a citation id repeated in the batch), and their
+// postings. Rows and postings go in key order, so that the batch's writes
+// to a page of the view follow each other.
+func (vw *viewWriter) writeNew(rows []store.ViewRow) error {
+	type kv struct {
+		k []byte
+		r *store.ViewRow
+	}
+	sorted := make([]kv, len(rows))
+	for i := range rows {
+		sorted[i] = kv{rowKey(rows[i].Key, rows[i].CitationID), &rows[i]}
+	}
+	slices.SortFunc(sorted, func(a, b kv) int { return bytes.Compare(a.k, b.k) })
+	var ps []posting
+	for i, e := range sorted {
+		if i > 0 && bytes.Equal(e.k, sorted[i-1].k) || vw.rows.Get(e.k) != nil {
+			continue
+		}
+		if err := vw.rows.Put(e.k, encodeRow(*e.r)); err != nil {
+			return err
+		}
+		vw.count++
+		ps = postingsOf(ps, *e.r, vw.keyOf)
+	}
+	slices.SortFunc(ps, func(a, b posting) int { return cmp.Or(strings.Compare(a.sub, b.sub), strings.Compare(a.key, b.key)) })
+	for i, p := range ps {
+		if i > 0 && p == ps[i-1] {
+			continue
+		}
+		if err := vw.put(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}

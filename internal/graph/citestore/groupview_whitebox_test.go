@@ -1,0 +1,184 @@
+package citestore
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/normalize"
+	"github.com/provgraph/provgraph/internal/store"
+	"github.com/provgraph/provgraph/internal/storetest"
+)
+
+// viewStore is a new database holding the storetest corpus, appended in
+// one batch, so that it keeps a view of the default policy.
+func viewStore(t *testing.T) (*Store, *graph.Store) {
+	t.Helper()
+	g, err := graph.Open(filepath.Join(t.TempDir(), "v.db"), &graph.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	s := New(g)
+	if _, err := s.Append(context.Background(), store.Batch{Policy: normalize.Default(), Records: storetest.Corpus(t)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Check(context.Background()); err != nil {
+		t.Fatalf("check of the undamaged view: %v", err)
+	}
+	return s, g
+}
+
+// TestCheckViewDamage damages a view in each way it can differ from the
+// quads and checks that check names the policy and what differs, first
+// key and citation id or posting, as damage (graph.ErrCorrupt).
+func TestCheckViewDamage(t *testing.T) {
+	d := normalize.Default().Digest()
+	// firstKeyed finds a keyed row with evidence.
+	firstKeyed := func(b *graph.Bucket) (k, v []byte) {
+		rows, _ := b.Sub(subRows, false)
+		rows.Ascend(nil, func(rk, rv []byte) (bool, error) {
+			r, err := decodeRow(rk, rv)
+			if err == nil && r.State == store.RowKeyed && len(r.Evidence) > 0 {
+				k, v = bytes.Clone(rk), bytes.Clone(rv)
+				return false, nil
+			}
+			return true, nil
+		})
+		return k, v
+	}
+	for _, tc := range []struct {
+		name   string
+		damage func(t *testing.T, b *graph.Bucket) string // returns what the problem must name
+		want   string
+	}{
+		{"row missing", func(t *testing.T, b *graph.Bucket) string {
+			k, _ := firstKeyed(b)
+			rows, _ := b.Sub(subRows, false)
+			must(t, rows.Delete(k))
+			must(t, b.Put([]byte(viewRowsCount), binary.BigEndian.AppendUint64(nil, countAt(b)-1)))
+			key, id, _ := splitRowKey(k)
+			return "lacks the row of key " + key + ", citation " + id
+		}, ""},
+		{"row changed", func(t *testing.T, b *graph.Bucket) string {
+			k, v := firstKeyed(b)
+			rows, _ := b.Sub(subRows, false)
+			v[1] ^= 2 // the related flag
+			must(t, rows.Put(k, v))
+			key, id, _ := splitRowKey(k)
+			return "the row of key " + key + ", citation " + id + " differs"
+		}, ""},
+		{"row added", func(t *testing.T, b *graph.Bucket) string {
+			rows, _ := b.Sub(subRows, false)
+			must(t, rows.Put(rowKey("", "no-such-citation"), encodeRow(store.ViewRow{CitationID: "no-such-citation", State: store.RowUnnormalized})))
+			must(t, b.Put([]byte(viewRowsCount), binary.BigEndian.AppendUint64(nil, countAt(b)+1)))
+			return "holds a row of citation no-such-citation (no key)"
+		}, ""},
+		{"row count", func(t *testing.T, b *graph.Bucket) string {
+			must(t, b.Put([]byte(viewRowsCount), binary.BigEndian.AppendUint64(nil, countAt(b)+5)))
+			return "row count says"
+		}, ""},
+		{"row undecodable", func(t *testing.T, b *graph.Bucket) string {
+			k, _ := firstKeyed(b)
+			rows, _ := b.Sub(subRows, false)
+			must(t, rows.Put(k, []byte{0, 0, 9}))
+			_, id, _ := splitRowKey(k)
+			return "(citation " + id + ")"
+		}, ""},
+		{"posting missing", func(t *testing.T, b *graph.Bucket) string {
+			p, _ := b.Sub(subContent, false)
+			var first []byte
+			p.Ascend(nil, func(k, _ []byte) (bool, error) { first = bytes.Clone(k); return false, nil })
+			must(t, p.Delete(first))
+			return "posting bucket content lacks"
+		}, ""},
+		{"posting stray", func(t *testing.T, b *graph.Bucket) string {
+			p, _ := b.Sub(subRedirect, false)
+			must(t, p.Put(append(appendStr(nil, "https://nowhere.test/"), "https://source.test/"...), nil))
+			return "posting bucket redirect holds"
+		}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, g := viewStore(t)
+			var want string
+			err := g.Update(func(w *graph.Writer) error {
+				want = tc.damage(t, w.View(d))
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = s.Check(context.Background())
+			if !errors.Is(err, graph.ErrCorrupt) {
+				t.Fatalf("Check of a view damaged (%s) = %v, want ErrCorrupt", tc.name, err)
+			}
+			for _, w := range []string{"view of policy provgraph-default@", want} {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Check of a view damaged (%s) = %q, want it to say %q", tc.name, err, w)
+				}
+			}
+		})
+	}
+}
+
+func countAt(b *graph.Bucket) uint64 { return binary.BigEndian.Uint64(b.Get([]byte(viewRowsCount))) }
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestInterruptedRebuildIsNoView: a view whose rebuild did not write its
+// marker is no view: reads fail with ErrNoView, check passes, and a
+// write leaves it alone.
+func TestInterruptedRebuildIsNoView(t *testing.T) {
+	s, g := viewStore(t)
+	d := normalize.Default().Digest()
+	if err := g.Update(func(w *graph.Writer) error { return w.View(d).Delete([]byte(viewComplete)) }); err != nil {
+		t.Fatal(err)
+	}
+	if has, err := s.HasView(context.Background(), d); err != nil || has {
+		t.Errorf("HasView of an incomplete view = %v, %v; want false", has, err)
+	}
+	if _, err := s.KeyRows(context.Background(), d, "https://example.com/"); !errors.Is(err, store.ErrNoView) {
+		t.Errorf("KeyRows of an incomplete view: %v, want ErrNoView", err)
+	}
+	if err := s.Check(context.Background()); err != nil {
+		t.Errorf("check with an incomplete view: %v", err)
+	}
+	views, err := s.Views(context.Background())
+	if err != nil || len(views) != 1 || views[0].Complete {
+		t.Errorf("Views = %+v, %v; want one incomplete", views, err)
+	}
+	if _, err := s.RebuildView(context.Background(), d, 3, nil); err != nil {
+		t.Fatal(err)
+	}
+	if has, _ := s.HasView(context.Background(), d); !has {
+		t.Error("no view after a rebuild")
+	}
+}
+
+// TestRowEncoding: a row reads back as written, evidence texts in their
+// short forms and not.
+func TestRowEncoding(t *testing.T) {
+	r := store.ViewRow{Key: "https://a.test/", CitationID: "c1", State: store.RowKeyed, KeyContent: true, Related: true,
+		Redirects: []string{"https://a.test/x"}, Links: []string{"https://b.test/", "https://c.test/"},
+		Evidence: []store.ViewEvidence{
+			{Retrieval: retrievalPrefix + "00112233445566778899aabbccddeeff", Content: "sha256:" + strings.Repeat("ab", 32), Digest: "sha256:" + strings.Repeat("0f", 32), SimHash: 0xdeadbeef, HasSim: true},
+			{Retrieval: retrievalPrefix + "00112233445566778899AABBCCDDEEFF", Content: "sha256:short", Digest: ""},
+		}}
+	got, err := decodeRow(rowKey(r.Key, r.CitationID), encodeRow(r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if encodeRow(got) == nil || string(encodeRow(got)) != string(encodeRow(r)) || got.Evidence[1].Retrieval != r.Evidence[1].Retrieval || got.Evidence[0].Content != r.Evidence[0].Content || got.Links[1] != "https://c.test/" {
+		t.Errorf("row read back = %+v, want %+v", got, r)
+	}
+}

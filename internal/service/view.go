@@ -1,0 +1,79 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/provgraph/provgraph/internal/graph/citestore"
+	"github.com/provgraph/provgraph/internal/store"
+)
+
+// ViewPolicy picks the stored policy that want names (a digest,
+// NAME@VERSION, or a NAME one policy has), or the policy of the latest
+// ingest or renormalize run for "". A name no policy has is a UsageError.
+func ViewPolicy(ctx context.Context, c store.Catalog, want string) (store.PolicyRef, error) {
+	pols, err := c.StoredPolicies(ctx)
+	if err != nil {
+		return store.PolicyRef{}, err
+	}
+	if len(pols) == 0 {
+		return store.PolicyRef{}, UsageError{errors.New("the database holds no normalization policy (ingest citations into it first)")}
+	}
+	if want == "" {
+		return pols[len(pols)-1], nil
+	}
+	var named []store.PolicyRef
+	for _, p := range pols {
+		switch {
+		case p.Digest == want, p.String() == want:
+			return p, nil
+		case p.Name == want:
+			named = append(named, p)
+		}
+	}
+	if len(named) == 1 {
+		return named[0], nil
+	}
+	if len(named) > 1 {
+		return store.PolicyRef{}, UsageError{fmt.Errorf("policy %q: %d versions are stored; name one as NAME@VERSION", want, len(named))}
+	}
+	return store.PolicyRef{}, UsageError{fmt.Errorf("policy %q: the database holds no such policy (provgraph view status lists those with a view)", want)}
+}
+
+// RebuildView drops and rewrites the grouping view of the policy want
+// names (ViewPolicy) from the quads, and returns the policy and the rows
+// written. progress is called after each batch.
+func (d DB) RebuildView(ctx context.Context, want string, batch int, progress func(done, total int)) (store.PolicyRef, int64, error) {
+	if _, err := os.Stat(d.Path); err != nil {
+		return store.PolicyRef{}, 0, fmt.Errorf("view rebuild: %w (ingest citations into it first)", err)
+	}
+	st, err := d.Open(false)
+	if err != nil {
+		return store.PolicyRef{}, 0, err
+	}
+	defer st.Close()
+	cs := citestore.New(st)
+	pol, err := ViewPolicy(ctx, cs, want)
+	if err != nil {
+		return pol, 0, err
+	}
+	rows, err := cs.RebuildView(ctx, pol.Digest, batch, progress)
+	return pol, rows, err
+}
+
+// Views describes the grouping views the database holds.
+func (d DB) Views(ctx context.Context) ([]store.ViewInfo, error) {
+	st, err := d.Open(true)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return citestore.New(st).Views(ctx)
+}
+
+// Views describes the grouping views of an open database.
+func (s *Store) Views(ctx context.Context) ([]store.ViewInfo, error) {
+	return citestore.New(s.Quads).Views(ctx)
+}
