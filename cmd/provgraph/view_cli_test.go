@@ -98,3 +98,40 @@ func TestViewFormat4Queries(t *testing.T) {
 		}
 	}
 }
+
+// TestIngestNoView: --no-view leaves a new database without a view (view
+// status says none is kept, ingest says how to write one), groups and
+// groups --key answer the same as with a view, and a later view rebuild
+// gives it one that check accepts; on a database that keeps a view,
+// --no-view does not stop it from keeping it.
+func TestIngestNoView(t *testing.T) {
+	dir := t.TempDir()
+	with, without := filepath.Join(dir, "with.db"), filepath.Join(dir, "without.db")
+	if code, _, stderr := run(t, "ingest", "--db", with, "../../testdata/citations.jsonl"); code != exitOK {
+		t.Fatalf("ingest: exit %d\n%s", code, stderr)
+	}
+	code, _, stderr := run(t, "ingest", "--no-view", "--db", without, "../../testdata/citations.jsonl")
+	if code != exitOK || !strings.Contains(stderr, "no grouping view") || !strings.Contains(stderr, "provgraph view rebuild --db") {
+		t.Fatalf("ingest --no-view: exit %d, want %d and the rebuild command\n%s", code, exitOK, stderr)
+	}
+	if code, stdout, stderr := run(t, "view", "status", "--db", without); code != exitOK || !strings.Contains(stdout, "no grouping view is kept") {
+		t.Errorf("view status after --no-view: exit %d, lists a view\n%s%s", code, stdout, stderr)
+	}
+	for _, args := range [][]string{{"groups"}, {"groups", "--format", "json"}, {"groups", "--key", "http://w3.org/TR/prov-o"}, {"groups", "--key", "https://example.test/report?id=3", "--format", "json"}} {
+		_, a, _ := run(t, append(args, "--db", with)...)
+		code, b, stderr := run(t, append(args, "--db", without)...)
+		if code != exitOK || a != b {
+			t.Errorf("%v: exit %d; without a view:\n%s\nwith one:\n%s%s", args, code, b, a, stderr)
+		}
+	}
+	if code, _, stderr := run(t, "view", "rebuild", "--db", without); code != exitOK {
+		t.Fatalf("view rebuild: exit %d\n%s", code, stderr)
+	}
+	if code, stdout, stderr := run(t, "check", "--db", without); code != exitOK || !strings.Contains(stdout, "15 rows, as the quads give them") {
+		t.Errorf("check after rebuild: exit %d\n%s%s", code, stdout, stderr)
+	}
+	// The view is kept now: --no-view does not stop it.
+	if code, _, stderr := run(t, "ingest", "--no-view", "--db", without, "../../testdata/citations.jsonl"); code != exitOK || strings.Contains(stderr, "no grouping view") {
+		t.Errorf("second ingest --no-view into a database with a view: exit %d\n%s", code, stderr)
+	}
+}

@@ -56,28 +56,13 @@ type GroupView interface {
 	KeysBySimBlock(ctx context.Context, policyDigest string, block int, bits uint16) ([]string, error)
 }
 
-// ViewRow is one keyed citation's grouping facts: store.Row with texts for
-// handles.
-type ViewRow struct {
-	CitationID string
-	KeyContent bool     // store.Row.KeyContent
-	Related    bool     // store.Row.Related
-	Redirects  []string // store.Row.Redirects: raw final URLs, not keys
-	// Links are the URLs relations point from the citation at (as they
-	// are, not keys): each redirected retrieval's final URL (any host),
-	// each canonical declaration's URL and each relation's target.
-	Links    []string
-	Evidence []ViewEvidence // store.Row.Evidence
-}
+// ViewRow is one citation's grouping facts as the view keeps them
+// (store.ViewRow: store.Row with texts for handles); GroupOf reads keyed
+// rows only.
+type ViewRow = store.ViewRow
 
-// ViewEvidence is store.Evidence with texts.
-type ViewEvidence struct {
-	Retrieval string // the retrieval's node (only compared)
-	Content   string // content hash, "" for none
-	Digest    string // the current extraction's text digest, "" for none
-	SimHash   uint64
-	HasSim    bool
-}
+// ViewEvidence is store.Evidence with texts (store.ViewEvidence).
+type ViewEvidence = store.ViewEvidence
 
 // ViewSource is what GroupOf reads a group from when the database keeps a
 // view: the catalog, the view, and whole citations of the members

@@ -39,3 +39,6 @@ func (d DB) OneGroup(ctx context.Context, policy, keyOrID string, opts query.Gro
 // groupSource is what query.GroupOf reads of st: a backend that keeps
 // grouping views answers as a query.ViewSource.
 func groupSource(st *graph.Store) query.Source { return citestore.New(st) }
+
+// citestore keeps grouping views: GroupOf reads them through this.
+var _ query.ViewSource = (*citestore.Store)(nil)
