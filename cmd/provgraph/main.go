@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"runtime/trace"
 	"syscall"
 )
 
@@ -27,6 +28,20 @@ func main() {
 		}
 		defer f.Close()
 	}
+	// PROVGRAPH_TRACE=FILE writes an execution trace of the command, for
+	// `go tool trace`: how to see which phases run on one core only, which
+	// a CPU profile, summed over cores, does not show.
+	if path := os.Getenv("PROVGRAPH_TRACE"); path != "" {
+		f, err := os.Create(path)
+		if err == nil {
+			err = trace.Start(f)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "provgraph: PROVGRAPH_TRACE: %v\n", err)
+			os.Exit(exitUsage)
+		}
+		defer f.Close()
+	}
 	// PROVGRAPH_MEMPROFILE=FILE writes the heap profile taken at the
 	// command's largest live heap (`go tool pprof -sample_index=inuse_space`):
 	// how to see what holds memory at its peak.
@@ -38,6 +53,7 @@ func main() {
 	code := Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	pprof.StopCPUProfile()
+	trace.Stop()
 	if mem != nil {
 		if err := mem.write(memPath); err != nil {
 			fmt.Fprintf(os.Stderr, "provgraph: PROVGRAPH_MEMPROFILE: %v\n", err)

@@ -265,6 +265,32 @@ func TestCPUProfileEnv(t *testing.T) {
 	}
 }
 
+// TestTraceEnv: PROVGRAPH_TRACE=FILE writes an execution trace of the
+// command (the runtime's format, which opens with "go 1.N trace"), and a
+// file that cannot be created is a usage error that runs nothing.
+func TestTraceEnv(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "trace.out")
+	cmd := command("policy", "show", "default")
+	cmd.Env = append(cmd.Env, "PROVGRAPH_TRACE="+path)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("policy show: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || !bytes.HasPrefix(b, []byte("go 1.")) || !bytes.Contains(b[:min(len(b), 16)], []byte(" trace")) {
+		t.Fatalf("trace %s: %d bytes, %v; want an execution trace", path, len(b), err)
+	}
+	cmd = command("policy", "show", "default")
+	cmd.Env = append(cmd.Env, "PROVGRAPH_TRACE="+filepath.Join(t.TempDir(), "missing", "trace.out"))
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != exitUsage || !bytes.Contains(out, []byte("PROVGRAPH_TRACE")) {
+		t.Errorf("unwritable trace: %v, output %q; want exit %d naming PROVGRAPH_TRACE", err, out, exitUsage)
+	}
+	if bytes.Contains(out, []byte("provgraph-default")) {
+		t.Errorf("the command ran although its trace could not be written: %q", out)
+	}
+}
+
 // TestIngestSIGTERMFromStdin sends SIGTERM to an ingest that is spooling a
 // standard input whose writer neither writes more nor closes it: the
 // command must end with exit status 3 and remove its spool file, as it does

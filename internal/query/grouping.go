@@ -308,7 +308,7 @@ func newGrouping(f *facts, snap *Snapshot, opts GroupOptions) *grouping {
 			}
 		}
 	}
-	slices.SortFunc(pairs, func(a, b [2]int32) int { return cmp.Or(int(a[0]-b[0]), int(a[1]-b[1])) })
+	sortParallel(pairs, func(a, b [2]int32) int { return cmp.Or(int(a[0]-b[0]), int(a[1]-b[1])) })
 	pairs = slices.Compact(pairs)
 	srcs := map[int32][]int32{} // target ref -> source key refs
 	for _, p := range pairs {
@@ -455,7 +455,7 @@ func newGrouping(f *facts, snap *Snapshot, opts GroupOptions) *grouping {
 	for _, gr := range g.groups {
 		all = append(all, gr.hashes...)
 	}
-	slices.Sort(all)
+	sortParallel(all, cmp.Compare[int32])
 	var hashes, counts []int32 // distinct hash refs, in order, and how many groups have each
 	for i, h := range all {
 		if i == 0 || h != all[i-1] {

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"context"
 	"slices"
 
@@ -67,14 +68,16 @@ func rowFacts(ctx context.Context, sc store.Scanner, policyDigest string, extra 
 		}
 	}
 	keyH = nil
-	slices.Sort(pairs)
+	// Sorted on every core: on one, the sort held the other core idle
+	// while nothing else could start.
+	sortParallel(pairs, cmp.Compare[uint64])
 	var firsts []uint64 // first row<<32 | its start in pairs, for each key
 	for j, p := range pairs {
 		if j == 0 || p>>32 != pairs[j-1]>>32 {
 			firsts = append(firsts, p<<32|uint64(j))
 		}
 	}
-	slices.Sort(firsts)
+	sortParallel(firsts, cmp.Compare[uint64])
 	for ref, fs := range firsts {
 		start := int(uint32(fs))
 		h := store.Handle(pairs[start] >> 32)

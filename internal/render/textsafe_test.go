@@ -1,8 +1,11 @@
 package render
 
 import (
+	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 var escapeTextTests = []struct {
@@ -54,6 +57,53 @@ func TestEscapeLine(t *testing.T) {
 	} {
 		if got := EscapeLine(tt.in); got != tt.want {
 			t.Errorf("EscapeLine(%q) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}
+
+// hasUnsafeBytewise is hasUnsafe as it was before it passed over printable
+// ASCII eight bytes at a time: the reference TestHasUnsafeWords holds it to.
+func hasUnsafeBytewise(s string) bool {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if (r == utf8.RuneError && size == 1) || IsUnsafeRune(r) {
+			return true
+		}
+		i += size
+	}
+	return false
+}
+
+// TestHasUnsafeWords: every byte value, at every place of texts longer
+// and shorter than a word, and random texts of printable ASCII with
+// control, DEL, high and multi-byte characters mixed in, get the answer of
+// the check a rune at a time.
+func TestHasUnsafeWords(t *testing.T) {
+	base := "https://example.com/a" // 21 printable bytes: two words and a tail
+	for n := range len(base) + 1 {
+		for at := range n {
+			for c := range 256 {
+				s := base[:at] + string([]byte{byte(c)}) + base[at+1:n]
+				if got, want := hasUnsafe(s), hasUnsafeBytewise(s); got != want {
+					t.Fatalf("hasUnsafe(%q) = %v, want %v", s, got, want)
+				}
+			}
+		}
+	}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	pieces := []string{"a", "~", " ", "/", "\x1f", "\x7f", "\x00", "é", "日本", "\u202e", "\u0085", "\xff", "\xc3"}
+	for range 20000 {
+		var b strings.Builder
+		for range rnd.IntN(40) {
+			if rnd.IntN(4) == 0 {
+				b.WriteString(pieces[rnd.IntN(len(pieces))])
+			} else {
+				b.WriteByte(byte(0x20 + rnd.IntN(0x5f)))
+			}
+		}
+		s := b.String()
+		if got, want := hasUnsafe(s), hasUnsafeBytewise(s); got != want {
+			t.Fatalf("hasUnsafe(%q) = %v, want %v", s, got, want)
 		}
 	}
 }

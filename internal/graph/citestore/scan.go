@@ -201,17 +201,29 @@ func (sc *scan) rows(ctx context.Context, fn func(*store.Row) error) error {
 	// before the next chunk is made, into the same buffers: made all at
 	// once, they were about 40 bytes a citation held beside what the
 	// caller builds from them (400 MB at ten million citations).
-	m := min(n, rowChunk)
-	raw, key := make([]store.Handle, m), make([]store.Handle, m)
-	flags := make([]uint8, m) // rejected, keyContent, related
+	//
+	// Two chunks are in hand at once: the next is made on every core while
+	// the caller takes this one, on the calling goroutine (made one after
+	// the other, the caller's work on the rows ran on one core while the
+	// others waited for it).
 	const (
 		fRejected = 1 << iota
 		fKeyContent
 		fRelated
 	)
 	nw := cores.N()
-	parts := make([]rowPart, nw)
-	for base := 0; base < n; base += rowChunk {
+	type chunk struct {
+		raw, key []store.Handle
+		flags    []uint8 // rejected, keyContent, related
+		parts    []rowPart
+	}
+	var bufs [2]chunk
+	for b := range bufs {
+		m := min(n, rowChunk)
+		bufs[b] = chunk{make([]store.Handle, m), make([]store.Handle, m), make([]uint8, m), make([]rowPart, nw)}
+	}
+	makeChunk := func(c *chunk, base int) {
+		raw, key, flags, parts := c.raw, c.key, c.flags, c.parts
 		m := min(rowChunk, n-base)
 		cores.Split(m, func(w, lo, hi int) {
 			p := &parts[w]
@@ -317,6 +329,11 @@ func (sc *scan) rows(ctx context.Context, fn func(*store.Row) error) error {
 				p.evOff = append(p.evOff, int32(len(p.ev)))
 			}
 		})
+	}
+	// hand gives the caller the rows of the chunk made into c.
+	hand := func(c *chunk, base int) error {
+		raw, key, flags, parts := c.raw, c.key, c.flags, c.parts
+		m := min(rowChunk, n-base)
 		for w := range nw {
 			p := &parts[w]
 			lo := m * w / nw
@@ -341,6 +358,25 @@ func (sc *scan) rows(ctx context.Context, fn func(*store.Row) error) error {
 					return err
 				}
 			}
+		}
+		return nil
+	}
+	makeChunk(&bufs[0], 0)
+	for c, base := 0, 0; base < n; c, base = 1-c, base+rowChunk {
+		var next chan struct{}
+		if base+rowChunk < n {
+			next = make(chan struct{})
+			go func() {
+				defer close(next)
+				makeChunk(&bufs[1-c], base+rowChunk)
+			}()
+		}
+		err := hand(&bufs[c], base)
+		if next != nil {
+			<-next
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return ctx.Err()
