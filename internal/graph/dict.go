@@ -366,6 +366,22 @@ func (r *termReader) term(id uint32) (Term, error) {
 	if t, ok := r.cache[id]; ok {
 		return t, nil
 	}
+	t, err := r.decode(id)
+	if err != nil {
+		return Term{}, err
+	}
+	if len(r.cache) >= termCacheSize {
+		clear(r.cache)
+	}
+	r.cache[id] = t
+	return t, nil
+}
+
+// decode reads and decodes the term with id (not 0), past the cache.
+func (r *termReader) decode(id uint32) (Term, error) {
+	if id == 0 {
+		return Term{}, nil
+	}
 	v := r.get(id)
 	if v == nil {
 		return Term{}, fmt.Errorf("term %d is used by a quad but %w", id, errMissingTerm)
@@ -374,10 +390,6 @@ func (r *termReader) term(id uint32) (Term, error) {
 	if err != nil {
 		return Term{}, fmt.Errorf("term %d: %w", id, err)
 	}
-	if len(r.cache) >= termCacheSize {
-		clear(r.cache)
-	}
-	r.cache[id] = t
 	return t, nil
 }
 

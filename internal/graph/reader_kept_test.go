@@ -127,3 +127,30 @@ func TestTermReaderSteps(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestReaderDecode checks that Decode gives what Term gives for every id
+// (the zero term for 0, an error past the last id), and leaves the
+// Reader's cache as it was.
+func TestReaderDecode(t *testing.T) {
+	s, _ := filterTestStore(t)
+	err := s.Read(func(r *Reader) error {
+		for id := ID(0); id <= r.MaxID()+1; id++ {
+			before := len(r.names.cache)
+			got, err := r.Decode(id)
+			if len(r.names.cache) != before {
+				t.Fatalf("Decode(%d) added to the cache", id)
+			}
+			want, werr := r.Term(id)
+			if got != want || (err == nil) != (werr == nil) {
+				t.Fatalf("Decode(%d) = %v, %v; Term gives %v, %v", id, got, err, want, werr)
+			}
+			if id == r.MaxID()+1 && err == nil {
+				t.Fatalf("Decode(%d) past the last id = %v, want an error", id, got)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -113,7 +113,7 @@ func (r *Reader) term(id graph.ID) (graph.Term, error) {
 	if t, ok := r.terms[id]; ok {
 		return t, nil
 	}
-	t, err := r.g.Term(id)
+	t, err := r.g.Decode(id)
 	if err != nil {
 		return t, err
 	}
