@@ -311,6 +311,44 @@ func eachEntry(k, v []byte, fn func(h uint64, id uint32) bool) error {
 type termReader struct {
 	terms *bbolt.Bucket
 	cache map[uint32]Term
+	c     *bbolt.Cursor // kept from one read to the next (get)
+	at    uint32        // the id c is on; 0 when it must seek
+}
+
+// termStep is how far past the id read before get steps to the next
+// instead of seeking.
+const termStep = 16
+
+// get returns the stored encoding of the term with id, nil if none. It
+// reads with a kept cursor: Bucket.Get makes a new one each time, whose
+// stack of pages bbolt grows as it descends (a lineage, decoding
+// thousands of terms, allocated a tenth of its memory there). And it
+// steps to an id a few past the one before instead of seeking from the
+// root: a citation's nodes and literals were minted together, so their
+// ids are close, and a lineage decodes them one after another.
+func (r *termReader) get(id uint32) []byte {
+	var key [4]byte
+	idKey(&key, id)
+	if r.c == nil {
+		r.c = r.terms.Cursor()
+	}
+	var k, v []byte
+	if r.at != 0 && id > r.at && id-r.at <= termStep {
+		for range termStep {
+			if k, v = r.c.Next(); k == nil || bytes.Compare(k, key[:]) >= 0 {
+				break
+			}
+		}
+	}
+	if k == nil || bytes.Compare(k, key[:]) < 0 {
+		k, v = r.c.Seek(key[:])
+	}
+	if k == nil || !bytes.Equal(k, key[:]) {
+		r.at = 0
+		return nil
+	}
+	r.at = id
+	return v
 }
 
 // termCacheSize bounds a termReader's cache, which is dropped whole when
@@ -328,9 +366,23 @@ func (r *termReader) term(id uint32) (Term, error) {
 	if t, ok := r.cache[id]; ok {
 		return t, nil
 	}
-	var k [4]byte
-	idKey(&k, id)
-	v := r.terms.Get(k[:])
+	t, err := r.decode(id)
+	if err != nil {
+		return Term{}, err
+	}
+	if len(r.cache) >= termCacheSize {
+		clear(r.cache)
+	}
+	r.cache[id] = t
+	return t, nil
+}
+
+// decode reads and decodes the term with id (not 0), past the cache.
+func (r *termReader) decode(id uint32) (Term, error) {
+	if id == 0 {
+		return Term{}, nil
+	}
+	v := r.get(id)
 	if v == nil {
 		return Term{}, fmt.Errorf("term %d is used by a quad but %w", id, errMissingTerm)
 	}
@@ -338,10 +390,6 @@ func (r *termReader) term(id uint32) (Term, error) {
 	if err != nil {
 		return Term{}, fmt.Errorf("term %d: %w", id, err)
 	}
-	if len(r.cache) >= termCacheSize {
-		clear(r.cache)
-	}
-	r.cache[id] = t
 	return t, nil
 }
 

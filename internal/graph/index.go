@@ -349,7 +349,11 @@ func seekChunk(c *bbolt.Cursor, t tuple) (k, v []byte) {
 // of a hundred, and decoding whole chunks into a buffer was a fifth of a
 // lineage's time.
 func scanRange(b *bbolt.Bucket, lo, hi tuple, fn func(tuple) error) error {
-	c := b.Cursor()
+	return scanCursor(b.Cursor(), lo, hi, fn)
+}
+
+// scanCursor is scanRange with a cursor on the index's bucket.
+func scanCursor(c *bbolt.Cursor, lo, hi tuple, fn func(tuple) error) error {
 	for k, v := seekChunk(c, lo); k != nil; k, v = c.Next() {
 		if len(k) != keySize {
 			return fmt.Errorf("%w: key of %d bytes", errBadChunk, len(k))

@@ -296,6 +296,16 @@ func (r *Reader) Term(id ID) (t Term, err error) {
 	return r.names.term(uint32(id))
 }
 
+// Decode is Term without the Reader's cache of decoded terms, for a
+// caller that keeps its own (a lineage's reader keeps them by id, beside
+// the id of each IRI): each term it decodes then takes one map entry, not
+// two.
+func (r *Reader) Decode(id ID) (t Term, err error) {
+	g := r.guard(&err)
+	defer g.done()
+	return r.names.decode(uint32(id))
+}
+
 // Pairs calls fn with the subject and object of every quad with predicate
 // pred (in any graph), in object order.
 func (r *Reader) Pairs(ctx context.Context, pred ID, fn func(s, o ID)) (err error) {

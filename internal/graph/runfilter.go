@@ -162,11 +162,14 @@ func rangeHash(ind int, lo, hi tuple) (uint64, bool) {
 type indexRuns struct {
 	ind  int
 	runs []filteredRun
+	m    runMerge // the merge a read reuses (runCache)
 }
 
 type filteredRun struct {
 	b      *bbolt.Bucket
 	filter runFilter // nil: the run has none, every read reads it
+	// rc is the run's cursor, kept from one read to the next (runCache).
+	rc *runCursor
 }
 
 // loadIndexRuns lists the runs of index ind, whose bucket is b.
@@ -216,24 +219,66 @@ func (x *indexRuns) merge(lo, hi tuple) *runMerge {
 	return m
 }
 
-// runCache is a read transaction's indexRuns of POS and OSP, each loaded
-// at its first use. A nil *runCache caches nothing.
-type runCache [numIndexes]*indexRuns
+// keptMerge is merge made of x's own merge and the runs' own cursors,
+// kept from one read to the next: the read that asks must be the only
+// one using them (runCache.take).
+func (x *indexRuns) keptMerge(lo, hi tuple) *runMerge {
+	m := &x.m
+	m.all, m.heap, m.err = m.all[:0], m.heap[:0], nil
+	h, fixed := rangeHash(x.ind, lo, hi)
+	for i := range x.runs {
+		r := &x.runs[i]
+		if fixed && r.filter != nil && !r.filter.has(h) {
+			continue
+		}
+		if r.rc == nil {
+			r.rc = &runCursor{c: r.b.Cursor()}
+		}
+		r.rc.err = nil
+		m.all = append(m.all, r.rc)
+	}
+	return m
+}
+
+// runCache is what a Reader keeps from one read to the next: the
+// indexRuns of POS and OSP, each loaded at its first use, and the cursors
+// its reads seek with. A cursor made for each read cost a lineage, which
+// makes thousands of point reads, a tenth of its allocations (bbolt grows
+// a new cursor's stack of pages as it descends); a kept one seeks within
+// the stack it has. A read made while another is running (from a callback
+// of it) makes cursors of its own. A nil *runCache keeps nothing.
+type runCache struct {
+	idx  [numIndexes]*indexRuns
+	spo  *bbolt.Cursor // on SPO
+	busy bool          // a read is using the kept cursors
+}
 
 // get returns the runs of index ind, whose bucket is b.
 func (c *runCache) get(b *bbolt.Bucket, ind int) (*indexRuns, error) {
-	if c != nil && c[ind] != nil {
-		return c[ind], nil
+	if c != nil && c.idx[ind] != nil {
+		return c.idx[ind], nil
 	}
 	x, err := loadIndexRuns(b, ind)
 	if err != nil {
 		return nil, err
 	}
 	if c != nil {
-		c[ind] = x
+		c.idx[ind] = x
 	}
 	return x, nil
 }
+
+// take reports whether the caller may read with the kept cursors, and
+// marks them in use until release.
+func (c *runCache) take() bool {
+	if c == nil || c.busy {
+		return false
+	}
+	c.busy = true
+	return true
+}
+
+func (c *runCache) release() { c.busy = false }
 
 // WriteRunFilters writes the filter of every POS and OSP run that has none
 // (a run written by format version 3), or with all of every run (to

@@ -354,15 +354,29 @@ func (m *runMerge) down(i int) {
 // the prefix the range fixes; rc, when not nil, keeps the transaction's
 // runs and filters from one call to the next.
 func scanIndex(tx *bbolt.Tx, rc *runCache, ind int, lo, hi tuple, fn func(tuple) error) error {
-	b := tx.Bucket([]byte(indexBuckets[ind]))
-	if ind == idxSPO {
-		return scanRange(b, lo, hi, fn)
+	reuse := rc.take()
+	if reuse {
+		defer rc.release()
 	}
-	x, err := rc.get(b, ind)
+	if ind == idxSPO {
+		if !reuse {
+			return scanRange(tx.Bucket([]byte(indexBuckets[ind])), lo, hi, fn)
+		}
+		if rc.spo == nil {
+			rc.spo = tx.Bucket([]byte(indexBuckets[ind])).Cursor()
+		}
+		return scanCursor(rc.spo, lo, hi, fn)
+	}
+	x, err := rc.get(tx.Bucket([]byte(indexBuckets[ind])), ind)
 	if err != nil {
 		return err
 	}
-	m := x.merge(lo, hi)
+	var m *runMerge
+	if reuse {
+		m = x.keptMerge(lo, hi)
+	} else {
+		m = x.merge(lo, hi)
+	}
 	m.seek(lo)
 	for t, ok := m.next(); ok; t, ok = m.next() {
 		if t.cmp(hi) > 0 {

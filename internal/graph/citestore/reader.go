@@ -25,11 +25,16 @@ import (
 type Reader struct {
 	ctx context.Context
 	g   *graph.Reader // the read transaction lookups go through
-	// p holds the objects of the nodes read, by predicate and subject, as
-	// term ids: an object is decoded when a builder asks for it (One,
-	// All), so that a lean read (Member) decodes only what it builds.
-	p     map[string]map[string][]graph.ID
-	read  map[string]bool
+	// facts holds the predicate and object of each quad of each node
+	// read, as term ids, in Describe's order (predicate, then object):
+	// an object is decoded when a builder asks for it (One, All), so that
+	// a lean read (Member) decodes only what it builds, and a predicate
+	// never is. Each node's facts are one slice of slab, cut as it fills:
+	// a lineage reads thousands of nodes, and a map of objects by
+	// predicate and subject cost it a map entry and an allocation per
+	// quad.
+	facts map[string][][2]graph.ID
+	slab  [][2]graph.ID
 	cits  map[string]*store.Citation // citation node -> citation, under the policy of the first read
 	lean  map[string]*store.Citation // citation node -> citation read lean (member), likewise
 	under map[string][]string        // citation node -> policies it was normalized under
@@ -75,8 +80,8 @@ var leanSkip = map[string]bool{
 func NewReader(ctx context.Context, g *graph.Reader) *Reader {
 	return &Reader{
 		ctx: ctx, g: g,
-		p: map[string]map[string][]graph.ID{}, read: map[string]bool{},
-		cits: map[string]*store.Citation{}, lean: map[string]*store.Citation{}, under: map[string][]string{}, pols: map[string]store.PolicyRef{},
+		facts: map[string][][2]graph.ID{},
+		cits:  map[string]*store.Citation{}, lean: map[string]*store.Citation{}, under: map[string][]string{}, pols: map[string]store.PolicyRef{},
 		nodeOf: map[string]string{}, idOf: map[string]graph.ID{}, in: map[string]map[string][]string{},
 		terms: map[graph.ID]graph.Term{},
 	}
@@ -108,7 +113,7 @@ func (r *Reader) term(id graph.ID) (graph.Term, error) {
 	if t, ok := r.terms[id]; ok {
 		return t, nil
 	}
-	t, err := r.g.Term(id)
+	t, err := r.g.Decode(id)
 	if err != nil {
 		return t, err
 	}
@@ -121,29 +126,59 @@ func (r *Reader) term(id graph.ID) (graph.Term, error) {
 
 // Node reads every quad whose subject is n, once.
 func (r *Reader) Node(n string) error {
-	if n == "" || r.read[n] {
+	if n == "" {
 		return nil
 	}
-	r.read[n] = true
+	if _, ok := r.facts[n]; ok {
+		return nil
+	}
 	pairs := r.pairs[:0]
 	err := r.g.Describe(r.ctx, r.iriID(n), func(p, o graph.ID) { pairs = append(pairs, [2]graph.ID{p, o}) })
 	r.pairs = pairs
 	if err != nil {
+		r.facts[n] = nil
 		return fmt.Errorf("citestore: reading %s: %w", n, err)
 	}
-	for _, po := range pairs {
-		p, err := r.term(po[0])
-		if err != nil {
-			return fmt.Errorf("citestore: reading %s: %w", n, err)
-		}
-		m := r.p[p.Value]
-		if m == nil {
-			m = map[string][]graph.ID{}
-			r.p[p.Value] = m
-		}
-		m[n] = append(m[n], po[1])
+	if cap(r.slab)-len(r.slab) < len(pairs) {
+		r.slab = make([][2]graph.ID, 0, max(len(pairs), 4096))
 	}
+	k := len(r.slab)
+	r.slab = append(r.slab, pairs...)
+	r.facts[n] = r.slab[k:len(r.slab):len(r.slab)]
 	return nil
+}
+
+// objects returns the facts of the node n, read, from the first with
+// predicate pred on (the rest of that predicate's follow it), and pred's
+// id; nil when n has none with pred.
+func (r *Reader) objects(pred, n string) ([][2]graph.ID, graph.ID) {
+	fs := r.facts[n]
+	if len(fs) == 0 {
+		return nil, 0
+	}
+	p := r.iriID(pred)
+	if p == 0 {
+		return nil, 0
+	}
+	for i, po := range fs {
+		switch {
+		case po[0] == p:
+			return fs[i:], p
+		case po[0] > p:
+			return nil, 0
+		}
+	}
+	return nil, 0
+}
+
+// first is the id of the first object of (n, pred) among the nodes read,
+// and whether there is one.
+func (r *Reader) first(pred, n string) (graph.ID, bool) {
+	fs, _ := r.objects(pred, n)
+	if len(fs) == 0 {
+		return 0, false
+	}
+	return fs[0][1], true
 }
 
 // One is the first value of (n, pred) among the nodes read, "" for none.
@@ -151,8 +186,8 @@ func (r *Reader) One(pred, n string) string {
 	if r.leanRead && leanSkip[pred] {
 		return ""
 	}
-	if v := r.p[pred][n]; len(v) > 0 {
-		return r.value(v[0])
+	if id, ok := r.first(pred, n); ok {
+		return r.value(id)
 	}
 	return ""
 }
@@ -160,10 +195,28 @@ func (r *Reader) One(pred, n string) string {
 // All is every value of (n, pred) among the nodes read.
 func (r *Reader) All(pred, n string) []string {
 	var out []string
-	for _, id := range r.p[pred][n] {
-		out = append(out, r.value(id))
+	fs, p := r.objects(pred, n)
+	for _, po := range fs {
+		if po[0] != p {
+			break
+		}
+		out = append(out, r.value(po[1]))
 	}
 	return out
+}
+
+// has reports whether (n, pred, o) is among the nodes read.
+func (r *Reader) has(n, pred string, o graph.ID) bool {
+	fs, p := r.objects(pred, n)
+	for _, po := range fs {
+		if po[0] != p {
+			break
+		}
+		if po[1] == o {
+			return true
+		}
+	}
+	return false
 }
 
 // value is the value of the term with id (Term.Value), noting the first
@@ -182,7 +235,7 @@ func (r *Reader) value(id graph.ID) string {
 // Is reports whether the node n, read, has rdf:type class.
 func (r *Reader) Is(n, class string) bool {
 	c := r.iriID(class)
-	return c != 0 && slices.Contains(r.p[vocab.RDFType][n], c)
+	return c != 0 && r.has(n, vocab.RDFType, c)
 }
 
 // readIn reads every link into the node n (its incoming quads, OSP),
@@ -367,8 +420,8 @@ func (r *Reader) citation(n string, pol store.PolicyRef, lean bool) (*store.Cita
 		return nil, err
 	}
 	c.Raw = r.One(vocab.Text, c.RawNode)
-	if f, ok := r.p[vocab.Fragment][c.RawNode]; ok && len(f) > 0 {
-		v := r.value(f[0])
+	if f, ok := r.first(vocab.Fragment, c.RawNode); ok {
+		v := r.value(f)
 		c.Fragment = &v
 	}
 	for _, nrm := range r.All(vocab.NormalizedAs, n) {
@@ -465,8 +518,8 @@ func (r *Reader) citation(n string, pol store.PolicyRef, lean bool) (*store.Cita
 			return nil, err
 		}
 		kind := ""
-		for _, t := range r.p[vocab.RDFType][rel] {
-			if k, ok := model.RelationKindOfClass(r.value(t)); ok {
+		for _, t := range r.All(vocab.RDFType, rel) {
+			if k, ok := model.RelationKindOfClass(t); ok {
 				kind = k.Name
 			}
 		}
