@@ -39,6 +39,8 @@ func viewStore(t *testing.T) (*Store, *graph.Store) {
 // key and citation id or posting, as damage (graph.ErrCorrupt).
 func TestCheckViewDamage(t *testing.T) {
 	d := normalize.Default().Digest()
+	defer func(n int) { viewCheckBatch = n }(viewCheckBatch)
+	viewCheckBatch = 3 // several batches of citations and of rows
 	// firstKeyed finds a keyed row with evidence.
 	firstKeyed := func(b *graph.Bucket) (k, v []byte) {
 		rows, _ := b.Sub(subRows, false)

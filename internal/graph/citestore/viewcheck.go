@@ -11,6 +11,7 @@ import (
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/store"
+	"github.com/provgraph/provgraph/internal/vocab"
 )
 
 // Check implements store.Checker: graph.Store.Check, then every grouping
@@ -22,13 +23,21 @@ func (s *Store) Check(ctx context.Context) error {
 	return s.CheckViews(ctx)
 }
 
-// CheckViews verifies each complete view against the quads: its rows
-// against the rows a scan makes (store.ScanViewRows), compared in key and
-// citation id order, its row count, and its postings against those its
-// rows give. A difference is a problem naming the policy and the first
-// differing key and citation id or posting; the error wraps
-// graph.ErrCorrupt. An incomplete view (an interrupted rebuild) is not
-// used and not checked.
+// CheckViews verifies each complete view against the quads: every
+// citation's row as the quads give it (read as a view rebuild reads it)
+// is in the view, equal; the view holds no other row and as many as its
+// row count says; and each key's postings, made from its rows in one
+// ordered pass, are in the posting buckets, which hold no others. A
+// difference is a problem naming the policy and the first differing key
+// and citation id or posting; the error wraps graph.ErrCorrupt. An
+// incomplete view (an interrupted rebuild) is not used and not checked.
+//
+// Its memory does not grow with the database beyond 4 bytes a citation:
+// the citations are read by point lookups in batches of viewCheckBatch,
+// with the mapped pages of the file kept under the store's limit, and the
+// postings are compared a key at a time. (Comparing with a scan, as
+// grouping reads the citations, needed the memory of a full grouping: 1.9
+// GB at a million citations.)
 func (s *Store) CheckViews(ctx context.Context) error {
 	infos, err := s.Views(ctx)
 	if err != nil {
@@ -51,8 +60,10 @@ func (s *Store) CheckViews(ctx context.Context) error {
 	return &graph.Error{Op: "check", Path: s.g.Path(), Err: fmt.Errorf("%w:\n\t%s", graph.ErrCorrupt, strings.Join(problems, "\n\t"))}
 }
 
-// expectedRow is a row as the scan makes it: its row key and value.
-type expectedRow struct{ k, v []byte }
+// viewCheckBatch is how many citations the view check reads with one
+// Reader (whose caches it then drops) and between two looks at the mapped
+// pages of the file. A variable so that tests run the batches' seams.
+var viewCheckBatch = 4096
 
 func (s *Store) checkView(ctx context.Context, info store.ViewInfo) ([]string, error) {
 	d := info.Policy.Digest
@@ -60,15 +71,6 @@ func (s *Store) checkView(ctx context.Context, info store.ViewInfo) ([]string, e
 	if info.Policy.Node == "" {
 		return []string{fmt.Sprintf("view %s: the database holds no policy with this digest (run provgraph view rebuild, or remove the view)", d)}, nil
 	}
-	var want []expectedRow
-	err := store.ScanViewRows(ctx, s, d, func(r store.ViewRow) error {
-		want = append(want, expectedRow{rowKey(r.Key, r.CitationID), encodeRow(r)})
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	slices.SortFunc(want, func(a, b expectedRow) int { return bytes.Compare(a.k, b.k) })
 	keyOf, exact := policyKeyOf(info.Policy), engineSame(info.Policy)
 	var problems []string
 	problem := func(format string, args ...any) {
@@ -76,16 +78,14 @@ func (s *Store) checkView(ctx context.Context, info store.ViewInfo) ([]string, e
 			problems = append(problems, name+": "+fmt.Sprintf(format, args...))
 		}
 	}
-	describe := func(k []byte) string {
-		key, id, _ := splitRowKey(k)
-		if key == "" {
-			return "citation " + id + " (no key)"
+	firstDiff := true
+	diff := func(format string, args ...any) {
+		if firstDiff {
+			problem(format, args...)
+			firstDiff = false
 		}
-		return fmt.Sprintf("key %s, citation %s", key, id)
 	}
-	postings := map[posting]bool{}
-	var rowsSeen int64
-	err = s.within(func(r *graph.Reader) error {
+	err := s.within(func(r *graph.Reader) error {
 		b := r.View(d)
 		if b == nil {
 			return nil
@@ -94,86 +94,98 @@ func (s *Store) checkView(ctx context.Context, info store.ViewInfo) ([]string, e
 		if err != nil {
 			return err
 		}
-		i := 0
-		firstDiff := true
-		diff := func(format string, args ...any) {
-			if firstDiff {
-				problem(format, args...)
-				firstDiff = false
+		// Every citation's row, as the quads give it, is in the view.
+		matched, err := s.checkCitationRows(ctx, r, info.Policy, rows, diff)
+		if err != nil {
+			return err
+		}
+		// The view's rows, in key order: their count, and the postings
+		// of each key.
+		var rowsSeen int64
+		given := map[string]int{}
+		have := map[string]*graph.Bucket{}
+		for _, sub := range postingSubs {
+			if have[sub], err = b.Sub(sub, false); err != nil {
+				return err
 			}
 		}
+		firstMissing, nMissing := map[string]string{}, map[string]int{}
+		keyPostings := map[posting]bool{}
+		curKey := ""
+		flush := func() {
+			for p := range keyPostings {
+				if !exact && (p.sub == subRedirect || p.sub == subRelation) {
+					continue // targets made by another engine: grouping does not use the view
+				}
+				given[p.sub]++
+				if pb := have[p.sub]; pb == nil || pb.Get([]byte(p.key)) == nil {
+					if f, ok := firstMissing[p.sub]; !ok || p.key < f {
+						firstMissing[p.sub] = p.key
+					}
+					nMissing[p.sub]++
+				}
+			}
+			clear(keyPostings)
+		}
+		n := 0
 		if rows != nil {
 			err = rows.Ascend(nil, func(k, v []byte) (bool, error) {
-				rowsSeen++
-				for i < len(want) && bytes.Compare(want[i].k, k) < 0 {
-					diff("the view lacks the row of %s, which the quads give (first difference)", describe(want[i].k))
-					i++
-				}
-				switch {
-				case i < len(want) && bytes.Equal(want[i].k, k):
-					if !bytes.Equal(want[i].v, v) {
-						diff("the row of %s differs from what the quads give (first difference)", describe(k))
+				if n++; n%viewCheckBatch == 0 {
+					if err := ctx.Err(); err != nil {
+						return false, err
 					}
-					i++
-				default:
-					diff("the view holds a row of %s that the quads do not give (first difference)", describe(k))
+					r.LimitMapped()
 				}
+				rowsSeen++
 				row, err := decodeRow(k, v)
 				if err != nil {
 					problem("%v", err)
 					return true, nil
 				}
+				if row.Key != curKey {
+					flush()
+					curKey = row.Key
+				}
 				for _, p := range postingsOf(nil, row, keyOf) {
-					postings[p] = true
+					keyPostings[p] = true
 				}
 				return true, nil
 			})
 			if err != nil {
 				return err
 			}
+			flush()
 		}
-		if i < len(want) {
-			diff("the view lacks the row of %s, which the quads give (first difference)", describe(want[i].k))
+		if rowsSeen > matched {
+			if err := s.findStrayRow(ctx, r, info.Policy, rows, diff); err != nil {
+				return err
+			}
 		}
 		if c := b.Get([]byte(viewRowsCount)); len(c) != 8 || int64(binary.BigEndian.Uint64(c)) != rowsSeen {
 			problem("its row count says %d, it holds %d rows", countOf(c), rowsSeen)
 		}
 		for _, sub := range postingSubs {
 			if !exact && (sub == subRedirect || sub == subRelation) {
-				continue // targets made by another engine: grouping does not use the view
+				continue
 			}
-			pb, err := b.Sub(sub, false)
+			if m := nMissing[sub]; m > 0 {
+				problem("posting bucket %s lacks %q, which the rows give (%d missing)", sub, firstMissing[sub], m)
+			}
+			pb := have[sub]
+			if pb == nil {
+				continue
+			}
+			found := 0
+			err := pb.Ascend(nil, func(_, _ []byte) (bool, error) { found++; return true, nil })
 			if err != nil {
 				return err
 			}
-			var stray, missing []string
-			found := 0
-			if pb != nil {
-				err = pb.Ascend(nil, func(k, _ []byte) (bool, error) {
-					if postings[posting{sub, string(k)}] {
-						found++
-					} else if len(stray) == 0 {
-						stray = append(stray, fmt.Sprintf("%q", k))
-					}
-					return true, nil
-				})
+			if found > given[sub]-nMissing[sub] {
+				stray, err := findStrayPosting(pb, rows, sub, keyOf)
 				if err != nil {
 					return err
 				}
-			}
-			if len(stray) > 0 {
-				problem("posting bucket %s holds %s, which no row gives", sub, stray[0])
-			}
-			if want := countSub(postings, sub); found != want {
-				for p := range postings {
-					if p.sub == sub && (pb == nil || pb.Get([]byte(p.key)) == nil) {
-						missing = append(missing, fmt.Sprintf("%q", p.key))
-					}
-				}
-				slices.Sort(missing)
-				if len(missing) > 0 {
-					problem("posting bucket %s lacks %s, which the rows give (%d missing)", sub, missing[0], len(missing))
-				}
+				problem("posting bucket %s holds %s, which no row gives", sub, stray)
 			}
 		}
 		return nil
@@ -181,21 +193,171 @@ func (s *Store) checkView(ctx context.Context, info store.ViewInfo) ([]string, e
 	return problems, err
 }
 
+// checkCitationRows reads every citation of the database from the quads,
+// in batches of viewCheckBatch, and looks its row up in the view's rows:
+// a row missing or different is a difference. It returns how many of the
+// citations' rows the view holds (equal or not). Its memory is a batch's
+// citations and the term id of every citation (4 bytes each), whatever
+// the size of the database: check must not need the memory a scan of
+// every citation needs.
+func (s *Store) checkCitationRows(ctx context.Context, r *graph.Reader, pol store.PolicyRef, rows *graph.Bucket, diff func(string, ...any)) (int64, error) {
+	typ, cls := r.ID(iri(vocab.RDFType)), r.ID(citationClass)
+	var ids []graph.ID
+	if typ != 0 && cls != 0 {
+		if err := r.Subjects(ctx, typ, cls, func(id graph.ID) { ids = append(ids, id) }); err != nil {
+			return 0, err
+		}
+	}
+	var matched int64
+	for lo := 0; lo < len(ids); lo += viewCheckBatch {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		rd := NewReader(ctx, r)
+		for _, id := range ids[lo:min(lo+viewCheckBatch, len(ids))] {
+			t, err := r.Term(id)
+			if err != nil {
+				return 0, err
+			}
+			c, err := rd.Citation(t.Value, pol)
+			if err != nil {
+				return 0, err
+			}
+			if c.ID == "" {
+				continue
+			}
+			row := viewRowOf(c)
+			k := rowKey(row.Key, row.CitationID)
+			got := rowsGet(rows, k)
+			switch {
+			case got == nil:
+				diff("the view lacks the row of %s, which the quads give (first difference)", describeRowKey(k))
+			case !bytes.Equal(got, encodeRow(row)):
+				matched++
+				diff("the row of %s differs from what the quads give (first difference)", describeRowKey(k))
+			default:
+				matched++
+			}
+		}
+		r.LimitMapped()
+	}
+	return matched, nil
+}
+
+func rowsGet(rows *graph.Bucket, k []byte) []byte {
+	if rows == nil {
+		return nil
+	}
+	return rows.Get(k)
+}
+
+// findStrayRow names the first row of the view, in key order, that no
+// citation's quads give: there is one when the view holds more rows than
+// the citations' rows found in it. It reads the citation of each row by
+// its id, so it runs only then.
+func (s *Store) findStrayRow(ctx context.Context, r *graph.Reader, pol store.PolicyRef, rows *graph.Bucket, diff func(string, ...any)) error {
+	rd := NewReader(ctx, r)
+	n := 0
+	return rows.Ascend(nil, func(k, _ []byte) (bool, error) {
+		if n++; n%viewCheckBatch == 0 {
+			if err := ctx.Err(); err != nil {
+				return false, err
+			}
+			rd = NewReader(ctx, r)
+			r.LimitMapped()
+		}
+		_, id, ok := splitRowKey(k)
+		if !ok {
+			diff("the view holds a row %q that names no citation", k)
+			return false, nil
+		}
+		node, err := rd.citationNode(id)
+		if err != nil {
+			return false, err
+		}
+		if node != "" {
+			c, err := rd.Citation(node, pol)
+			if err != nil {
+				return false, err
+			}
+			row := viewRowOf(c)
+			if bytes.Equal(rowKey(row.Key, row.CitationID), k) {
+				return true, nil
+			}
+		}
+		diff("the view holds a row of %s that the quads do not give (first difference)", describeRowKey(k))
+		return false, nil
+	})
+}
+
+// findStrayPosting names the first entry of the posting bucket sub that
+// the rows of its key do not give: there is one when the bucket holds
+// more entries than the rows give. Each entry's key is read from the
+// entry (after its value) and its rows from the view, so it runs only
+// then.
+func findStrayPosting(pb, rows *graph.Bucket, sub string, keyOf keyOfFunc) (string, error) {
+	stray := ""
+	err := pb.Ascend(nil, func(k, _ []byte) (bool, error) {
+		key, ok := postingKey(sub, k)
+		if ok && rows != nil {
+			var given []posting
+			err := rows.Prefix(append([]byte(key), 0), func(rk, rv []byte) (bool, error) {
+				row, err := decodeRow(rk, rv)
+				if err == nil {
+					given = postingsOf(given, row, keyOf)
+				}
+				return true, nil
+			})
+			if err != nil {
+				return false, err
+			}
+			if slices.Contains(given, posting{sub, string(k)}) {
+				return true, nil
+			}
+		}
+		stray = fmt.Sprintf("%q", k)
+		return false, nil
+	})
+	return stray, err
+}
+
+// postingKey returns the key of the posting entry k of bucket sub: what
+// follows its value (postingsOf).
+func postingKey(sub string, k []byte) (string, bool) {
+	switch sub {
+	case subID:
+		n := len(GroupID(""))
+		if len(k) < n {
+			return "", false
+		}
+		return string(k[n:]), true
+	case subSim:
+		if len(k) < 3 {
+			return "", false
+		}
+		return string(k[3:]), true
+	}
+	_, rest, err := readStr(k)
+	if err != nil {
+		return "", false
+	}
+	return string(rest), true
+}
+
+// describeRowKey names the citation of a row key, and its key.
+func describeRowKey(k []byte) string {
+	key, id, _ := splitRowKey(k)
+	if key == "" {
+		return "citation " + id + " (no key)"
+	}
+	return fmt.Sprintf("key %s, citation %s", key, id)
+}
+
 func countOf(c []byte) any {
 	if len(c) != 8 {
 		return "nothing readable"
 	}
 	return binary.BigEndian.Uint64(c)
-}
-
-func countSub(ps map[posting]bool, sub string) int {
-	n := 0
-	for p := range ps {
-		if p.sub == sub {
-			n++
-		}
-	}
-	return n
 }
 
 // engineSame reports whether this build's normalization engine makes
