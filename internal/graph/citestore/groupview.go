@@ -419,16 +419,26 @@ func newViewWriter(ctx context.Context, w *graph.Writer, b *graph.Bucket, pol st
 	return vw, nil
 }
 
+// readRow reads the row of the citation node n from the quads, under
+// pol: false if n is not a citation. It reads the citation lean
+// (Reader.Member), which holds everything a row is made of
+// (TestLeanRowIsWholeRow) and skips the answer, the step log and the
+// passage checks, the costliest parts of a whole citation for a pass over
+// every citation (a rebuild, check).
+func readRow(rd *Reader, n string, pol store.PolicyRef) (store.ViewRow, bool, error) {
+	c, err := rd.Member(n, pol)
+	if err != nil || c.ID == "" {
+		return store.ViewRow{}, false, err
+	}
+	return viewRowOf(c), true, nil
+}
+
 // write writes the row of the citation node n, read from the quads.
 func (vw *viewWriter) write(n string) error {
-	c, err := vw.rd.Citation(n, vw.pol)
-	if err != nil {
-		return err
+	row, ok, err := readRow(vw.rd, n, vw.pol)
+	if err != nil || !ok {
+		return err // or not a citation
 	}
-	if c.ID == "" {
-		return nil // not a citation
-	}
-	row := viewRowOf(c)
 	k, v := rowKey(row.Key, row.CitationID), encodeRow(row)
 	old := vw.rows.Get(k)
 	if bytes.Equal(old, v) {

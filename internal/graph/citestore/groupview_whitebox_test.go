@@ -4,15 +4,20 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/store"
 	"github.com/provgraph/provgraph/internal/storetest"
+	"github.com/provgraph/provgraph/internal/synth"
+	"github.com/provgraph/provgraph/internal/vocab"
 )
 
 // viewStore is a new database holding the storetest corpus, appended in
@@ -182,5 +187,97 @@ func TestRowEncoding(t *testing.T) {
 	}
 	if encodeRow(got) == nil || string(encodeRow(got)) != string(encodeRow(r)) || got.Evidence[1].Retrieval != r.Evidence[1].Retrieval || got.Evidence[0].Content != r.Evidence[0].Content || got.Links[1] != "https://c.test/" {
 		t.Errorf("row read back = %+v, want %+v", got, r)
+	}
+}
+
+// TestLeanRowIsWholeRow: the row readRow makes of a lean read (what a
+// rebuild and check use) equals the row of the whole citation, for every
+// citation of the storetest corpus and of synthetic data with redirects,
+// canonicals, relations and extractions (current, superseded and soft
+// errors), under the policy its view keeps and under another.
+func TestLeanRowIsWholeRow(t *testing.T) {
+	ctx := context.Background()
+	s, g := viewStore(t)
+	var buf bytes.Buffer
+	if err := synth.New(synth.Options{Seed: 7, Sites: 30}).Write(&buf, 600); err != nil {
+		t.Fatal(err)
+	}
+	var recs []*model.Record
+	for _, line := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
+		r := new(model.Record)
+		if err := json.Unmarshal(line, r); err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, r)
+	}
+	for i, pol := range []*normalize.Policy{normalize.Default(), normalize.Lenient()} {
+		if _, err := s.Append(ctx, store.Batch{Policy: pol, Records: recs[i*300 : (i+1)*300]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Extractions on every third retrieval: current, superseded, soft.
+	mapper, err := NewMapper(normalize.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rets []graph.Term
+	must(t, g.Read(func(r *graph.Reader) error {
+		return r.Match(ctx, graph.Quad{P: graph.IRI(vocab.RetrievedIn)}, func(q graph.Quad) error {
+			rets = append(rets, q.O)
+			return nil
+		})
+	}))
+	var quads []graph.Quad
+	for i, ret := range rets {
+		switch i % 9 {
+		case 0:
+			quads, _ = mapper.ExtractionQuads(quads, ret, model.Extraction{Extractor: "x/1", TextDigest: fmt.Sprintf("sha256:%d", i%7), SimHash: fmt.Sprintf("%016x", i*977)})
+		case 3:
+			quads, _ = mapper.ExtractionQuads(quads, ret, model.Extraction{Extractor: "x/1", TextDigest: "sha256:old"})
+			quads, _ = mapper.ExtractionQuads(quads, ret, model.Extraction{Extractor: "x/2", TextDigest: "sha256:new", SimHash: "00000000000000ff"})
+		case 6:
+			quads, _ = mapper.ExtractionQuads(quads, ret, model.Extraction{Extractor: "x/1", TextDigest: "sha256:soft", SoftError: "login-wall"})
+		}
+	}
+	if _, err := g.Add(quads); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	must(t, g.Read(func(r *graph.Reader) error {
+		rd := NewReader(ctx, r)
+		pols, err := rd.Policies()
+		if err != nil {
+			return err
+		}
+		typ, cls := r.ID(iri(vocab.RDFType)), r.ID(citationClass)
+		var ids []graph.ID
+		if err := r.Subjects(ctx, typ, cls, func(id graph.ID) { ids = append(ids, id) }); err != nil {
+			return err
+		}
+		for _, pol := range pols {
+			lean, whole := NewReader(ctx, r), NewReader(ctx, r)
+			for _, id := range ids {
+				c, err := r.Term(id)
+				if err != nil {
+					return err
+				}
+				got, ok, err := readRow(lean, c.Value, pol)
+				if err != nil || !ok {
+					return fmt.Errorf("readRow(%s): %v, %v", c.Value, ok, err)
+				}
+				wc, err := whole.Citation(c.Value, pol)
+				if err != nil {
+					return err
+				}
+				if want := viewRowOf(wc); !bytes.Equal(encodeRow(got), encodeRow(want)) || got.Key != want.Key {
+					t.Errorf("policy %s, %s: lean row %+v, whole %+v", pol, c.Value, got, want)
+				}
+				n++
+			}
+		}
+		return nil
+	}))
+	if n < 1000 {
+		t.Fatalf("compared %d rows, want every citation under two policies", n)
 	}
 }

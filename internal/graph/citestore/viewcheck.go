@@ -219,14 +219,13 @@ func (s *Store) checkCitationRows(ctx context.Context, r *graph.Reader, pol stor
 			if err != nil {
 				return 0, err
 			}
-			c, err := rd.Citation(t.Value, pol)
+			row, ok, err := readRow(rd, t.Value, pol)
 			if err != nil {
 				return 0, err
 			}
-			if c.ID == "" {
+			if !ok {
 				continue
 			}
-			row := viewRowOf(c)
 			k := rowKey(row.Key, row.CitationID)
 			got := rowsGet(rows, k)
 			switch {
@@ -276,12 +275,11 @@ func (s *Store) findStrayRow(ctx context.Context, r *graph.Reader, pol store.Pol
 			return false, err
 		}
 		if node != "" {
-			c, err := rd.Citation(node, pol)
+			row, ok, err := readRow(rd, node, pol)
 			if err != nil {
 				return false, err
 			}
-			row := viewRowOf(c)
-			if bytes.Equal(rowKey(row.Key, row.CitationID), k) {
+			if ok && bytes.Equal(rowKey(row.Key, row.CitationID), k) {
 				return true, nil
 			}
 		}
