@@ -44,7 +44,7 @@ func viewStore(t *testing.T) (*Store, *graph.Store) {
 // key and citation id or posting, as damage (graph.ErrCorrupt).
 func TestCheckViewDamage(t *testing.T) {
 	d := normalize.Default().Digest()
-	defer func(n int) { viewCheckBatch = n }(viewCheckBatch)
+	defer func(n, m int) { viewCheckBatch, viewCheckScanMax = n, m }(viewCheckBatch, viewCheckScanMax)
 	viewCheckBatch = 3 // several batches of citations and of rows
 	// firstKeyed finds a keyed row with evidence.
 	firstKeyed := func(b *graph.Bucket) (k, v []byte) {
@@ -110,26 +110,29 @@ func TestCheckViewDamage(t *testing.T) {
 			return "posting bucket redirect holds"
 		}, ""},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s, g := viewStore(t)
-			var want string
-			err := g.Update(func(w *graph.Writer) error {
-				want = tc.damage(t, w.View(d))
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = s.Check(context.Background())
-			if !errors.Is(err, graph.ErrCorrupt) {
-				t.Fatalf("Check of a view damaged (%s) = %v, want ErrCorrupt", tc.name, err)
-			}
-			for _, w := range []string{"view of policy provgraph-default@", want} {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("Check of a view damaged (%s) = %q, want it to say %q", tc.name, err, w)
+		for _, scanMax := range []int{0, 1 << 30} {
+			viewCheckScanMax = scanMax // point reads, then a scan
+			t.Run(fmt.Sprintf("%s/scan-max-%d", tc.name, scanMax), func(t *testing.T) {
+				s, g := viewStore(t)
+				var want string
+				err := g.Update(func(w *graph.Writer) error {
+					want = tc.damage(t, w.View(d))
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-		})
+				err = s.Check(context.Background())
+				if !errors.Is(err, graph.ErrCorrupt) {
+					t.Fatalf("Check of a view damaged (%s) = %v, want ErrCorrupt", tc.name, err)
+				}
+				for _, w := range []string{"view of policy provgraph-default@", want} {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("Check of a view damaged (%s) = %q, want it to say %q", tc.name, err, w)
+					}
+				}
+			})
+		}
 	}
 }
 

@@ -193,14 +193,37 @@ func (s *Store) checkView(ctx context.Context, info store.ViewInfo) ([]string, e
 	return problems, err
 }
 
-// checkCitationRows reads every citation of the database from the quads,
-// in batches of viewCheckBatch, and looks its row up in the view's rows:
-// a row missing or different is a difference. It returns how many of the
-// citations' rows the view holds (equal or not). Its memory is a batch's
-// citations and the term id of every citation (4 bytes each), whatever
-// the size of the database: check must not need the memory a scan of
-// every citation needs.
+// viewCheckScanMax is the most citations whose rows check makes with a
+// scan (store.ScanViewRows, as grouping reads them: about 2 KB of memory
+// a citation, 2.1 GB peak RSS at a million); past it, each citation is
+// read by point lookups, in memory that does not grow with the database
+// but about five times the CPU (at a million citations, 385 s against 69
+// s, 802 MB against 2.1 GB peak RSS). A variable so that tests run both.
+var viewCheckScanMax = 250_000
+
+// checkCitationRows makes every citation's row from the quads and looks
+// it up in the view's rows: a row missing or different is a difference.
+// It returns how many of the citations' rows the view holds (equal or
+// not). Up to viewCheckScanMax citations it makes the rows with a scan;
+// past it, it reads each citation lean by point lookups, in batches of
+// viewCheckBatch (a fresh Reader each, the mapped pages of the file kept
+// under the store's limit), so that its memory is 4 bytes a citation
+// (their term ids) and a batch, whatever the size of the database.
 func (s *Store) checkCitationRows(ctx context.Context, r *graph.Reader, pol store.PolicyRef, rows *graph.Bucket, diff func(string, ...any)) (int64, error) {
+	var matched int64
+	compare := func(row store.ViewRow) {
+		k := rowKey(row.Key, row.CitationID)
+		got := rowsGet(rows, k)
+		switch {
+		case got == nil:
+			diff("the view lacks the row of %s, which the quads give (first difference)", describeRowKey(k))
+		case !bytes.Equal(got, encodeRow(row)):
+			matched++
+			diff("the row of %s differs from what the quads give (first difference)", describeRowKey(k))
+		default:
+			matched++
+		}
+	}
 	typ, cls := r.ID(iri(vocab.RDFType)), r.ID(citationClass)
 	var ids []graph.ID
 	if typ != 0 && cls != 0 {
@@ -208,7 +231,13 @@ func (s *Store) checkCitationRows(ctx context.Context, r *graph.Reader, pol stor
 			return 0, err
 		}
 	}
-	var matched int64
+	if len(ids) <= viewCheckScanMax {
+		err := store.ScanViewRows(ctx, s.Within(r), pol.Digest, func(row store.ViewRow) error {
+			compare(row)
+			return nil
+		})
+		return matched, err
+	}
 	for lo := 0; lo < len(ids); lo += viewCheckBatch {
 		if err := ctx.Err(); err != nil {
 			return 0, err
@@ -223,19 +252,8 @@ func (s *Store) checkCitationRows(ctx context.Context, r *graph.Reader, pol stor
 			if err != nil {
 				return 0, err
 			}
-			if !ok {
-				continue
-			}
-			k := rowKey(row.Key, row.CitationID)
-			got := rowsGet(rows, k)
-			switch {
-			case got == nil:
-				diff("the view lacks the row of %s, which the quads give (first difference)", describeRowKey(k))
-			case !bytes.Equal(got, encodeRow(row)):
-				matched++
-				diff("the row of %s differs from what the quads give (first difference)", describeRowKey(k))
-			default:
-				matched++
+			if ok {
+				compare(row)
 			}
 		}
 		r.LimitMapped()
