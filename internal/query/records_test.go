@@ -17,6 +17,7 @@ import (
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/query"
+	"github.com/provgraph/provgraph/internal/storetest"
 	"github.com/provgraph/provgraph/internal/synth"
 )
 
@@ -91,18 +92,25 @@ func recordsJSON(t *testing.T, rs []*query.GroupRecord) string {
 // verdict with the report's, and the queue, a page of three at a time,
 // with the groups the report lists under the defaults.
 func (b *batches) check(name string, step int, maxShared int, ids []string, rs *query.MemRecords) {
+	b.t.Helper()
+	v := newScanView(b.t, b.st)
+	if err := query.RefreshRecords(context.Background(), v, "", maxShared, keysOf(v, ids), rs); err != nil {
+		b.t.Fatalf("%s step %d: %v", name, step, err)
+	}
+	b.compare(name, step, maxShared, rs, rs.All())
+}
+
+// compare compares rs, whose records are all, with records built from
+// the whole database (see check).
+func (b *batches) compare(name string, step int, maxShared int, rs query.RecordStore, all []*query.GroupRecord) {
 	t := b.t
 	t.Helper()
 	ctx := context.Background()
-	v := newScanView(t, b.st)
-	if err := query.RefreshRecords(ctx, v, "", maxShared, keysOf(v, ids), rs); err != nil {
-		t.Fatalf("%s step %d: %v", name, step, err)
-	}
 	want := query.NewMemRecords()
 	if err := query.BuildRecords(ctx, citestore.New(b.st), "", maxShared, want); err != nil {
 		t.Fatal(err)
 	}
-	if g, w := recordsJSON(t, rs.All()), recordsJSON(t, want.All()); g != w {
+	if g, w := recordsJSON(t, all), recordsJSON(t, want.All()); g != w {
 		t.Errorf("%s step %d: refreshed records differ from built ones:\n%.4000s\nwant\n%.4000s", name, step, g, w)
 		return
 	}
@@ -277,4 +285,78 @@ func BenchmarkRefreshRecords(b *testing.B) {
 		reads += v.keyReads
 	}
 	b.ReportMetric(float64(reads)/float64(b.N), "keyreads/op")
+}
+
+// TestRecordStoreContract runs the RecordStore contract on MemRecords
+// (citestore's test runs it on the bbolt store).
+func TestRecordStoreContract(t *testing.T) {
+	storetest.RecordStoreContract(t, func(*testing.T) query.RecordStore { return query.NewMemRecords() })
+}
+
+// TestKeptRecordsMatchBuild is TestRefreshRecordsMatchesBuild on the
+// records kept in the database file (citestore.Records): built after the
+// first batch, then kept current by the dirty keys each batch's view
+// write records and KeepRecords at the end of it, as the commands do. The
+// records equal those built from the whole database after every batch,
+// and a batch that changes nothing leaves them as they are.
+func TestKeptRecordsMatchBuild(t *testing.T) {
+	ctx := context.Background()
+	corpus, err := os.ReadFile("testdata/corpus.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var syn bytes.Buffer
+	if err := synth.New(synth.Options{Seed: 7, Sites: 40}).Write(&syn, 600); err != nil {
+		t.Fatal(err)
+	}
+	digest := normalize.Default().Digest()
+	for _, c := range []struct {
+		name      string
+		lines     []string
+		parts     int
+		maxShared int
+	}{
+		{"corpus", strings.Split(string(corpus), "\n"), 3, 0},
+		{"corpus, max-shared 1", strings.Split(string(corpus), "\n"), 4, 1},
+		{"synthetic", strings.Split(syn.String(), "\n"), 4, 2},
+	} {
+		b := newBatches(t)
+		cs := citestore.New(b.st)
+		rs := cs.Records(digest, c.maxShared)
+		var parts [][]string
+		for i, l := range c.lines {
+			if l != "" {
+				for len(parts) <= i%c.parts {
+					parts = append(parts, nil)
+				}
+				parts[i%c.parts] = append(parts[i%c.parts], l)
+			}
+		}
+		for i, part := range parts {
+			b.ingest(part)
+			if i == 0 {
+				if _, err := rs.Build(ctx); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				notes, err := cs.KeepRecords(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(notes) != 1 || !notes[0].Refreshed || notes[0].Dirty == 0 {
+					t.Fatalf("%s step %d: KeepRecords: %+v, want one refresh", c.name, i, notes)
+				}
+			}
+			all, err := rs.All(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.compare(c.name+" (kept)", i, c.maxShared, rs, all)
+		}
+		// The same file again adds nothing: no key is dirty.
+		b.ingest(parts[len(parts)-1])
+		if notes, err := cs.KeepRecords(ctx); err != nil || len(notes) != 0 {
+			t.Errorf("%s: KeepRecords after an ingest that added nothing: %+v, %v", c.name, notes, err)
+		}
+	}
 }
