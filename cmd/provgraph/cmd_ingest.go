@@ -245,7 +245,7 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 	if hold := testHoldUntilDone(ctx, "ingest-validate", stderr); hold != nil {
 		ctx = holdContext{ctx, hold}
 	}
-	req := service.IngestRequest{Path: path, Name: name, Format: o.format, Options: opts}
+	req := service.IngestRequest{Path: path, Name: name, Format: o.format, Options: opts, Log: stderr}
 	if input == "-" && o.format != "jsonl" {
 		req.Stdin = stdin
 	}

@@ -726,3 +726,10 @@ func (rs *Records) All(ctx context.Context) ([]*query.GroupRecord, error) {
 	slices.SortFunc(out, func(a, b *query.GroupRecord) int { return strings.Compare(a.Key, b.Key) })
 	return out, err
 }
+
+// Dirty returns how many keys changed since the records were last made
+// current: more than 0 after a run that stopped before KeepRecords.
+func (rs *Records) Dirty(ctx context.Context) (int, error) {
+	keys, err := rs.dirtyKeys(ctx, -1)
+	return len(keys), err
+}
