@@ -22,15 +22,28 @@ import (
 // database keeps no records.
 func KeepRecords(ctx context.Context, g *graph.Store, w io.Writer, db string) error {
 	start := time.Now()
-	notes, err := citestore.New(g).KeepRecords(ctx)
+	cs := citestore.New(g)
+	notes, err := cs.KeepRecords(ctx)
+	names := map[string]string{}
+	if len(notes) > 0 {
+		if pols, perr := cs.StoredPolicies(ctx); perr == nil {
+			for _, p := range pols {
+				names[p.Digest] = p.String()
+			}
+		}
+	}
 	for _, n := range notes {
+		name := n.Policy
+		if s, ok := names[n.Policy]; ok {
+			name = s
+		}
 		if n.Refreshed {
 			fmt.Fprintf(w, "group records of policy %s, --max-shared %d: refreshed for %s, %s\n",
-				render.EscapeText(n.Policy), n.MaxShared, render.Plural(n.Dirty, "changed key"), time.Since(start).Round(time.Millisecond))
+				render.EscapeText(name), n.MaxShared, render.Plural(n.Dirty, "changed key"), time.Since(start).Round(time.Millisecond))
 			continue
 		}
 		fmt.Fprintf(w, "group records of policy %s, --max-shared %d dropped: %s; provgraph queue answers again once you run: provgraph queue --build --db %s --policy %s --max-shared %d\n",
-			render.EscapeText(n.Policy), n.MaxShared, n.Why, render.EscapeText(db), render.EscapeText(n.Policy), n.MaxShared)
+			render.EscapeText(name), n.MaxShared, n.Why, render.EscapeText(db), render.EscapeText(n.Policy), n.MaxShared)
 	}
 	if err != nil {
 		return fmt.Errorf("keeping the group records current: %w (the records are not used until rebuilt: provgraph queue --build --db %s)", err, db)
