@@ -17,6 +17,7 @@ import (
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/query"
+	"github.com/provgraph/provgraph/internal/service"
 	"github.com/provgraph/provgraph/internal/storetest"
 	"github.com/provgraph/provgraph/internal/synth"
 )
@@ -335,11 +336,11 @@ func TestKeptRecordsMatchBuild(t *testing.T) {
 		for i, part := range parts {
 			b.ingest(part)
 			if i == 0 {
-				if _, err := rs.Build(ctx); err != nil {
+				if _, err := service.BuildRecordsOf(ctx, b.st, digest, c.maxShared); err != nil {
 					t.Fatal(err)
 				}
 			} else {
-				notes, err := cs.KeepRecords(ctx)
+				notes, err := service.KeepRecordsOf(ctx, b.st)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -355,8 +356,38 @@ func TestKeptRecordsMatchBuild(t *testing.T) {
 		}
 		// The same file again adds nothing: no key is dirty.
 		b.ingest(parts[len(parts)-1])
-		if notes, err := cs.KeepRecords(ctx); err != nil || len(notes) != 0 {
+		if notes, err := service.KeepRecordsOf(ctx, b.st); err != nil || len(notes) != 0 {
 			t.Errorf("%s: KeepRecords after an ingest that added nothing: %+v, %v", c.name, notes, err)
 		}
+	}
+}
+
+// TestRecordsIncomplete: records without their marker (a build or refresh
+// killed midway) are not used, and KeepRecordsOf drops them and says why.
+func TestRecordsIncomplete(t *testing.T) {
+	ctx := context.Background()
+	b := newBatches(t)
+	b.ingest([]string{`{"citation_id":"a","engine":"e","answer_id":"x","position":1,"observed_at":"2026-11-10T10:00:00Z","raw_url":"https://a.test/"}`})
+	digest := normalize.Default().Digest()
+	rs := citestore.New(b.st).Records(digest, 0)
+	if err := rs.Begin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.Put(ctx, &query.GroupRecord{ID: "g-a", Key: "k", Keys: []string{"k"}, Members: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	exists, complete, _, err := rs.State(ctx)
+	if err != nil || !exists || complete {
+		t.Fatalf("State: %v %v %v, want records without their marker", exists, complete, err)
+	}
+	notes, err := service.KeepRecordsOf(ctx, b.st)
+	if err != nil || len(notes) != 1 || notes[0].Refreshed || notes[0].Why == "" {
+		t.Fatalf("KeepRecordsOf: %+v, %v: want the incomplete records dropped", notes, err)
+	}
+	if exists, _, _, _ := rs.State(ctx); exists {
+		t.Fatal("KeepRecordsOf left incomplete records")
 	}
 }

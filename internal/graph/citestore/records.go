@@ -13,10 +13,10 @@ import (
 
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/model"
-	"github.com/provgraph/provgraph/internal/query"
+	"github.com/provgraph/provgraph/internal/store"
 )
 
-// Group records (query.GroupRecord) of one policy under one --max-shared
+// Group records (store.GroupRecord) of one policy under one --max-shared
 // are kept in the policy's view bucket, in the nested bucket
 // "records-N" (N the --max-shared, model.DefaultMaxShared for 0):
 //
@@ -29,11 +29,14 @@ import (
 //	dirty/     key -> "": keys whose view rows a write changed since the
 //	           records were last made current
 //
-// Put and Delete keep key/, queue/ and counts/ in their transaction.
-// Every write of view rows (WriteViewRows, WriteNewViewRows,
-// WritePolicyViewRows) adds its keys to dirty/ of each complete records
-// bucket, in the transaction of its quads; KeepRecords then refreshes the
-// records from them, or drops the records when they are too many. A view
+// Records is a query.RecordStore: Put and Delete keep key/, queue/ and
+// counts/ in their transaction. Every write of view rows (WriteViewRows,
+// WriteNewViewRows, WritePolicyViewRows) adds its keys to dirty/ of each
+// complete records bucket, in the transaction of its quads;
+// service.KeepRecords then refreshes the records from them
+// (query.RefreshRecords), or drops the records when they are too many.
+// citestore does not import query: what makes records is query's, called
+// by service. A view
 // rebuild drops the view bucket, records and all. check does not verify
 // the records (it ignores the bucket).
 const (
@@ -52,15 +55,6 @@ var recordSubs = []string{recID, recKey, recQueue, recCounts, recDirty}
 // --max-shared are not kept, or not complete.
 var ErrNoRecords = errors.New("no group records are kept for the policy and --max-shared")
 
-// RefreshMaxDirtyPercent and RefreshMinDirty bound what KeepRecords
-// refreshes: the records are refreshed when the dirty keys are at most
-// RefreshMinDirty or at most RefreshMaxDirtyPercent % of the records, and
-// dropped otherwise (a rebuild by BuildRecords is then the cheaper way).
-const (
-	RefreshMaxDirtyPercent = 10
-	RefreshMinDirty        = 1000
-)
-
 // DefaultRecordsBatch is how many record writes (Put or Delete) a Records
 // buffers before writing them in one transaction.
 const DefaultRecordsBatch = 5000
@@ -74,7 +68,7 @@ func recordsName(maxShared int) string {
 
 // encodeRecord writes a record's value (its id is the bucket key): flags,
 // members, verdict, then Key and the other keys of Keys, as str.
-func encodeRecord(r *query.GroupRecord) []byte {
+func encodeRecord(r *store.GroupRecord) []byte {
 	var flags byte
 	if r.ReviewRelation {
 		flags |= 1
@@ -93,14 +87,14 @@ func encodeRecord(r *query.GroupRecord) []byte {
 	return b
 }
 
-func decodeRecord(id string, v []byte) (*query.GroupRecord, error) {
-	bad := func(what string) (*query.GroupRecord, error) {
+func decodeRecord(id string, v []byte) (*store.GroupRecord, error) {
+	bad := func(what string) (*store.GroupRecord, error) {
 		return nil, fmt.Errorf("%w: group record %s: %s (run provgraph queue --build)", graph.ErrCorrupt, id, what)
 	}
 	if len(v) < 1 {
 		return bad("empty")
 	}
-	r := &query.GroupRecord{ID: id, ReviewRelation: v[0]&1 != 0, Queued: v[0]&2 != 0}
+	r := &store.GroupRecord{ID: id, ReviewRelation: v[0]&1 != 0, Queued: v[0]&2 != 0}
 	v = v[1:]
 	m, k := binary.Uvarint(v)
 	if k <= 0 {
@@ -133,7 +127,7 @@ func decodeRecord(id string, v []byte) (*query.GroupRecord, error) {
 	return r, nil
 }
 
-func queueKey(r *query.GroupRecord) []byte { return rowKey(r.Key, r.ID) }
+func queueKey(r *store.GroupRecord) []byte { return rowKey(r.Key, r.ID) }
 
 // markDirty adds keys to dirty/ of every complete records bucket of the
 // view bucket b.
@@ -193,7 +187,7 @@ type Records struct {
 }
 
 type recOp struct {
-	put *query.GroupRecord
+	put *store.GroupRecord
 	del string
 }
 
@@ -202,8 +196,6 @@ type recOp struct {
 func (s *Store) Records(d string, maxShared int) *Records {
 	return &Records{s: s, d: d, name: recordsName(maxShared), MaxShared: maxShared, Batch: DefaultRecordsBatch}
 }
-
-var _ query.RecordStore = (*Records)(nil)
 
 // read runs fn on the records bucket (nil when there is none) in a read
 // transaction, after writing the buffered writes.
@@ -251,7 +243,7 @@ func (rs *Records) State(ctx context.Context) (exists, complete bool, marker str
 }
 
 // Record implements query.RecordStore.
-func (rs *Records) Record(ctx context.Context, id string) (rec *query.GroupRecord, ok bool, err error) {
+func (rs *Records) Record(ctx context.Context, id string) (rec *store.GroupRecord, ok bool, err error) {
 	err = rs.read(ctx, func(rb *graph.Bucket) error {
 		b, err := sub(rb, recID)
 		if err != nil || b == nil || id == "" {
@@ -282,7 +274,7 @@ func (rs *Records) IDOfKey(ctx context.Context, key string) (id string, ok bool,
 }
 
 // Put implements query.RecordStore.
-func (rs *Records) Put(ctx context.Context, rec *query.GroupRecord) error {
+func (rs *Records) Put(ctx context.Context, rec *store.GroupRecord) error {
 	if rec.ID == "" {
 		return errors.New("group records: a record has no id")
 	}
@@ -428,7 +420,7 @@ func (t *recTx) delete(id string) error {
 	return t.subs[recID].Delete([]byte(id))
 }
 
-func (t *recTx) put(r *query.GroupRecord) error {
+func (t *recTx) put(r *store.GroupRecord) error {
 	if err := t.delete(r.ID); err != nil {
 		return err
 	}
@@ -454,8 +446,8 @@ func (t *recTx) put(r *query.GroupRecord) error {
 }
 
 // Queue implements query.RecordStore: a cursor range of queue/.
-func (rs *Records) Queue(ctx context.Context, after string, limit int) ([]*query.GroupRecord, error) {
-	var out []*query.GroupRecord
+func (rs *Records) Queue(ctx context.Context, after string, limit int) ([]*store.GroupRecord, error) {
+	var out []*store.GroupRecord
 	err := rs.read(ctx, func(rb *graph.Bucket) error {
 		q, err := sub(rb, recQueue)
 		if err != nil {
@@ -467,7 +459,7 @@ func (rs *Records) Queue(ctx context.Context, after string, limit int) ([]*query
 		}
 		var from []byte
 		if after != "" {
-			var prev *query.GroupRecord
+			var prev *store.GroupRecord
 			if ids != nil {
 				if v := ids.Get([]byte(after)); v != nil {
 					if prev, err = decodeRecord(after, v); err != nil {
@@ -476,7 +468,7 @@ func (rs *Records) Queue(ctx context.Context, after string, limit int) ([]*query
 				}
 			}
 			if prev == nil || !prev.Queued {
-				return fmt.Errorf("%w: no queued group has id %s", query.ErrNoGroup, after)
+				return fmt.Errorf("%w: no queued group has id %s", store.ErrNoGroup, after)
 			}
 			from = append(queueKey(prev), 0) // the next key after it
 		}
@@ -525,8 +517,9 @@ func (rs *Records) Counts(ctx context.Context) (map[string]int, error) {
 	return c, err
 }
 
-// dirtyKeys returns the dirty keys, up to limit+1 (all for limit < 0).
-func (rs *Records) dirtyKeys(ctx context.Context, limit int) ([]string, error) {
+// DirtyKeys returns the keys whose view rows changed since the records
+// were made current, in byte order, up to limit+1 (all for limit < 0).
+func (rs *Records) DirtyKeys(ctx context.Context, limit int) ([]string, error) {
 	var out []string
 	err := rs.read(ctx, func(rb *graph.Bucket) error {
 		b, err := sub(rb, recDirty)
@@ -555,30 +548,35 @@ func (rs *Records) Drop(ctx context.Context) error {
 	})
 }
 
-// Build drops the records and writes them again with query.BuildRecords
-// (a whole grouping: the memory of provgraph groups), Batch records per
-// transaction, the marker last: an interrupted build leaves records
-// without it, which are not used. It returns the number of records.
-func (rs *Records) Build(ctx context.Context) (int, error) {
+// Begin drops the records and starts them again, empty and without the
+// marker: a build writes them (Put), then Finish.
+func (rs *Records) Begin(ctx context.Context) error {
 	has, err := rs.s.HasView(ctx, rs.d)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	if !has {
-		return 0, fmt.Errorf("group records: the database keeps no complete grouping view of policy %s (run provgraph view rebuild first)", rs.d)
+		return fmt.Errorf("group records: the database keeps no complete grouping view of policy %s (run provgraph view rebuild first)", rs.d)
 	}
 	if err := rs.Drop(ctx); err != nil {
-		return 0, err
+		return err
 	}
-	begun := time.Now().UTC().Format(time.RFC3339)
-	if err := rs.update(ctx, nil); err != nil {
-		return 0, err
-	}
-	if err := query.BuildRecords(ctx, rs.s, rs.d, rs.MaxShared, rs); err != nil {
-		return 0, err
-	}
+	return rs.update(ctx, nil)
+}
+
+// Unmark removes the marker, in a transaction of its own: what follows
+// (a refresh written in several transactions) leaves records that are not
+// used until Finish.
+func (rs *Records) Unmark(ctx context.Context) error {
+	return rs.update(ctx, func(rb *graph.Bucket) error { return rb.Delete([]byte(recComplete)) })
+}
+
+// Finish writes the buffered writes, clears the dirty keys and sets the
+// marker ("how TIME", begun the time the build or refresh began), in one
+// transaction, and returns the number of records.
+func (rs *Records) Finish(ctx context.Context, how string, begun time.Time) (int, error) {
 	n := 0
-	err = rs.update(ctx, func(rb *graph.Bucket) error {
+	err := rs.update(ctx, func(rb *graph.Bucket) error {
 		if c, _ := rb.Sub(recCounts, false); c != nil {
 			if v := c.Get([]byte("groups")); len(v) == 8 {
 				n = int(binary.BigEndian.Uint64(v))
@@ -587,25 +585,20 @@ func (rs *Records) Build(ctx context.Context) (int, error) {
 		if err := rb.DropSub(recDirty); err != nil {
 			return err
 		}
-		return rb.Put([]byte(recComplete), []byte("build "+begun))
+		return rb.Put([]byte(recComplete), []byte(how+" "+begun.UTC().Format(time.RFC3339)))
 	})
 	return n, err
 }
 
-// RecordsNote says what KeepRecords did to the records of one policy and
-// --max-shared.
-type RecordsNote struct {
-	Policy    string // digest
+// RecordsID names the records of one policy (by digest) and --max-shared.
+type RecordsID struct {
+	Policy    string
 	MaxShared int
-	Dirty     int  // keys changed since the records were current
-	Refreshed bool // brought up to date; else dropped (stale)
-	Why       string
 }
 
-// RecordsKept lists the records buckets of every view: policy digest and
-// --max-shared, with whether they are complete.
-func (s *Store) RecordsKept(ctx context.Context) ([]RecordsNote, error) {
-	var out []RecordsNote
+// RecordsKept lists the records the database keeps, complete or not.
+func (s *Store) RecordsKept(ctx context.Context) ([]RecordsID, error) {
+	var out []RecordsID
 	err := s.within(func(r *graph.Reader) error {
 		for _, d := range r.Views() {
 			subs, err := r.View(d).Subs()
@@ -618,7 +611,7 @@ func (s *Store) RecordsKept(ctx context.Context) ([]RecordsNote, error) {
 					if err != nil {
 						continue
 					}
-					out = append(out, RecordsNote{Policy: d, MaxShared: m})
+					out = append(out, RecordsID{Policy: d, MaxShared: m})
 				}
 			}
 		}
@@ -627,91 +620,10 @@ func (s *Store) RecordsKept(ctx context.Context) ([]RecordsNote, error) {
 	return out, err
 }
 
-// KeepRecords brings every kept records bucket up to date after writes
-// (the end of an ingest, resolve, extract or renormalize run): records
-// whose dirty keys are few (RefreshMinDirty, RefreshMaxDirtyPercent) are
-// refreshed by query.RefreshRecords with them as seeds; others, and
-// incomplete ones (an interrupted build or refresh), are dropped. A
-// refresh first removes the marker, writes Batch records per transaction,
-// and clears the dirty keys and sets the marker in its last: a refresh
-// interrupted (kill -9) leaves records without the marker, which the next
-// KeepRecords drops, and queue does not use. Records with no dirty key
-// are left as they are.
-func (s *Store) KeepRecords(ctx context.Context) ([]RecordsNote, error) {
-	kept, err := s.RecordsKept(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var notes []RecordsNote
-	for _, n := range kept {
-		rs := s.Records(n.Policy, n.MaxShared)
-		_, complete, _, err := rs.State(ctx)
-		if err != nil {
-			return notes, err
-		}
-		has, err := s.HasView(ctx, n.Policy)
-		if err != nil {
-			return notes, err
-		}
-		if !complete || !has {
-			if err := rs.Drop(ctx); err != nil {
-				return notes, err
-			}
-			n.Why = "incomplete (an interrupted build or refresh)"
-			notes = append(notes, n)
-			continue
-		}
-		counts, err := rs.Counts(ctx)
-		if err != nil {
-			return notes, err
-		}
-		limit := max(RefreshMinDirty, counts["groups"]*RefreshMaxDirtyPercent/100)
-		keys, err := rs.dirtyKeys(ctx, limit)
-		if err != nil {
-			return notes, err
-		}
-		if len(keys) == 0 {
-			continue
-		}
-		n.Dirty = len(keys)
-		if len(keys) > limit {
-			if err := rs.Drop(ctx); err != nil {
-				return notes, err
-			}
-			n.Why = fmt.Sprintf("more than %d keys changed (the limit: %d or %d %% of %d records)", limit, RefreshMinDirty, RefreshMaxDirtyPercent, counts["groups"])
-			notes = append(notes, n)
-			continue
-		}
-		if err := rs.refresh(ctx, keys); err != nil {
-			return notes, err
-		}
-		n.Refreshed = true
-		notes = append(notes, n)
-	}
-	return notes, nil
-}
-
-func (rs *Records) refresh(ctx context.Context, keys []string) error {
-	begun := time.Now().UTC().Format(time.RFC3339)
-	err := rs.update(ctx, func(rb *graph.Bucket) error { return rb.Delete([]byte(recComplete)) })
-	if err != nil {
-		return err
-	}
-	if err := query.RefreshRecords(ctx, rs.s, rs.d, rs.MaxShared, keys, rs); err != nil {
-		return err
-	}
-	return rs.update(ctx, func(rb *graph.Bucket) error {
-		if err := rb.DropSub(recDirty); err != nil {
-			return err
-		}
-		return rb.Put([]byte(recComplete), []byte("refresh "+begun))
-	})
-}
-
 // All returns every record, in query's order (by Key): for tests and
 // small databases.
-func (rs *Records) All(ctx context.Context) ([]*query.GroupRecord, error) {
-	var out []*query.GroupRecord
+func (rs *Records) All(ctx context.Context) ([]*store.GroupRecord, error) {
+	var out []*store.GroupRecord
 	err := rs.read(ctx, func(rb *graph.Bucket) error {
 		b, err := sub(rb, recID)
 		if err != nil || b == nil {
@@ -723,13 +635,13 @@ func (rs *Records) All(ctx context.Context) ([]*query.GroupRecord, error) {
 			return err == nil, err
 		})
 	})
-	slices.SortFunc(out, func(a, b *query.GroupRecord) int { return strings.Compare(a.Key, b.Key) })
+	slices.SortFunc(out, func(a, b *store.GroupRecord) int { return strings.Compare(a.Key, b.Key) })
 	return out, err
 }
 
 // Dirty returns how many keys changed since the records were last made
 // current: more than 0 after a run that stopped before KeepRecords.
 func (rs *Records) Dirty(ctx context.Context) (int, error) {
-	keys, err := rs.dirtyKeys(ctx, -1)
+	keys, err := rs.DirtyKeys(ctx, -1)
 	return len(keys), err
 }
