@@ -200,28 +200,9 @@ func TestRefreshRecordsMatchesBuild(t *testing.T) {
 	}
 
 	// Thresholds, joins, ids and evidence, under --max-shared 2.
-	line := func(id, raw, final, hash string) string {
-		ret := map[string]any{"final_status": 200}
-		if hash != "" {
-			ret["content_hash"] = hash
-		}
-		if final != "" {
-			ret["hops"] = []map[string]any{{"from": raw, "to": final, "status": 301}}
-			ret["final_url"] = final
-		}
-		bs, _ := json.Marshal(map[string]any{"citation_id": id, "engine": "e", "answer_id": "a", "position": 1,
-			"observed_at": "2026-11-10T10:00:00Z", "raw_url": raw, "retrieval": ret})
-		return string(bs)
-	}
 	b := newBatches(t)
 	rs := query.NewMemRecords()
-	steps := [][]string{
-		{line("h1", "https://hub.test/p1", "https://hub.test/landing", "sha256:hub"), line("h2", "https://hub.test/p2", "https://hub.test/landing", ""),
-			line("j1", "https://join.test/a", "https://join.test/b", ""), line("d1", "https://d1.test/x", "", "sha256:d1"), line("s1", "https://s1.test/x", "", "sha256:s1"),
-			line("o1", "https://other.test/x", "", "sha256:hub")},
-		{line("h3", "https://hub.test/p3", "https://hub.test/landing", ""), line("j2", "https://join.test/b", "", ""), line("d2", "https://d2.test/y", "", "sha256:d2")},
-		{line("j3", "https://join.test/c", "https://join.test/a", ""), line("j0", "https://join.test/0", "https://join.test/b", ""), line("s2", "https://s2.test/y", "", "sha256:s2")},
-	}
+	steps := thresholdSteps()
 	for i, s := range steps {
 		b.check("thresholds", i, 2, b.ingest(s), rs)
 	}
@@ -234,10 +215,7 @@ func TestRefreshRecordsMatchesBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, ex := range []map[string]model.Extraction{
-		{"d1": {Extractor: "x/1", TextDigest: "sha256:same", SimHash: "0000000000000000"}, "s1": {Extractor: "x/1", TextDigest: "sha256:one", SimHash: "0123456789abcdef"}},
-		{"d2": {Extractor: "x/1", TextDigest: "sha256:same", SimHash: "ffffffffffffffff"}, "s2": {Extractor: "x/1", TextDigest: "sha256:two", SimHash: "0123456789abcdee"}},
-	} {
+	for i, ex := range evidenceSteps {
 		var quads []graph.Quad
 		var ids []string
 		for _, c := range snap.Citations {
@@ -357,8 +335,57 @@ func TestKeptRecordsMatchBuild(t *testing.T) {
 		// The same file again adds nothing: no key is dirty.
 		b.ingest(parts[len(parts)-1])
 		if notes, err := service.KeepRecordsOf(ctx, b.st); err != nil || len(notes) != 0 {
-			t.Errorf("%s: KeepRecords after an ingest that added nothing: %+v, %v", c.name, notes, err)
+			t.Errorf("%s: KeepRecordsOf after an ingest that added nothing: %+v, %v", c.name, notes, err)
 		}
+	}
+
+	// Thresholds, joins, ids, and evidence added by resolve's and
+	// extract's write (citestore.WriteViewRows), under --max-shared 2.
+	b := newBatches(t)
+	keep := func(what string, i int) {
+		t.Helper()
+		notes, err := service.KeepRecordsOf(ctx, b.st)
+		if err != nil || len(notes) != 1 || !notes[0].Refreshed {
+			t.Fatalf("%s step %d: KeepRecordsOf: %+v, %v, want one refresh", what, i, notes, err)
+		}
+		rs := citestore.New(b.st).Records(digest, 2)
+		all, err := rs.All(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.compare(what+" (kept)", i, 2, rs, all)
+	}
+	for i, s := range thresholdSteps() {
+		b.ingest(s)
+		if i == 0 {
+			if _, err := service.BuildRecordsOf(ctx, b.st, digest, 2); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		keep("thresholds", i)
+	}
+	snap, err := query.Load(ctx, citestore.New(b.st), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapper, err := citestore.NewMapper(normalize.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ex := range evidenceSteps {
+		var quads []graph.Quad
+		var cits []graph.Term
+		for _, c := range snap.Citations {
+			if e, ok := ex[c.ID]; ok {
+				quads, _ = mapper.ExtractionQuads(quads, graph.IRI(c.Retrievals[0].Node), e)
+				cits = append(cits, graph.IRI(c.Node))
+			}
+		}
+		if _, err := b.st.AddWith(quads, func(w *graph.Writer) error { return citestore.WriteViewRows(ctx, w, cits) }); err != nil {
+			t.Fatal(err)
+		}
+		keep("thresholds, evidence", i)
 	}
 }
 
@@ -390,4 +417,35 @@ func TestRecordsIncomplete(t *testing.T) {
 	if exists, _, _, _ := rs.State(ctx); exists {
 		t.Fatal("KeepRecordsOf left incomplete records")
 	}
+}
+
+// thresholdSteps are batches that take a redirect target past
+// --max-shared 2, join keys by a chain of redirects and give a group a
+// smaller key; evidenceSteps then add extractions to their citations.
+func thresholdSteps() [][]string {
+	line := func(id, raw, final, hash string) string {
+		ret := map[string]any{"final_status": 200}
+		if hash != "" {
+			ret["content_hash"] = hash
+		}
+		if final != "" {
+			ret["hops"] = []map[string]any{{"from": raw, "to": final, "status": 301}}
+			ret["final_url"] = final
+		}
+		bs, _ := json.Marshal(map[string]any{"citation_id": id, "engine": "e", "answer_id": "a", "position": 1,
+			"observed_at": "2026-11-10T10:00:00Z", "raw_url": raw, "retrieval": ret})
+		return string(bs)
+	}
+	return [][]string{
+		{line("h1", "https://hub.test/p1", "https://hub.test/landing", "sha256:hub"), line("h2", "https://hub.test/p2", "https://hub.test/landing", ""),
+			line("j1", "https://join.test/a", "https://join.test/b", ""), line("d1", "https://d1.test/x", "", "sha256:d1"), line("s1", "https://s1.test/x", "", "sha256:s1"),
+			line("o1", "https://other.test/x", "", "sha256:hub")},
+		{line("h3", "https://hub.test/p3", "https://hub.test/landing", ""), line("j2", "https://join.test/b", "", ""), line("d2", "https://d2.test/y", "", "sha256:d2")},
+		{line("j3", "https://join.test/c", "https://join.test/a", ""), line("j0", "https://join.test/0", "https://join.test/b", ""), line("s2", "https://s2.test/y", "", "sha256:s2")},
+	}
+}
+
+var evidenceSteps = []map[string]model.Extraction{
+	{"d1": {Extractor: "x/1", TextDigest: "sha256:same", SimHash: "0000000000000000"}, "s1": {Extractor: "x/1", TextDigest: "sha256:one", SimHash: "0123456789abcdef"}},
+	{"d2": {Extractor: "x/1", TextDigest: "sha256:same", SimHash: "ffffffffffffffff"}, "s2": {Extractor: "x/1", TextDigest: "sha256:two", SimHash: "0123456789abcdee"}},
 }
