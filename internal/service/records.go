@@ -98,7 +98,18 @@ func KeepRecordsOf(ctx context.Context, g *graph.Store) ([]RecordsNote, error) {
 			return notes, err
 		}
 		if err := query.RefreshRecords(ctx, cs, id.Policy, id.MaxShared, keys, rs); err != nil {
-			return notes, err
+			// Derived data: a refresh that cannot run (the view made by
+			// another normalization engine, a damaged record) drops the
+			// records rather than fail the run that wrote the citations.
+			if ctx.Err() != nil {
+				return notes, err
+			}
+			if derr := rs.Drop(ctx); derr != nil {
+				return notes, errors.Join(err, derr)
+			}
+			n.Why = "the refresh failed: " + err.Error()
+			notes = append(notes, n)
+			continue
 		}
 		if _, err := rs.Finish(ctx, "refresh", begun); err != nil {
 			return notes, err
