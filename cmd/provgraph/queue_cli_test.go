@@ -223,7 +223,7 @@ func TestQueueCommand(t *testing.T) {
 	sameAsGroups(t, "synthetic, rebuilt", sdb)
 
 	// A view rebuild drops them.
-	if code, _, stderr := run(t, "view", "rebuild", "--db", sdb); code != exitOK {
+	if code, _, stderr := run(t, "view", "rebuild", "--db", sdb); code != exitOK || !strings.Contains(stderr, "went with the old view") {
 		t.Fatalf("view rebuild: exit %d\n%s", code, stderr)
 	}
 	if code, _, _ := run(t, "queue", "--db", sdb, "--counts"); code != exitRejected {
