@@ -149,7 +149,7 @@ func markDirty(b *graph.Bucket, keys map[string]bool) error {
 			return err
 		}
 		if rb.Get([]byte(recComplete)) == nil {
-			continue // dropped by KeepRecords, or being built
+			continue // dropped by service.KeepRecords, or being built
 		}
 		d, err := rb.Sub(recDirty, true)
 		if err != nil {
@@ -448,6 +448,7 @@ func (t *recTx) put(r *store.GroupRecord) error {
 // Queue implements query.RecordStore: a cursor range of queue/.
 func (rs *Records) Queue(ctx context.Context, after string, limit int) ([]*store.GroupRecord, error) {
 	var out []*store.GroupRecord
+	notQueued := false
 	err := rs.read(ctx, func(rb *graph.Bucket) error {
 		q, err := sub(rb, recQueue)
 		if err != nil {
@@ -468,7 +469,8 @@ func (rs *Records) Queue(ctx context.Context, after string, limit int) ([]*store
 				}
 			}
 			if prev == nil || !prev.Queued {
-				return fmt.Errorf("%w: no queued group has id %s", store.ErrNoGroup, after)
+				notQueued = true
+				return nil
 			}
 			from = append(queueKey(prev), 0) // the next key after it
 		}
@@ -495,6 +497,9 @@ func (rs *Records) Queue(ctx context.Context, after string, limit int) ([]*store
 			return true, nil
 		})
 	})
+	if err == nil && notQueued {
+		return nil, fmt.Errorf("%w: no queued group has id %s", store.ErrNoGroup, after)
+	}
 	return out, err
 }
 
@@ -640,7 +645,7 @@ func (rs *Records) All(ctx context.Context) ([]*store.GroupRecord, error) {
 }
 
 // Dirty returns how many keys changed since the records were last made
-// current: more than 0 after a run that stopped before KeepRecords.
+// current: more than 0 after a run that stopped before service.KeepRecords.
 func (rs *Records) Dirty(ctx context.Context) (int, error) {
 	keys, err := rs.DirtyKeys(ctx, -1)
 	return len(keys), err
