@@ -230,3 +230,46 @@ func TestQueueCommand(t *testing.T) {
 		t.Errorf("queue after a view rebuild: exit %d, want %d", code, exitRejected)
 	}
 }
+
+// TestQueueRecordsSurviveKill: an ingest killed (kill -9) after some of
+// its batches leaves records that queue refuses, saying they are behind;
+// the same ingest run again completes the run and refreshes them, and the
+// queue and counts are then the groups listed.
+func TestQueueRecordsSurviveKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts several processes; skipped with -short")
+	}
+	dir := t.TempDir()
+	var b bytes.Buffer
+	if err := synth.New(synth.Options{Seed: 7, Sites: 300}).Write(&b, 1200); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(strings.TrimSpace(b.String()), "\n")
+	first, second := filepath.Join(dir, "first.jsonl"), filepath.Join(dir, "second.jsonl")
+	if err := os.WriteFile(first, []byte(strings.Join(lines[:900], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(second, []byte(strings.Join(lines[900:], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "k.db")
+	if code, _, stderr := run(t, "ingest", "--db", db, first); code != exitOK {
+		t.Fatalf("ingest: exit %d\n%s", code, stderr)
+	}
+	if code, _, stderr := run(t, "queue", "--build", "--db", db); code != exitOK {
+		t.Fatalf("queue --build: exit %d\n%s", code, stderr)
+	}
+	p, held := startHeld(t, "ingest-batch:3", "ingest", "--db", db, "--batch", "500", second)
+	if !held {
+		t.Fatalf("ingest ended before its third batch; stderr: %s", p.said.String())
+	}
+	p.kill(t)
+	if code, _, stderr := run(t, "queue", "--db", db); code != exitRejected || !strings.Contains(stderr, "behind") {
+		t.Errorf("queue after kill -9: exit %d, want %d saying the records are behind\n%s", code, exitRejected, stderr)
+	}
+	code, _, stderr := run(t, "ingest", "--db", db, "--batch", "500", second)
+	if code != exitOK || !strings.Contains(stderr, "completing an interrupted run") || !strings.Contains(stderr, "refreshed for") {
+		t.Fatalf("ingest again: exit %d, want the run completed and the records refreshed\n%s", code, stderr)
+	}
+	sameAsGroups(t, "after kill -9 and the run again", db)
+}
