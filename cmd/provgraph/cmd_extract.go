@@ -10,6 +10,7 @@ import (
 	"github.com/provgraph/provgraph/internal/extract"
 	"github.com/provgraph/provgraph/internal/ingest"
 	"github.com/provgraph/provgraph/internal/render"
+	"github.com/provgraph/provgraph/internal/service"
 )
 
 func newExtractCommand() *cobra.Command {
@@ -63,6 +64,9 @@ others are extracted all the same, and the exit status is 3.
 				render.Plural(sum.Retrievals, "retrieval"), sum.Extracted, sum.UpToDate, len(sum.Failed),
 				render.Plural(sum.Passages, "passage check"), sum.Found, render.Plural(sum.QuadsAdded, "quad"))
 			if err != nil {
+				return err
+			}
+			if err := service.KeepRecords(cmd.Context(), st.Quads, stderr, o.db); err != nil {
 				return err
 			}
 			if len(sum.Failed) > 0 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -245,7 +246,8 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 	if hold := testHoldUntilDone(ctx, "ingest-validate", stderr); hold != nil {
 		ctx = holdContext{ctx, hold}
 	}
-	req := service.IngestRequest{Path: path, Name: name, Format: o.format, Options: opts}
+	var recordsLog bytes.Buffer // said after the summary
+	req := service.IngestRequest{Path: path, Name: name, Format: o.format, Options: opts, Log: &recordsLog}
 	if input == "-" && o.format != "jsonl" {
 		req.Stdin = stdin
 	}
@@ -279,6 +281,7 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 	}
 	fmt.Fprintf(stderr, "ingest %s: %s, %s, %s rejected by policy %s (stored with their errors), %s added, %s%s\n",
 		name, render.Plural(sum.Records, what), render.Plural(len(sum.Invalid), "invalid line"), render.Plural(sum.URLRejected, "raw URL"), render.EscapeText(pol.Name()), render.Plural(sum.QuadsAdded, "quad"), sum.Elapsed.Round(time.Millisecond), resumed)
+	stderr.Write(recordsLog.Bytes())
 	switch {
 	case sum.ViewsDropped:
 		fmt.Fprintf(stderr, "the grouping views were removed (RDF statements can change any citation); queries scan until you run: provgraph view rebuild --db %s\n", render.EscapeText(o.db))

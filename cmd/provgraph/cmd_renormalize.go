@@ -62,7 +62,7 @@ normalization is written.
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "renormalize: %s under %s@%s, %s rejected, %s added, %s\n",
 				render.Plural(sum.Records, "citation"), render.EscapeText(pol.Name()), render.EscapeText(pol.Version()), render.Plural(sum.URLRejected, "raw URL"), render.Plural(sum.QuadsAdded, "quad"), sum.Elapsed.Round(time.Millisecond))
-			return nil
+			return service.KeepRecords(cmd.Context(), st.Quads, cmd.ErrOrStderr(), o.db)
 		},
 	}
 	o.addFlags(cmd)

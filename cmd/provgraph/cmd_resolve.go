@@ -277,6 +277,11 @@ func runResolve(cmd *cobra.Command, o resolveOptions) error {
 		fmt.Fprintf(stderr, "resolve: the guard refused %s (blocked-address, blocked-port): a non-public address, or a port other than %s. They are recorded as failed, and --only-unresolved retries them; --allow-private lifts the guard, for servers on this machine.\n",
 			render.Plural(blocked, "retrieval"), ports)
 	}
+	if err == nil {
+		if err := service.KeepRecords(cmd.Context(), st.Quads, stderr, o.db); err != nil {
+			return err
+		}
+	}
 	if service.IsInterrupt(cmd.Context(), err) {
 		fmt.Fprintf(stderr, "resolve interrupted: the %s finished are saved and run %s is marked interrupted\n", render.Plural(sum.Retrievals, "retrieval"), sum.Run.Value)
 		return service.InterruptError{Err: err, Said: true}

@@ -71,7 +71,8 @@ Run it on a database written by an earlier provgraph (format 4 or before,
 which 'provgraph ingest' says keeps no view), after renormalize under a
 policy that has none, or when 'provgraph check' finds a view damaged. The
 first view written marks the file format 5, which provgraph builds before
-this one cannot open.
+this one cannot open. The group records kept beside the view (provgraph
+queue) go with it, and rebuild says how to build them again.
 
 ` + exitHelp(
 			exitLineOK,
@@ -88,13 +89,18 @@ this one cannot open.
 			}
 			start := time.Now()
 			errOut := cmd.ErrOrStderr()
+			var dropped []int
 			pol, rows, err := o.service().RebuildView(cmd.Context(), policy, batch, func(done, total int) {
 				fmt.Fprintf(errOut, "view rebuild: %d of %d citations\n", done, total)
-			})
+			}, &dropped)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "view of policy %s rebuilt: %s, %s\n", render.EscapeText(pol.String()), render.Plural(int(rows), "row"), time.Since(start).Round(time.Millisecond))
+			for _, m := range dropped {
+				fmt.Fprintf(errOut, "the group records of policy %s, --max-shared %d went with the old view; provgraph queue answers again once you run: provgraph queue --build --db %s --policy %s --max-shared %d\n",
+					render.EscapeText(pol.String()), m, render.EscapeText(o.db), render.EscapeText(pol.Digest), m)
+			}
 			return nil
 		},
 	}

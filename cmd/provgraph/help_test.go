@@ -131,6 +131,10 @@ func TestHelpListsExitStatuses(t *testing.T) {
 		t.Fatalf("ingest: exit %d: %s", code, stderr)
 	}
 	wait := []string{"--lock-timeout", "1ms"}
+	withRecords := copyFile(t, good, p("records.db"))
+	if code, stderr := run("", io.Discard, "queue", "--build", "--db", withRecords); code != exitOK {
+		t.Fatalf("queue --build: exit %d: %s", code, stderr)
+	}
 
 	type scenario struct {
 		args   []string
@@ -274,6 +278,14 @@ func TestHelpListsExitStatuses(t *testing.T) {
 		"view": {
 			exitOK:    {},
 			exitUsage: {args: []string{"rebiuld"}},
+		},
+		"queue": {
+			exitOK:       {args: []string{"--db", withRecords}},
+			exitRejected: {args: []string{"--db", good}},
+			exitUsage:    {args: []string{"--db", withRecords, "--after", "g-000000000000"}},
+			exitFailure:  {args: []string{"--db", p("none.db")}},
+			exitLocked:   {args: append([]string{"--db", locked}, wait...)},
+			exitCorrupt:  {args: []string{"--db", damaged}},
 		},
 		"view rebuild": {
 			exitOK:      {args: []string{"--db", copyFile(t, good, p("view-rebuild.db"))}},

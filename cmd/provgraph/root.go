@@ -188,6 +188,7 @@ they are the same resource.
 	root.AddCommand(newNormalizeCommand(stdin))
 	root.AddCommand(newIngestCommand(stdin))
 	root.AddCommand(newGroupsCommand())
+	root.AddCommand(newQueueCommand())
 	root.AddCommand(newStatsCommand())
 	root.AddCommand(newRenormalizeCommand())
 	root.AddCommand(newPolicyDiffCommand())

@@ -247,6 +247,34 @@ func (b *Bucket) Sub(name string, create bool) (*Bucket, error) {
 	return &Bucket{b: s, w: true, s: b.s, dmg: b.dmg}, nil
 }
 
+// Subs returns the names of the nested buckets, in byte order.
+func (b *Bucket) Subs() ([]string, error) {
+	var out []string
+	if !guarded(b.s, b.dmg, func() {
+		c := b.b.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if v == nil {
+				out = append(out, string(k))
+			}
+		}
+	}) {
+		return nil, b.dmg.get()
+	}
+	return out, nil
+}
+
+// DropSub deletes the nested bucket name and everything in it; it does
+// nothing when there is none.
+func (b *Bucket) DropSub(name string) error {
+	if !b.w {
+		return ErrReadOnly
+	}
+	if b.b.Bucket([]byte(name)) == nil {
+		return nil
+	}
+	return b.b.DeleteBucket([]byte(name))
+}
+
 // Ascend calls fn for each key (not nested bucket) from the first at or
 // after from, in byte order, until fn returns false or an error.
 func (b *Bucket) Ascend(from []byte, fn func(k, v []byte) (bool, error)) (err error) {

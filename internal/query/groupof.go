@@ -75,7 +75,7 @@ type ViewSource interface {
 
 // ErrNoGroup is returned by GroupOf for a key no citation has under the
 // policy, or an id no group has.
-var ErrNoGroup = errors.New("no such group")
+var ErrNoGroup = store.ErrNoGroup
 
 // GroupAnswer is one review group, as the full report has it.
 type GroupAnswer struct {

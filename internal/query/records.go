@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/provgraph/provgraph/internal/model"
+	"github.com/provgraph/provgraph/internal/store"
 )
 
 // This file keeps the derived records that make a page of the review queue
@@ -19,20 +20,10 @@ import (
 // changed citations at a time. They are derived data: the records of a
 // database equal BuildRecords' on it (TestRefreshRecordsMatchesBuild).
 
-// GroupRecord is what the queue and the counts read of one group.
-type GroupRecord struct {
-	ID      string
-	Key     string   // the smallest key: the group's place in query's order
-	Keys    []string // every cited key of the group, sorted
-	Members int
-	Verdict string
-	// ReviewRelation says the group has a relation that needs review
-	// (service.Risk orders by it); Queued says it is in the review queue:
-	// two members or more, or the source or target of such a relation
-	// (the groups `groups` lists by default).
-	ReviewRelation bool
-	Queued         bool
-}
+// GroupRecord is what the queue and the counts read of one group
+// (store.GroupRecord, so that a backend can keep records without
+// importing query).
+type GroupRecord = store.GroupRecord
 
 // RecordStore holds the GroupRecords of one policy. MemRecords is one in
 // memory; a backend keeps one beside its grouping view.

@@ -17,6 +17,8 @@ import (
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/query"
+	"github.com/provgraph/provgraph/internal/service"
+	"github.com/provgraph/provgraph/internal/storetest"
 	"github.com/provgraph/provgraph/internal/synth"
 )
 
@@ -91,18 +93,25 @@ func recordsJSON(t *testing.T, rs []*query.GroupRecord) string {
 // verdict with the report's, and the queue, a page of three at a time,
 // with the groups the report lists under the defaults.
 func (b *batches) check(name string, step int, maxShared int, ids []string, rs *query.MemRecords) {
+	b.t.Helper()
+	v := newScanView(b.t, b.st)
+	if err := query.RefreshRecords(context.Background(), v, "", maxShared, keysOf(v, ids), rs); err != nil {
+		b.t.Fatalf("%s step %d: %v", name, step, err)
+	}
+	b.compare(name, step, maxShared, rs, rs.All())
+}
+
+// compare compares rs, whose records are all, with records built from
+// the whole database (see check).
+func (b *batches) compare(name string, step int, maxShared int, rs query.RecordStore, all []*query.GroupRecord) {
 	t := b.t
 	t.Helper()
 	ctx := context.Background()
-	v := newScanView(t, b.st)
-	if err := query.RefreshRecords(ctx, v, "", maxShared, keysOf(v, ids), rs); err != nil {
-		t.Fatalf("%s step %d: %v", name, step, err)
-	}
 	want := query.NewMemRecords()
 	if err := query.BuildRecords(ctx, citestore.New(b.st), "", maxShared, want); err != nil {
 		t.Fatal(err)
 	}
-	if g, w := recordsJSON(t, rs.All()), recordsJSON(t, want.All()); g != w {
+	if g, w := recordsJSON(t, all), recordsJSON(t, want.All()); g != w {
 		t.Errorf("%s step %d: refreshed records differ from built ones:\n%.4000s\nwant\n%.4000s", name, step, g, w)
 		return
 	}
@@ -191,28 +200,9 @@ func TestRefreshRecordsMatchesBuild(t *testing.T) {
 	}
 
 	// Thresholds, joins, ids and evidence, under --max-shared 2.
-	line := func(id, raw, final, hash string) string {
-		ret := map[string]any{"final_status": 200}
-		if hash != "" {
-			ret["content_hash"] = hash
-		}
-		if final != "" {
-			ret["hops"] = []map[string]any{{"from": raw, "to": final, "status": 301}}
-			ret["final_url"] = final
-		}
-		bs, _ := json.Marshal(map[string]any{"citation_id": id, "engine": "e", "answer_id": "a", "position": 1,
-			"observed_at": "2026-11-10T10:00:00Z", "raw_url": raw, "retrieval": ret})
-		return string(bs)
-	}
 	b := newBatches(t)
 	rs := query.NewMemRecords()
-	steps := [][]string{
-		{line("h1", "https://hub.test/p1", "https://hub.test/landing", "sha256:hub"), line("h2", "https://hub.test/p2", "https://hub.test/landing", ""),
-			line("j1", "https://join.test/a", "https://join.test/b", ""), line("d1", "https://d1.test/x", "", "sha256:d1"), line("s1", "https://s1.test/x", "", "sha256:s1"),
-			line("o1", "https://other.test/x", "", "sha256:hub")},
-		{line("h3", "https://hub.test/p3", "https://hub.test/landing", ""), line("j2", "https://join.test/b", "", ""), line("d2", "https://d2.test/y", "", "sha256:d2")},
-		{line("j3", "https://join.test/c", "https://join.test/a", ""), line("j0", "https://join.test/0", "https://join.test/b", ""), line("s2", "https://s2.test/y", "", "sha256:s2")},
-	}
+	steps := thresholdSteps()
 	for i, s := range steps {
 		b.check("thresholds", i, 2, b.ingest(s), rs)
 	}
@@ -225,10 +215,7 @@ func TestRefreshRecordsMatchesBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, ex := range []map[string]model.Extraction{
-		{"d1": {Extractor: "x/1", TextDigest: "sha256:same", SimHash: "0000000000000000"}, "s1": {Extractor: "x/1", TextDigest: "sha256:one", SimHash: "0123456789abcdef"}},
-		{"d2": {Extractor: "x/1", TextDigest: "sha256:same", SimHash: "ffffffffffffffff"}, "s2": {Extractor: "x/1", TextDigest: "sha256:two", SimHash: "0123456789abcdee"}},
-	} {
+	for i, ex := range evidenceSteps {
 		var quads []graph.Quad
 		var ids []string
 		for _, c := range snap.Citations {
@@ -277,4 +264,188 @@ func BenchmarkRefreshRecords(b *testing.B) {
 		reads += v.keyReads
 	}
 	b.ReportMetric(float64(reads)/float64(b.N), "keyreads/op")
+}
+
+// TestRecordStoreContract runs the RecordStore contract on MemRecords
+// (citestore's test runs it on the bbolt store).
+func TestRecordStoreContract(t *testing.T) {
+	storetest.RecordStoreContract(t, func(*testing.T) query.RecordStore { return query.NewMemRecords() })
+}
+
+// TestKeptRecordsMatchBuild is TestRefreshRecordsMatchesBuild on the
+// records kept in the database file (citestore.Records): built after the
+// first batch, then kept current by the dirty keys each batch's view
+// write records and KeepRecords at the end of it, as the commands do. The
+// records equal those built from the whole database after every batch,
+// and a batch that changes nothing leaves them as they are.
+func TestKeptRecordsMatchBuild(t *testing.T) {
+	ctx := context.Background()
+	corpus, err := os.ReadFile("testdata/corpus.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var syn bytes.Buffer
+	if err := synth.New(synth.Options{Seed: 7, Sites: 40}).Write(&syn, 600); err != nil {
+		t.Fatal(err)
+	}
+	digest := normalize.Default().Digest()
+	for _, c := range []struct {
+		name      string
+		lines     []string
+		parts     int
+		maxShared int
+	}{
+		{"corpus", strings.Split(string(corpus), "\n"), 3, 0},
+		{"corpus, max-shared 1", strings.Split(string(corpus), "\n"), 4, 1},
+		{"synthetic", strings.Split(syn.String(), "\n"), 4, 2},
+	} {
+		b := newBatches(t)
+		cs := citestore.New(b.st)
+		rs := cs.Records(digest, c.maxShared)
+		var parts [][]string
+		for i, l := range c.lines {
+			if l != "" {
+				for len(parts) <= i%c.parts {
+					parts = append(parts, nil)
+				}
+				parts[i%c.parts] = append(parts[i%c.parts], l)
+			}
+		}
+		for i, part := range parts {
+			b.ingest(part)
+			if i == 0 {
+				if _, err := service.BuildRecordsOf(ctx, b.st, digest, c.maxShared); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				notes, err := service.KeepRecordsOf(ctx, b.st)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(notes) != 1 || !notes[0].Refreshed || notes[0].Dirty == 0 {
+					t.Fatalf("%s step %d: KeepRecords: %+v, want one refresh", c.name, i, notes)
+				}
+			}
+			all, err := rs.All(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.compare(c.name+" (kept)", i, c.maxShared, rs, all)
+		}
+		// The same file again adds nothing: no key is dirty.
+		b.ingest(parts[len(parts)-1])
+		if notes, err := service.KeepRecordsOf(ctx, b.st); err != nil || len(notes) != 0 {
+			t.Errorf("%s: KeepRecordsOf after an ingest that added nothing: %+v, %v", c.name, notes, err)
+		}
+	}
+
+	// Thresholds, joins, ids, and evidence added by resolve's and
+	// extract's write (citestore.WriteViewRows), under --max-shared 2.
+	b := newBatches(t)
+	keep := func(what string, i int) {
+		t.Helper()
+		notes, err := service.KeepRecordsOf(ctx, b.st)
+		if err != nil || len(notes) != 1 || !notes[0].Refreshed {
+			t.Fatalf("%s step %d: KeepRecordsOf: %+v, %v, want one refresh", what, i, notes, err)
+		}
+		rs := citestore.New(b.st).Records(digest, 2)
+		all, err := rs.All(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.compare(what+" (kept)", i, 2, rs, all)
+	}
+	for i, s := range thresholdSteps() {
+		b.ingest(s)
+		if i == 0 {
+			if _, err := service.BuildRecordsOf(ctx, b.st, digest, 2); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		keep("thresholds", i)
+	}
+	snap, err := query.Load(ctx, citestore.New(b.st), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapper, err := citestore.NewMapper(normalize.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ex := range evidenceSteps {
+		var quads []graph.Quad
+		var cits []graph.Term
+		for _, c := range snap.Citations {
+			if e, ok := ex[c.ID]; ok {
+				quads, _ = mapper.ExtractionQuads(quads, graph.IRI(c.Retrievals[0].Node), e)
+				cits = append(cits, graph.IRI(c.Node))
+			}
+		}
+		if _, err := b.st.AddWith(quads, func(w *graph.Writer) error { return citestore.WriteViewRows(ctx, w, cits) }); err != nil {
+			t.Fatal(err)
+		}
+		keep("thresholds, evidence", i)
+	}
+}
+
+// TestRecordsIncomplete: records without their marker (a build or refresh
+// killed midway) are not used, and KeepRecordsOf drops them and says why.
+func TestRecordsIncomplete(t *testing.T) {
+	ctx := context.Background()
+	b := newBatches(t)
+	b.ingest([]string{`{"citation_id":"a","engine":"e","answer_id":"x","position":1,"observed_at":"2026-11-10T10:00:00Z","raw_url":"https://a.test/"}`})
+	digest := normalize.Default().Digest()
+	rs := citestore.New(b.st).Records(digest, 0)
+	if err := rs.Begin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.Put(ctx, &query.GroupRecord{ID: "g-a", Key: "k", Keys: []string{"k"}, Members: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	exists, complete, _, err := rs.State(ctx)
+	if err != nil || !exists || complete {
+		t.Fatalf("State: %v %v %v, want records without their marker", exists, complete, err)
+	}
+	notes, err := service.KeepRecordsOf(ctx, b.st)
+	if err != nil || len(notes) != 1 || notes[0].Refreshed || notes[0].Why == "" {
+		t.Fatalf("KeepRecordsOf: %+v, %v: want the incomplete records dropped", notes, err)
+	}
+	if exists, _, _, _ := rs.State(ctx); exists {
+		t.Fatal("KeepRecordsOf left incomplete records")
+	}
+}
+
+// thresholdSteps are batches that take a redirect target past
+// --max-shared 2, join keys by a chain of redirects and give a group a
+// smaller key; evidenceSteps then add extractions to their citations.
+func thresholdSteps() [][]string {
+	line := func(id, raw, final, hash string) string {
+		ret := map[string]any{"final_status": 200}
+		if hash != "" {
+			ret["content_hash"] = hash
+		}
+		if final != "" {
+			ret["hops"] = []map[string]any{{"from": raw, "to": final, "status": 301}}
+			ret["final_url"] = final
+		}
+		bs, _ := json.Marshal(map[string]any{"citation_id": id, "engine": "e", "answer_id": "a", "position": 1,
+			"observed_at": "2026-11-10T10:00:00Z", "raw_url": raw, "retrieval": ret})
+		return string(bs)
+	}
+	return [][]string{
+		{line("h1", "https://hub.test/p1", "https://hub.test/landing", "sha256:hub"), line("h2", "https://hub.test/p2", "https://hub.test/landing", ""),
+			line("j1", "https://join.test/a", "https://join.test/b", ""), line("d1", "https://d1.test/x", "", "sha256:d1"), line("s1", "https://s1.test/x", "", "sha256:s1"),
+			line("o1", "https://other.test/x", "", "sha256:hub")},
+		{line("h3", "https://hub.test/p3", "https://hub.test/landing", ""), line("j2", "https://join.test/b", "", ""), line("d2", "https://d2.test/y", "", "sha256:d2")},
+		{line("j3", "https://join.test/c", "https://join.test/a", ""), line("j0", "https://join.test/0", "https://join.test/b", ""), line("s2", "https://s2.test/y", "", "sha256:s2")},
+	}
+}
+
+var evidenceSteps = []map[string]model.Extraction{
+	{"d1": {Extractor: "x/1", TextDigest: "sha256:same", SimHash: "0000000000000000"}, "s1": {Extractor: "x/1", TextDigest: "sha256:one", SimHash: "0123456789abcdef"}},
+	{"d2": {Extractor: "x/1", TextDigest: "sha256:same", SimHash: "ffffffffffffffff"}, "s2": {Extractor: "x/1", TextDigest: "sha256:two", SimHash: "0123456789abcdee"}},
 }

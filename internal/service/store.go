@@ -43,6 +43,9 @@ type IngestRequest struct {
 	Path, Name, Format string
 	Stdin              io.Reader
 	ingest.Options
+	// Log, when set, is told what keeping the group records current at
+	// the end of the run did (KeepRecords).
+	Log io.Writer
 }
 
 // Ingest runs an ingest into the database. A JSON Lines input is validated
@@ -79,6 +82,15 @@ func (d DB) Ingest(ctx context.Context, req IngestRequest) (ingest.Summary, erro
 		sum, err = ingest.RDF(ctx, st, req.Stdin, req.Name, req.Format, opts)
 	default:
 		sum, err = ingest.RDFFile(ctx, st, req.Path, req.Name, req.Format, opts)
+	}
+	if (err == nil || errors.Is(err, ingest.ErrInvalidRecords)) && st != nil {
+		log := req.Log
+		if log == nil {
+			log = io.Discard
+		}
+		if kerr := KeepRecords(ctx, st, log, d.Path); kerr != nil {
+			return sum, kerr
+		}
 	}
 	var re *ingest.RecordError
 	var ce *ingest.ConflictError

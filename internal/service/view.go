@@ -44,8 +44,10 @@ func ViewPolicy(ctx context.Context, c store.Catalog, want string) (store.Policy
 
 // RebuildView drops and rewrites the grouping view of the policy want
 // names (ViewPolicy) from the quads, and returns the policy and the rows
-// written. progress is called after each batch.
-func (d DB) RebuildView(ctx context.Context, want string, batch int, progress func(done, total int)) (store.PolicyRef, int64, error) {
+// written. progress is called after each batch. The group records kept
+// in the view go with it: dropped, when set, gets the --max-shared of
+// each.
+func (d DB) RebuildView(ctx context.Context, want string, batch int, progress func(done, total int), dropped *[]int) (store.PolicyRef, int64, error) {
 	if _, err := os.Stat(d.Path); err != nil {
 		return store.PolicyRef{}, 0, fmt.Errorf("view rebuild: %w (ingest citations into it first)", err)
 	}
@@ -59,7 +61,18 @@ func (d DB) RebuildView(ctx context.Context, want string, batch int, progress fu
 	if err != nil {
 		return pol, 0, err
 	}
+	kept, err := cs.RecordsKept(ctx)
+	if err != nil {
+		return pol, 0, err
+	}
 	rows, err := cs.RebuildView(ctx, pol.Digest, batch, progress)
+	if err == nil && dropped != nil {
+		for _, k := range kept {
+			if k.Policy == pol.Digest {
+				*dropped = append(*dropped, k.MaxShared)
+			}
+		}
+	}
 	return pol, rows, err
 }
 

@@ -393,6 +393,9 @@ type viewWriter struct {
 	// old values of its changed rows by citation id: its postings are
 	// recomputed once the batch's rows are written.
 	changed map[string]map[string][]byte
+	// dirty holds the keys whose rows the batch added or changed: finish
+	// records them in the view's group records (markDirty).
+	dirty map[string]bool
 }
 
 func newViewWriter(ctx context.Context, w *graph.Writer, b *graph.Bucket, pol store.PolicyRef, keyOf keyOfFunc) (*viewWriter, error) {
@@ -400,7 +403,7 @@ func newViewWriter(ctx context.Context, w *graph.Writer, b *graph.Bucket, pol st
 	if err != nil {
 		return nil, err
 	}
-	vw := &viewWriter{b: b, pol: pol, keyOf: keyOf, subs: map[string]*graph.Bucket{}, changed: map[string]map[string][]byte{}}
+	vw := &viewWriter{b: b, pol: pol, keyOf: keyOf, subs: map[string]*graph.Bucket{}, changed: map[string]map[string][]byte{}, dirty: map[string]bool{}}
 	if vw.rows, err = b.Sub(subRows, true); err != nil {
 		return nil, err
 	}
@@ -445,6 +448,7 @@ func (vw *viewWriter) write(n string) error {
 		return nil
 	}
 	if row.Key != "" {
+		vw.dirty[row.Key] = true
 		// Renormalized since: its unnormalized row goes.
 		uk := rowKey("", row.CitationID)
 		if vw.rows.Get(uk) != nil {
@@ -539,6 +543,9 @@ func (vw *viewWriter) finish() error {
 				}
 			}
 		}
+	}
+	if err := markDirty(vw.b, vw.dirty); err != nil {
+		return err
 	}
 	return vw.b.Put([]byte(viewRowsCount), binary.BigEndian.AppendUint64(nil, vw.count))
 }
@@ -1051,6 +1058,9 @@ func (vw *viewWriter) writeNew(rows []store.ViewRow) error {
 			return err
 		}
 		vw.count++
+		if e.r.Key != "" {
+			vw.dirty[e.r.Key] = true
+		}
 		ps = postingsOf(ps, *e.r, vw.keyOf)
 	}
 	slices.SortFunc(ps, func(a, b posting) int { return cmp.Or(strings.Compare(a.sub, b.sub), strings.Compare(a.key, b.key)) })
