@@ -90,18 +90,22 @@ func (p *pager) check(size int64) {
 }
 
 // LimitMapped releases the pages of the file that this Reader's
-// transaction has mapped when more of the file than the store's mapped
-// limit (Options.MappedLimit) is, as a writer's pager does after its
-// random reads. A long pass of point reads over the whole file (check's
-// of a grouping view, which reads every citation) calls it every few
-// hundred reads; a query reading one neighbourhood need not. It is safe
-// while the Reader is in use, on its goroutine: the mapping cannot move
-// during the transaction, and a dropped page is faulted in again,
-// unchanged, when next read.
-func (r *Reader) LimitMapped() {
+// transaction has mapped when more of the file than limit is (the store's
+// mapped limit, Options.MappedLimit, when limit <= 0; nothing is released
+// when the store has no limit), as a writer's pager does after its random
+// reads. A long pass of point reads over the whole file (check's of a
+// grouping view, which reads every citation) calls it every few hundred
+// reads; a query reading one neighbourhood need not. It is safe while the
+// Reader is in use, on its goroutine: the mapping cannot move during the
+// transaction, and a dropped page is faulted in again, unchanged, when
+// next read.
+func (r *Reader) LimitMapped(limit int64) {
 	if r.s.limit <= 0 || r.s.db == nil {
 		return
 	}
-	p := pager{db: r.s.db, limit: r.s.limit}
+	if limit <= 0 {
+		limit = r.s.limit
+	}
+	p := pager{db: r.s.db, limit: limit}
 	p.check(r.tx.Size())
 }
