@@ -28,12 +28,11 @@ consistent:
     (no literal subject, an IRI predicate);
   - every quad of the SPO index has its twins in POS and OSP, and all three
     hold as many quads as the quad counter says;
-  - each grouping view (see 'provgraph view') holds exactly the rows a scan
-    of the quads makes under its policy, in key and citation id order, as
-    many as its row count says, and exactly the postings its rows give; a
-    difference names the policy and the first differing key and citation id
-    or posting. A file without views (format 4 or before) passes, and check
-    says that no view is kept.
+  - each grouping view (see 'provgraph view') holds exactly the rows the
+    quads give under its policy, as many as its row count says, and exactly
+    the postings its rows give; a difference names the policy and the first
+    differing key and citation id or posting. A file without views (format
+    4 or before) passes, and check says that no view is kept.
 
 Run it after a crash, a kill -9 or a copy of the file. It prints the store's
 counters and, when something is wrong, each problem found (up to 20), with
@@ -43,7 +42,11 @@ Check reads every page of the file but keeps at most 256 MiB of it mapped
 (the limit ingest keeps to): pages already read are dropped from the
 process's memory, not from the kernel's page cache, so that its resident
 memory does not grow with the file. It looks terms up through the hash
-index a million at a time, in the order of their hashes.
+index a million at a time, in the order of their hashes. A view's rows are
+made with a scan of the citations up to 250,000 of them (about 2 KB of
+memory each); past that, each citation is read by point lookups with 512
+MiB of the file mapped, so that memory stays bounded, at about five times
+the CPU of the scan (docs/SCALE.md).
 
 Before the file is mapped, its size is checked against the page count its
 bbolt meta page gives, and the meta pages against their checksums: a
