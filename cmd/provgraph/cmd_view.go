@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/provgraph/provgraph/internal/render"
+	"github.com/provgraph/provgraph/internal/service"
 )
 
 func newViewCommand() *cobra.Command {
@@ -120,8 +121,12 @@ holds (one per citation stored), and how and when it was begun (by the
 first ingest of a new database, or by 'provgraph view rebuild'). A view is
 kept current by every write since, so it reflects every run the database
 lists; the latest is printed. A view whose rebuild was interrupted is listed
-as incomplete: it is not used until rebuilt. It reads a few keys, not the
-data.
+as incomplete: it is not used until rebuilt. Under each complete view it
+says what the group records kept beside it (provgraph queue) are: how many
+groups and when they were made current, behind how many changed keys (a
+run stopped before its end; running it again refreshes them), incomplete,
+or none, with the command that builds them. It reads a few keys, not the
+data (and the changed keys, up to 10,000).
 
 ` + exitHelp(
 			exitLineOK,
@@ -149,12 +154,30 @@ data.
 			if len(views) == 0 {
 				fmt.Fprintln(out, "no grouping view is kept: queries scan the database (provgraph view rebuild --db FILE writes one)")
 			}
+			recs, err := st.RecordsStatus(cmd.Context())
+			if err != nil {
+				return err
+			}
 			for _, v := range views {
 				state := "complete, begun by " + v.Built
 				if !v.Complete {
 					state = "incomplete (an interrupted rebuild): not used; run provgraph view rebuild"
 				}
 				fmt.Fprintf(out, "%s  %s  %s\n", render.EscapeText(v.Policy.String()), render.Plural(int(v.Rows), "row"), state)
+				if !v.Complete {
+					continue
+				}
+				kept := false
+				for _, r := range recs {
+					if r.Policy != v.Policy.Digest {
+						continue
+					}
+					kept = true
+					fmt.Fprintf(out, "  group records, --max-shared %d: %s\n", r.MaxShared, recordsState(r, o.db, v.Policy.Digest))
+				}
+				if !kept {
+					fmt.Fprintf(out, "  no group records: provgraph queue answers once you run: provgraph queue --build --db %s --policy %s\n", render.EscapeText(o.db), v.Policy.Digest)
+				}
 			}
 			if len(runs) > 0 {
 				last := runs[len(runs)-1]
@@ -165,4 +188,21 @@ data.
 	}
 	o.addFlags(cmd)
 	return cmd
+}
+
+// recordsState says whether group records answer provgraph queue, and if
+// not, what makes them answer again.
+func recordsState(r service.RecordsStatus, db, digest string) string {
+	build := fmt.Sprintf("provgraph queue --build --db %s --policy %s --max-shared %d", render.EscapeText(db), digest, r.MaxShared)
+	switch {
+	case !r.Complete:
+		return "incomplete (a build or refresh that stopped): not used; the next run that writes drops them, or run " + build
+	case r.Dirty > 0:
+		n := render.Plural(r.Dirty, "changed key")
+		if r.DirtyMore() {
+			n = "more than " + n
+		}
+		return fmt.Sprintf("behind %s (a run stopped before its end): not used until that run is run again, or run %s", n, build)
+	}
+	return fmt.Sprintf("%s, made current by %s", render.Plural(r.Groups, "group"), r.Marker)
 }

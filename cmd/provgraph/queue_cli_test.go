@@ -124,10 +124,12 @@ func TestQueueCommand(t *testing.T) {
 	if code != exitRejected || stdout != "" || !strings.Contains(stderr, "provgraph queue --build --db "+db) {
 		t.Fatalf("queue without records: exit %d, want %d saying how to build them\n%s%s", code, exitRejected, stdout, stderr)
 	}
+	viewStatusSays(t, db, "no group records: provgraph queue answers once you run: provgraph queue --build --db "+db)
 	code, stdout, stderr = run(t, "queue", "--build", "--db", db)
 	if code != exitOK || !strings.Contains(stdout, "built: 12 groups") {
 		t.Fatalf("queue --build: exit %d\n%s%s", code, stdout, stderr)
 	}
+	viewStatusSays(t, db, "group records, --max-shared 3: 12 groups, made current by build ")
 	sameAsGroups(t, "example", db)
 	if code, _, stderr := run(t, "queue", "--db", db, "--after", "g-000000000000"); code != exitUsage {
 		t.Errorf("queue --after an id not queued: exit %d, want %d\n%s", code, exitUsage, stderr)
@@ -192,10 +194,12 @@ func TestQueueCommand(t *testing.T) {
 	if code, _, stderr := run(t, "queue", "--db", sdb); code != exitRejected || !strings.Contains(stderr, "behind 1 key") {
 		t.Errorf("queue of records behind: exit %d, want %d\n%s", code, exitRejected, stderr)
 	}
+	viewStatusSays(t, sdb, "group records, --max-shared 3: behind 1 changed key (a run stopped before its end)")
 	if code, _, stderr := run(t, "ingest", "--db", sdb, filepath.Join(dir, "part.jsonl")); code != exitOK || !strings.Contains(stderr, "refreshed for 1 changed key") {
 		t.Errorf("ingest again: exit %d\n%s", code, stderr)
 	}
 	sameAsGroups(t, "synthetic, after the run again", sdb)
+	viewStatusSays(t, sdb, "made current by refresh ")
 
 	// Too many keys changed: the records are dropped, saying how to
 	// build them.
@@ -272,4 +276,13 @@ func TestQueueRecordsSurviveKill(t *testing.T) {
 		t.Fatalf("ingest again: exit %d, want the run completed and the records refreshed\n%s", code, stderr)
 	}
 	sameAsGroups(t, "after kill -9 and the run again", db)
+}
+
+// viewStatusSays checks that `provgraph view status` on db says want.
+func viewStatusSays(t *testing.T, db, want string) {
+	t.Helper()
+	code, stdout, stderr := run(t, "view", "status", "--db", db)
+	if code != exitOK || !strings.Contains(stdout, want) {
+		t.Errorf("view status: exit %d, want it to say %q\n%s%s", code, want, stdout, stderr)
+	}
 }

@@ -90,3 +90,50 @@ func (d DB) Views(ctx context.Context) ([]store.ViewInfo, error) {
 func (s *Store) Views(ctx context.Context) ([]store.ViewInfo, error) {
 	return citestore.New(s.Quads).Views(ctx)
 }
+
+// RecordsStatus is what `view status` says of one policy's group records.
+// DirtyMore reports Dirty as a lower bound.
+type RecordsStatus struct {
+	citestore.RecordsID
+	Complete bool
+	Marker   string // how and when they were made current: "build TIME", "refresh TIME"
+	Groups   int    // records held (counts' "groups")
+	Dirty    int    // keys changed since they were made current, up to statusDirtyMax+1
+}
+
+// DirtyMore says Dirty stopped counting at statusDirtyMax.
+func (r RecordsStatus) DirtyMore() bool { return r.Dirty > statusDirtyMax }
+
+// statusDirtyMax is how many changed keys `view status` counts: past it,
+// it says "more than".
+const statusDirtyMax = 10000
+
+// RecordsStatus describes the group records of an open database, by
+// policy digest, then --max-shared.
+func (s *Store) RecordsStatus(ctx context.Context) ([]RecordsStatus, error) {
+	cs := citestore.New(s.Quads)
+	kept, err := cs.RecordsKept(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []RecordsStatus
+	for _, k := range kept {
+		rs := cs.Records(k.Policy, k.MaxShared)
+		st := RecordsStatus{RecordsID: k}
+		if _, st.Complete, st.Marker, err = rs.State(ctx); err != nil {
+			return nil, err
+		}
+		counts, err := rs.Counts(ctx)
+		if err != nil {
+			return nil, err
+		}
+		st.Groups = counts["groups"]
+		dirty, err := rs.DirtyKeys(ctx, statusDirtyMax)
+		if err != nil {
+			return nil, err
+		}
+		st.Dirty = len(dirty)
+		out = append(out, st)
+	}
+	return out, nil
+}
