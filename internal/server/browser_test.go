@@ -38,6 +38,7 @@ func TestBrowser(t *testing.T) {
 	if shots == "" {
 		shots = t.TempDir()
 	}
+	profile := browserProfile(t)
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromium),
 		chromedp.Flag("headless", true),
@@ -49,7 +50,7 @@ func TestBrowser(t *testing.T) {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(1360, 900),
 	}
 	// The deadline only ends a hung browser; every step waits for an
@@ -140,4 +141,34 @@ func TestBrowser(t *testing.T) {
 			t.Error(err)
 		}
 	}
+}
+
+// browserProfile is a directory for Chromium's profile, removed when the
+// test ends. Not t.TempDir: Chromium's helper processes (crash handler,
+// utility processes) outlive the browser process that the allocator waits
+// for by a moment and still write into the profile, so that a single
+// RemoveAll can meet a file created after it read a directory and fail
+// the test ("directory not empty"). The removal is tried again until it
+// succeeds, for at most ten seconds.
+func browserProfile(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "provgraph-browser-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			err := os.RemoveAll(dir)
+			if err == nil {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("removing the browser profile: %v", err)
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	return dir
 }
