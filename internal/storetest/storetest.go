@@ -30,6 +30,7 @@ import (
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/store"
+	"github.com/provgraph/provgraph/internal/synth"
 )
 
 // corpus is the fixture corpus: the query package's (case variants,
@@ -86,6 +87,26 @@ func Run(t *testing.T, open Open) {
 			tt.fn(t, b)
 		})
 	}
+}
+
+// Synthetic returns n synthetic records (internal/synth with opts),
+// parsed as the input format gives them: data no fixture covers, for the
+// tests of a backend.
+func Synthetic(t testing.TB, opts synth.Options, n int) []*model.Record {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := synth.New(opts).Write(&buf, n); err != nil {
+		t.Fatal(err)
+	}
+	var recs []*model.Record
+	for _, line := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
+		r := new(model.Record)
+		if err := json.Unmarshal(line, r); err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, r)
+	}
+	return recs
 }
 
 // Corpus returns the fixture records, parsed as the input format gives

@@ -1,9 +1,7 @@
 package citestore_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -44,18 +42,7 @@ func TestBackend(t *testing.T) {
 // data no fixture covers, checked against the interface's contracts.
 func TestMatchesMemory(t *testing.T) {
 	ctx := context.Background()
-	var buf bytes.Buffer
-	if err := synth.New(synth.Options{Seed: 15, Sites: 40}).Write(&buf, 2000); err != nil {
-		t.Fatal(err)
-	}
-	var recs []*model.Record
-	for _, line := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
-		r := new(model.Record)
-		if err := json.Unmarshal(line, r); err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, r)
-	}
+	recs := storetest.Synthetic(t, synth.Options{Seed: 15, Sites: 40}, 2000)
 	g, err := graph.Open(filepath.Join(t.TempDir(), "store.db"), &graph.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -201,18 +200,7 @@ func TestRowEncoding(t *testing.T) {
 func TestLeanRowIsWholeRow(t *testing.T) {
 	ctx := context.Background()
 	s, g := viewStore(t)
-	var buf bytes.Buffer
-	if err := synth.New(synth.Options{Seed: 7, Sites: 30}).Write(&buf, 600); err != nil {
-		t.Fatal(err)
-	}
-	var recs []*model.Record
-	for _, line := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
-		r := new(model.Record)
-		if err := json.Unmarshal(line, r); err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, r)
-	}
+	recs := storetest.Synthetic(t, synth.Options{Seed: 7, Sites: 30}, 600)
 	for i, pol := range []*normalize.Policy{normalize.Default(), normalize.Lenient()} {
 		if _, err := s.Append(ctx, store.Batch{Policy: pol, Records: recs[i*300 : (i+1)*300]}); err != nil {
 			t.Fatal(err)

@@ -1,18 +1,16 @@
 package citestore
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/provgraph/provgraph/internal/graph"
-	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/store"
+	"github.com/provgraph/provgraph/internal/storetest"
 	"github.com/provgraph/provgraph/internal/synth"
 )
 
@@ -21,18 +19,7 @@ import (
 // the next, so a flag or list left from the chunk before would show).
 func TestRowsInChunks(t *testing.T) {
 	ctx := context.Background()
-	var buf bytes.Buffer
-	if err := synth.New(synth.Options{Seed: 17, Sites: 30}).Write(&buf, 400); err != nil {
-		t.Fatal(err)
-	}
-	var recs []*model.Record
-	for _, line := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
-		r := new(model.Record)
-		if err := json.Unmarshal(line, r); err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, r)
-	}
+	recs := storetest.Synthetic(t, synth.Options{Seed: 17, Sites: 30}, 400)
 	g, err := graph.Open(filepath.Join(t.TempDir(), "store.db"), &graph.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
