@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"go.etcd.io/bbolt"
 )
@@ -32,6 +33,36 @@ type Writer struct {
 	r     *Reader
 	ids   map[Term]ID // predicates and objects Added looked up
 	dmg   damage      // what a view bucket's read met, for addWith to return
+
+	maps      map[*bbolt.Bucket]*RunMap // the run maps opened, by bucket
+	mapOrder  []*RunMap                 // the same, in the order opened: flushed so
+	mapBudget mergeBudget               // one big map merge per transaction
+}
+
+// forgetMaps forgets the run maps at or under path, a bucket being
+// dropped: their writes go with it.
+func (w *Writer) forgetMaps(path string) {
+	if w == nil {
+		return
+	}
+	w.mapOrder = slices.DeleteFunc(w.mapOrder, func(m *RunMap) bool {
+		if m.path == path || strings.HasPrefix(m.path, path+"/") {
+			delete(w.maps, m.b)
+			return true
+		}
+		return false
+	})
+}
+
+// flushMaps writes the run maps' writes as runs: addWith calls it once
+// the callback has returned.
+func (w *Writer) flushMaps() error {
+	for _, m := range w.mapOrder {
+		if err := m.flush(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Added reports whether the transaction added q (in the default graph):
@@ -82,7 +113,13 @@ func (w *Writer) Reader() (*Reader, error) {
 func (w *Writer) Views() []string { return viewNames(w.s, w.tx, &w.dmg) }
 
 // View returns the bucket of the view name, nil if there is none.
-func (w *Writer) View(name string) *Bucket { return viewOf(w.s, w.tx, name, &w.dmg) }
+func (w *Writer) View(name string) *Bucket {
+	b := viewOf(w.s, w.tx, name, &w.dmg)
+	if b != nil {
+		b.wr = w
+	}
+	return b
+}
 
 // CreateView returns the bucket of the view name, creating it (and the
 // file's view bucket, marking the file version 5) when missing.
@@ -104,7 +141,7 @@ func (w *Writer) CreateView(name string) (*Bucket, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create view %q: %w", name, err)
 	}
-	return &Bucket{b: b, w: true, s: w.s, dmg: &w.dmg}, nil
+	return &Bucket{b: b, w: true, s: w.s, dmg: &w.dmg, wr: w, path: name}, nil
 }
 
 // DropView deletes the view name and everything in it; it does nothing
@@ -114,6 +151,7 @@ func (w *Writer) DropView(name string) error {
 	if top == nil || top.Bucket([]byte(name)) == nil {
 		return nil
 	}
+	w.forgetMaps(name)
 	if err := top.DeleteBucket([]byte(name)); err != nil {
 		return fmt.Errorf("drop view %q: %w", name, err)
 	}
@@ -174,7 +212,7 @@ func viewOf(s *Store, tx *bbolt.Tx, name string, dmg *damage) *Bucket {
 	}) || b == nil {
 		return nil
 	}
-	return &Bucket{b: b, w: tx.Writable(), s: s, dmg: dmg}
+	return &Bucket{b: b, w: tx.Writable(), s: s, dmg: dmg, path: name}
 }
 
 // Bucket is a bucket of a view: ordered keys and values, and nested
@@ -186,6 +224,10 @@ type Bucket struct {
 	w   bool
 	s   *Store
 	dmg *damage
+	wr  *Writer // in a write transaction, for its run maps
+	// path is the bucket's names from its view's down, "/" between
+	// them: a drop forgets the run maps opened under it.
+	path string
 }
 
 // Get returns the value of key, nil if there is none.
@@ -232,7 +274,7 @@ func (b *Bucket) Sub(name string, create bool) (*Bucket, error) {
 		return nil, b.dmg.get()
 	}
 	if s != nil {
-		return &Bucket{b: s, w: b.w, s: b.s, dmg: b.dmg}, nil
+		return &Bucket{b: s, w: b.w, s: b.s, dmg: b.dmg, wr: b.wr, path: b.path + "/" + name}, nil
 	}
 	if !create {
 		return nil, nil
@@ -244,7 +286,7 @@ func (b *Bucket) Sub(name string, create bool) (*Bucket, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Bucket{b: s, w: true, s: b.s, dmg: b.dmg}, nil
+	return &Bucket{b: s, w: true, s: b.s, dmg: b.dmg, wr: b.wr, path: b.path + "/" + name}, nil
 }
 
 // Subs returns the names of the nested buckets, in byte order.
@@ -272,6 +314,7 @@ func (b *Bucket) DropSub(name string) error {
 	if b.b.Bucket([]byte(name)) == nil {
 		return nil
 	}
+	b.wr.forgetMaps(b.path + "/" + name)
 	return b.b.DeleteBucket([]byte(name))
 }
 

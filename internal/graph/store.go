@@ -348,6 +348,9 @@ func (s *Store) addWith(quads []Quad, strict bool, fn func(*Writer) error) (adde
 		if fnErr = g.call(func() error { return fn(w) }); fnErr != nil {
 			return fnErr
 		}
+		if err := w.flushMaps(); err != nil {
+			return err
+		}
 		if w.r != nil {
 			if d := w.r.dmg.get(); d != nil {
 				return d

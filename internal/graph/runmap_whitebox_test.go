@@ -1,0 +1,225 @@
+package graph
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// rowPrefix is a grouping view's rows' Prefixer: the key before the
+// first zero byte, with it.
+func rowPrefix(k []byte) int {
+	if i := bytes.IndexByte(k, 0); i >= 0 {
+		return i + 1
+	}
+	return 0
+}
+
+// TestRunMapMatchesModel writes random puts, rewrites and deletes into a
+// RunMap over many transactions, with run sizes turned down so that runs
+// merge, become final and hold several versions of a key and tombstones,
+// and after every transaction compares every read (Get of present and
+// absent keys, Ascend from random keys, Prefix of a key's rows, in the
+// writing transaction and in a read transaction) with a map.
+func TestRunMapMatchesModel(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		prefix Prefixer
+	}{{"filtered", rowPrefix}, {"unfiltered", nil}} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func(f, b uint64) { finalMapRunBytes, bigMapMerge = f, b }(finalMapRunBytes, bigMapMerge)
+			finalMapRunBytes, bigMapMerge = 6000, 2000
+			s, err := Open(filepath.Join(t.TempDir(), "prov.db"), &Options{NoSync: true, MappedLimit: 1 << 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			rng := rand.New(rand.NewPCG(3, 4))
+			model := map[string]string{}
+			key := func() string {
+				return fmt.Sprintf("k%02d\x00c%03d", rng.IntN(40), rng.IntN(30))
+			}
+			maxRuns := 0
+			for tx := range 120 {
+				err := s.Update(func(w *Writer) error {
+					b := w.View("v")
+					if b == nil {
+						var err error
+						if b, err = w.CreateView("v"); err != nil {
+							return err
+						}
+					}
+					m, err := b.Runs("rows", tc.prefix, true)
+					if err != nil {
+						return err
+					}
+					for range 1 + rng.IntN(30) {
+						k := key()
+						switch rng.IntN(4) {
+						case 0:
+							if err := m.Delete([]byte(k)); err != nil {
+								return err
+							}
+							delete(model, k)
+						default:
+							v := strings.Repeat(fmt.Sprint(tx), 1+rng.IntN(20))
+							if rng.IntN(8) == 0 {
+								v = "" // postings have empty values
+							}
+							if err := m.Put([]byte(k), []byte(v)); err != nil {
+								return err
+							}
+							model[k] = v
+						}
+					}
+					// The transaction's own writes read back.
+					return compareRunMap(m, model, rng, "in the writing transaction")
+				})
+				if err != nil {
+					t.Fatalf("transaction %d: %v", tx, err)
+				}
+				err = s.Read(func(r *Reader) error {
+					m, err := r.View("v").Runs("rows", tc.prefix, false)
+					if err != nil {
+						return err
+					}
+					maxRuns = max(maxRuns, len(m.runs))
+					return compareRunMap(m, model, rng, "in a read transaction")
+				})
+				if err != nil {
+					t.Fatalf("after transaction %d: %v", tx, err)
+				}
+			}
+			// The sizes make some runs final and others merge.
+			var final, levels int
+			err = s.Read(func(r *Reader) error {
+				m, _ := r.View("v").Runs("rows", tc.prefix, false)
+				for _, run := range m.runs {
+					if run.bytes >= finalMapRunBytes {
+						final++
+					}
+					levels = max(levels, run.name.level())
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if final == 0 || levels < 2 {
+				t.Errorf("%d final runs, highest level %d: the test did not make merges and final runs", final, levels)
+			}
+		})
+	}
+}
+
+func compareRunMap(m *RunMap, model map[string]string, rng *rand.Rand, where string) error {
+	keys := make([]string, 0, len(model))
+	for k := range model {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for range 20 {
+		k := fmt.Sprintf("k%02d\x00c%03d", rng.IntN(42), rng.IntN(32))
+		v := m.Get([]byte(k))
+		want, ok := model[k]
+		if ok != (v != nil) || string(v) != want {
+			return fmt.Errorf("%s: Get(%q) = %q (present %v), want %q (present %v)", where, k, v, v != nil, want, ok)
+		}
+	}
+	var got []string
+	from := fmt.Sprintf("k%02d", rng.IntN(42))
+	if err := m.Ascend([]byte(from), func(k, v []byte) (bool, error) {
+		got = append(got, string(k)+"="+string(v))
+		return true, nil
+	}); err != nil {
+		return err
+	}
+	var want []string
+	for _, k := range keys {
+		if k >= from {
+			want = append(want, k+"="+model[k])
+		}
+	}
+	if !slices.Equal(got, want) {
+		return fmt.Errorf("%s: Ascend(%q) = %q, want %q", where, from, got, want)
+	}
+	p := fmt.Sprintf("k%02d\x00", rng.IntN(42))
+	got, want = nil, nil
+	if err := m.Prefix([]byte(p), func(k, v []byte) (bool, error) {
+		got = append(got, string(k)+"="+string(v))
+		return true, nil
+	}); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if strings.HasPrefix(k, p) {
+			want = append(want, k+"="+model[k])
+		}
+	}
+	if !slices.Equal(got, want) {
+		return fmt.Errorf("%s: Prefix(%q) = %q, want %q", where, p, got, want)
+	}
+	return m.dmg.get()
+}
+
+// TestRunMapDroppedWithView: a view dropped in the transaction that wrote
+// to its run map takes the writes with it (nothing is flushed into a
+// deleted bucket), and one made again in the same transaction starts
+// empty.
+func TestRunMapDroppedWithView(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "prov.db"), &Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	err = s.Update(func(w *Writer) error {
+		b, err := w.CreateView("v")
+		if err != nil {
+			return err
+		}
+		m, err := b.Runs("rows", nil, true)
+		if err != nil {
+			return err
+		}
+		if err := m.Put([]byte("a"), []byte("1")); err != nil {
+			return err
+		}
+		if err := w.DropView("v"); err != nil {
+			return err
+		}
+		b, err = w.CreateView("v")
+		if err != nil {
+			return err
+		}
+		m, err = b.Runs("rows", nil, true)
+		if err != nil {
+			return err
+		}
+		if v := m.Get([]byte("a")); v != nil {
+			return fmt.Errorf("Get(a) = %q in a map made again after the drop", v)
+		}
+		return m.Put([]byte("b"), []byte("2"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Read(func(r *Reader) error {
+		m, err := r.View("v").Runs("rows", nil, false)
+		if err != nil {
+			return err
+		}
+		var got []string
+		m.Ascend(nil, func(k, v []byte) (bool, error) { got = append(got, string(k)+"="+string(v)); return true, nil })
+		if !slices.Equal(got, []string{"b=2"}) {
+			return fmt.Errorf("map holds %q, want [b=2]", got)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
