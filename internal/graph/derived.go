@@ -11,7 +11,7 @@ import (
 	"go.etcd.io/bbolt"
 )
 
-// Derived data (format 5): the top-level bucket "view" holds one nested
+// Derived data (format 5, run maps format 6): the top-level bucket "view" holds one nested
 // bucket per named view, whose contents are the caller's (citestore keeps
 // a grouping view per normalization policy there). The quad store knows
 // nothing of what a view means: it gives a write transaction's callback
@@ -122,7 +122,9 @@ func (w *Writer) View(name string) *Bucket {
 }
 
 // CreateView returns the bucket of the view name, creating it (and the
-// file's view bucket, marking the file version 5) when missing.
+// file's view bucket) when missing. Creating a view marks the file
+// version 6: its maker may keep run maps in it (Bucket.Runs), which a
+// build of version 5 would read as empty buckets.
 func (w *Writer) CreateView(name string) (*Bucket, error) {
 	if name == "" {
 		return nil, errors.New("create view: no name")
@@ -133,13 +135,19 @@ func (w *Writer) CreateView(name string) (*Bucket, error) {
 		if top, err = w.tx.CreateBucket([]byte(viewBucket)); err != nil {
 			return nil, fmt.Errorf("create view: %w", err)
 		}
-		if err := w.tx.Bucket([]byte(metaBucket)).Put([]byte(keyVersion), []byte(strconv.Itoa(formatVersion))); err != nil {
-			return nil, fmt.Errorf("create view: %w", err)
-		}
 	}
-	b, err := top.CreateBucketIfNotExists([]byte(name))
-	if err != nil {
-		return nil, fmt.Errorf("create view %q: %w", name, err)
+	b := top.Bucket([]byte(name))
+	if b == nil {
+		var err error
+		if b, err = top.CreateBucket([]byte(name)); err != nil {
+			return nil, fmt.Errorf("create view %q: %w", name, err)
+		}
+		meta := w.tx.Bucket([]byte(metaBucket))
+		if v, _ := strconv.Atoi(string(meta.Get([]byte(keyVersion)))); v < formatVersion {
+			if err := meta.Put([]byte(keyVersion), []byte(strconv.Itoa(formatVersion))); err != nil {
+				return nil, fmt.Errorf("create view: %w", err)
+			}
+		}
 	}
 	return &Bucket{b: b, w: true, s: w.s, dmg: &w.dmg, wr: w, path: name}, nil
 }

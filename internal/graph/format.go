@@ -18,11 +18,13 @@ import (
 const (
 	metaBucket    = "provgraph"
 	formatName    = "provgraph-store"
-	formatVersion = 5
+	formatVersion = 6
 	// viewlessVersion is the version of a file without derived views: a
 	// new file, and a version 3 file opened writable, are marked with it;
-	// the first view written (derived.go) marks the file version 5, so
-	// that a file without views stays readable by a build of version 4.
+	// the first view written (derived.go) marks the file version 6 (5
+	// before views could hold run maps, runmap.go), so that a file without
+	// views stays readable by a build of version 4, and one whose views
+	// are all B-trees by a build of version 5.
 	viewlessVersion = 4
 	// oldestRead is the oldest version this build opens: version 3 is
 	// version 4 without run filters (runfilter.go), and a writable Open

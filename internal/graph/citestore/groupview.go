@@ -51,6 +51,87 @@ const (
 	subRelation   = "relation"
 )
 
+// viewLayout is the key of a view bucket that names how its rows and
+// postings are kept: layoutRuns for run maps (graph.RunMap, format 6:
+// what a view made by this build holds); absent for nested B-trees, as
+// format 5 kept them, which this build still reads and writes.
+const (
+	viewLayout = "layout"
+	layoutRuns = "runs"
+)
+
+// A viewMap is a view's rows or one of its posting buckets: a
+// *graph.RunMap, or a *graph.Bucket in a view of format 5.
+type viewMap interface {
+	Get(k []byte) []byte
+	Put(k, v []byte) error
+	Delete(k []byte) error
+	Ascend(from []byte, fn func(k, v []byte) (bool, error)) error
+	Prefix(p []byte, fn func(k, v []byte) (bool, error)) error
+}
+
+// openViewMap opens the rows or the posting bucket sub of the view bucket
+// b, in its layout, creating it when create is set; nil when missing.
+func openViewMap(b *graph.Bucket, sub string, create bool) (viewMap, error) {
+	if string(b.Get([]byte(viewLayout))) == layoutRuns {
+		m, err := b.Runs(sub, viewPrefixer(sub), create)
+		if err != nil || m == nil {
+			return nil, err
+		}
+		return m, nil
+	}
+	sb, err := b.Sub(sub, create)
+	if err != nil || sb == nil {
+		return nil, err
+	}
+	return sb, nil
+}
+
+// newViewLayout is the layout of a view begun by this build. A variable
+// so that tests run the format 5 layout too ("").
+var newViewLayout = layoutRuns
+
+// startLayout marks a view bucket being begun (holding no rows) as kept
+// in run maps.
+func startLayout(b *graph.Bucket) error {
+	if b.Get([]byte(viewLayout)) != nil || newViewLayout == "" {
+		return nil
+	}
+	if rows, err := b.Sub(subRows, false); err != nil || rows != nil {
+		return err // rows of a format 5 view: it stays a B-tree
+	}
+	return b.Put([]byte(viewLayout), []byte(newViewLayout))
+}
+
+// viewPrefixer returns the prefix of its keys that the run filters of
+// map sub hold: what its reads ask for. For the rows, a key's rows (the
+// key and its zero byte: KeyRows); for a posting, its value (the group
+// id, str(hash), the SimHash block and bits: KeysOfID and the others).
+// Stored with the runs: it must not change for a layout.
+func viewPrefixer(sub string) graph.Prefixer {
+	switch sub {
+	case subRows:
+		return func(k []byte) int {
+			if i := bytes.IndexByte(k, 0); i >= 0 {
+				return i + 1
+			}
+			return 0
+		}
+	case subID:
+		return func(k []byte) int { return min(len(k), len("g-")+12) }
+	case subSim:
+		return func(k []byte) int { return min(len(k), 3) }
+	default: // str(value) then the key
+		return func(k []byte) int {
+			n, w := binary.Uvarint(k)
+			if w <= 0 || uint64(len(k)-w) < n {
+				return 0
+			}
+			return w + int(n)
+		}
+	}
+}
+
 // postingSubs are the posting buckets, in the order check reports them.
 var postingSubs = []string{subID, subContent, subDigest, subSim, subRedirect, subRelation}
 
@@ -383,8 +464,9 @@ func postingsOf(dst []posting, r store.ViewRow, keyOf keyOfFunc) []posting {
 // viewWriter writes rows into one policy's view in a write transaction.
 type viewWriter struct {
 	b     *graph.Bucket
-	rows  *graph.Bucket
-	subs  map[string]*graph.Bucket
+	rows  viewMap
+	subs  map[string]viewMap
+	runs  bool // rows and postings are run maps (layout "runs")
 	pol   store.PolicyRef
 	keyOf keyOfFunc
 	rd    *Reader
@@ -403,15 +485,16 @@ func newViewWriter(ctx context.Context, w *graph.Writer, b *graph.Bucket, pol st
 	if err != nil {
 		return nil, err
 	}
-	vw := &viewWriter{b: b, pol: pol, keyOf: keyOf, subs: map[string]*graph.Bucket{}, changed: map[string]map[string][]byte{}, dirty: map[string]bool{}}
-	if vw.rows, err = b.Sub(subRows, true); err != nil {
+	vw := &viewWriter{b: b, pol: pol, keyOf: keyOf, subs: map[string]viewMap{}, changed: map[string]map[string][]byte{}, dirty: map[string]bool{}}
+	if vw.rows, err = openViewMap(b, subRows, true); err != nil {
 		return nil, err
 	}
 	for _, s := range postingSubs {
-		if vw.subs[s], err = b.Sub(s, true); err != nil {
+		if vw.subs[s], err = openViewMap(b, s, true); err != nil {
 			return nil, err
 		}
 	}
+	_, vw.runs = vw.rows.(*graph.RunMap)
 	if c := b.Get([]byte(viewRowsCount)); len(c) == 8 {
 		vw.count = binary.BigEndian.Uint64(c)
 	}
@@ -483,9 +566,12 @@ func (vw *viewWriter) write(n string) error {
 	return nil
 }
 
+// put writes posting p. Into a B-tree only when missing, sparing its
+// page a rewrite; into a run map always, as its Get would seek in every
+// run that may hold the value, and a repeat costs one entry until a merge.
 func (vw *viewWriter) put(p posting) error {
 	b := vw.subs[p.sub]
-	if b.Get([]byte(p.key)) != nil {
+	if !vw.runs && b.Get([]byte(p.key)) != nil {
 		return nil
 	}
 	return b.Put([]byte(p.key), nil)
@@ -635,6 +721,9 @@ func StartView(w *graph.Writer, d string, now time.Time) error {
 	if b.Get([]byte(viewComplete)) != nil {
 		return nil
 	}
+	if err := startLayout(b); err != nil {
+		return err
+	}
 	if err := b.Put([]byte(viewRowsCount), make([]byte, 8)); err != nil {
 		return err
 	}
@@ -705,6 +794,9 @@ func (s *Store) RebuildView(ctx context.Context, d string, batch int, progress f
 		}
 		b, err := w.CreateView(d)
 		if err != nil {
+			return err
+		}
+		if err := startLayout(b); err != nil {
 			return err
 		}
 		return b.Put([]byte(viewRowsCount), make([]byte, 8))
@@ -807,7 +899,7 @@ func (s *Store) KeyRows(ctx context.Context, d, key string) ([]store.ViewRow, er
 	}
 	var out []store.ViewRow
 	err := s.viewRead(ctx, d, func(b *graph.Bucket) error {
-		rows, err := b.Sub(subRows, false)
+		rows, err := openViewMap(b, subRows, false)
 		if err != nil || rows == nil {
 			return err
 		}
@@ -833,7 +925,7 @@ func viewDamage(d string, err error) error {
 func (s *Store) RowsAfter(ctx context.Context, d string, after *store.RowPos, limit int) ([]store.ViewRow, error) {
 	var out []store.ViewRow
 	err := s.viewRead(ctx, d, func(b *graph.Bucket) error {
-		rows, err := b.Sub(subRows, false)
+		rows, err := openViewMap(b, subRows, false)
 		if err != nil || rows == nil {
 			return err
 		}
@@ -864,7 +956,7 @@ func (s *Store) RowsAfter(ctx context.Context, d string, after *store.RowPos, li
 func (s *Store) keysWith(ctx context.Context, d, sub string, prefix []byte) ([]string, error) {
 	var out []string
 	err := s.viewRead(ctx, d, func(b *graph.Bucket) error {
-		p, err := b.Sub(sub, false)
+		p, err := openViewMap(b, sub, false)
 		if err != nil || p == nil {
 			return err
 		}
@@ -927,7 +1019,7 @@ func DumpView(r *graph.Reader, d string) ([]string, error) {
 	}
 	out = append(out, fmt.Sprintf("%s %x", viewRowsCount, b.Get([]byte(viewRowsCount))))
 	for _, sub := range append([]string{subRows}, postingSubs...) {
-		sb, err := b.Sub(sub, false)
+		sb, err := openViewMap(b, sub, false)
 		if err != nil || sb == nil {
 			out = append(out, sub+" (none)")
 			continue
@@ -1051,7 +1143,9 @@ func (vw *viewWriter) writeNew(rows []store.ViewRow) error {
 	slices.SortFunc(sorted, func(a, b kv) int { return bytes.Compare(a.k, b.k) })
 	var ps []posting
 	for i, e := range sorted {
-		if i > 0 && bytes.Equal(e.k, sorted[i-1].k) || vw.rows.Get(e.k) != nil {
+		// A run map is not asked: a row the batch adds cannot be
+		// stored (the batch added its citation).
+		if i > 0 && bytes.Equal(e.k, sorted[i-1].k) || !vw.runs && vw.rows.Get(e.k) != nil {
 			continue
 		}
 		if err := vw.rows.Put(e.k, encodeRow(*e.r)); err != nil {

@@ -38,6 +38,19 @@ func viewStore(t *testing.T) (*Store, *graph.Store) {
 	return s, g
 }
 
+// layoutOf returns the layout of g's view of the default policy.
+func layoutOf(t *testing.T, g *graph.Store) string {
+	var l string
+	err := g.Read(func(r *graph.Reader) error {
+		l = string(r.View(normalize.Default().Digest()).Get([]byte(viewLayout)))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
 // TestCheckViewDamage damages a view in each way it can differ from the
 // quads and checks that check names the policy and what differs, first
 // key and citation id or posting, as damage (graph.ErrCorrupt).
@@ -47,7 +60,7 @@ func TestCheckViewDamage(t *testing.T) {
 	viewCheckBatch = 3 // several batches of citations and of rows
 	// firstKeyed finds a keyed row with evidence.
 	firstKeyed := func(b *graph.Bucket) (k, v []byte) {
-		rows, _ := b.Sub(subRows, false)
+		rows, _ := openViewMap(b, subRows, false)
 		rows.Ascend(nil, func(rk, rv []byte) (bool, error) {
 			r, err := decodeRow(rk, rv)
 			if err == nil && r.State == store.RowKeyed && len(r.Evidence) > 0 {
@@ -65,7 +78,7 @@ func TestCheckViewDamage(t *testing.T) {
 	}{
 		{"row missing", func(t *testing.T, b *graph.Bucket) string {
 			k, _ := firstKeyed(b)
-			rows, _ := b.Sub(subRows, false)
+			rows, _ := openViewMap(b, subRows, false)
 			must(t, rows.Delete(k))
 			must(t, b.Put([]byte(viewRowsCount), binary.BigEndian.AppendUint64(nil, countAt(b)-1)))
 			key, id, _ := splitRowKey(k)
@@ -73,14 +86,14 @@ func TestCheckViewDamage(t *testing.T) {
 		}, ""},
 		{"row changed", func(t *testing.T, b *graph.Bucket) string {
 			k, v := firstKeyed(b)
-			rows, _ := b.Sub(subRows, false)
+			rows, _ := openViewMap(b, subRows, false)
 			v[1] ^= 2 // the related flag
 			must(t, rows.Put(k, v))
 			key, id, _ := splitRowKey(k)
 			return "the row of key " + key + ", citation " + id + " differs"
 		}, ""},
 		{"row added", func(t *testing.T, b *graph.Bucket) string {
-			rows, _ := b.Sub(subRows, false)
+			rows, _ := openViewMap(b, subRows, false)
 			must(t, rows.Put(rowKey("", "no-such-citation"), encodeRow(store.ViewRow{CitationID: "no-such-citation", State: store.RowUnnormalized})))
 			must(t, b.Put([]byte(viewRowsCount), binary.BigEndian.AppendUint64(nil, countAt(b)+1)))
 			return "holds a row of citation no-such-citation (no key)"
@@ -91,28 +104,36 @@ func TestCheckViewDamage(t *testing.T) {
 		}, ""},
 		{"row undecodable", func(t *testing.T, b *graph.Bucket) string {
 			k, _ := firstKeyed(b)
-			rows, _ := b.Sub(subRows, false)
+			rows, _ := openViewMap(b, subRows, false)
 			must(t, rows.Put(k, []byte{0, 0, 9}))
 			_, id, _ := splitRowKey(k)
 			return "(citation " + id + ")"
 		}, ""},
 		{"posting missing", func(t *testing.T, b *graph.Bucket) string {
-			p, _ := b.Sub(subContent, false)
+			p, _ := openViewMap(b, subContent, false)
 			var first []byte
 			p.Ascend(nil, func(k, _ []byte) (bool, error) { first = bytes.Clone(k); return false, nil })
 			must(t, p.Delete(first))
 			return "posting bucket content lacks"
 		}, ""},
 		{"posting stray", func(t *testing.T, b *graph.Bucket) string {
-			p, _ := b.Sub(subRedirect, false)
+			p, _ := openViewMap(b, subRedirect, false)
 			must(t, p.Put(append(appendStr(nil, "https://nowhere.test/"), "https://source.test/"...), nil))
 			return "posting bucket redirect holds"
 		}, ""},
 	} {
-		for _, scanMax := range []int{0, 1 << 30} {
-			viewCheckScanMax = scanMax // point reads, then a scan
-			t.Run(fmt.Sprintf("%s/scan-max-%d", tc.name, scanMax), func(t *testing.T) {
+		for _, c := range []struct {
+			scanMax int
+			layout  string
+		}{{0, layoutRuns}, {1 << 30, layoutRuns}, {0, ""}, {1 << 30, ""}} {
+			viewCheckScanMax = c.scanMax // point reads, then a scan
+			t.Run(fmt.Sprintf("%s/scan-max-%d/layout-%q", tc.name, c.scanMax, c.layout), func(t *testing.T) {
+				defer func(l string) { newViewLayout = l }(newViewLayout)
+				newViewLayout = c.layout
 				s, g := viewStore(t)
+				if got := layoutOf(t, g); got != c.layout {
+					t.Fatalf("view layout %q, want %q", got, c.layout)
+				}
 				var want string
 				err := g.Update(func(w *graph.Writer) error {
 					want = tc.damage(t, w.View(d))

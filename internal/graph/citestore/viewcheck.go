@@ -102,7 +102,7 @@ func (s *Store) checkView(ctx context.Context, info store.ViewInfo) ([]string, e
 		if b == nil {
 			return nil
 		}
-		rows, err := b.Sub(subRows, false)
+		rows, err := openViewMap(b, subRows, false)
 		if err != nil {
 			return err
 		}
@@ -115,9 +115,9 @@ func (s *Store) checkView(ctx context.Context, info store.ViewInfo) ([]string, e
 		// of each key.
 		var rowsSeen int64
 		given := map[string]int{}
-		have := map[string]*graph.Bucket{}
+		have := map[string]viewMap{}
 		for _, sub := range postingSubs {
-			if have[sub], err = b.Sub(sub, false); err != nil {
+			if have[sub], err = openViewMap(b, sub, false); err != nil {
 				return err
 			}
 		}
@@ -221,7 +221,7 @@ var viewCheckScanMax = 250_000
 // viewCheckBatch (a fresh Reader each, the mapped pages of the file kept
 // under viewCheckMapped), so that its memory is 4 bytes a citation
 // (their term ids) and a batch, whatever the size of the database.
-func (s *Store) checkCitationRows(ctx context.Context, r *graph.Reader, pol store.PolicyRef, rows *graph.Bucket, diff func(string, ...any)) (int64, error) {
+func (s *Store) checkCitationRows(ctx context.Context, r *graph.Reader, pol store.PolicyRef, rows viewMap, diff func(string, ...any)) (int64, error) {
 	var matched int64
 	compare := func(row store.ViewRow) {
 		k := rowKey(row.Key, row.CitationID)
@@ -275,7 +275,7 @@ func (s *Store) checkCitationRows(ctx context.Context, r *graph.Reader, pol stor
 	return matched, nil
 }
 
-func rowsGet(rows *graph.Bucket, k []byte) []byte {
+func rowsGet(rows viewMap, k []byte) []byte {
 	if rows == nil {
 		return nil
 	}
@@ -286,7 +286,7 @@ func rowsGet(rows *graph.Bucket, k []byte) []byte {
 // citation's quads give: there is one when the view holds more rows than
 // the citations' rows found in it. It reads the citation of each row by
 // its id, so it runs only then.
-func (s *Store) findStrayRow(ctx context.Context, r *graph.Reader, pol store.PolicyRef, rows *graph.Bucket, diff func(string, ...any)) error {
+func (s *Store) findStrayRow(ctx context.Context, r *graph.Reader, pol store.PolicyRef, rows viewMap, diff func(string, ...any)) error {
 	rd := NewReader(ctx, r)
 	n := 0
 	return rows.Ascend(nil, func(k, _ []byte) (bool, error) {
@@ -325,7 +325,7 @@ func (s *Store) findStrayRow(ctx context.Context, r *graph.Reader, pol store.Pol
 // more entries than the rows give. Each entry's key is read from the
 // entry (after its value) and its rows from the view, so it runs only
 // then.
-func findStrayPosting(pb, rows *graph.Bucket, sub string, keyOf keyOfFunc) (string, error) {
+func findStrayPosting(pb, rows viewMap, sub string, keyOf keyOfFunc) (string, error) {
 	stray := ""
 	err := pb.Ascend(nil, func(k, _ []byte) (bool, error) {
 		key, ok := postingKey(sub, k)
