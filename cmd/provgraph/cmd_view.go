@@ -70,9 +70,10 @@ stored.
 
 Run it on a database written by an earlier provgraph (format 4 or before,
 which 'provgraph ingest' says keeps no view), after renormalize under a
-policy that has none, or when 'provgraph check' finds a view damaged. The
-first view written marks the file format 5, which provgraph builds before
-this one cannot open. The group records kept beside the view (provgraph
+policy that has none, or when 'provgraph check' finds a view damaged. Every
+view made marks the file format 6, which provgraph builds before this one
+cannot open (a format 5 file's views stay as they are, and readable by
+them, until rebuilt). The group records kept beside the view (provgraph
 queue) go with it, and rebuild says how to build them again.
 
 ` + exitHelp(

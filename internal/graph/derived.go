@@ -11,15 +11,16 @@ import (
 	"go.etcd.io/bbolt"
 )
 
-// Derived data (format 5, run maps format 6): the top-level bucket "view" holds one nested
-// bucket per named view, whose contents are the caller's (citestore keeps
+// Derived data (format 5; run maps, runmap.go, format 6): the top-level
+// bucket "view" holds one nested bucket per named view, whose contents are the caller's (citestore keeps
 // a grouping view per normalization policy there). The quad store knows
 // nothing of what a view means: it gives a write transaction's callback
 // the view buckets beside the quads it has just added, so that derived
 // data is written in the transaction of the quads it derives from, and a
-// read transaction the same buckets read-only. A file gets the bucket,
-// and version 5, with its first view: a version 3 or 4 file without views
-// stays readable by the builds that wrote it.
+// read transaction the same buckets read-only. A file gets the bucket
+// with its first view, and version 6 with each view made (CreateView): a
+// version 3 or 4 file without views stays readable by the builds that
+// wrote it, and a version 5 file whose views were made before by them.
 const viewBucket = "view"
 
 // Writer is a write transaction as a callback of AddWith or Update sees

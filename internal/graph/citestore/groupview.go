@@ -22,11 +22,13 @@ import (
 	"github.com/provgraph/provgraph/internal/vocab"
 )
 
-// The grouping view (graph format 5, FORMAT.md "Views"): per policy, the
+// The grouping view (graph format 6, FORMAT.md "Views"): per policy, the
 // view bucket named by the policy's digest holds
 //
 //	complete      the marker: present once the view holds a row for every
 //	              citation ("ingest TIME" or "rebuild TIME", when begun)
+//	layout        "runs": rows and postings are graph.RunMaps (absent: a
+//	              view of format 5, whose rows and postings are B-trees)
 //	rows-count    the number of rows (uint64)
 //	rows/         key 0x00 citation-id -> the row (encodeRow)
 //	id/           group id (14 bytes) key -> ""
