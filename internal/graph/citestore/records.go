@@ -88,9 +88,17 @@ func encodeRecord(r *store.GroupRecord) []byte {
 }
 
 func decodeRecord(id string, v []byte) (*store.GroupRecord, error) {
-	bad := func(what string) (*store.GroupRecord, error) {
+	r, what := decodeRecordBare(id, v)
+	if what != "" {
 		return nil, fmt.Errorf("%w: group record %s: %s (run provgraph queue --build)", graph.ErrCorrupt, id, what)
 	}
+	return r, nil
+}
+
+// decodeRecordBare decodes a record, or says what in it is unreadable
+// (check names the group and the records around it).
+func decodeRecordBare(id string, v []byte) (*store.GroupRecord, string) {
+	bad := func(what string) (*store.GroupRecord, string) { return nil, what }
 	if len(v) < 1 {
 		return bad("empty")
 	}
@@ -124,7 +132,7 @@ func decodeRecord(id string, v []byte) (*store.GroupRecord, error) {
 	if len(v) != 0 {
 		return bad("bytes after the keys")
 	}
-	return r, nil
+	return r, ""
 }
 
 func queueKey(r *store.GroupRecord) []byte { return rowKey(r.Key, r.ID) }
