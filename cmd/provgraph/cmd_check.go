@@ -32,7 +32,19 @@ consistent:
     quads give under its policy, as many as its row count says, and exactly
     the postings its rows give; a difference names the policy and the first
     differing key and citation id or posting. A file without views (format
-    4 or before) passes, and check says that no view is kept.
+    4 or before) passes, and check says that no view is kept;
+  - each complete set of group records (see 'provgraph queue'), in one
+    ordered pass: every record decodes, every key of a record has its key
+    entry and there is no other, every queued record is in the queue under
+    its smallest key and the queue holds no other, and the counts are the
+    records' by verdict. Records without changed keys pending, in a
+    database of at most 250,000 citations, are also compared with a fresh
+    build (a whole grouping, the memory of 'provgraph groups'; past that
+    bound check says they were checked structurally only). Records behind
+    changed keys (a run stopped before its end) are not a problem: check
+    says it checked them structurally only. A problem names the policy,
+    --max-shared, the group or key, and the 'provgraph queue --build'
+    command that rebuilds them.
 
 Run it after a crash, a kill -9 or a copy of the file. It prints the store's
 counters and, when something is wrong, each problem found (up to 20), with

@@ -37,8 +37,8 @@ import (
 // (query.RefreshRecords), or drops the records when they are too many.
 // citestore does not import query: what makes records is query's, called
 // by service. A view
-// rebuild drops the view bucket, records and all. check does not verify
-// the records (it ignores the bucket).
+// rebuild drops the view bucket, records and all. check verifies the
+// records (CheckRecords, recordscheck.go).
 const (
 	recordsPrefix = "records-"
 	recComplete   = "complete"

@@ -223,7 +223,7 @@ func (s *Store) checkRecordsSet(ctx context.Context, r *graph.Reader, rb *graph.
 
 	// The records, each with its key entries and queue entry.
 	counts := map[string]int64{"groups": 0}
-	keysOfRecords := 0
+	keysOfRecords, keyProblems := 0, 0
 	err := ascend(recID, func(k, v []byte) (bool, error) {
 		id := string(k)
 		c.Groups++
@@ -248,8 +248,10 @@ func (s *Store) checkRecordsSet(ctx context.Context, r *graph.Reader, rb *graph.
 			keysOfRecords++
 			switch got := get(recKey, []byte(key)); {
 			case got == nil:
+				keyProblems++
 				problem("group %s: its key %s has no key -> id entry", id, key)
 			case string(got) != id:
+				keyProblems++
 				problem("group %s: its key %s has a key -> id entry naming group %s", id, key, got)
 			}
 		}
@@ -274,9 +276,10 @@ func (s *Store) checkRecordsSet(ctx context.Context, r *graph.Reader, rb *graph.
 	if err != nil {
 		return err
 	}
-	if keyEntries != keysOfRecords {
-		// Every key of a record has its entry (above), so there are
-		// more entries than keys: name the first whose group lacks it.
+	switch {
+	case keyEntries > keysOfRecords:
+		// More entries than keys: name the first whose group lacks its
+		// key.
 		stray := false
 		err = ascend(recKey, func(k, v []byte) (bool, error) {
 			rv := get(recID, v)
@@ -297,6 +300,10 @@ func (s *Store) checkRecordsSet(ctx context.Context, r *graph.Reader, rb *graph.
 		if !stray {
 			problem("key/ holds %d key -> id entries, the records have %d keys", keyEntries, keysOfRecords)
 		}
+	case keyEntries < keysOfRecords && keyProblems == 0:
+		// Every key has its entry, and a key of two records would name
+		// one of them only (a problem above): a record gives a key twice.
+		problem("key/ holds %d key -> id entries, the records have %d keys: a record gives a key twice", keyEntries, keysOfRecords)
 	}
 
 	// The queue: each entry a queued record, under its smallest key.
