@@ -46,7 +46,7 @@ most 10 % of the records; past that it drops the records, saying so on
 standard error with the command that builds them again. A view rebuild
 drops them too. A run killed before its end leaves the records behind its
 keys: queue refuses them until the run is run again (which refreshes them)
-or they are built. 'provgraph check' does not verify the records.
+or they are built. 'provgraph check' verifies the records (see its help).
 
 Without records (never built, dropped, or behind), queue prints nothing,
 says how to build them and exits 1: it does not fall back to a full

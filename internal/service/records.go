@@ -266,3 +266,22 @@ func (d DB) BuildRecords(ctx context.Context, policy string, maxShared int) (sto
 	n, err := BuildRecordsOf(ctx, st, pol.Digest, maxShared)
 	return pol, n, QueryError(err)
 }
+
+// RecordsCheck is what check found of one set of group records.
+type RecordsCheck = citestore.RecordsCheck
+
+// CheckAll verifies the database as check does (citestore's CheckAll:
+// the file, the grouping views, the group records' structure) and
+// compares each set of group records with a fresh build
+// (query.BuildRecords into a query.MemRecords), where citestore allows
+// it. It returns what it found of each set of records, for check to say.
+func (s *Store) CheckAll(ctx context.Context) ([]RecordsCheck, error) {
+	cs := citestore.New(s.Quads)
+	return cs.CheckAll(ctx, func(ctx context.Context, d string, maxShared int) ([]*store.GroupRecord, error) {
+		m := query.NewMemRecords()
+		if err := query.BuildRecords(ctx, cs, d, maxShared, m); err != nil {
+			return nil, err
+		}
+		return m.All(), nil
+	})
+}

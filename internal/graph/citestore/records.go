@@ -37,8 +37,8 @@ import (
 // (query.RefreshRecords), or drops the records when they are too many.
 // citestore does not import query: what makes records is query's, called
 // by service. A view
-// rebuild drops the view bucket, records and all. check does not verify
-// the records (it ignores the bucket).
+// rebuild drops the view bucket, records and all. check verifies the
+// records (CheckRecords, recordscheck.go).
 const (
 	recordsPrefix = "records-"
 	recComplete   = "complete"
@@ -88,9 +88,17 @@ func encodeRecord(r *store.GroupRecord) []byte {
 }
 
 func decodeRecord(id string, v []byte) (*store.GroupRecord, error) {
-	bad := func(what string) (*store.GroupRecord, error) {
+	r, what := decodeRecordBare(id, v)
+	if what != "" {
 		return nil, fmt.Errorf("%w: group record %s: %s (run provgraph queue --build)", graph.ErrCorrupt, id, what)
 	}
+	return r, nil
+}
+
+// decodeRecordBare decodes a record, or says what in it is unreadable
+// (check names the group and the records around it).
+func decodeRecordBare(id string, v []byte) (*store.GroupRecord, string) {
+	bad := func(what string) (*store.GroupRecord, string) { return nil, what }
 	if len(v) < 1 {
 		return bad("empty")
 	}
@@ -124,7 +132,7 @@ func decodeRecord(id string, v []byte) (*store.GroupRecord, error) {
 	if len(v) != 0 {
 		return bad("bytes after the keys")
 	}
-	return r, nil
+	return r, ""
 }
 
 func queueKey(r *store.GroupRecord) []byte { return rowKey(r.Key, r.ID) }

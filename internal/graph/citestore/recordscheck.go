@@ -1,0 +1,460 @@
+package citestore
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/model"
+	"github.com/provgraph/provgraph/internal/store"
+	"github.com/provgraph/provgraph/internal/vocab"
+)
+
+// RecordsCheck is what check found of one set of group records (a
+// records-N bucket of a view).
+type RecordsCheck struct {
+	RecordsID
+	Name string // the policy as check names it: NAME@VERSION, or the digest
+	// Skipped says why the records were not checked at all (incomplete:
+	// they are not used), "" when they were.
+	Skipped string
+	Groups  int // records held
+	Dirty   int // keys changed since the records were made current
+	// Compared says the records equal a fresh build; else NotCompared
+	// says why they were checked structurally only.
+	Compared    bool
+	NotCompared string
+	Problems    []string
+}
+
+// FreshRecords makes the records a build of the policy with digest d
+// under maxShared would write now (query.BuildRecords into a
+// query.MemRecords: a whole grouping), for check to compare the kept ones
+// with. citestore does not import query: service passes it.
+type FreshRecords func(ctx context.Context, d string, maxShared int) ([]*store.GroupRecord, error)
+
+// recordsCheckProblems is how many problems check names per set of
+// records: past the first few, more lines say nothing new (the remedy is
+// one build).
+const recordsCheckProblems = 10
+
+// CheckAll is Check with the group records compared with a fresh build
+// (fresh; nil to check them structurally only): graph.Store.Check, then
+// every grouping view against the quads (CheckViews), then every set of
+// group records (CheckRecords). It returns what it found of each set of
+// records, for the caller to say; the problems of the views and records
+// are in the error, which wraps graph.ErrCorrupt.
+func (s *Store) CheckAll(ctx context.Context, fresh FreshRecords) ([]RecordsCheck, error) {
+	if err := s.g.Check(ctx); err != nil {
+		return nil, err
+	}
+	problems, err := s.viewProblems(ctx)
+	if err != nil {
+		return nil, err
+	}
+	checks, err := s.CheckRecords(ctx, fresh)
+	if err != nil {
+		return checks, err
+	}
+	for _, c := range checks {
+		problems = append(problems, c.Problems...)
+	}
+	return checks, s.corrupt(problems)
+}
+
+// CheckRecords verifies every complete set of group records, each in one
+// ordered pass over its buckets whose memory does not grow with the
+// database (the counts by verdict, one per verdict provgraph gives):
+//   - each record decodes, with a verdict provgraph gives, its smallest
+//     key among its keys;
+//   - each key of each record has its key -> id entry naming the record,
+//     and key/ holds no other entry (counted; when it holds more than
+//     the records' keys, a second pass names the first entry whose
+//     group lacks its key);
+//   - each queued record is in queue/ under its smallest key (the queue's
+//     order), and each queue entry names a record that is queued and
+//     whose smallest key it is under;
+//   - counts/ equals the counts of the records by verdict, and "groups".
+//
+// Records with dirty keys (a run stopped before its end) are behind,
+// which is not damage: that is said (Dirty), and they are not compared.
+// Otherwise, when they are structurally sound, fresh is set and the
+// database holds at most viewCheckScanMax citations, they are compared
+// with a fresh build, and the first difference (in group id order) is a
+// problem: past the bound that build is the memory of a whole grouping,
+// which is what the bound keeps check from, and the records are checked
+// structurally only (NotCompared says so); so are they when this build's
+// normalization engine is not the one the policy's keys were made with
+// (engineSame), as the view check skips the postings of targets then.
+// Records of an incomplete view, and records without their marker, are
+// not used and not checked.
+func (s *Store) CheckRecords(ctx context.Context, fresh FreshRecords) ([]RecordsCheck, error) {
+	infos, err := s.Views(ctx)
+	if err != nil {
+		return nil, err
+	}
+	kept, err := s.RecordsKept(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(kept) == 0 {
+		return nil, nil
+	}
+	var checks []RecordsCheck
+	citations := -1
+	for _, id := range kept {
+		c := RecordsCheck{RecordsID: id, Name: id.Policy}
+		i := slices.IndexFunc(infos, func(v store.ViewInfo) bool { return v.Policy.Digest == id.Policy })
+		if i >= 0 && infos[i].Policy.Node != "" {
+			c.Name = infos[i].Policy.String()
+		}
+		if i < 0 || !infos[i].Complete {
+			c.Skipped = "the view is incomplete (an interrupted rebuild): not used and not checked"
+			checks = append(checks, c)
+			continue
+		}
+		complete := false
+		err := s.within(func(r *graph.Reader) error {
+			rb, err := r.View(id.Policy).Sub(recordsName(id.MaxShared), false)
+			if err != nil || rb == nil {
+				return err
+			}
+			if rb.Get([]byte(recComplete)) == nil {
+				return nil
+			}
+			complete = true
+			if citations < 0 {
+				if citations, err = citationCount(ctx, r); err != nil {
+					return err
+				}
+			}
+			return s.checkRecordsSet(ctx, r, rb, &c)
+		})
+		if err != nil {
+			return checks, err
+		}
+		if !complete {
+			c.Skipped = "incomplete (a build or refresh that stopped): not used and not checked; the next run that writes drops them"
+			checks = append(checks, c)
+			continue
+		}
+		switch {
+		case len(c.Problems) > 0:
+		case c.Dirty > 0:
+			c.NotCompared = "behind the changed keys, so not compared with a fresh build"
+		case fresh == nil:
+			c.NotCompared = "no fresh build to compare with"
+		case !engineSame(infos[i].Policy):
+			// As the view check skips the postings of targets: a build
+			// now normalizes targets with another engine than the one
+			// the keys were made with, and may differ without damage.
+			c.NotCompared = "this provgraph's normalization engine differs from the one the policy's keys were made with, so a fresh build may group targets otherwise"
+		case citations > viewCheckScanMax:
+			c.NotCompared = fmt.Sprintf("the database holds more than %d citations: comparing with a fresh build is a whole grouping, whose memory check keeps to that bound", viewCheckScanMax)
+		default:
+			if err := s.compareRecords(ctx, fresh, &c); err != nil {
+				return checks, err
+			}
+		}
+		checks = append(checks, c)
+	}
+	return checks, nil
+}
+
+// citationCount counts the citations, as the view check finds them.
+func citationCount(ctx context.Context, r *graph.Reader) (int, error) {
+	typ, cls := r.ID(iri(vocab.RDFType)), r.ID(citationClass)
+	n := 0
+	if typ == 0 || cls == 0 {
+		return 0, nil
+	}
+	err := r.Subjects(ctx, typ, cls, func(graph.ID) { n++ })
+	return n, err
+}
+
+// recordsProblem adds a problem to c, naming the policy and --max-shared
+// and saying how to rebuild the records.
+func (s *Store) recordsProblem(c *RecordsCheck, format string, args ...any) {
+	if len(c.Problems) >= recordsCheckProblems {
+		return
+	}
+	c.Problems = append(c.Problems, fmt.Sprintf("group records of policy %s, --max-shared %d: %s (rebuild them: provgraph queue --build --db %s --policy %s --max-shared %d)",
+		c.Name, c.MaxShared, fmt.Sprintf(format, args...), s.g.Path(), c.Policy, c.MaxShared))
+}
+
+// knownVerdict says whether v is a verdict provgraph gives a group.
+func knownVerdict(v string) bool {
+	return slices.ContainsFunc(model.Verdicts, func(m model.Verdict) bool { return m.Name == v })
+}
+
+// checkRecordsSet is the structural check of the records bucket rb
+// (CheckRecords).
+func (s *Store) checkRecordsSet(ctx context.Context, r *graph.Reader, rb *graph.Bucket, c *RecordsCheck) error {
+	subs := map[string]*graph.Bucket{}
+	for _, name := range recordSubs {
+		b, err := rb.Sub(name, false)
+		if err != nil {
+			return err
+		}
+		subs[name] = b
+	}
+	ascend := func(name string, fn func(k, v []byte) (bool, error)) error {
+		b := subs[name]
+		if b == nil {
+			return nil
+		}
+		n := 0
+		return b.Ascend(nil, func(k, v []byte) (bool, error) {
+			if n++; n%viewCheckBatch == 0 {
+				if err := ctx.Err(); err != nil {
+					return false, err
+				}
+				r.LimitMapped(viewCheckMapped)
+			}
+			return fn(k, v)
+		})
+	}
+	get := func(name string, k []byte) []byte {
+		if b := subs[name]; b != nil {
+			return b.Get(k)
+		}
+		return nil
+	}
+	problem := func(format string, args ...any) { s.recordsProblem(c, format, args...) }
+
+	if err := ascend(recDirty, func(_, _ []byte) (bool, error) { c.Dirty++; return true, nil }); err != nil {
+		return err
+	}
+
+	// The records, each with its key entries and queue entry.
+	counts := map[string]int64{"groups": 0}
+	keysOfRecords, keyProblems := 0, 0
+	err := ascend(recID, func(k, v []byte) (bool, error) {
+		id := string(k)
+		c.Groups++
+		counts["groups"]++
+		rec, bad := decodeRecordBare(id, v)
+		if bad != "" {
+			problem("the record of group %s does not decode: %s", id, bad)
+			return true, nil
+		}
+		if knownVerdict(rec.Verdict) {
+			counts["verdict:"+rec.Verdict]++
+		} else {
+			problem("group %s: its verdict %q is none provgraph gives", id, rec.Verdict)
+		}
+		if !slices.Contains(rec.Keys, rec.Key) {
+			problem("group %s: its smallest key %s is not among its keys", id, rec.Key)
+		}
+		for _, key := range rec.Keys {
+			if key == "" {
+				continue
+			}
+			keysOfRecords++
+			switch got := get(recKey, []byte(key)); {
+			case got == nil:
+				keyProblems++
+				problem("group %s: its key %s has no key -> id entry", id, key)
+			case string(got) != id:
+				keyProblems++
+				problem("group %s: its key %s has a key -> id entry naming group %s", id, key, got)
+			}
+		}
+		if rec.Queued && get(recQueue, queueKey(rec)) == nil {
+			problem("group %s is queued, but the queue lacks it (under its smallest key %s)", id, rec.Key)
+		}
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+
+	// The key entries: each names a record; as many as the records' keys.
+	keyEntries := 0
+	err = ascend(recKey, func(k, v []byte) (bool, error) {
+		keyEntries++
+		if get(recID, v) == nil {
+			problem("the key -> id entry of key %s names group %s, which has no record", k, v)
+		}
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	switch {
+	case keyEntries > keysOfRecords:
+		// More entries than keys: name the first whose group lacks its
+		// key.
+		stray := false
+		err = ascend(recKey, func(k, v []byte) (bool, error) {
+			rv := get(recID, v)
+			if rv == nil {
+				return true, nil // said above
+			}
+			rec, bad := decodeRecordBare(string(v), rv)
+			if bad != "" || slices.Contains(rec.Keys, string(k)) {
+				return true, nil
+			}
+			problem("the key -> id entry of key %s names group %s, whose keys do not include it", k, v)
+			stray = true
+			return false, nil
+		})
+		if err != nil {
+			return err
+		}
+		if !stray {
+			problem("key/ holds %d key -> id entries, the records have %d keys", keyEntries, keysOfRecords)
+		}
+	case keyEntries < keysOfRecords && keyProblems == 0:
+		// Every key has its entry, and a key of two records would name
+		// one of them only (a problem above): a record gives a key twice.
+		problem("key/ holds %d key -> id entries, the records have %d keys: a record gives a key twice", keyEntries, keysOfRecords)
+	}
+
+	// The queue: each entry a queued record, under its smallest key.
+	err = ascend(recQueue, func(k, _ []byte) (bool, error) {
+		key, id, ok := splitRowKey(k)
+		if !ok {
+			problem("the queue entry %q names no group", k)
+			return true, nil
+		}
+		rv := get(recID, []byte(id))
+		if rv == nil {
+			problem("the queue holds group %s (under key %s), which has no record", id, key)
+			return true, nil
+		}
+		rec, bad := decodeRecordBare(id, rv)
+		switch {
+		case bad != "":
+			// said with the records
+		case !rec.Queued:
+			problem("the queue holds group %s, whose record is not queued", id)
+		case rec.Key != key:
+			problem("the queue holds group %s under key %s, out of its order: its smallest key is %s", id, key, rec.Key)
+		}
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+
+	// The counts.
+	err = ascend(recCounts, func(k, v []byte) (bool, error) {
+		name := string(k)
+		if len(v) != 8 {
+			problem("the count %s is unreadable (%d bytes, want 8)", name, len(v))
+			return true, nil
+		}
+		if n := int64(binary.BigEndian.Uint64(v)); n != counts[name] {
+			problem("the count %s says %d, the records give %d", name, n, counts[name])
+		}
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, name := range slices.Sorted(maps.Keys(counts)) {
+		if n := counts[name]; n > 0 && get(recCounts, []byte(name)) == nil {
+			problem("the count %s is missing, the records give %d", name, n)
+		}
+	}
+	return nil
+}
+
+// compareRecords compares the records of c, structurally sound, with a
+// fresh build, and adds the first difference, in group id order, as a
+// problem. It holds the fresh build (a whole grouping's records, sorted
+// by id) and reads the kept records one at a time, merging the two.
+func (s *Store) compareRecords(ctx context.Context, fresh FreshRecords, c *RecordsCheck) error {
+	built, err := fresh(ctx, c.Policy, c.MaxShared)
+	if err != nil {
+		if ctx.Err() != nil || errors.Is(err, graph.ErrCorrupt) {
+			return err
+		}
+		c.NotCompared = "a fresh build to compare with failed: " + err.Error()
+		return nil
+	}
+	slices.SortFunc(built, func(a, b *store.GroupRecord) int { return strings.Compare(a.ID, b.ID) })
+	j := 0 // the next record of built to meet
+	lacks := func(rec *store.GroupRecord) {
+		s.recordsProblem(c, "a fresh build has group %s (key %s), which has no record (first difference)", rec.ID, rec.Key)
+	}
+	found := false
+	err = s.within(func(r *graph.Reader) error {
+		rb, err := r.View(c.Policy).Sub(recordsName(c.MaxShared), false)
+		if err != nil || rb == nil {
+			return err
+		}
+		ids, err := rb.Sub(recID, false)
+		if err != nil || ids == nil {
+			return err
+		}
+		n := 0
+		return ids.Ascend(nil, func(k, v []byte) (bool, error) {
+			if n++; n%viewCheckBatch == 0 {
+				if err := ctx.Err(); err != nil {
+					return false, err
+				}
+				r.LimitMapped(viewCheckMapped)
+			}
+			id := string(k)
+			rec, bad := decodeRecordBare(id, v)
+			if bad != "" {
+				return false, fmt.Errorf("%w: group record %s: %s (run provgraph queue --build)", graph.ErrCorrupt, id, bad)
+			}
+			found = true
+			switch {
+			case j < len(built) && built[j].ID < id:
+				lacks(built[j])
+			case j == len(built) || built[j].ID > id:
+				s.recordsProblem(c, "group %s (key %s) has a record, but a fresh build has no group with this id (first difference)", id, rec.Key)
+			default:
+				d := recordDiff(rec, built[j])
+				if d == "" {
+					j++
+					found = false
+					return true, nil
+				}
+				s.recordsProblem(c, "group %s: %s (first difference)", id, d)
+			}
+			return false, nil
+		})
+	})
+	if err != nil || found {
+		return err
+	}
+	if j < len(built) {
+		lacks(built[j])
+		return nil
+	}
+	c.Compared = true
+	return nil
+}
+
+// recordDiff names the first field of the kept record rec that differs
+// from the fresh build's want, "" when none does.
+func recordDiff(rec, want *store.GroupRecord) string {
+	diff := func(field string, got, want any) string {
+		return fmt.Sprintf("its record has %s %v, a fresh build gives %v", field, got, want)
+	}
+	switch {
+	case rec.Key != want.Key:
+		return diff("the smallest key", rec.Key, want.Key)
+	case !slices.Equal(rec.Keys, want.Keys):
+		return diff("the keys", strings.Join(rec.Keys, " "), strings.Join(want.Keys, " "))
+	case rec.Members != want.Members:
+		return diff("members", rec.Members, want.Members)
+	case rec.Verdict != want.Verdict:
+		return diff("the verdict", rec.Verdict, want.Verdict)
+	case rec.Queued != want.Queued:
+		return diff("queued", rec.Queued, want.Queued)
+	case rec.ReviewRelation != want.ReviewRelation:
+		return diff("a relation that needs review", rec.ReviewRelation, want.ReviewRelation)
+	}
+	return ""
+}
