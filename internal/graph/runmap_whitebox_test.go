@@ -2,12 +2,15 @@ package graph
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"go.etcd.io/bbolt"
 )
 
 // rowPrefix is a grouping view's rows' Prefixer: the key before the
@@ -221,5 +224,94 @@ func TestRunMapDroppedWithView(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRunMapDamage: a run map whose stored bytes are damaged gives an
+// error wrapping ErrCorrupt from the read that meets it, never a panic
+// or a wrong value: an entry whose sequence does not decode, read by Get
+// and by Ascend, and a run without its meta, met when the map is opened.
+func TestRunMapDamage(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		damage func(b *bbolt.Bucket) error
+		read   func(m *RunMap) error
+	}{
+		{"entry", func(b *bbolt.Bucket) error {
+			n := newRunName(0, 0)
+			run := b.Bucket(n[:])
+			return run.Put([]byte("b\x00c1"), bytes.Repeat([]byte{0xff}, 11))
+		}, func(m *RunMap) error {
+			if v := m.Get([]byte("b\x00c1")); v != nil {
+				return fmt.Errorf("Get of a damaged entry = %q, want nil", v)
+			}
+			if err := m.dmg.get(); !errors.Is(err, ErrCorrupt) {
+				return fmt.Errorf("Get of a damaged entry: damage %v, want ErrCorrupt", err)
+			}
+			err := m.Ascend(nil, func(_, _ []byte) (bool, error) { return true, nil })
+			if !errors.Is(err, ErrCorrupt) {
+				return fmt.Errorf("Ascend over a damaged entry = %v, want ErrCorrupt", err)
+			}
+			return nil
+		}},
+		{"meta", func(b *bbolt.Bucket) error {
+			n := newRunName(0, 0)
+			return b.Delete(append([]byte{mapMetaByte}, n[:]...))
+		}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Open(filepath.Join(t.TempDir(), "prov.db"), &Options{NoSync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			err = s.Update(func(w *Writer) error {
+				b, err := w.CreateView("v")
+				if err != nil {
+					return err
+				}
+				m, err := b.Runs("rows", rowPrefix, true)
+				if err != nil {
+					return err
+				}
+				for _, k := range []string{"a\x00c0", "b\x00c1", "c\x00c2"} {
+					if err := m.Put([]byte(k), []byte("row")); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = s.db.Update(func(tx *bbolt.Tx) error {
+				return tc.damage(tx.Bucket([]byte(viewBucket)).Bucket([]byte("v")).Bucket([]byte("rows")))
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var fail error
+			err = s.Read(func(r *Reader) error {
+				m, err := r.View("v").Runs("rows", rowPrefix, false)
+				if tc.read == nil {
+					if !errors.Is(err, ErrCorrupt) {
+						fail = fmt.Errorf("Runs of a map with a run lacking its meta = %v, want ErrCorrupt", err)
+					}
+					return err
+				}
+				if err != nil {
+					return err
+				}
+				fail = tc.read(m)
+				return nil
+			})
+			if fail != nil {
+				t.Fatal(fail)
+			}
+			// The read that met the damage returns it.
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("Read over a damaged run map = %v, want ErrCorrupt", err)
+			}
+		})
 	}
 }
