@@ -31,7 +31,9 @@ consistent:
   - each grouping view (see 'provgraph view') holds exactly the rows the
     quads give under its policy, as many as its row count says, and exactly
     the postings its rows give; a difference names the policy and the first
-    differing key and citation id or posting. A file without views (format
+    differing key and citation id or posting; the sorted runs a view's rows
+    and postings are kept in (format 6) each hold what their meta says, in
+    order, with a filter that holds every key. A file without views (format
     4 or before) passes, and check says that no view is kept;
   - each complete set of group records (see 'provgraph queue'), in one
     ordered pass: every record decodes, every key of a record has its key

@@ -682,3 +682,77 @@ func (m *RunMap) Len() uint64 {
 	}
 	return n
 }
+
+// Check verifies the map's runs against their meta, as far as the file
+// alone allows: every entry's value decodes, each run holds the entries
+// and bytes its meta says, in key order, with sequences no higher than
+// the map's, and its filter (the map being opened with its Prefixer)
+// holds every key's prefix. It returns a problem for each run
+// that breaks a rule (at most max), each naming the run. Its memory is one
+// key; it reads every entry once, with limit applied to the mapped pages
+// every 4,096 entries (limit, when set: the Reader's LimitMapped).
+func (m *RunMap) Check(max int, limit func()) (problems []string, err error) {
+	p := m.prefix
+	g := m.s.guard("check", &err)
+	g.name = true
+	defer g.done()
+	add := func(format string, args ...any) {
+		if len(problems) < max {
+			problems = append(problems, fmt.Sprintf(format, args...))
+		}
+	}
+	seen := 0
+	for _, r := range m.runs {
+		if r.removed {
+			continue
+		}
+		var n, size uint64
+		var prev []byte
+		bad := ""
+		c := r.b.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if seen++; seen%4096 == 0 && limit != nil {
+				limit()
+			}
+			if v == nil {
+				bad = fmt.Sprintf("holds a nested bucket %q", k)
+				break
+			}
+			seq, _, _, ok := decodeMapValue(v)
+			switch {
+			case !ok:
+				bad = fmt.Sprintf("entry %q does not decode", k)
+			case seq > m.seq:
+				bad = fmt.Sprintf("entry %q has sequence %d, past the map's %d", k, seq, m.seq)
+			case prev != nil && bytes.Compare(prev, k) >= 0:
+				bad = fmt.Sprintf("entry %q is out of order", k)
+			case p != nil && r.filter != nil:
+				if i := p(k); i > 0 && i <= len(k) && !r.filter.has(keyHash(k[:i])) {
+					bad = fmt.Sprintf("its filter lacks the prefix %q of entry %q", k[:i], k)
+				}
+			}
+			if bad != "" {
+				break
+			}
+			prev = append(prev[:0], k...)
+			n++
+			size += uint64(len(k) + len(v))
+		}
+		switch {
+		case bad != "":
+			add("run %x: %s", r.name, bad)
+		case n != r.n || size != r.bytes:
+			add("run %x: holds %d entries of %d bytes, its meta says %d of %d", r.name, n, size, r.n, r.bytes)
+		case p != nil && r.filter == nil:
+			add("run %x: has no filter", r.name)
+		}
+	}
+	// Every meta names a run.
+	c := m.b.Cursor()
+	for k, v := c.Seek([]byte{mapMetaByte}); k != nil && k[0] == mapMetaByte; k, v = c.Next() {
+		if v != nil && len(k) == 1+len(runName{}) && m.b.Bucket(k[1:]) == nil {
+			add("meta %x names no run", k[1:])
+		}
+	}
+	return problems, nil
+}

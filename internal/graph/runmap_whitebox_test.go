@@ -2,6 +2,7 @@ package graph
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -311,6 +312,112 @@ func TestRunMapDamage(t *testing.T) {
 			// The read that met the damage returns it.
 			if !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("Read over a damaged run map = %v, want ErrCorrupt", err)
+			}
+		})
+	}
+}
+
+// TestRunMapCheck: Check finds nothing in a map as written, through
+// merges, and names the run of each broken rule: a meta whose counts
+// differ, a filter lacking a prefix, an entry of a later sequence than
+// the map's, an entry that does not decode, a meta without its run.
+func TestRunMapCheck(t *testing.T) {
+	defer func(f, b uint64) { finalMapRunBytes, bigMapMerge = f, b }(finalMapRunBytes, bigMapMerge)
+	finalMapRunBytes, bigMapMerge = 2000, 1000
+	for _, tc := range []struct {
+		name   string
+		damage func(m *bbolt.Bucket, run []byte) error
+		want   string
+	}{
+		{"none", nil, ""},
+		{"meta counts", func(m *bbolt.Bucket, run []byte) error {
+			meta := bytes.Clone(m.Get(append([]byte{mapMetaByte}, run...)))
+			meta[7]++
+			return m.Put(append([]byte{mapMetaByte}, run...), meta)
+		}, "its meta says"},
+		{"filter", func(m *bbolt.Bucket, run []byte) error {
+			meta := bytes.Clone(m.Get(append([]byte{mapMetaByte}, run...)))
+			clear(meta[mapMetaSize:])
+			return m.Put(append([]byte{mapMetaByte}, run...), meta)
+		}, "its filter lacks the prefix"},
+		{"sequence", func(m *bbolt.Bucket, run []byte) error {
+			return m.Bucket(run).Put([]byte("k99\x00c"), binary.AppendUvarint(nil, 1<<40))
+		}, "past the map's"},
+		{"entry", func(m *bbolt.Bucket, run []byte) error {
+			return m.Bucket(run).Put([]byte("k99\x00c"), bytes.Repeat([]byte{0xff}, 11))
+		}, "does not decode"},
+		{"stray meta", func(m *bbolt.Bucket, run []byte) error {
+			n := newRunName(7, 1<<40)
+			return m.Put(append([]byte{mapMetaByte}, n[:]...), make([]byte, mapMetaSize))
+		}, "names no run"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Open(filepath.Join(t.TempDir(), "prov.db"), &Options{NoSync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			for tx := range 12 {
+				err := s.Update(func(w *Writer) error {
+					b := w.View("v")
+					if b == nil {
+						if b, err = w.CreateView("v"); err != nil {
+							return err
+						}
+					}
+					m, err := b.Runs("rows", rowPrefix, true)
+					if err != nil {
+						return err
+					}
+					for i := range 20 {
+						k := fmt.Sprintf("k%02d\x00c%d", (tx*7+i*3)%40, tx)
+						if err := m.Put([]byte(k), []byte(strings.Repeat("v", 10))); err != nil {
+							return err
+						}
+					}
+					return m.Delete([]byte(fmt.Sprintf("k%02d\x00c%d", tx, tx-1)))
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			var run []byte
+			err = s.db.Update(func(tx *bbolt.Tx) error {
+				mb := tx.Bucket([]byte(viewBucket)).Bucket([]byte("v")).Bucket([]byte("rows"))
+				c := mb.Cursor()
+				for k, v := c.First(); k != nil; k, v = c.Next() {
+					if v == nil {
+						run = bytes.Clone(k) // the last run
+					}
+				}
+				if tc.damage == nil {
+					return nil
+				}
+				return tc.damage(mb, run)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var problems []string
+			err = s.Read(func(r *Reader) error {
+				m, err := r.View("v").Runs("rows", rowPrefix, false)
+				if err != nil {
+					return err
+				}
+				if len(m.runs) < 2 {
+					return fmt.Errorf("%d runs: the test wants merges and several runs", len(m.runs))
+				}
+				problems, err = m.Check(10, nil)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tc.want == "" && len(problems) > 0:
+				t.Errorf("Check of a map as written = %q, want none", problems)
+			case tc.want != "" && (len(problems) != 1 || !strings.Contains(problems[0], tc.want)):
+				t.Errorf("Check of a map damaged (%s) = %q, want one problem saying %q", tc.name, problems, tc.want)
 			}
 		})
 	}

@@ -116,6 +116,26 @@ func (s *Store) checkView(ctx context.Context, info store.ViewInfo) ([]string, e
 		if b == nil {
 			return nil
 		}
+		// The run maps' own rules (FORMAT.md "Run maps"): each run as
+		// its meta says, its filter holding every prefix.
+		if string(b.Get([]byte(viewLayout))) == layoutRuns {
+			for _, sub := range append([]string{subRows}, postingSubs...) {
+				m, err := b.Runs(sub, viewPrefixer(sub), false)
+				if err != nil {
+					return err
+				}
+				if m == nil {
+					continue
+				}
+				ps, err := m.Check(10, func() { r.LimitMapped(viewCheckMapped) })
+				if err != nil {
+					return err
+				}
+				for _, p := range ps {
+					problem("map %s: %s", sub, p)
+				}
+			}
+		}
 		rows, err := openViewMap(b, subRows, false)
 		if err != nil {
 			return err
