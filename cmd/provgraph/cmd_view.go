@@ -165,6 +165,12 @@ data (and the changed keys, up to 10,000).
 					state = "incomplete (an interrupted rebuild): not used; run provgraph view rebuild"
 				}
 				fmt.Fprintf(out, "%s  %s  %s\n", render.EscapeText(v.Policy.String()), render.Plural(int(v.Rows), "row"), state)
+				switch v.Layout {
+				case "sorted runs":
+					fmt.Fprintf(out, "  kept in sorted runs (rows in %s)\n", render.Plural(v.RowRuns, "run"))
+				case "B-trees":
+					fmt.Fprintln(out, "  kept in B-trees (format 5): provgraph view rebuild keeps it in sorted runs, faster to write")
+				}
 				if !v.Complete {
 					continue
 				}

@@ -20,7 +20,7 @@ func TestViewCommands(t *testing.T) {
 		t.Fatalf("ingest: exit %d\n%s", code, stderr)
 	}
 	code, stdout, stderr := run(t, "view", "status", "--db", db)
-	if code != exitOK || !strings.Contains(stdout, "provgraph-default@") || !strings.Contains(stdout, "15 rows  complete, begun by ingest") {
+	if code != exitOK || !strings.Contains(stdout, "provgraph-default@") || !strings.Contains(stdout, "15 rows  complete, begun by ingest") || !strings.Contains(stdout, "kept in sorted runs (rows in 1 run)") {
 		t.Errorf("view status: exit %d\n%s%s", code, stdout, stderr)
 	}
 	code, stdout, stderr = run(t, "check", "--db", db)

@@ -671,6 +671,9 @@ func (m *RunMap) merge(runs []mapRun, level int, seq uint64, all bool) (mapRun, 
 	return out, nil
 }
 
+// Runs returns the number of runs the map is kept in.
+func (m *RunMap) Runs() int { return len(m.live()) }
+
 // Len returns the number of entries stored in the map's runs, versions
 // and deletions included: a bound on its keys, for sizing a pass.
 func (m *RunMap) Len() uint64 {

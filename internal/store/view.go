@@ -136,6 +136,12 @@ type ViewInfo struct {
 	Complete bool   // false: a rebuild was interrupted; the view is not used
 	Rows     int64  // rows written
 	Built    string // how and when it was started: "ingest 2026-...", "rebuild 2026-..."
+	// Layout says how a backend keeps the view, for people: for the bbolt
+	// backend "sorted runs" (RowRuns of them for the rows) or "B-trees"
+	// (a view of format 5, which a rebuild makes sorted runs); "" when the
+	// backend has one way only.
+	Layout  string
+	RowRuns int
 }
 
 // ViewFields are the fields ScanViewRows scans.

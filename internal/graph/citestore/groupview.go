@@ -861,6 +861,17 @@ func (s *Store) Views(ctx context.Context) ([]store.ViewInfo, error) {
 			if c := b.Get([]byte(viewRowsCount)); len(c) == 8 {
 				info.Rows = int64(binary.BigEndian.Uint64(c))
 			}
+			info.Layout = "B-trees"
+			if string(b.Get([]byte(viewLayout))) == layoutRuns {
+				info.Layout = "sorted runs"
+				m, err := b.Runs(subRows, nil, false)
+				if err != nil {
+					return err
+				}
+				if m != nil {
+					info.RowRuns = m.Runs()
+				}
+			}
 			out = append(out, info)
 		}
 		return nil
