@@ -449,3 +449,46 @@ var evidenceSteps = []map[string]model.Extraction{
 	{"d1": {Extractor: "x/1", TextDigest: "sha256:same", SimHash: "0000000000000000"}, "s1": {Extractor: "x/1", TextDigest: "sha256:one", SimHash: "0123456789abcdef"}},
 	{"d2": {Extractor: "x/1", TextDigest: "sha256:same", SimHash: "ffffffffffffffff"}, "s2": {Extractor: "x/1", TextDigest: "sha256:two", SimHash: "0123456789abcdee"}},
 }
+
+// TestDirtyKeysCapped: the keys an ingest changes are marked on the kept
+// records only up to one past the number they may be refreshed with
+// (citestore.DirtyLimit), however many more the ingest changes, and the
+// records are then dropped, not refreshed, saying why.
+func TestDirtyKeysCapped(t *testing.T) {
+	ctx := context.Background()
+	var syn bytes.Buffer
+	if err := synth.New(synth.Options{Seed: 11, Sites: 3000}).Write(&syn, 2600); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(syn.String()), "\n")
+	digest := normalize.Default().Digest()
+	b := newBatches(t)
+	b.ingest(lines[:40])
+	if _, err := service.BuildRecordsOf(ctx, b.st, digest, 0); err != nil {
+		t.Fatal(err)
+	}
+	rs := citestore.New(b.st).Records(digest, 0)
+	counts, err := rs.Counts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := citestore.DirtyLimit(int(counts["groups"]))
+	if limit != citestore.RefreshMinDirty {
+		t.Fatalf("DirtyLimit(%d groups) = %d, want %d", counts["groups"], limit, citestore.RefreshMinDirty)
+	}
+	b.ingest(lines[40:])
+	keys, err := rs.DirtyKeys(ctx, 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != limit+1 {
+		t.Fatalf("%d dirty keys marked after an ingest of %d citations, want %d (one past the limit)", len(keys), len(lines)-40, limit+1)
+	}
+	notes, err := service.KeepRecordsOf(ctx, b.st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(notes) != 1 || notes[0].Refreshed || !strings.Contains(notes[0].Why, "more than 1000 keys changed") {
+		t.Fatalf("KeepRecordsOf = %+v, want the records dropped as past refreshing", notes)
+	}
+}

@@ -16,14 +16,12 @@ import (
 )
 
 // RefreshMaxDirtyPercent and RefreshMinDirty bound what KeepRecords
-// refreshes: records are refreshed when the keys changed since they were
-// current are at most RefreshMinDirty, or at most RefreshMaxDirtyPercent
-// % of the records; past that they are dropped (a build is then the
-// cheaper way: at a million citations a refresh costs about 2.3 ms a
-// changed key, a build about 76 µs a citation, docs/SCALE.md).
+// refreshes (citestore.DirtyLimit): records are refreshed when the keys
+// changed since they were current are at most RefreshMinDirty, or at most
+// RefreshMaxDirtyPercent % of the records; past that they are dropped.
 const (
-	RefreshMaxDirtyPercent = 10
-	RefreshMinDirty        = 1000
+	RefreshMaxDirtyPercent = citestore.RefreshMaxDirtyPercent
+	RefreshMinDirty        = citestore.RefreshMinDirty
 )
 
 // RecordsNote says what KeepRecords did to the records of one policy and
@@ -76,7 +74,7 @@ func KeepRecordsOf(ctx context.Context, g *graph.Store) ([]RecordsNote, error) {
 		if err != nil {
 			return notes, err
 		}
-		limit := max(RefreshMinDirty, counts["groups"]*RefreshMaxDirtyPercent/100)
+		limit := citestore.DirtyLimit(int(counts["groups"]))
 		keys, err := rs.DirtyKeys(ctx, limit)
 		if err != nil {
 			return notes, err
