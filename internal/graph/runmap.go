@@ -86,8 +86,8 @@ type mapRun struct {
 var finalMapRunBytes uint64 = 16 << 20
 
 // bigMapMerge is the size from which a map's merge counts against the
-// transaction's merge budget, which the quad indexes' merges share: one
-// big merge per transaction. A variable for tests only.
+// transaction's budget for maps (Writer.mapBudget): one such merge per
+// transaction. A variable for tests only.
 var bigMapMerge uint64 = 4 << 20
 
 const (
@@ -516,7 +516,7 @@ func (m *RunMap) flush() error {
 	}
 	i := 0
 	var x []byte
-	r, err := m.write(0, nextRun, uint64(len(keys)), true, func() ([]byte, []byte, bool) {
+	r, err := m.write(0, nextRun, uint64(len(keys)), func() ([]byte, []byte, bool) {
 		if i == len(keys) {
 			return nil, nil, false
 		}
@@ -537,7 +537,7 @@ func (m *RunMap) flush() error {
 		return err
 	}
 	m.runs = append(m.live(), r)
-	_, err = compactRuns(m.live(), nextRun+1, m.wr.budget,
+	_, err = compactRuns(m.live(), nextRun+1, &m.wr.mapBudget,
 		func(r mapRun) runName { return r.name },
 		func(r mapRun) bool { return r.bytes < finalMapRunBytes },
 		func(same []mapRun) uint64 {
@@ -571,13 +571,8 @@ func (m *RunMap) live() []mapRun {
 }
 
 // write writes the entries next yields, in key order, as the run level,
-// seq, with its meta and filter. bbolt keeps the slices it is given until
-// the commit: with clone they are copied (next reuses its memory);
-// without, they must stay valid for the transaction, as a merge's do (the
-// pages of the file, which the pager may drop but which read back the
-// same, or the memory of a run written earlier in the transaction), so
-// that a merge holds its output once, not twice.
-func (m *RunMap) write(level int, seq, n uint64, clone bool, next func() (k, v []byte, ok bool)) (mapRun, error) {
+// seq, with its meta and filter.
+func (m *RunMap) write(level int, seq, n uint64, next func() (k, v []byte, ok bool)) (mapRun, error) {
 	r := mapRun{name: newRunName(level, seq)}
 	b, err := m.b.CreateBucket(r.name[:])
 	if err != nil {
@@ -599,10 +594,7 @@ func (m *RunMap) write(level int, seq, n uint64, clone bool, next func() (k, v [
 				prev = append(prev[:0], k[:p]...)
 			}
 		}
-		if clone {
-			k, v = slices.Clone(k), slices.Clone(v)
-		}
-		if err := b.Put(k, v); err != nil {
+		if err := b.Put(slices.Clone(k), slices.Clone(v)); err != nil {
 			return r, err
 		}
 	}
@@ -644,7 +636,7 @@ func (m *RunMap) merge(runs []mapRun, level int, seq uint64, all bool) (mapRun, 
 	mg.init()
 	var merr error
 	reads := 0
-	out, err := m.write(level, seq, n, false, func() ([]byte, []byte, bool) {
+	out, err := m.write(level, seq, n, func() ([]byte, []byte, bool) {
 		if reads++; reads%64 == 0 {
 			m.s.pg.read()
 		}
