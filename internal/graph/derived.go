@@ -35,9 +35,9 @@ type Writer struct {
 	ids   map[Term]ID // predicates and objects Added looked up
 	dmg   damage      // what a view bucket's read met, for addWith to return
 
-	maps      map[*bbolt.Bucket]*RunMap // the run maps opened, by bucket
-	mapOrder  []*RunMap                 // the same, in the order opened: flushed so
-	mapBudget mergeBudget               // one big map merge per transaction
+	maps     map[*bbolt.Bucket]*RunMap // the run maps opened, by bucket
+	mapOrder []*RunMap                 // the same, in the order opened: flushed so
+	budget   *mergeBudget              // the transaction's, shared with the quads' runs
 }
 
 // forgetMaps forgets the run maps at or under path, a bucket being

@@ -333,9 +333,13 @@ func (s *Store) addWith(quads []Quad, strict bool, fn func(*Writer) error) (adde
 			s.loaded = true
 		}
 		s.pg.begin(tx.Size())
+		// One big merge per transaction, of the quads' runs or of a
+		// view's run maps: each holds its output in memory until the
+		// commit.
+		budget := &mergeBudget{}
 		var err error
 		if len(norm) > 0 {
-			dw, runs, fresh, err = addTx(tx, norm, s.runs, s.hot, s.pg, strict)
+			dw, runs, fresh, err = addTx(tx, norm, s.runs, s.hot, s.pg, strict, budget)
 			added = len(fresh)
 		} else {
 			runs = s.runs
@@ -344,7 +348,7 @@ func (s *Store) addWith(quads []Quad, strict bool, fn func(*Writer) error) (adde
 		if err != nil || fn == nil {
 			return err
 		}
-		w := &Writer{s: s, tx: tx, runs: runs, fresh: fresh}
+		w := &Writer{s: s, tx: tx, runs: runs, fresh: fresh, budget: budget}
 		if fnErr = g.call(func() error { return fn(w) }); fnErr != nil {
 			return fnErr
 		}
@@ -386,10 +390,9 @@ func (e *storedError) Error() string {
 
 // addTx adds quads (valid, in stored form) in tx. With strict, a quad that
 // is already stored fails it with a *storedError.
-func addTx(tx *bbolt.Tx, quads []Quad, runs []*run, hot map[string]uint32, pg *pager, strict bool) (*dictWriter, []*run, []tuple, error) {
+func addTx(tx *bbolt.Tx, quads []Quad, runs []*run, hot map[string]uint32, pg *pager, strict bool, budget *mergeBudget) (*dictWriter, []*run, []tuple, error) {
 	cnt := readCounters(tx)
 	mem := &arena{}
-	budget := &mergeBudget{}
 	dw, err := newDictWriter(tx, runs, cnt.nextID, mem, hot, pg, budget)
 	if err != nil {
 		return nil, nil, nil, err
