@@ -67,12 +67,13 @@ Verdicts (how strong the reason to review together is; never proof):
 Content evidence counts only from successful retrievals (2xx, and not an
 error, soft-404, login or empty page by the extractor's soft-error class).
 Cross-host redirects, canonical declarations, format variants, mirrors,
-syndicated copies, archive snapshots, shared content hashes and shared main
-texts (same-text: an equal text digest or SimHashes within the threshold)
-never join groups: they are listed as relations between groups, and the
-cross-host and same-text ones are flagged for review. A redirect target or content hash shared by more
-than --max-shared groups (a login wall, a home page, an error page) is not
-duplicate evidence. Raw URLs the policy rejected are listed apart.
+syndicated copies, archive snapshots, shared content hashes and shared
+main texts (same-text: an equal text digest or SimHashes within the
+threshold) never join groups: they are listed as relations between groups,
+and the cross-host and same-text ones are flagged for review. A redirect
+target or content hash shared by more than --max-shared groups (a login
+wall, a home page, an error page) is not duplicate evidence. Raw URLs the
+policy rejected are listed apart.
 
 Groups of at least --min-size members are listed, and smaller ones that are
 the source or target of a relation flagged for review (an AMP page and its
@@ -81,20 +82,21 @@ origin, each cited once), unless --review-relations=false.
 Formats: table (default), json (policy, groups, rejected, counts,
 incomplete_runs), csv (one row per member). A member whose citation has
 cited_text and a successful extraction carries a passage check (json:
-passage {found, score, method, span, extractor}; table: "cited passage"). Table and CSV show a value that
-holds a control or bidirectional formatting character as a quoted Go string
-("a\x1b[2K"); JSON holds the values unescaped.
+passage {found, score, method, span, extractor}; table: "cited passage").
+Table and CSV show a value that holds a control or bidirectional
+formatting character as a quoted Go string ("a\x1b[2K"); JSON holds the
+values unescaped.
 
 An ingest or resolve run that never completed is named on standard error
 (and in JSON, incomplete_runs): the groups may miss what it did not write.
 An empty database gives no group and zero counts.
 
-Memory: the command holds about 400 bytes a citation while it groups at
-a million citations (400 MB of heap), 280 at ten million (2.8 GB); it
-keeps at most 128 MiB of the database file mapped while it reads it. The garbage collector runs at a target of
-100, and of 25 once a collection finds more than 1 GiB live, so that a
-large heap stays within a quarter above what is held (GOGC, when set, is
-used instead).
+Memory: the command holds about 400 bytes a citation while it groups at a
+million citations (400 MB of heap), 280 at ten million (2.8 GB); it keeps
+at most 128 MiB of the database file mapped while it reads it. The garbage
+collector runs at a target of 100, and of 25 once a collection finds more
+than 1 GiB live, so that a large heap stays within a quarter above what is
+held (GOGC, when set, is used instead).
 --work-mem (default $PROVGRAPH_WORK_MEM, the variable ingest's --work-mem
 reads) is the heap's soft limit: the garbage collector runs more often to
 stay under it, so a limit near what is held costs CPU time, and a limit

@@ -128,16 +128,23 @@ func EscapeLine(s string) string {
 
 // EscapingWriter writes text with EscapeLine applied to each line, for
 // the error messages of exitCode: they quote input (a policy name from the
-// database, a field of a rejected line) and go to a terminal.
+// database, a field of a rejected line) and go to a terminal. Tabs that
+// begin a line are kept: they are the indentation of an error that lists
+// several problems, one to a line, not input.
 type EscapingWriter struct{ W io.Writer }
 
 func (e EscapingWriter) Write(p []byte) (int, error) {
-	if !hasUnsafe(strings.ReplaceAll(string(p), "\n", "")) {
-		return e.W.Write(p)
-	}
 	lines := strings.Split(string(p), "\n")
-	for i := range lines {
-		lines[i] = EscapeLine(lines[i])
+	escaped := false
+	for i, l := range lines {
+		body := strings.TrimLeft(l, "\t")
+		if hasUnsafe(body) {
+			lines[i] = l[:len(l)-len(body)] + EscapeLine(body)
+			escaped = true
+		}
+	}
+	if !escaped {
+		return e.W.Write(p)
 	}
 	if _, err := io.WriteString(e.W, strings.Join(lines, "\n")); err != nil {
 		return 0, err

@@ -107,3 +107,26 @@ func TestHasUnsafeWords(t *testing.T) {
 		}
 	}
 }
+
+// TestEscapingWriter: each line of an error is escaped on its own, and the
+// tabs that indent a line of a multi-problem error stay tabs, while a tab
+// inside a line (input) is escaped.
+func TestEscapingWriter(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"plain error\n", "plain error\n"},
+		{"check: 2 problems:\n\tfirst\n\tsecond\n", "check: 2 problems:\n\tfirst\n\tsecond\n"},
+		{"\t\tnested\n", "\t\tnested\n"},
+		{"bad \x1b[2K name\n\tkey a\tb\n", "bad \\x1b[2K name\n\tkey a\\x09b\n"},
+		{"\t\x1b]8;;x\x07\n", "\t\\x1b]8;;x\\x07\n"},
+		{"no newline \r", "no newline \\x0d"},
+	} {
+		var b strings.Builder
+		n, err := EscapingWriter{W: &b}.Write([]byte(c.in))
+		if err != nil || n != len(c.in) {
+			t.Errorf("Write(%q) = %d, %v; want %d, nil", c.in, n, err, len(c.in))
+		}
+		if b.String() != c.want {
+			t.Errorf("Write(%q) wrote %q, want %q", c.in, b.String(), c.want)
+		}
+	}
+}
