@@ -287,7 +287,11 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 	case sum.ViewsDropped:
 		fmt.Fprintf(stderr, "the grouping views were removed (RDF statements can change any citation); queries scan until you run: provgraph view rebuild --db %s\n", render.EscapeText(o.db))
 	case sum.NoView:
-		fmt.Fprintf(stderr, "the database keeps no grouping view of policy %s (written by an earlier provgraph, or the policy is new to it); queries scan until you run: provgraph view rebuild --db %s --policy %s\n", render.EscapeText(pol.Name()), render.EscapeText(o.db), render.EscapeText(pol.Digest()))
+		why := "written by an earlier provgraph, or the policy is new to it"
+		if o.noView {
+			why = "--no-view"
+		}
+		fmt.Fprintf(stderr, "the database keeps no grouping view of policy %s (%s); queries scan until you run: provgraph view rebuild --db %s --policy %s\n", render.EscapeText(pol.Name()), why, render.EscapeText(o.db), render.EscapeText(pol.Digest()))
 	}
 	if err != nil {
 		return service.ErrRejected

@@ -113,7 +113,7 @@ func TestIngestNoView(t *testing.T) {
 		t.Fatalf("ingest: exit %d\n%s", code, stderr)
 	}
 	code, _, stderr := run(t, "ingest", "--no-view", "--db", without, "../../testdata/citations.jsonl")
-	if code != exitOK || !strings.Contains(stderr, "no grouping view") || !strings.Contains(stderr, "provgraph view rebuild --db") {
+	if code != exitOK || !strings.Contains(stderr, "no grouping view of policy provgraph-default (--no-view)") || !strings.Contains(stderr, "provgraph view rebuild --db") {
 		t.Fatalf("ingest --no-view: exit %d, want %d and the rebuild command\n%s", code, exitOK, stderr)
 	}
 	if code, stdout, stderr := run(t, "view", "status", "--db", without); code != exitOK || !strings.Contains(stdout, "no grouping view is kept") {
