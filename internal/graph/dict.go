@@ -226,40 +226,18 @@ func (r *dictReader) lookup(enc []byte) uint32 { return r.lookupKnown(enc, termH
 // hashes: reading each term again would read the dictionary's pages at
 // random.
 func (r *dictReader) lookupKnown(enc []byte, h uint64, known uint32) uint32 {
-	var hk [8]byte
-	hashKey(&hk, h)
 	found := uint32(0)
-	for i, run := range r.runs {
-		if run.filter != nil && !run.filter.has(h) || r.fb[i] != nil && !bloomHasBytes(r.fb[i], h) {
-			continue
-		}
-		r.pg.read()
-		c := r.ids.Bucket(run.name[:]).Cursor()
-		k, v := c.Seek(hk[:])
-		switch {
-		case k == nil:
-			k, v = c.Last()
-		case !bytes.Equal(k, hk[:]):
-			k, v = c.Prev()
-		}
-		if len(k) != 8 {
-			continue // before the first chunk: the filter, or nothing
-		}
-		eachEntry(k, v, func(eh uint64, id uint32) bool {
-			if eh > h {
+	for i := range r.runs {
+		r.candidates(i, h, func(id uint32) bool {
+			if id == known && known != 0 {
+				found = id
 				return false
 			}
-			if eh == h {
-				if id == known && known != 0 {
-					found = id
-					return false
-				}
-				var ik [4]byte
-				idKey(&ik, id)
-				if bytes.Equal(r.terms.Get(ik[:]), enc) {
-					found = id
-					return false
-				}
+			var ik [4]byte
+			idKey(&ik, id)
+			if bytes.Equal(r.terms.Get(ik[:]), enc) {
+				found = id
+				return false
 			}
 			return true
 		})
@@ -268,6 +246,138 @@ func (r *dictReader) lookupKnown(enc []byte, h uint64, known uint32) uint32 {
 		}
 	}
 	return 0
+}
+
+// candidates calls fn with the id of each entry of run i of the hash
+// index whose hash is h, in order, until fn returns false. It reads what
+// lookupKnown reads: the chunk that may hold h.
+func (r *dictReader) candidates(i int, h uint64, fn func(id uint32) bool) {
+	run := r.runs[i]
+	if run.filter != nil && !run.filter.has(h) || r.fb[i] != nil && !bloomHasBytes(r.fb[i], h) {
+		return
+	}
+	var hk [8]byte
+	hashKey(&hk, h)
+	r.pg.read()
+	c := r.ids.Bucket(run.name[:]).Cursor()
+	k, v := c.Seek(hk[:])
+	switch {
+	case k == nil:
+		k, v = c.Last()
+	case !bytes.Equal(k, hk[:]):
+		k, v = c.Prev()
+	}
+	if len(k) != 8 {
+		return // before the first chunk: the filter, or nothing
+	}
+	eachEntry(k, v, func(eh uint64, id uint32) bool {
+		if eh > h {
+			return false
+		}
+		return eh < h || fn(id)
+	})
+}
+
+// lookupBatch finds the ids of the stored terms among encs (distinct
+// encodings), setting ids[i] to the id of encs[i], or 0 when it is not
+// stored. It reads what a lookup of each would, in another order: the
+// hash index run by run in the order of the hashes, then the candidates'
+// terms in the order of their ids. A writer's batch of terms looked up
+// one by one read the pages of the hash index and of the terms at random;
+// once the file is larger than the pages the pager lets stay mapped, each
+// read mapped its page again with fifteen neighbours (Linux's fault-around),
+// and at ten million citations half of an ingest's CPU time went into
+// those faults. In order, a page is mapped once for all the batch's terms
+// on it, and its neighbours are the next ones read.
+func (r *dictReader) lookupBatch(encs [][]byte, ids []uint32, sc *lookupScratch) {
+	ps := sc.pending[:0]
+	for i, e := range encs {
+		ps = append(ps, pendingTerm{termHash(e), i})
+		ids[i] = 0
+	}
+	slices.SortFunc(ps, func(a, b pendingTerm) int { return cmpUint64(a.h, b.h) })
+	cands := sc.cands[:0]
+	for ri := range r.runs {
+		for _, p := range ps {
+			r.candidates(ri, p.h, func(id uint32) bool {
+				cands = append(cands, termCandidate{id, p.i})
+				return true
+			})
+		}
+	}
+	slices.SortFunc(cands, func(a, b termCandidate) int { return cmpUint64(uint64(a.id), uint64(b.id)) })
+	for _, c := range cands {
+		if ids[c.i] != 0 {
+			continue
+		}
+		var ik [4]byte
+		idKey(&ik, c.id)
+		r.pg.read()
+		if bytes.Equal(r.terms.Get(ik[:]), encs[c.i]) {
+			ids[c.i] = c.id
+		}
+	}
+	sc.pending, sc.cands = ps, cands
+}
+
+// lookupScratch holds the slices of a batch's lookups (prefetch,
+// lookupBatch) from one write transaction to the next: made again for each,
+// they were some 20 MB of garbage a transaction. Writes are serialized, so
+// the Store keeps one. Slices grown past maxScratch bytes are dropped.
+type lookupScratch struct {
+	terms   []batchTerm
+	buf     []byte
+	uniq    [][]byte
+	ids     []uint32
+	pre     []uint32
+	pending []pendingTerm
+	cands   []termCandidate
+}
+
+const maxScratch = 64 << 20
+
+// trim drops the slices that grew past maxScratch.
+func (sc *lookupScratch) trim() {
+	if cap(sc.terms)*24 > maxScratch {
+		sc.terms = nil
+	}
+	if cap(sc.buf) > maxScratch {
+		sc.buf = nil
+	}
+	if cap(sc.uniq)*24 > maxScratch {
+		sc.uniq = nil
+	}
+	if cap(sc.ids)*4 > maxScratch {
+		sc.ids = nil
+	}
+	if cap(sc.pre)*4 > maxScratch {
+		sc.pre = nil
+	}
+	if cap(sc.pending)*16 > maxScratch {
+		sc.pending = nil
+	}
+	if cap(sc.cands)*8 > maxScratch {
+		sc.cands = nil
+	}
+}
+
+// batchTerm is one term of a batch that prefetch looks up: its hash, its
+// position (4*quad+term) and its encoding's bounds in the scratch buffer.
+type batchTerm struct {
+	h             uint64
+	pos, off, end int32
+}
+
+// pendingTerm is a term lookupBatch looks up: its hash and its index.
+type pendingTerm struct {
+	h uint64
+	i int
+}
+
+// termCandidate is an entry of the hash index that may be term i's.
+type termCandidate struct {
+	id uint32
+	i  int
 }
 
 var errBadRunChunk error = corruptError("undecodable chunk of the hash index")
@@ -425,13 +535,14 @@ type dictWriter struct {
 	next     uint32
 	firstNew uint32
 	added    map[string]uint32 // new terms of this transaction
+	scratch  *lookupScratch    // prefetch's slices (the Store's)
 	newTerms [][]byte          // their encodings, by id - firstNew
 	budget   *mergeBudget      // the transaction's
 }
 
 // newDictWriter starts assigning ids in tx. runs are the runs of the hash
 // index with their filters; flush returns the runs after the transaction.
-func newDictWriter(tx *bbolt.Tx, runs []*run, next uint32, mem *arena, hot map[string]uint32, pg *pager, budget *mergeBudget) (*dictWriter, error) {
+func newDictWriter(tx *bbolt.Tx, runs []*run, next uint32, mem *arena, hot map[string]uint32, scratch *lookupScratch, pg *pager, budget *mergeBudget) (*dictWriter, error) {
 	r, err := newDictReader(tx, runs, true)
 	if err != nil {
 		return nil, err
@@ -442,6 +553,7 @@ func newDictWriter(tx *bbolt.Tx, runs []*run, next uint32, mem *arena, hot map[s
 		tx:         tx,
 		mem:        mem,
 		hot:        hot,
+		scratch:    scratch,
 		next:       next,
 		firstNew:   next,
 		added:      make(map[string]uint32),
@@ -450,15 +562,22 @@ func newDictWriter(tx *bbolt.Tx, runs []*run, next uint32, mem *arena, hot map[s
 }
 
 // id returns the id of the term with encoding enc, giving it a new one if
-// it has none.
-func (w *dictWriter) id(enc []byte) (uint32, error) {
+// it has none. looked is what prefetch found for it (0: look it up).
+func (w *dictWriter) id(enc []byte, looked uint32) (uint32, error) {
 	if id, ok := w.hot[string(enc)]; ok {
 		return id, nil
 	}
 	if id, ok := w.added[string(enc)]; ok {
 		return id, nil
 	}
-	if id := w.lookup(enc); id != 0 {
+	id := looked
+	switch looked {
+	case 0:
+		id = w.lookup(enc)
+	case absent:
+		id = 0
+	}
+	if id != 0 {
 		if len(w.hot) >= hotTerms {
 			clear(w.hot)
 		}
@@ -468,12 +587,71 @@ func (w *dictWriter) id(enc []byte) (uint32, error) {
 	if w.next == math.MaxUint32 {
 		return 0, ErrFull
 	}
-	id := w.next
+	id = w.next
 	w.next++
 	e := w.mem.copy(enc)
 	w.added[string(e)] = id
 	w.newTerms = append(w.newTerms, e)
 	return id, nil
+}
+
+// absent is what prefetch gives a term it looked up and did not find: no
+// term has that id (id stops before it with ErrFull).
+const absent = math.MaxUint32
+
+// prefetch looks up the terms of quads that the cache does not hold, in
+// one lookupBatch, and returns for each term position (4*i+j for term j of
+// quads[i]) its id, absent for a term not stored, or 0 for a term the
+// cache held, for id to find.
+func (w *dictWriter) prefetch(quads []Quad) []uint32 {
+	sc := w.scratch
+	es, buf := sc.terms[:0], sc.buf[:0]
+	for i, q := range quads {
+		for j, t := range [4]Term{q.S, q.P, q.O, q.G} {
+			if t.IsZero() {
+				continue
+			}
+			off := len(buf)
+			buf = appendTermCode(buf, t)
+			if _, ok := w.hot[string(buf[off:])]; ok {
+				buf = buf[:off]
+				continue
+			}
+			es = append(es, batchTerm{termHash(buf[off:]), int32(4*i + j), int32(off), int32(len(buf))})
+		}
+	}
+	enc := func(e batchTerm) []byte { return buf[e.off:e.end] }
+	slices.SortFunc(es, func(a, b batchTerm) int {
+		if c := cmpUint64(a.h, b.h); c != 0 {
+			return c
+		}
+		return bytes.Compare(enc(a), enc(b))
+	})
+	// One lookup for each distinct term: its entries are adjacent.
+	same := func(k int) bool { return k > 0 && es[k].h == es[k-1].h && bytes.Equal(enc(es[k]), enc(es[k-1])) }
+	uniq := sc.uniq[:0]
+	for k, e := range es {
+		if !same(k) {
+			uniq = append(uniq, enc(e))
+		}
+	}
+	ids := slices.Grow(sc.ids[:0], len(uniq))[:len(uniq)]
+	w.lookupBatch(uniq, ids, sc)
+	pre := slices.Grow(sc.pre[:0], 4*len(quads))[:4*len(quads)]
+	clear(pre)
+	u := -1
+	for k, e := range es {
+		if !same(k) {
+			u++
+		}
+		pre[e.pos] = ids[u]
+		if pre[e.pos] == 0 {
+			pre[e.pos] = absent
+		}
+	}
+	clear(uniq) // no slices of buf kept past the batch
+	sc.terms, sc.buf, sc.uniq, sc.ids, sc.pre = es, buf, uniq[:0], ids, pre
+	return pre
 }
 
 // commit is called after the transaction committed: the new terms are

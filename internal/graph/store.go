@@ -64,6 +64,7 @@ type Store struct {
 	// shared while a read starts its transaction.
 	mu     sync.RWMutex
 	hot    map[string]uint32 // term ids seen lately, by encoding; Add only
+	lookup lookupScratch     // the slices of a batch's term lookups; Add only
 	runs   []*run            // the hash index's runs with filters, once loaded; Add only
 	loaded bool              // runs is loaded
 	pg     *pager            // keeps the pages Add maps under Options.MappedLimit
@@ -339,7 +340,7 @@ func (s *Store) addWith(quads []Quad, strict bool, fn func(*Writer) error) (adde
 		budget := &mergeBudget{}
 		var err error
 		if len(norm) > 0 {
-			dw, runs, fresh, err = addTx(tx, norm, s.runs, s.hot, s.pg, strict, budget)
+			dw, runs, fresh, err = addTx(tx, norm, s.runs, s.hot, &s.lookup, s.pg, strict, budget)
 			added = len(fresh)
 		} else {
 			runs = s.runs
@@ -390,13 +391,15 @@ func (e *storedError) Error() string {
 
 // addTx adds quads (valid, in stored form) in tx. With strict, a quad that
 // is already stored fails it with a *storedError.
-func addTx(tx *bbolt.Tx, quads []Quad, runs []*run, hot map[string]uint32, pg *pager, strict bool, budget *mergeBudget) (*dictWriter, []*run, []tuple, error) {
+func addTx(tx *bbolt.Tx, quads []Quad, runs []*run, hot map[string]uint32, scratch *lookupScratch, pg *pager, strict bool, budget *mergeBudget) (*dictWriter, []*run, []tuple, error) {
 	cnt := readCounters(tx)
 	mem := &arena{}
-	dw, err := newDictWriter(tx, runs, cnt.nextID, mem, hot, pg, budget)
+	dw, err := newDictWriter(tx, runs, cnt.nextID, mem, hot, scratch, pg, budget)
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	looked := dw.prefetch(quads)
+	defer scratch.trim()
 	spo := make([]tuple, len(quads))
 	var enc []byte
 	for i, q := range quads {
@@ -405,7 +408,7 @@ func addTx(tx *bbolt.Tx, quads []Quad, runs []*run, hot map[string]uint32, pg *p
 				continue // the default graph
 			}
 			enc = appendTermCode(enc[:0], t)
-			id, err := dw.id(enc)
+			id, err := dw.id(enc, looked[4*i+j])
 			if err != nil {
 				return nil, nil, nil, err
 			}
