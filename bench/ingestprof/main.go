@@ -3,7 +3,7 @@
 // and optionally writes a heap profile at the end, to see where ingest
 // spends its time. The database file must not exist.
 //
-// Usage: ingestprof -db FILE [-cpuprofile FILE] [-memprofile FILE] [-batch N] [-nosync] [-mapped-limit BYTES] CITATIONS.jsonl
+// Usage: ingestprof -db FILE [-cpuprofile FILE] [-memprofile FILE] [-batch N] [-nosync] [-mapped-limit BYTES] [-resident-limit BYTES] CITATIONS.jsonl
 //
 // Then: go tool pprof -top ingestprof.cpu
 package main
@@ -38,9 +38,10 @@ func run() error {
 	batch := flag.Int("batch", ingest.DefaultBatchQuads, "quads per transaction")
 	noSync := flag.Bool("nosync", false, "skip fsync after each transaction (graph.Options.NoSync)")
 	mapped := flag.Int64("mapped-limit", 0, "graph.Options.MappedLimit in bytes (0: the default, negative: no limit)")
+	resident := flag.Int64("resident-limit", 0, "graph.Options.ResidentLimit in bytes (0: the default, negative: no limit)")
 	flag.Parse()
 	if *db == "" || flag.NArg() != 1 {
-		return errors.New("usage: ingestprof -db FILE [-cpuprofile FILE] [-memprofile FILE] [-batch N] [-nosync] [-mapped-limit BYTES] CITATIONS.jsonl")
+		return errors.New("usage: ingestprof -db FILE [-cpuprofile FILE] [-memprofile FILE] [-batch N] [-nosync] [-mapped-limit BYTES] [-resident-limit BYTES] CITATIONS.jsonl")
 	}
 	if _, err := os.Stat(*db); !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s exists; give a new file", *db)
@@ -56,7 +57,7 @@ func run() error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	st, err := graph.Open(*db, &graph.Options{NoSync: *noSync, MappedLimit: *mapped})
+	st, err := graph.Open(*db, &graph.Options{NoSync: *noSync, MappedLimit: *mapped, ResidentLimit: *resident})
 	if err != nil {
 		return err
 	}

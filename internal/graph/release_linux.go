@@ -54,22 +54,33 @@ var statm = sync.OnceValues(func() (*os.File, error) { return os.Open("/proc/sel
 // which provgraph does not use) the process has resident: the third
 // field of /proc/self/statm, in pages.
 func mappedFileBytes() (int64, bool) {
+	file, _, ok := residentBytes()
+	return file, ok
+}
+
+// residentBytes returns the bytes of files the process has resident
+// (mappedFileBytes) and the rest of its resident memory, anonymous
+// memory (heap and stacks): the second field of /proc/self/statm less
+// the third.
+func residentBytes() (file, anon int64, ok bool) {
 	fh, err := statm()
 	if err != nil {
-		return 0, false
+		return 0, 0, false
 	}
 	var buf [128]byte
 	n, err := fh.ReadAt(buf[:], 0)
 	if n == 0 || err != nil && err != io.EOF {
-		return 0, false
+		return 0, 0, false
 	}
 	f := bytes.Fields(buf[:n])
 	if len(f) < 3 {
-		return 0, false
+		return 0, 0, false
 	}
-	pages, err := strconv.ParseInt(string(f[2]), 10, 64)
-	if err != nil {
-		return 0, false
+	resident, err1 := strconv.ParseInt(string(f[1]), 10, 64)
+	shared, err2 := strconv.ParseInt(string(f[2]), 10, 64)
+	if err1 != nil || err2 != nil || shared > resident {
+		return 0, 0, false
 	}
-	return pages * int64(os.Getpagesize()), true
+	page := int64(os.Getpagesize())
+	return shared * page, (resident - shared) * page, true
 }

@@ -9,3 +9,6 @@ func releasePages(db *bbolt.DB, size int64) {}
 
 // mappedFileBytes reports nothing where it is not known.
 func mappedFileBytes() (int64, bool) { return 0, false }
+
+// residentBytes reports nothing where it is not known.
+func residentBytes() (file, anon int64, ok bool) { return 0, 0, false }

@@ -51,6 +51,15 @@ type Options struct {
 	// against 128 MiB) and lets it map the whole file. It
 	// has effect on Linux only.
 	MappedLimit int64
+
+	// ResidentLimit bounds the file's mapped pages and the process's
+	// anonymous memory together: when a writer finds more resident, it
+	// drops its mapped pages as it does past MappedLimit, so that the
+	// mapped pages give way while a large merge holds its output in
+	// memory. Zero means DefaultResidentLimit; a negative value means no
+	// such limit. Linux only, as MappedLimit; not used when MappedLimit
+	// is negative.
+	ResidentLimit int64
 }
 
 // Store is a provgraph quad store in one bbolt file. Its methods are safe
@@ -178,7 +187,10 @@ func Open(path string, opts *Options) (*Store, error) {
 		s.limit = DefaultMappedLimit
 	}
 	if !o.ReadOnly {
-		s.pg = &pager{db: db, limit: s.limit}
+		s.pg = &pager{db: db, limit: s.limit, resident: o.ResidentLimit}
+		if s.pg.resident == 0 {
+			s.pg.resident = DefaultResidentLimit
+		}
 	}
 	if err := s.setup(); err != nil {
 		db.Close()
