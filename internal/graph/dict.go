@@ -322,7 +322,9 @@ func (r *dictReader) lookupBatch(encs [][]byte, ids []uint32, sc *lookupScratch)
 
 // lookupScratch holds the slices of a batch's lookups (prefetch,
 // lookupBatch) from one write transaction to the next: made again for each,
-// they were some 20 MB of garbage a transaction. Writes are serialized, so
+// they would be garbage of the order of the batch's encoded terms (a few
+// tens of MB for 50,000 quads, by their sizes; not measured alone).
+// Writes are serialized, so
 // the Store keeps one. Slices grown past maxScratch bytes are dropped.
 type lookupScratch struct {
 	terms   []batchTerm
@@ -356,7 +358,7 @@ func (sc *lookupScratch) trim() {
 	if cap(sc.pending)*16 > maxScratch {
 		sc.pending = nil
 	}
-	if cap(sc.cands)*8 > maxScratch {
+	if cap(sc.cands)*16 > maxScratch {
 		sc.cands = nil
 	}
 }
