@@ -49,9 +49,13 @@ The database is opened read-only and never changed.
 
 The group is computed from the citation's neighbourhood by default (the
 citations sharing its key, redirect targets and sources, content hash
-sharers), which takes milliseconds whatever the size of the database. It can
+sharers), which takes milliseconds whatever the size of the database. A
+database that keeps a grouping view of the policy (ingest keeps one unless
+--no-view) gives the neighbourhood from the view, and the group is then
+exactly the one 'provgraph groups' lists (the report says "computed from
+the grouping view"). Without a view it is read by index lookups, which can
 miss a same-host redirect into the group that ends at a URL written
-differently from the key it normalizes to; --group-scope database computes
+differently from the key it normalizes to. --group-scope database computes
 the group over the whole database, exactly as 'provgraph groups' does, at
 the cost of reading all of it.
 

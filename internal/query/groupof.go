@@ -433,9 +433,13 @@ type citationCache struct {
 	ctx    context.Context
 	v      ViewSource
 	digest string
-	mu     sync.Mutex
-	byID   map[string]*Citation
-	err    error
+	// lean, when set, reads the citations lean (memberLookup), with
+	// what relations are made of: for a lineage, which builds a group
+	// for its relations only.
+	lean memberLookup
+	mu   sync.Mutex
+	byID map[string]*Citation
+	err  error
 }
 
 func (c *citationCache) get(ids []string) ([]*Citation, error) {
@@ -448,7 +452,13 @@ func (c *citationCache) get(ids []string) ([]*Citation, error) {
 		}
 	}
 	if len(missing) > 0 {
-		cs, err := c.v.Citations(c.ctx, c.digest, missing)
+		var cs []*Citation
+		var err error
+		if c.lean != nil {
+			cs, err = c.lean.Members(c.ctx, c.digest, missing)
+		} else {
+			cs, err = c.v.Citations(c.ctx, c.digest, missing)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("query: reading citations: %w", err)
 		}

@@ -38,6 +38,16 @@ const (
 	// on it, exactly as the groups command does. Its cost grows with the
 	// database (seconds for tens of thousands of citations).
 	ScopeDatabase = "database"
+	// ScopeView is the scope a lineage reports when ScopeNeighbourhood was
+	// asked and the database keeps a grouping view of the policy: the
+	// group is read from the view as GroupOf reads it (the group's
+	// component, the groups sharing its evidence and those its relations
+	// point at), which gives the group exactly as Groups over the whole
+	// database does, redirects written differently from their key
+	// included, at the cost of the group's neighbourhood. It is not asked
+	// for: a database without a usable view falls back to the index
+	// lookups of ScopeNeighbourhood.
+	ScopeView = "view"
 )
 
 // ErrNoCitation is returned by LineageOf and LineageOfURL when no citation
@@ -366,7 +376,15 @@ func (r *reader) lineages(ids []string, opts *LineageOptions) ([]*Lineage, error
 	slices.SortFunc(sorted, func(a, b *Citation) int { return strings.Compare(a.ID, b.ID) })
 	sorted = slices.CompactFunc(sorted, func(a, b *Citation) bool { return a == b })
 
-	var rep *Report
+	if o.Scope == ScopeNeighbourhood {
+		vs, err := r.viewSource(snap)
+		if err != nil {
+			return nil, err
+		}
+		if vs != nil {
+			return r.viewLineages(vs, snap, cits, o.MaxShared)
+		}
+	}
 	if o.Scope == ScopeDatabase {
 		full, err := Load(r.ctx, r.lk, pol.Digest)
 		if err != nil {
@@ -380,23 +398,131 @@ func (r *reader) lineages(ids []string, opts *LineageOptions) ([]*Lineage, error
 		}
 		snap.Citations = h.citations()
 	}
-	rep = Groups(snap, GroupOptions{MaxShared: o.MaxShared})
-
+	rep := Groups(snap, GroupOptions{MaxShared: o.MaxShared})
+	place := func(c *Citation) (*LineageGroup, error) {
+		for _, g := range rep.Groups {
+			for _, m := range g.Members {
+				if m.CitationID == c.ID {
+					return &LineageGroup{
+						ID: g.ID, Key: g.Key, Keys: g.Keys, Verdict: g.Verdict, Members: len(g.Members),
+						Reasons: m.Reasons, Relations: g.Relations, Scope: o.Scope, Read: len(snap.Citations),
+					}, nil
+				}
+			}
+		}
+		return nil, nil
+	}
 	out := make([]*Lineage, 0, len(cits))
 	for _, c := range cits {
-		out = append(out, r.lineage(c, pol, rep, o.Scope, len(snap.Citations)))
+		l, err := r.lineage(c, pol, rep.Warnings, place)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, l)
 	}
 	return out, nil
 }
 
-// lineage assembles the report of one citation.
-func (r *reader) lineage(c *Citation, pol PolicyRef, rep *Report, scope string, read int) *Lineage {
+// viewSource returns the backend as a ViewSource when it keeps a grouping
+// view of snap's policy that this build can read as GroupOf does (the
+// view's URL postings are keys of the engine the policy's keys were made
+// with); nil otherwise.
+func (r *reader) viewSource(snap *Snapshot) (ViewSource, error) {
+	vs, ok := r.lk.(ViewSource)
+	if !ok || snap.Policy.Digest == "" {
+		return nil, nil
+	}
+	has, err := vs.HasView(r.ctx, snap.Policy.Digest)
+	if err != nil {
+		return nil, fmt.Errorf("query: grouping view of policy %s: %w", snap.Policy, err)
+	}
+	if _, nerr := snap.Normalizer(); !has || nerr != nil || snap.EngineChanged() {
+		return nil, nil
+	}
+	return vs, nil
+}
+
+// viewLineages builds the lineages of cits with their groups read from
+// vs's grouping view (ScopeView), once per key.
+func (r *reader) viewLineages(vs ViewSource, snap *Snapshot, cits []*Citation, maxShared int) ([]*Lineage, error) {
+	type placed struct {
+		g    *grouping
+		gr   *group
+		out  *Group
+		read int       // rows read
+		rows []ViewRow // the rows of the key
+	}
+	byKey := map[string]*placed{}
+	var warnings []string
+	place := func(c *Citation) (*LineageGroup, error) {
+		key := c.Norm.Key
+		p := byKey[key]
+		if p == nil {
+			opts := GroupOptions{MaxShared: maxShared}
+			n, cache, err := gather(r.ctx, vs, snap, key, opts)
+			if err != nil {
+				return nil, err
+			}
+			if ml, ok := vs.(memberLookup); ok {
+				cache.lean = ml
+			}
+			f, err := viewFacts(n, cache)
+			if err != nil {
+				return nil, err
+			}
+			g := newGrouping(f, snap, opts)
+			ref, ok := g.keyIndex[key]
+			if !ok || g.groupOfKey[ref] < 0 {
+				return nil, fmt.Errorf("query: the grouping view has no row under key %q, which citation %s has (rebuild the view): %w", key, c.ID, store.ErrDamaged)
+			}
+			gr := g.groups[g.groupOfKey[ref]]
+			// Built as an unlisted group is: its relations, from its
+			// related members alone; the members' count is the group's.
+			out := g.build(0, gr, false)
+			if err := cache.failed(); err != nil {
+				return nil, err
+			}
+			p = &placed{g: g, gr: gr, out: out, read: f.n, rows: n.rows[key]}
+			byKey[key] = p
+			warnings = g.warnings
+		}
+		if !slices.ContainsFunc(p.rows, func(v ViewRow) bool { return v.CitationID == c.ID }) {
+			return nil, fmt.Errorf("query: the grouping view has no row of citation %s under its key %q (rebuild the view): %w", c.ID, key, store.ErrDamaged)
+		}
+		rs := &reasoner{g: p.out, shared: p.g.shared, maxShared: p.g.maxShared}
+		reasons := rs.reasons(c)
+		if p.gr.why != "" {
+			reasons = append(reasons, p.gr.why)
+		}
+		return &LineageGroup{
+			ID: p.out.ID, Key: p.out.Key, Keys: p.out.Keys, Verdict: p.out.Verdict, Members: len(p.gr.members),
+			Reasons: reasons, Relations: p.out.Relations, Scope: ScopeView, Read: p.read,
+		}, nil
+	}
+	out := make([]*Lineage, 0, len(cits))
+	for _, c := range cits {
+		l, err := r.lineage(c, snap.Policy, nil, place)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	// Warnings are the grouping's, the same for every key read.
+	for _, l := range out {
+		l.Warnings = warnings
+	}
+	return out, nil
+}
+
+// lineage assembles the report of one citation; place finds the group of
+// a keyed citation (nil: none).
+func (r *reader) lineage(c *Citation, pol PolicyRef, warnings []string, place func(*Citation) (*LineageGroup, error)) (*Lineage, error) {
 	l := &Lineage{
 		CitationID: c.ID, Engine: c.Engine, AnswerID: c.AnswerID, Position: Integer(c.Position),
 		Question: c.Question, ObservedAt: c.ObservedAt, RawURL: c.Raw, Fragment: c.Fragment,
 		BaseURL: c.BaseURL, ResolvedURL: resolved(c), Policy: pol,
 		NormalizedUnder: c.Under, Retrievals: c.Retrievals, Relations: c.Relations,
-		ContentHashes: []string{}, Warnings: rep.Warnings, Passage: passage(c),
+		ContentHashes: []string{}, Warnings: warnings, Passage: passage(c),
 	}
 	if l.NormalizedUnder == nil {
 		l.NormalizedUnder = []string{}
@@ -415,29 +541,24 @@ func (r *reader) lineage(c *Citation, pol PolicyRef, rep *Report, scope string, 
 	switch n := c.Norm; {
 	case n == nil:
 		l.Ungrouped = "never normalized under policy " + pol.String()
-		return l
+		return l, nil
 	case n.Rejected():
 		l.Normalization = lineageNorm(n)
 		l.Ungrouped = fmt.Sprintf("the policy rejected the raw URL (%s): a rejected URL is never grouped", n.ErrorCode)
-		return l
+		return l, nil
 	default:
 		l.Normalization = lineageNorm(n)
 		l.Key = n.Key
 	}
-	for _, g := range rep.Groups {
-		for _, m := range g.Members {
-			if m.CitationID != c.ID {
-				continue
-			}
-			l.Group = &LineageGroup{
-				ID: g.ID, Key: g.Key, Keys: g.Keys, Verdict: g.Verdict, Members: len(g.Members),
-				Reasons: m.Reasons, Relations: g.Relations, Scope: scope, Read: read,
-			}
-			return l
-		}
+	g, err := place(c)
+	if err != nil {
+		return nil, err
 	}
-	l.Ungrouped = "not found among the groups" // cannot happen: every keyed citation is grouped
-	return l
+	if g == nil {
+		l.Ungrouped = "not found among the groups" // cannot happen: every keyed citation is grouped
+	}
+	l.Group = g
+	return l, nil
 }
 
 func lineageNorm(n *Normalization) *LineageNormalization {

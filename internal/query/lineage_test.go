@@ -3,6 +3,7 @@ package query_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -26,6 +27,18 @@ import (
 // store, and checks the store's consistency when the test ends.
 func lineageStore(t testing.TB, files []string, policies ...*normalize.Policy) *graph.Store {
 	t.Helper()
+	return ingestStore(t, files, false, policies...)
+}
+
+// noViewStore is lineageStore without a grouping view (ingest --no-view):
+// lineages are then computed from the quads' neighbourhood.
+func noViewStore(t testing.TB, files []string, policies ...*normalize.Policy) *graph.Store {
+	t.Helper()
+	return ingestStore(t, files, true, policies...)
+}
+
+func ingestStore(t testing.TB, files []string, noView bool, policies ...*normalize.Policy) *graph.Store {
+	t.Helper()
 	st, err := graph.Open(filepath.Join(t.TempDir(), "lineage.db"), &graph.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +53,7 @@ func lineageStore(t testing.TB, files []string, policies ...*normalize.Policy) *
 	clock := func() time.Time { now = now.Add(time.Second); return now }
 	for _, p := range policies {
 		for _, f := range files {
-			if _, err := ingest.File(context.Background(), st, f, filepath.Base(f), ingest.Options{Policy: p, Now: clock}); err != nil {
+			if _, err := ingest.File(context.Background(), st, f, filepath.Base(f), ingest.Options{Policy: p, Now: clock, NoView: noView}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -247,10 +260,19 @@ var lineageTests = []struct {
 }
 
 func TestLineageOf(t *testing.T) {
-	st := exampleStore(t)
+	viewed := exampleStore(t)
+	bare := noViewStore(t, []string{exampleCitations}, normalize.Default())
 	ctx := context.Background()
 	for _, tt := range lineageTests {
-		for _, scope := range []string{query.ScopeNeighbourhood, query.ScopeDatabase} {
+		for _, sc := range []struct {
+			st          *graph.Store
+			scope, want string
+		}{
+			{viewed, query.ScopeNeighbourhood, query.ScopeView},
+			{bare, query.ScopeNeighbourhood, query.ScopeNeighbourhood},
+			{viewed, query.ScopeDatabase, query.ScopeDatabase},
+		} {
+			st, scope := sc.st, sc.scope
 			opts := &query.LineageOptions{Scope: scope}
 			var l *query.Lineage
 			if strings.Contains(tt.id, "/") {
@@ -274,8 +296,8 @@ func TestLineageOf(t *testing.T) {
 			if l.Policy.Name != "provgraph-default" || !slices.Equal(l.NormalizedUnder, []string{l.Policy.String()}) {
 				t.Errorf("LineageOf(%q): policy %v, normalized under %v", tt.id, l.Policy, l.NormalizedUnder)
 			}
-			if l.Group != nil && (l.Group.Scope != scope || l.Group.Read < l.Group.Members) {
-				t.Errorf("LineageOf(%q): group scope %q, %d citations read for %d members", tt.id, l.Group.Scope, l.Group.Read, l.Group.Members)
+			if l.Group != nil && (l.Group.Scope != sc.want || l.Group.Read < l.Group.Members) {
+				t.Errorf("LineageOf(%q), scope %s: group scope %q (want %q), %d citations read for %d members", tt.id, scope, l.Group.Scope, sc.want, l.Group.Read, l.Group.Members)
 			}
 		}
 	}
@@ -453,17 +475,26 @@ func TestLineageScopesAgree(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		file     string
+		view     bool
 		maxDiffs int
 	}{
-		{"example", exampleCitations, 0},
+		{"example", exampleCitations, false, 0},
 		// Two citations of one group whose source redirects from
 		// http://.../?lang=fr to https://.../ (no query): that source's key
 		// is no http/https or slash variant of the target's, and the final
 		// URL is not written as the key.
-		{"synthetic", synthetic, 2},
+		{"synthetic", synthetic, false, 2},
+		// Read from the grouping view, the group is the full report's,
+		// relations included.
+		{"example, view", exampleCitations, true, 0},
+		{"synthetic, view", synthetic, true, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st := lineageStore(t, []string{tc.file}, normalize.Default())
+			st := noViewStore(t, []string{tc.file}, normalize.Default())
+			wantScope := query.ScopeNeighbourhood
+			if tc.view {
+				st, wantScope = lineageStore(t, []string{tc.file}, normalize.Default()), query.ScopeView
+			}
 			ctx := context.Background()
 			snap, err := query.Load(ctx, citestore.New(st), "")
 			if err != nil {
@@ -497,6 +528,12 @@ func TestLineageScopesAgree(t *testing.T) {
 					joined++
 				}
 				g := l.Group
+				if g != nil && g.Scope != wantScope {
+					t.Fatalf("%s: group scope %q, want %q", c.ID, g.Scope, wantScope)
+				}
+				if tc.view && g != nil && jsonText(g.Relations) != jsonText(w.group.Relations) {
+					t.Errorf("%s: group %s from the view has relations %s, the full report %s", c.ID, g.ID, jsonText(g.Relations), jsonText(w.group.Relations))
+				}
 				if g != nil && g.ID == w.group.ID && g.Verdict == w.group.Verdict && g.Members == len(w.group.Members) &&
 					slices.Equal(g.Keys, w.group.Keys) && slices.Equal(g.Reasons, w.reasons) {
 					continue
@@ -558,4 +595,12 @@ func ExampleLineageOf() {
 	// hop: 301 https://w3.org/TR/prov-o -> https://www.w3.org/TR/prov-o/ crosses host: true
 	// resolved: https://www.w3.org/TR/prov-o/
 	// group: normalized-compare 1 member
+}
+
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
 }

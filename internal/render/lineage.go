@@ -162,7 +162,11 @@ func LineageText(w io.Writer, ls []*query.Lineage) error {
 		if g := l.Group; g == nil {
 			fmt.Fprintf(w, "\n  group: none: %s\n", EscapeLine(l.Ungrouped))
 		} else {
-			fmt.Fprintf(w, "\n  group %s (computed from the %s: %s read)\n", EscapeText(g.ID), EscapeText(g.Scope), Plural(g.Read, "citation"))
+			from := EscapeText(g.Scope)
+			if g.Scope == query.ScopeView {
+				from = "grouping view"
+			}
+			fmt.Fprintf(w, "\n  group %s (computed from the %s: %s read)\n", EscapeText(g.ID), from, Plural(g.Read, "citation"))
 			p.text(2, "verdict", g.Verdict)
 			p.field(2, "members", fmt.Sprint(g.Members))
 			p.value(2, "key", g.Key)

@@ -44,6 +44,10 @@ type Store struct {
 	// and kept, with what it read, for the view's next read.
 	r  *graph.Reader
 	rd *Reader
+	// maps are the view maps opened on r, by policy digest and sub, to be
+	// read again: opening a map of runs reads its list of runs, which a
+	// lineage from the view did for each of its dozens of postings.
+	maps map[string]viewMap
 }
 
 var _ store.Backend = (*Store)(nil)

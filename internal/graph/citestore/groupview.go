@@ -905,6 +905,27 @@ func (s *Store) HasView(ctx context.Context, d string) (bool, error) {
 	return err == nil, err
 }
 
+// readMap opens the map sub of the view bucket b of policy d for reading:
+// once per read transaction when s reads on one (Within, View).
+func (s *Store) readMap(d string, b *graph.Bucket, sub string) (viewMap, error) {
+	if s.r == nil {
+		return openViewMap(b, sub, false)
+	}
+	id := d + "\x00" + sub
+	if m, ok := s.maps[id]; ok {
+		return m, nil
+	}
+	m, err := openViewMap(b, sub, false)
+	if err != nil {
+		return nil, err
+	}
+	if s.maps == nil {
+		s.maps = map[string]viewMap{}
+	}
+	s.maps[id] = m
+	return m, nil
+}
+
 // KeyRows implements store.GroupView.
 func (s *Store) KeyRows(ctx context.Context, d, key string) ([]store.ViewRow, error) {
 	if key == "" {
@@ -912,7 +933,7 @@ func (s *Store) KeyRows(ctx context.Context, d, key string) ([]store.ViewRow, er
 	}
 	var out []store.ViewRow
 	err := s.viewRead(ctx, d, func(b *graph.Bucket) error {
-		rows, err := openViewMap(b, subRows, false)
+		rows, err := s.readMap(d, b, subRows)
 		if err != nil || rows == nil {
 			return err
 		}
@@ -938,7 +959,7 @@ func viewDamage(d string, err error) error {
 func (s *Store) RowsAfter(ctx context.Context, d string, after *store.RowPos, limit int) ([]store.ViewRow, error) {
 	var out []store.ViewRow
 	err := s.viewRead(ctx, d, func(b *graph.Bucket) error {
-		rows, err := openViewMap(b, subRows, false)
+		rows, err := s.readMap(d, b, subRows)
 		if err != nil || rows == nil {
 			return err
 		}
@@ -969,7 +990,7 @@ func (s *Store) RowsAfter(ctx context.Context, d string, after *store.RowPos, li
 func (s *Store) keysWith(ctx context.Context, d, sub string, prefix []byte) ([]string, error) {
 	var out []string
 	err := s.viewRead(ctx, d, func(b *graph.Bucket) error {
-		p, err := openViewMap(b, sub, false)
+		p, err := s.readMap(d, b, sub)
 		if err != nil || p == nil {
 			return err
 		}
