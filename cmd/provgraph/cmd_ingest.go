@@ -108,13 +108,13 @@ Nothing is lost and nothing is overwritten:
 Grouping views (see 'provgraph view'): each batch writes the view rows of
 the citations it adds in its own transaction, into every policy's view the
 database keeps; a new database keeps one of the run's policy from its
-first batch, unless --no-view: a view costs about half again the CPU of a
-bulk load (1,000,000 citations: 137-148 s against 89-99 s), so a load of
-millions may leave it out and run 'provgraph view rebuild' after. A
-database without a view of the policy (written by an earlier provgraph)
-gets none; ingest says so once on standard error, with the 'provgraph view
-rebuild' command to run. RDF input removes the views (its statements can
-change any citation) and says so.
+first batch, unless --no-view. A view adds to the CPU and the file of a
+bulk load (the README's figures give both at a million and ten million
+citations), so a load of millions may leave it out and run 'provgraph view
+rebuild' after. A database without a view of the policy (written by an
+earlier provgraph) gets none; ingest says so once on standard error, with
+the 'provgraph view rebuild' command to run. RDF input removes the views
+(its statements can change any citation) and says so.
 
 Memory and temporary files: the validation pass checks every citation_id
 against the rest of the input within --work-mem (40 bytes an id; the
