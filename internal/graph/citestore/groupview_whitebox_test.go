@@ -293,3 +293,33 @@ func TestLeanRowIsWholeRow(t *testing.T) {
 		t.Fatalf("compared %d rows, want every citation under two policies", n)
 	}
 }
+
+// TestRowSum: the sum of a view's rows does not depend on their order,
+// and changes with a row's key or value, a row more or less, or a byte
+// moved from a key to its value.
+func TestRowSum(t *testing.T) {
+	rows := [][2]string{{"k1", "v1"}, {"k2", "v2"}, {"k3", ""}}
+	sum := func(rs ...[2]string) rowSum {
+		var s rowSum
+		for _, r := range rs {
+			s.add([]byte(r[0]), []byte(r[1]))
+		}
+		return s
+	}
+	base := sum(rows...)
+	if got := sum(rows[2], rows[0], rows[1]); got != base {
+		t.Errorf("sum in another order %v, want %v", got, base)
+	}
+	for name, other := range map[string]rowSum{
+		"a value changed": sum(rows[0], rows[1], [2]string{"k3", "x"}),
+		"a key changed":   sum(rows[0], rows[1], [2]string{"k4", ""}),
+		"a row less":      sum(rows[0], rows[1]),
+		"a row more":      sum(append(rows, [2]string{"k5", "v5"})...),
+		"a row twice":     sum(rows[0], rows[1], rows[1]),
+		"a byte moved":    sum(rows[0], rows[1], [2]string{"k", "3"}),
+	} {
+		if other == base || other.sum == base.sum {
+			t.Errorf("%s: the sum did not change", name)
+		}
+	}
+}
