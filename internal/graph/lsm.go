@@ -84,10 +84,10 @@ func compactRuns[R any](runs []R, seq uint64, budget *mergeBudget,
 // deleteRuns deletes the merged runs from index bucket b.
 func deleteRuns(b *bbolt.Bucket, names []runName, pg *pager) error {
 	for _, n := range names {
-		if err := b.DeleteBucket(n[:]); err != nil {
+		// bbolt reads every page of a bucket it deletes.
+		if err := pg.during(func() error { return b.DeleteBucket(n[:]) }); err != nil {
 			return fmt.Errorf("delete run %x: %w", n, err)
 		}
-		pg.check(pg.size) // bbolt reads every page of a bucket it deletes
 	}
 	return nil
 }

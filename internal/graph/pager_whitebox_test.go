@@ -3,6 +3,7 @@ package graph
 import (
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // TestPagerResidentLimit: a pager drops the mapped pages when more of the
@@ -38,5 +39,62 @@ func TestPagerResidentLimit(t *testing.T) {
 		if released != c.release {
 			t.Errorf("%s: released %v, want %v", c.name, released, c.release)
 		}
+	}
+}
+
+// TestPagerDuring: while a call the pager cannot count runs (bbolt's
+// DeleteBucket walking every page of a run), during looks at the mapped
+// pages on its own goroutine and releases them past the limits, and not
+// under them; once the call returns, it checks once.
+func TestPagerDuring(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "p.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	defer func(f func() (int64, int64, bool)) { residentMemory = f }(residentMemory)
+	const mib = 1 << 20
+	for _, c := range []struct {
+		name    string
+		file    int64
+		release bool
+	}{{"under the limit", 100 * mib, false}, {"past the limit", 300 * mib, true}} {
+		residentMemory = func() (int64, int64, bool) { return c.file, 0, true }
+		looks := make(chan bool, 64)
+		checks := 0
+		p := &pager{db: s.db, limit: 256 * mib, // size 0: nothing is dropped
+			onWatch: func(released bool) {
+				select {
+				case looks <- released:
+				default:
+				}
+			},
+			onCheck: func() { checks++ }}
+		err := p.during(func() error {
+			// The call lasts until the goroutine has looked three times.
+			for range 3 {
+				select {
+				case released := <-looks:
+					if released != c.release {
+						t.Errorf("%s: a look released %v, want %v", c.name, released, c.release)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatalf("%s: no look at the mapped pages in 10 s", c.name)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if checks != 1 {
+			t.Errorf("%s: %d checks after the call, want 1", c.name, checks)
+		}
+	}
+	// A pager without a limit runs the call and nothing else.
+	var nilPager *pager
+	ran := false
+	if err := nilPager.during(func() error { ran = true; return nil }); err != nil || !ran {
+		t.Errorf("nil pager: ran %v, err %v", ran, err)
 	}
 }

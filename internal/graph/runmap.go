@@ -662,13 +662,12 @@ func (m *RunMap) merge(runs []mapRun, level int, seq uint64, all bool) (mapRun, 
 		return out, fmt.Errorf("merge into map run %x: %w", out.name, err)
 	}
 	for _, r := range runs {
-		if err := m.b.DeleteBucket(r.name[:]); err != nil {
+		if err := m.s.pg.during(func() error { return m.b.DeleteBucket(r.name[:]) }); err != nil {
 			return out, fmt.Errorf("delete map run %x: %w", r.name, err)
 		}
 		if err := m.b.Delete(append([]byte{mapMetaByte}, r.name[:]...)); err != nil {
 			return out, err
 		}
-		m.s.pg.check(m.s.pg.size)
 		for i := range m.runs {
 			if m.runs[i].name == r.name {
 				m.runs[i].removed = true
