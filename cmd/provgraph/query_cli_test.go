@@ -226,6 +226,9 @@ func TestIncompleteRunsWarned(t *testing.T) {
 	for _, args := range [][]string{
 		{"groups"}, {"groups", "--format", "json"}, {"stats"}, {"stats", "--format", "json"},
 		{"lineage", "gpt-17-2"}, {"lineage", "--format", "json", "gpt-17-2"},
+		// A citation the policy rejected is in no group, read from the
+		// grouping view or not; the runs still warn.
+		{"lineage", "pplx-002-3"}, {"lineage", "--group-scope", "database", "pplx-002-3"},
 	} {
 		code, out, stderr := run(t, append(args, "--db", db)...)
 		if code != exitOK {

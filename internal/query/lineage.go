@@ -453,7 +453,9 @@ func (r *reader) viewLineages(vs ViewSource, snap *Snapshot, cits []*Citation, m
 		rows []ViewRow // the rows of the key
 	}
 	byKey := map[string]*placed{}
-	var warnings []string
+	// The grouping's warnings: a usable view means a policy this build
+	// can rebuild with the same engine, so only the incomplete runs warn.
+	warnings := runWarnings(incompleteRuns(snap.Runs))
 	place := func(c *Citation) (*LineageGroup, error) {
 		key := c.Norm.Key
 		p := byKey[key]
@@ -484,7 +486,6 @@ func (r *reader) viewLineages(vs ViewSource, snap *Snapshot, cits []*Citation, m
 			}
 			p = &placed{g: g, gr: gr, out: out, read: f.n, rows: n.rows[key]}
 			byKey[key] = p
-			warnings = g.warnings
 		}
 		if !slices.ContainsFunc(p.rows, func(v ViewRow) bool { return v.CitationID == c.ID }) {
 			return nil, fmt.Errorf("query: the grouping view has no row of citation %s under its key %q (rebuild the view): %w", c.ID, key, store.ErrDamaged)
@@ -501,15 +502,11 @@ func (r *reader) viewLineages(vs ViewSource, snap *Snapshot, cits []*Citation, m
 	}
 	out := make([]*Lineage, 0, len(cits))
 	for _, c := range cits {
-		l, err := r.lineage(c, snap.Policy, nil, place)
+		l, err := r.lineage(c, snap.Policy, warnings, place)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, l)
-	}
-	// Warnings are the grouping's, the same for every key read.
-	for _, l := range out {
-		l.Warnings = warnings
 	}
 	return out, nil
 }
