@@ -84,7 +84,10 @@
 //     time, for those redirected into a key (so that reading stops at
 //     --max-shared sources); it reads the citations it shows whole with
 //     Citations, and the rest lean, with only what their group needs,
-//     when the backend has a Members method (citestore has). With
+//     when the backend has a Members method (citestore has). When the
+//     view is a GroupView keeping a view of the policy, the group comes
+//     from it instead, read as GroupOf reads one group, and only the
+//     group's related members are read, lean. With
 //     --group-scope database it Loads on the same view. internal/query
 //     imports neither internal/graph nor citestore (TestLayers).
 //   - The grouping views (GroupView) are written by citestore in the
