@@ -12,12 +12,7 @@ import (
 // (a large merge holding its output); not otherwise, and never for the
 // resident limit when it is off.
 func TestPagerResidentLimit(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "p.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	defer func(f func() (int64, int64, bool)) { residentMemory = f }(residentMemory)
+	s := pagerStore(t)
 	const mib = 1 << 20
 	for _, c := range []struct {
 		name            string
@@ -47,12 +42,7 @@ func TestPagerResidentLimit(t *testing.T) {
 // pages on its own goroutine and releases them past the limits, and not
 // under them; once the call returns, it checks once.
 func TestPagerDuring(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "p.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	defer func(f func() (int64, int64, bool)) { residentMemory = f }(residentMemory)
+	s := pagerStore(t)
 	const mib = 1 << 20
 	for _, c := range []struct {
 		name    string
@@ -97,4 +87,18 @@ func TestPagerDuring(t *testing.T) {
 	if err := nilPager.during(func() error { ran = true; return nil }); err != nil || !ran {
 		t.Errorf("nil pager: ran %v, err %v", ran, err)
 	}
+}
+
+// pagerStore opens a store for a pager test, and puts residentMemory back
+// when the test ends (the tests replace it).
+func pagerStore(t *testing.T) *Store {
+	t.Helper()
+	s, err := Open(filepath.Join(t.TempDir(), "p.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	f := residentMemory
+	t.Cleanup(func() { residentMemory = f })
+	return s
 }
