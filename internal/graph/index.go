@@ -317,7 +317,7 @@ func (w *indexWriter) put(first tuple, val []byte) error {
 // chunk when t precedes them all. It returns nil when there is no chunk.
 // A run's count key, shorter than a chunk key, sorts before every chunk
 // and is stepped over.
-func seekChunk(c *bbolt.Cursor, t tuple) (k, v []byte) {
+func seekChunk(c kvCursor, t tuple) (k, v []byte) {
 	var key [keySize]byte
 	putKey(key[:], t)
 	k, v = c.Seek(key[:])
@@ -353,8 +353,9 @@ func scanRange(b *bbolt.Bucket, lo, hi tuple, fn func(tuple) error) error {
 }
 
 // scanCursor is scanRange with a cursor on the index's bucket.
-func scanCursor(c *bbolt.Cursor, lo, hi tuple, fn func(tuple) error) error {
-	for k, v := seekChunk(c, lo); k != nil; k, v = c.Next() {
+func scanCursor(c kvCursor, lo, hi tuple, fn func(tuple) error) error {
+	k, v := seekChunk(c, lo)
+	for ; k != nil; k, v = c.Next() {
 		if len(k) != keySize {
 			return fmt.Errorf("%w: key of %d bytes", errBadChunk, len(k))
 		}
@@ -380,7 +381,7 @@ func scanCursor(c *bbolt.Cursor, lo, hi tuple, fn func(tuple) error) error {
 			}
 		}
 	}
-	return nil
+	return cursorErr(c)
 }
 
 // sortTuples sorts ts and drops repeats.

@@ -366,8 +366,11 @@ func (r *Reader) Values(ctx context.Context, ids []ID, fn func(ID, []byte) error
 
 // termCodes calls fn with each id of ids (sorted, without repeats) and
 // the stored encoding of its term, walking the dictionary in order.
+//
+// The dictionary's leaves are read by pread (pageCursor) when the
+// transaction allows it: in id order they are random pages of the file.
 func (r *Reader) termCodes(ctx context.Context, ids []ID, fn func(ID, []byte) error) error {
-	c := r.tx.Bucket([]byte(termsBucket)).Cursor()
+	c := r.s.readCursor(r.tx, r.tx.Bucket([]byte(termsBucket)))
 	var key [4]byte
 	var k, v []byte
 	for i, id := range ids {
@@ -388,6 +391,9 @@ func (r *Reader) termCodes(ctx context.Context, ids []ID, fn func(ID, []byte) er
 			k, v = c.Seek(key[:])
 		}
 		if k == nil || !bytes.Equal(k, key[:]) {
+			if err := cursorErr(c); err != nil {
+				return fmt.Errorf("reading term %d: %w", id, err)
+			}
 			return fmt.Errorf("term %d is %w", id, errMissingTerm)
 		}
 		if err := fn(id, v); err != nil {
@@ -533,7 +539,7 @@ func (r *Reader) QuadsIn(ctx context.Context, from, to ID, fn func(s, p, o ID)) 
 	lo := tuple{uint32(from), 0, 0, 0}
 	hi := tuple{uint32(to - 1), 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF}
 	n := 0
-	return scanRange(r.tx.Bucket([]byte(indexBuckets[idxSPO])), lo, hi, func(t tuple) error {
+	return scanCursor(r.s.readCursor(r.tx, r.tx.Bucket([]byte(indexBuckets[idxSPO]))), lo, hi, func(t tuple) error {
 		if n++; n%65536 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err

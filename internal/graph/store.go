@@ -78,6 +78,10 @@ type Store struct {
 	loaded bool              // runs is loaded
 	pg     *pager            // keeps the pages Add maps under Options.MappedLimit
 	closed bool
+	// file is the database file opened again read-only, for the reads of
+	// read transactions that go by pread instead of the mapping
+	// (pageCursor); nil when it could not be opened.
+	file *os.File
 
 	// limit is Options.MappedLimit resolved (bytes; none when <= 0), for
 	// the pager of each Check. onCheck, for tests, is called with the
@@ -199,6 +203,11 @@ func Open(path string, opts *Options) (*Store, error) {
 		}
 		return fail(err)
 	}
+	// A second descriptor of the file, for reads by pread (pageCursor).
+	// Without it (an error opening it) reads go through bbolt's mapping.
+	if f, err := os.Open(path); err == nil {
+		s.file = f
+	}
 	return s, nil
 }
 
@@ -243,6 +252,9 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	if s.file != nil {
+		defer s.file.Close() // after bbolt's Close, which waits for the reads
+	}
 	if err := s.db.Close(); err != nil {
 		return &Error{Op: "close", Path: s.path, Err: err}
 	}
