@@ -180,7 +180,7 @@ func TestPageCursorDamage(t *testing.T) {
 		{"keys past the page", func(p []byte, _ uint64) {
 			for i := range int(ne.Uint16(p[10:])) {
 				e := p[pageHeaderSize+i*pageElemSize:]
-				ne.PutUint32(e, 1<<30)    // pos of a branch element (a leaf's flags)
+				ne.PutUint32(e, 1<<30)     // pos of a branch element (a leaf's flags)
 				ne.PutUint32(e[4:], 1<<30) // pos of a leaf element (a branch's key size)
 			}
 		}},
