@@ -105,15 +105,19 @@ func (s *Store) dict(tx *bbolt.Tx) (*dictReader, error) {
 	s.rmu.Lock()
 	rc := s.rc
 	s.rmu.Unlock()
-	if rc.ok && rc.txid == tx.ID() {
-		return newDictReader(tx, rc.runs, true)
+	runs := rc.runs
+	if !rc.ok || rc.txid != tx.ID() {
+		var err error
+		if runs, err = loadRuns(tx, false); err != nil {
+			return nil, err
+		}
+		s.setRuns(tx.ID(), runs)
 	}
-	runs, err := loadRuns(tx, false)
-	if err != nil {
-		return nil, err
+	d, err := newDictReader(tx, runs, true)
+	if err == nil {
+		d.preadFrom(tx, s.file)
 	}
-	s.setRuns(tx.ID(), runs)
-	return newDictReader(tx, runs, true)
+	return d, err
 }
 
 func (s *Store) setRuns(txid int, runs []*run) {
