@@ -490,7 +490,7 @@ type termReader struct {
 	c     kvCursor // kept from one read to the next (get)
 	file  *os.File // when set, c is a pageCursor in a read transaction
 	tx    *bbolt.Tx
-	at    uint32 // the id c is on; 0 when it must seek
+	at    uint32        // the id c is on; 0 when it must seek
 }
 
 // termStep is how far past the id read before get steps to the next
