@@ -230,7 +230,7 @@ func (c *CayleyStore) ValuesOf(ctx context.Context, rs []cgraph.Ref) ([]quad.Val
 	}
 	err := c.s.view("cayley values of", func(tx *bbolt.Tx) error {
 		n := readCounters(tx).nextID
-		names := newTermReader(tx, c.s.file)
+		names := newTermReader(tx)
 		for _, i := range ids {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -262,7 +262,7 @@ func (c *CayleyStore) Quad(r cgraph.Ref) (quad.Quad, error) {
 	var out Quad
 	err := c.s.view("cayley quad", func(tx *bbolt.Tx) error {
 		var err error
-		out, err = newTermReader(tx, c.s.file).quad(ids4(q))
+		out, err = newTermReader(tx).quad(ids4(q))
 		return err
 	})
 	if err != nil {

@@ -221,8 +221,6 @@ func damageText(v any) string {
 	case interface{ Addr() uintptr }:
 		// A memory fault: a page beyond the end of the file.
 		return fmt.Sprintf("memory fault reading the mapped file at %#x (a page beyond the end of the file?)", e.Addr())
-	case corruptError:
-		return string(e) // a pageCursor's, already saying what is damaged
 	case runtime.Error:
 		re = e
 		what = e.Error()

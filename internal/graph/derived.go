@@ -106,7 +106,7 @@ func (w *Writer) Reader() (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	w.r = &Reader{s: w.s, tx: w.tx, dict: d, names: newTermReader(w.tx, nil), cnt: readCounters(w.tx), dmg: new(damage)}
+	w.r = &Reader{s: w.s, tx: w.tx, dict: d, names: newTermReader(w.tx), cnt: readCounters(w.tx), dmg: new(damage)}
 	return w.r, nil
 }
 

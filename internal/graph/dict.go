@@ -8,7 +8,6 @@ import (
 	"iter"
 	"math"
 	"math/bits"
-	"os"
 	"slices"
 
 	"github.com/cespare/xxhash/v2"
@@ -192,68 +191,6 @@ type dictReader struct {
 	// times.
 	fb [][]byte
 	pg *pager // counts random reads for a writer; nil otherwise
-	// file, in a read transaction tx, is the database file opened for
-	// pread: lookups then read the hash index's runs and the terms with
-	// pageCursors (pread.go), kept from one lookup to the next (runPC by
-	// run, termPC), instead of through the mapping.
-	file   *os.File
-	tx     *bbolt.Tx
-	runPC  []*pageCursor
-	termPC *pageCursor
-}
-
-// preadFrom makes r read by pread from file when tx, r's transaction, is
-// a read transaction.
-func (r *dictReader) preadFrom(tx *bbolt.Tx, file *os.File) {
-	if file == nil || tx.Writable() {
-		return
-	}
-	r.file, r.tx = file, tx
-	r.runPC = make([]*pageCursor, len(r.runs))
-}
-
-// runCursor returns a cursor over run i of the hash index.
-func (r *dictReader) runCursor(i int) kvCursor {
-	b := r.ids.Bucket(r.runs[i].name[:])
-	if r.file == nil || b == nil {
-		return b.Cursor()
-	}
-	if r.runPC[i] == nil {
-		r.runPC[i] = newPageCursor(r.file, r.tx, b)
-		if r.runPC[i] == nil {
-			return b.Cursor()
-		}
-	}
-	return r.runPC[i]
-}
-
-// termCode returns the stored encoding of the term with id (ik, its key),
-// nil if none.
-func (r *dictReader) termCode(ik []byte) []byte {
-	if r.file == nil {
-		return r.terms.Get(ik)
-	}
-	if r.termPC == nil {
-		if r.termPC = newPageCursor(r.file, r.tx, r.terms); r.termPC == nil {
-			r.file = nil
-			return r.terms.Get(ik)
-		}
-	}
-	k, v := r.termPC.Seek(ik)
-	if !bytes.Equal(k, ik) {
-		mustWalk(r.termPC)
-		return nil
-	}
-	return v
-}
-
-// mustWalk panics with the error that ended a walk of c, if any: lookups
-// return no error, and run under a guard (Store.guard) that makes the
-// panic the read's error, as it does bbolt's on a damaged page.
-func mustWalk(c kvCursor) {
-	if err := cursorErr(c); err != nil {
-		panic(err)
-	}
 }
 
 // newDictReader reads the dictionary in tx. runs are the runs of the hash
@@ -298,7 +235,7 @@ func (r *dictReader) lookupKnown(enc []byte, h uint64, known uint32) uint32 {
 			}
 			var ik [4]byte
 			idKey(&ik, id)
-			if bytes.Equal(r.termCode(ik[:]), enc) {
+			if bytes.Equal(r.terms.Get(ik[:]), enc) {
 				found = id
 				return false
 			}
@@ -322,7 +259,7 @@ func (r *dictReader) candidates(i int, h uint64, fn func(id uint32) bool) {
 	var hk [8]byte
 	hashKey(&hk, h)
 	r.pg.read()
-	c := r.runCursor(i)
+	c := r.ids.Bucket(run.name[:]).Cursor()
 	k, v := c.Seek(hk[:])
 	switch {
 	case k == nil:
@@ -331,7 +268,6 @@ func (r *dictReader) candidates(i int, h uint64, fn func(id uint32) bool) {
 		k, v = c.Prev()
 	}
 	if len(k) != 8 {
-		mustWalk(c)
 		return // before the first chunk: the filter, or nothing
 	}
 	eachEntry(k, v, func(eh uint64, id uint32) bool {
@@ -377,7 +313,7 @@ func (r *dictReader) lookupBatch(encs [][]byte, ids []uint32, sc *lookupScratch)
 		var ik [4]byte
 		idKey(&ik, c.id)
 		r.pg.read()
-		if bytes.Equal(r.termCode(ik[:]), encs[c.i]) {
+		if bytes.Equal(r.terms.Get(ik[:]), encs[c.i]) {
 			ids[c.i] = c.id
 		}
 	}
@@ -487,9 +423,7 @@ func eachEntry(k, v []byte, fn func(h uint64, id uint32) bool) error {
 type termReader struct {
 	terms *bbolt.Bucket
 	cache map[uint32]Term
-	c     kvCursor // kept from one read to the next (get)
-	file  *os.File // when set, c is a pageCursor in a read transaction
-	tx    *bbolt.Tx
+	c     *bbolt.Cursor // kept from one read to the next (get)
 	at    uint32        // the id c is on; 0 when it must seek
 }
 
@@ -508,11 +442,7 @@ func (r *termReader) get(id uint32) []byte {
 	var key [4]byte
 	idKey(&key, id)
 	if r.c == nil {
-		if pc := newPageCursor(r.file, r.tx, r.terms); pc != nil {
-			r.c = pc
-		} else {
-			r.c = r.terms.Cursor()
-		}
+		r.c = r.terms.Cursor()
 	}
 	var k, v []byte
 	if r.at != 0 && id > r.at && id-r.at <= termStep {
@@ -537,10 +467,8 @@ func (r *termReader) get(id uint32) []byte {
 // full.
 const termCacheSize = 1 << 16
 
-// newTermReader reads the terms of tx; with file (the database file
-// opened for pread), by pread in a read transaction (pageCursor).
-func newTermReader(tx *bbolt.Tx, file *os.File) *termReader {
-	return &termReader{terms: tx.Bucket([]byte(termsBucket)), cache: make(map[uint32]Term, 256), tx: tx, file: file}
+func newTermReader(tx *bbolt.Tx) *termReader {
+	return &termReader{terms: tx.Bucket([]byte(termsBucket)), cache: make(map[uint32]Term, 256)}
 }
 
 func (r *termReader) term(id uint32) (Term, error) {
@@ -568,11 +496,6 @@ func (r *termReader) decode(id uint32) (Term, error) {
 	}
 	v := r.get(id)
 	if v == nil {
-		if r.c != nil {
-			if err := cursorErr(r.c); err != nil {
-				return Term{}, fmt.Errorf("reading term %d: %w", id, err)
-			}
-		}
 		return Term{}, fmt.Errorf("term %d is used by a quad but %w", id, errMissingTerm)
 	}
 	t, err := decodeTerm(v)

@@ -116,7 +116,7 @@ func ReadV2(ctx context.Context, path string, fn func(Quad) error) (err error) {
 		if spo == nil || terms == nil {
 			return fmt.Errorf("%w: bucket %q or %q is missing (damaged file?)", ErrNotStore, indexBuckets[idxSPO], termsBucket)
 		}
-		names := newTermReader(tx, nil)
+		names := newTermReader(tx)
 		n := 0
 		all := tuple{math.MaxUint32, math.MaxUint32, math.MaxUint32, math.MaxUint32}
 		return scanRange(spo, tuple{}, all, func(t tuple) error {

@@ -101,7 +101,7 @@ func (s *Store) scan(ctx context.Context, tx *bbolt.Tx, pattern Quad, anyGraph b
 	if err != nil || !ok {
 		return err
 	}
-	names := newTermReader(tx, s.file)
+	names := newTermReader(tx)
 	n := 0
 	return scanIDs(tx, nil, ids, anyGraph, func(q ids4) error {
 		if n++; n%4096 == 0 {
@@ -259,7 +259,7 @@ func (s *Store) Read(fn func(*Reader) error) error {
 		if err != nil {
 			return err
 		}
-		r = &Reader{s: s, tx: tx, dict: d, names: newTermReader(tx, s.file), runs: runCache{file: s.file}, cnt: cnt, dmg: new(damage)}
+		r = &Reader{s: s, tx: tx, dict: d, names: newTermReader(tx), cnt: cnt, dmg: new(damage)}
 		return g.call(func() error { return fn(r) })
 	})
 	if r != nil {

@@ -100,7 +100,7 @@ func TestTermReaderSteps(t *testing.T) {
 			ids = append(ids, 1+rng.Uint32N(last+4)) // a few past the last id
 		}
 		ids = append(ids, last-2, last+1, last-1, 0, last, last+2, 1)
-		names := newTermReader(r.tx, nil)
+		names := newTermReader(r.tx)
 		for i, id := range ids {
 			if id == 0 {
 				if got, err := names.term(0); err != nil || !got.IsZero() {

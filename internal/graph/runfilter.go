@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"os"
 
 	"go.etcd.io/bbolt"
 )
@@ -212,10 +211,10 @@ func (x *indexRuns) mayHold(lo, hi tuple) []filteredRun {
 }
 
 // merge returns a merge of the runs that may hold tuples in [lo, hi].
-func (x *indexRuns) merge(lo, hi tuple, cursor func(*bbolt.Bucket) kvCursor) *runMerge {
+func (x *indexRuns) merge(lo, hi tuple) *runMerge {
 	m := &runMerge{}
 	for _, r := range x.mayHold(lo, hi) {
-		m.all = append(m.all, &runCursor{c: cursor(r.b)})
+		m.all = append(m.all, &runCursor{c: r.b.Cursor()})
 	}
 	return m
 }
@@ -223,7 +222,7 @@ func (x *indexRuns) merge(lo, hi tuple, cursor func(*bbolt.Bucket) kvCursor) *ru
 // keptMerge is merge made of x's own merge and the runs' own cursors,
 // kept from one read to the next: the read that asks must be the only
 // one using them (runCache.take).
-func (x *indexRuns) keptMerge(lo, hi tuple, cursor func(*bbolt.Bucket) kvCursor) *runMerge {
+func (x *indexRuns) keptMerge(lo, hi tuple) *runMerge {
 	m := &x.m
 	m.all, m.heap, m.err = m.all[:0], m.heap[:0], nil
 	h, fixed := rangeHash(x.ind, lo, hi)
@@ -233,7 +232,7 @@ func (x *indexRuns) keptMerge(lo, hi tuple, cursor func(*bbolt.Bucket) kvCursor)
 			continue
 		}
 		if r.rc == nil {
-			r.rc = &runCursor{c: cursor(r.b)}
+			r.rc = &runCursor{c: r.b.Cursor()}
 		}
 		r.rc.err = nil
 		m.all = append(m.all, r.rc)
@@ -250,21 +249,8 @@ func (x *indexRuns) keptMerge(lo, hi tuple, cursor func(*bbolt.Bucket) kvCursor)
 // of it) makes cursors of its own. A nil *runCache keeps nothing.
 type runCache struct {
 	idx  [numIndexes]*indexRuns
-	spo  kvCursor // on SPO
-	busy bool     // a read is using the kept cursors
-	// file, when set, is the database file opened for pread: the cursors
-	// of a read transaction are then pageCursors (Store.readCursor).
-	file *os.File
-}
-
-// cursor returns a cursor over b, a bucket of tx, for a read.
-func (c *runCache) cursor(tx *bbolt.Tx, b *bbolt.Bucket) kvCursor {
-	if c != nil {
-		if pc := newPageCursor(c.file, tx, b); pc != nil {
-			return pc
-		}
-	}
-	return b.Cursor()
+	spo  *bbolt.Cursor // on SPO
+	busy bool          // a read is using the kept cursors
 }
 
 // get returns the runs of index ind, whose bucket is b.

@@ -126,7 +126,7 @@ func TestRunFiltersSkipRuns(t *testing.T) {
 				lo[2], lo[3] = 0, 0
 				hi := lo
 				hi[2], hi[3] = 0xFFFFFFFF, 0xFFFFFFFF
-				read += len(x.merge(lo, hi, func(b *bbolt.Bucket) kvCursor { return b.Cursor() }).all)
+				read += len(x.merge(lo, hi).all)
 				lookups++
 			}
 			// Each such prefix is in one run; false positives add a few.
@@ -136,7 +136,7 @@ func TestRunFiltersSkipRuns(t *testing.T) {
 			p := uint32(r.ID(all[0].P))
 			lo, hi := tuple{p}, tuple{p, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF}
 			if ind == idxPOS {
-				if got := len(x.merge(lo, hi, func(b *bbolt.Bucket) kvCursor { return b.Cursor() }).all); got != len(x.runs) {
+				if got := len(x.merge(lo, hi).all); got != len(x.runs) {
 					t.Errorf("POS: a lookup of a predicate alone read %d of %d runs, want all", got, len(x.runs))
 				}
 			}

@@ -219,7 +219,7 @@ func (w *runWriter) merge(runs []quadRun, level int, seq uint64) (quadRun, error
 // runCursor reads one run's tuples in order, decoding a chunk only as far
 // as it is read: a lookup in many runs decodes a few tuples of each.
 type runCursor struct {
-	c    kvCursor
+	c    *bbolt.Cursor
 	cur  tuple  // the current tuple, when ok
 	ok   bool   // not at the end
 	key  []byte // the current chunk's key, for errors
@@ -240,9 +240,6 @@ func (rc *runCursor) seek(lo tuple) {
 
 func (rc *runCursor) load(k, v []byte) {
 	rc.ok = false
-	if k == nil && rc.err == nil {
-		rc.err = cursorErr(rc.c)
-	}
 	if k == nil || rc.err != nil {
 		return
 	}
@@ -366,7 +363,7 @@ func scanIndex(tx *bbolt.Tx, rc *runCache, ind int, lo, hi tuple, fn func(tuple)
 			return scanRange(tx.Bucket([]byte(indexBuckets[ind])), lo, hi, fn)
 		}
 		if rc.spo == nil {
-			rc.spo = rc.cursor(tx, tx.Bucket([]byte(indexBuckets[ind])))
+			rc.spo = tx.Bucket([]byte(indexBuckets[ind])).Cursor()
 		}
 		return scanCursor(rc.spo, lo, hi, fn)
 	}
@@ -376,9 +373,9 @@ func scanIndex(tx *bbolt.Tx, rc *runCache, ind int, lo, hi tuple, fn func(tuple)
 	}
 	var m *runMerge
 	if reuse {
-		m = x.keptMerge(lo, hi, func(b *bbolt.Bucket) kvCursor { return rc.cursor(tx, b) })
+		m = x.keptMerge(lo, hi)
 	} else {
-		m = x.merge(lo, hi, func(b *bbolt.Bucket) kvCursor { return rc.cursor(tx, b) })
+		m = x.merge(lo, hi)
 	}
 	m.seek(lo)
 	for t, ok := m.next(); ok; t, ok = m.next() {

@@ -105,19 +105,15 @@ func (s *Store) dict(tx *bbolt.Tx) (*dictReader, error) {
 	s.rmu.Lock()
 	rc := s.rc
 	s.rmu.Unlock()
-	runs := rc.runs
-	if !rc.ok || rc.txid != tx.ID() {
-		var err error
-		if runs, err = loadRuns(tx, false); err != nil {
-			return nil, err
-		}
-		s.setRuns(tx.ID(), runs)
+	if rc.ok && rc.txid == tx.ID() {
+		return newDictReader(tx, rc.runs, true)
 	}
-	d, err := newDictReader(tx, runs, true)
-	if err == nil {
-		d.preadFrom(tx, s.file)
+	runs, err := loadRuns(tx, false)
+	if err != nil {
+		return nil, err
 	}
-	return d, err
+	s.setRuns(tx.ID(), runs)
+	return newDictReader(tx, runs, true)
 }
 
 func (s *Store) setRuns(txid int, runs []*run) {
