@@ -367,10 +367,16 @@ func (r *Reader) Values(ctx context.Context, ids []ID, fn func(ID, []byte) error
 // termCodes calls fn with each id of ids (sorted, without repeats) and
 // the stored encoding of its term, walking the dictionary in order.
 //
-// The dictionary's leaves are read by pread (pageCursor) when the
-// transaction allows it: in id order they are random pages of the file.
+// A walk of many ids reads the dictionary's leaves by pread (pageCursor)
+// when the transaction allows it: in id order they are random pages of
+// the file, each read once. A few ids (a lineage's) are read through the
+// mapping, whose pages stay mapped for the next read.
 func (r *Reader) termCodes(ctx context.Context, ids []ID, fn func(ID, []byte) error) error {
-	c := r.s.readCursor(r.tx, r.tx.Bucket([]byte(termsBucket)))
+	b := r.tx.Bucket([]byte(termsBucket))
+	var c kvCursor = b.Cursor()
+	if len(ids) >= preadWalk {
+		c = r.s.readCursor(r.tx, b)
+	}
 	var key [4]byte
 	var k, v []byte
 	for i, id := range ids {

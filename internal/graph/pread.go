@@ -426,6 +426,11 @@ func (c *pageCursor) prev() ([]byte, []byte) {
 	return c.keyValue()
 }
 
+// preadWalk is the number of terms from which Reader.Terms and Values
+// read the dictionary by pread: below it a walk is a lineage's few
+// terms, whose pages the next read may touch again.
+const preadWalk = 1024
+
 // kvCursor is what reads need of a cursor: bbolt's, or a pageCursor.
 type kvCursor interface {
 	First() ([]byte, []byte)
