@@ -302,3 +302,55 @@ func TestCallbackPanicPropagates(t *testing.T) {
 		t.Errorf("Count after the panics = %d", n)
 	}
 }
+
+// TestAddOnDamagedFile adds a batch to damaged copies of a store: the
+// batch's terms, half of them stored already, are looked up first (by
+// pread, in the hash index's runs and the terms), then written. An Add
+// must fail with ErrCorrupt or succeed, never panic or fault; a failed
+// Add leaves the file as it found it (bbolt rolls the transaction back).
+func TestAddOnDamagedFile(t *testing.T) {
+	data := damagedStore(t)
+	dir := t.TempDir()
+	rnd := rand.New(rand.NewPCG(19, 2))
+	var added, refused int
+	for i := range 150 {
+		d, how := damage(rnd, data)
+		path := filepath.Join(dir, fmt.Sprintf("a%d.db", i))
+		if err := os.WriteFile(path, d, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s, err := graph.Open(path, &graph.Options{NoSync: true, LockTimeout: -1})
+		if err != nil {
+			if !errors.Is(err, graph.ErrCorrupt) && !errors.Is(err, graph.ErrNotStore) {
+				t.Errorf("case %d (%s): Open: %v, want ErrCorrupt", i, how, err)
+			}
+			continue
+		}
+		before, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.Add(citations(350, 450))
+		s.Close()
+		if err == nil {
+			added++
+			continue
+		}
+		refused++
+		if !errors.Is(err, graph.ErrCorrupt) {
+			t.Errorf("case %d (%s): Add: %v, want ErrCorrupt", i, how, err)
+		}
+		after, rerr := os.ReadFile(path)
+		if rerr != nil {
+			t.Fatal(rerr)
+		}
+		if string(after) != string(before) {
+			t.Errorf("case %d (%s): a failed Add (%v) changed the file", i, how, err)
+		}
+		os.Remove(path)
+	}
+	t.Logf("of 150 damaged files: %d took the batch, %d refused it", added, refused)
+	if refused == 0 {
+		t.Error("no damaged file refused the batch: the damage does not reach the lookups")
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"iter"
 	"math"
 	"math/bits"
+	"os"
 	"slices"
 
 	"github.com/cespare/xxhash/v2"
@@ -191,6 +192,74 @@ type dictReader struct {
 	// times.
 	fb [][]byte
 	pg *pager // counts random reads for a writer; nil otherwise
+	// file, while set, is the database file opened for pread, and the
+	// lookups read the hash index's runs and the terms with pageCursors
+	// (pread.go), kept from one lookup to the next (runPC by run,
+	// termPC), instead of through the mapping. A writer's prefetch sets
+	// it for its batch's lookups, which come before the transaction
+	// changes anything (unchangedCursor), and clears it after.
+	file   *os.File
+	tx     *bbolt.Tx
+	runPC  []*pageCursor
+	termPC *pageCursor
+}
+
+// preadFrom makes r's lookups read by pread from file until preadDone;
+// tx, r's transaction, must not change the dictionary until then.
+func (r *dictReader) preadFrom(tx *bbolt.Tx, file *os.File) {
+	r.file, r.tx = file, tx
+	r.runPC = slices.Grow(r.runPC[:0], len(r.runs))[:len(r.runs)]
+	clear(r.runPC)
+	r.termPC = nil
+}
+
+// preadDone makes r's lookups read through the mapping again.
+func (r *dictReader) preadDone() {
+	r.file, r.tx, r.termPC = nil, nil, nil
+	clear(r.runPC)
+}
+
+// runCursor returns a cursor over run i of the hash index.
+func (r *dictReader) runCursor(i int) kvCursor {
+	b := r.ids.Bucket(r.runs[i].name[:])
+	if r.file == nil || b == nil {
+		return b.Cursor()
+	}
+	if r.runPC[i] == nil {
+		if r.runPC[i] = unchangedCursor(r.file, r.tx, b); r.runPC[i] == nil {
+			return b.Cursor()
+		}
+	}
+	return r.runPC[i]
+}
+
+// termCode returns the stored encoding of the term whose key is ik, nil
+// if none.
+func (r *dictReader) termCode(ik []byte) []byte {
+	if r.file == nil {
+		return r.terms.Get(ik)
+	}
+	if r.termPC == nil {
+		if r.termPC = unchangedCursor(r.file, r.tx, r.terms); r.termPC == nil {
+			return r.terms.Get(ik)
+		}
+	}
+	k, v := r.termPC.Seek(ik)
+	if !bytes.Equal(k, ik) {
+		mustWalk(r.termPC)
+		return nil
+	}
+	return v
+}
+
+// mustWalk panics with the error that ended a walk of c, if any: lookups
+// return no error, and run under a guard (Store.guard) that makes the
+// panic the read's error (and rolls a write transaction back), as it
+// does bbolt's own on a damaged page.
+func mustWalk(c kvCursor) {
+	if err := cursorErr(c); err != nil {
+		panic(err)
+	}
 }
 
 // newDictReader reads the dictionary in tx. runs are the runs of the hash
@@ -259,7 +328,7 @@ func (r *dictReader) candidates(i int, h uint64, fn func(id uint32) bool) {
 	var hk [8]byte
 	hashKey(&hk, h)
 	r.pg.read()
-	c := r.ids.Bucket(run.name[:]).Cursor()
+	c := r.runCursor(i)
 	k, v := c.Seek(hk[:])
 	switch {
 	case k == nil:
@@ -268,6 +337,7 @@ func (r *dictReader) candidates(i int, h uint64, fn func(id uint32) bool) {
 		k, v = c.Prev()
 	}
 	if len(k) != 8 {
+		mustWalk(c)
 		return // before the first chunk: the filter, or nothing
 	}
 	eachEntry(k, v, func(eh uint64, id uint32) bool {
@@ -313,7 +383,7 @@ func (r *dictReader) lookupBatch(encs [][]byte, ids []uint32, sc *lookupScratch)
 		var ik [4]byte
 		idKey(&ik, c.id)
 		r.pg.read()
-		if bytes.Equal(r.terms.Get(ik[:]), encs[c.i]) {
+		if bytes.Equal(r.termCode(ik[:]), encs[c.i]) {
 			ids[c.i] = c.id
 		}
 	}
@@ -540,6 +610,7 @@ type dictWriter struct {
 	scratch  *lookupScratch    // prefetch's slices (the Store's)
 	newTerms [][]byte          // their encodings, by id - firstNew
 	budget   *mergeBudget      // the transaction's
+	pfile    *os.File          // the database file for prefetch's preads; nil: none
 }
 
 // newDictWriter starts assigning ids in tx. runs are the runs of the hash
@@ -638,7 +709,13 @@ func (w *dictWriter) prefetch(quads []Quad) []uint32 {
 		}
 	}
 	ids := slices.Grow(sc.ids[:0], len(uniq))[:len(uniq)]
+	// Nothing is written before the batch's lookups: they may read the
+	// file by pread.
+	if w.pfile != nil {
+		w.preadFrom(w.tx, w.pfile)
+	}
 	w.lookupBatch(uniq, ids, sc)
+	w.preadDone()
 	pre := slices.Grow(sc.pre[:0], 4*len(quads))[:4*len(quads)]
 	clear(pre)
 	u := -1

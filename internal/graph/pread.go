@@ -78,7 +78,19 @@ var ne = binary.NativeEndian
 // walked this way (a bucket kept inline in its parent's page, a write
 // transaction, no file): the caller then uses b.Cursor().
 func newPageCursor(f *os.File, tx *bbolt.Tx, b *bbolt.Bucket) *pageCursor {
-	if f == nil || b == nil || tx.Writable() {
+	if tx.Writable() {
+		return nil
+	}
+	return unchangedCursor(f, tx, b)
+}
+
+// unchangedCursor is newPageCursor for a bucket that tx, which may be a
+// write transaction, has not changed and will not change while the
+// cursor is used: until it commits, a write transaction writes nothing to
+// the file, so the pages of the buckets it has not touched are what the
+// last commit left, as in a read transaction.
+func unchangedCursor(f *os.File, tx *bbolt.Tx, b *bbolt.Bucket) *pageCursor {
+	if f == nil || b == nil {
 		return nil
 	}
 	root := uint64(b.Root())

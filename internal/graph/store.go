@@ -364,7 +364,7 @@ func (s *Store) addWith(quads []Quad, strict bool, fn func(*Writer) error) (adde
 		budget := &mergeBudget{}
 		var err error
 		if len(norm) > 0 {
-			dw, runs, fresh, err = addTx(tx, norm, s.runs, s.hot, &s.lookup, s.pg, strict, budget)
+			dw, runs, fresh, err = addTx(tx, norm, s.runs, s.hot, &s.lookup, s.pg, strict, budget, s.file)
 			added = len(fresh)
 		} else {
 			runs = s.runs
@@ -415,13 +415,14 @@ func (e *storedError) Error() string {
 
 // addTx adds quads (valid, in stored form) in tx. With strict, a quad that
 // is already stored fails it with a *storedError.
-func addTx(tx *bbolt.Tx, quads []Quad, runs []*run, hot map[string]uint32, scratch *lookupScratch, pg *pager, strict bool, budget *mergeBudget) (*dictWriter, []*run, []tuple, error) {
+func addTx(tx *bbolt.Tx, quads []Quad, runs []*run, hot map[string]uint32, scratch *lookupScratch, pg *pager, strict bool, budget *mergeBudget, file *os.File) (*dictWriter, []*run, []tuple, error) {
 	cnt := readCounters(tx)
 	mem := &arena{}
 	dw, err := newDictWriter(tx, runs, cnt.nextID, mem, hot, scratch, pg, budget)
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	dw.pfile = file
 	looked := dw.prefetch(quads)
 	defer scratch.trim()
 	spo := make([]tuple, len(quads))
