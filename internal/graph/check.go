@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -37,10 +38,11 @@ const maxProblems = 20
 // do: without the limit a check maps the whole file (8 GiB of resident
 // memory at ten million citations).
 func (s *Store) Check(ctx context.Context) error {
-	c := checker{ctx: ctx}
+	c := checker{ctx: ctx, file: s.file}
 	err := s.view("check", func(tx *bbolt.Tx) error {
 		c.pg = &pager{db: s.db, limit: s.limit}
 		c.pg.begin(tx.Size())
+		c.tx = tx
 		if s.onCheck != nil {
 			s.onCheck(&c)
 		}
@@ -66,6 +68,12 @@ type checker struct {
 	problems []string
 	next     uint32
 	kinds    []TermKind // by id, from the dictionary pass
+	// file is the database file opened for pread, nil if it is not: the
+	// walks of the terms and of SPO, whose leaves bbolt has scattered over
+	// the file, and the hash index's runs in the lookups read by pread
+	// (pageCursor) instead of through the mapping.
+	file *os.File
+	tx   *bbolt.Tx // the check's
 	kindsOK  bool       // the dictionary pass read every term
 	fps      [numIndexes]fingerprint
 }
@@ -205,10 +213,14 @@ func (c *checker) dictionary(tx *bbolt.Tx) error {
 		return err
 	}
 	dict.pg = c.pg // counts each lookup's read
+	if c.file != nil {
+		dict.preadFrom(tx, c.file) // a read transaction: nothing changes
+	}
 	lk := lookups{dict: dict, batch: make([]lookup, 0, lookupBatch)}
 	want := uint32(1)
 	var enc []byte
-	cur := terms.Cursor()
+	cur := c.cursor(tx, terms)
+	_, byPread := cur.(*pageCursor)
 	for k, v := cur.First(); k != nil; k, v = cur.Next() {
 		c.pg.read()
 		if want%65536 == 0 {
@@ -261,7 +273,17 @@ func (c *checker) dictionary(tx *bbolt.Tx) error {
 				return err
 			}
 		}
+		if byPread {
+			// A pageCursor's values last until it moves: the batch keeps
+			// copies, in one buffer for the batch.
+			off := len(lk.buf)
+			lk.buf = append(lk.buf, v...)
+			v = lk.buf[off:len(lk.buf):len(lk.buf)]
+		}
 		lk.batch = append(lk.batch, lookup{termHash(v), id, v})
+	}
+	if err := cursorErr(cur); err != nil {
+		return err
 	}
 	if err := lk.flush(c); err != nil {
 		return err
@@ -296,12 +318,13 @@ type lookups struct {
 	dict  *dictReader
 	batch []lookup
 	bad   []uint32
+	buf   []byte // the batch's terms, when read by pread
 }
 
 type lookup struct {
 	h   uint64
 	id  uint32
-	enc []byte // the stored term, in the transaction's mapping
+	enc []byte // the stored term, in the transaction's mapping or lookups.buf
 }
 
 // flush looks up the batch, reporting the terms not found in the order of
@@ -316,7 +339,7 @@ func (lk *lookups) flush(c *checker) error {
 			lk.bad = append(lk.bad, l.id)
 		}
 	}
-	lk.batch = lk.batch[:0]
+	lk.batch, lk.buf = lk.batch[:0], lk.buf[:0]
 	slices.Sort(lk.bad)
 	for _, id := range lk.bad {
 		var ik [4]byte
@@ -406,7 +429,10 @@ func (c *checker) chunks(name string, b *bbolt.Bucket, ind int, fp *fingerprint,
 	var prev tuple
 	var buf []tuple
 	missing := 0 // prefixes the filter lacks
-	cur := b.Cursor()
+	var cur kvCursor = b.Cursor()
+	if ind == idxSPO {
+		cur = c.cursor(c.tx, b)
+	}
 	for k, v := cur.First(); k != nil; k, v = cur.Next() {
 		c.pg.read()
 		if err := c.ctx.Err(); err != nil {
@@ -445,6 +471,9 @@ func (c *checker) chunks(name string, b *bbolt.Bucket, ind int, fp *fingerprint,
 				}
 			}
 		}
+	}
+	if err := cursorErr(cur); err != nil {
+		return n, err
 	}
 	if missing > 0 {
 		return n, c.problem("index %s: its filter lacks %d of the prefixes of its tuples, so lookups would miss them (the filter is derived from the run's tuples: `provgraph convert --rebuild-filters --db FILE` writes it again)", name, missing)
@@ -542,6 +571,14 @@ func (c *checker) twins(tx *bbolt.Tx) error {
 	return nil
 }
 
+// cursor returns a cursor for a walk of b, by pread when c has the file.
+func (c *checker) cursor(tx *bbolt.Tx, b *bbolt.Bucket) kvCursor {
+	if pc := newPageCursor(c.file, tx, b); pc != nil {
+		return pc
+	}
+	return b.Cursor()
+}
+
 // lacks reports the quads of index from that index in lacks.
 func (c *checker) lacks(tx *bbolt.Tx, from, in int) error {
 	b := tx.Bucket([]byte(indexBuckets[in]))
@@ -599,7 +636,7 @@ func (c *checker) scan(tx *bbolt.Tx, ind int, fn func(tuple) error) error {
 	b := tx.Bucket([]byte(indexBuckets[ind]))
 	if ind == idxSPO {
 		var buf []tuple
-		cur := b.Cursor()
+		cur := c.cursor(tx, b)
 		for k, v := cur.First(); k != nil; k, v = cur.Next() {
 			c.pg.read()
 			var err error
@@ -612,7 +649,7 @@ func (c *checker) scan(tx *bbolt.Tx, ind int, fn func(tuple) error) error {
 				}
 			}
 		}
-		return nil
+		return cursorErr(cur)
 	}
 	runs, err := listQuadRuns(b)
 	if err != nil {

@@ -48,8 +48,16 @@ func checkTestStore(t *testing.T) string {
 // checkMapped opens path read-only with limit, runs Check, and returns
 // its error, how many more bytes of files the process has mapped after it
 // than before, and the parts of the check (checker.at) in which the
-// check's pager released the mapping.
+// check's pager released the mapping. The check reads through the
+// mapping only (checker.file nil), as it does where the file cannot be
+// opened for pread, so that the pager reads it all.
 func checkMapped(t *testing.T, path string, limit int64) (error, int64, []string) {
+	return checkMappedBy(t, path, limit, false)
+}
+
+// checkMappedBy is checkMapped, reading the terms and SPO by pread when
+// pread is set (and the file could be opened for it), as Check does.
+func checkMappedBy(t *testing.T, path string, limit int64, pread bool) (error, int64, []string) {
 	t.Helper()
 	s, err := Open(path, &Options{ReadOnly: true, MappedLimit: limit})
 	if err != nil {
@@ -58,6 +66,11 @@ func checkMapped(t *testing.T, path string, limit int64) (error, int64, []string
 	defer s.Close()
 	var parts []string
 	s.onCheck = func(c *checker) {
+		if !pread {
+			c.file = nil
+		} else if c.file == nil {
+			t.Fatal("the store did not open its file for pread")
+		}
 		c.pg.onRelease = func() {
 			if !slices.Contains(parts, c.at) {
 				parts = append(parts, c.at)
@@ -101,11 +114,21 @@ func TestCheckMappedLimit(t *testing.T) {
 		t.Fatalf("Check() without a limit left %d bytes mapped of a %d-byte file, want at least half", all, size)
 	}
 
+	// By pread, the walks of the terms and of SPO map none of their
+	// pages.
+	err, byPread, _ := checkMappedBy(t, path, -1, true)
+	if err != nil {
+		t.Fatalf("Check() by pread without a limit = %v", err)
+	}
+	if byPread >= all*3/4 {
+		t.Errorf("Check() by pread without a limit left %d bytes mapped, through the mapping %d: want much less", byPread, all)
+	}
+
 	err, limited, parts := checkMapped(t, path, 1)
 	if err != nil {
 		t.Fatalf("Check() with a limit of one byte = %v", err)
 	}
-	t.Logf("file %d bytes; left mapped by a check: %d bytes without a limit, %d with a limit of one byte", size, all, limited)
+	t.Logf("file %d bytes; left mapped by a check: %d bytes without a limit, %d by pread without a limit, %d with a limit of one byte", size, all, byPread, limited)
 	// At most mappedCheckEvery reads of 64 KiB since the last release.
 	if max := int64(mappedCheckEvery * 64 << 10); limited > max {
 		t.Errorf("Check() with a limit of one byte left %d bytes mapped, want at most %d (without a limit: %d)", limited, max, all)
