@@ -72,10 +72,10 @@ type checker struct {
 	// walks of the terms and of SPO, whose leaves bbolt has scattered over
 	// the file, and the hash index's runs in the lookups read by pread
 	// (pageCursor) instead of through the mapping.
-	file *os.File
-	tx   *bbolt.Tx // the check's
-	kindsOK  bool       // the dictionary pass read every term
-	fps      [numIndexes]fingerprint
+	file    *os.File
+	tx      *bbolt.Tx // the check's
+	kindsOK bool      // the dictionary pass read every term
+	fps     [numIndexes]fingerprint
 }
 
 // partPanic is a panic raised while a part of the check read the file.
