@@ -220,7 +220,6 @@ func (c *checker) dictionary(tx *bbolt.Tx) error {
 	want := uint32(1)
 	var enc []byte
 	cur := c.cursor(tx, terms)
-	_, byPread := cur.(*pageCursor)
 	for k, v := cur.First(); k != nil; k, v = cur.Next() {
 		c.pg.read()
 		if want%65536 == 0 {
@@ -273,14 +272,7 @@ func (c *checker) dictionary(tx *bbolt.Tx) error {
 				return err
 			}
 		}
-		if byPread {
-			// A pageCursor's values last until it moves: the batch keeps
-			// copies, in one buffer for the batch.
-			off := len(lk.buf)
-			lk.buf = append(lk.buf, v...)
-			v = lk.buf[off:len(lk.buf):len(lk.buf)]
-		}
-		lk.batch = append(lk.batch, lookup{termHash(v), id, v})
+		lk.batch = append(lk.batch, lookup{termHash(v), id})
 	}
 	if err := cursorErr(cur); err != nil {
 		return err
@@ -318,13 +310,11 @@ type lookups struct {
 	dict  *dictReader
 	batch []lookup
 	bad   []uint32
-	buf   []byte // the batch's terms, when read by pread
 }
 
 type lookup struct {
-	h   uint64
-	id  uint32
-	enc []byte // the stored term, in the transaction's mapping or lookups.buf
+	h  uint64
+	id uint32
 }
 
 // flush looks up the batch, reporting the terms not found in the order of
@@ -335,11 +325,11 @@ func (lk *lookups) flush(c *checker) error {
 	for _, l := range lk.batch {
 		// The term was read under l.id in this transaction: that entry
 		// needs no second read of it.
-		if lk.dict.lookupKnown(l.enc, l.h, l.id) != l.id {
+		if lk.dict.lookupKnown(l.h, l.id) != l.id {
 			lk.bad = append(lk.bad, l.id)
 		}
 	}
-	lk.batch, lk.buf = lk.batch[:0], lk.buf[:0]
+	lk.batch = lk.batch[:0]
 	slices.Sort(lk.bad)
 	for _, id := range lk.bad {
 		var ik [4]byte

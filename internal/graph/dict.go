@@ -286,15 +286,22 @@ func newDictReader(tx *bbolt.Tx, runs []*run, loaded bool) (*dictReader, error) 
 }
 
 // lookup returns the id of the term with encoding enc, or 0.
-func (r *dictReader) lookup(enc []byte) uint32 { return r.lookupKnown(enc, termHash(enc), 0) }
+func (r *dictReader) lookup(enc []byte) uint32 { return r.find(termHash(enc), 0, enc) }
 
-// lookupKnown is lookup for a term whose hash is h, and whose encoding is
-// known to be stored under id known (0 for none): an entry of the hash
-// index for that id is taken as a match without reading the term again.
-// Check looks up every term it reads this way, in the order of their
-// hashes: reading each term again would read the dictionary's pages at
-// random.
-func (r *dictReader) lookupKnown(enc []byte, h uint64, known uint32) uint32 {
+// lookupKnown is lookup for the term stored under id known (not 0), whose
+// hash is h: an entry of the hash index for that id is taken as a match
+// without reading the term again, and the term is read (by its id) only
+// to compare it with another candidate's. Check looks up every term it
+// reads this way, in the order of their hashes: reading each term again
+// would read the dictionary's pages at random, and keeping each would
+// hold a batch's terms in memory.
+func (r *dictReader) lookupKnown(h uint64, known uint32) uint32 { return r.find(h, known, nil) }
+
+// find returns the id of the term whose hash is h and whose encoding is
+// enc, or that is stored under known when enc is nil (read when a
+// candidate other than known needs comparing); an entry for known (not 0)
+// is a match without reading the term.
+func (r *dictReader) find(h uint64, known uint32, enc []byte) uint32 {
 	found := uint32(0)
 	for i := range r.runs {
 		r.candidates(i, h, func(id uint32) bool {
@@ -303,8 +310,12 @@ func (r *dictReader) lookupKnown(enc []byte, h uint64, known uint32) uint32 {
 				return false
 			}
 			var ik [4]byte
+			if enc == nil {
+				idKey(&ik, known)
+				enc = append([]byte{}, r.termCode(ik[:])...)
+			}
 			idKey(&ik, id)
-			if bytes.Equal(r.terms.Get(ik[:]), enc) {
+			if bytes.Equal(r.termCode(ik[:]), enc) {
 				found = id
 				return false
 			}
