@@ -73,6 +73,23 @@
 //   - load typed quad: it expects quad.Int, quad.Float, quad.Bool and
 //     quad.Time back from NameOf, and adds a quad.Time with nanoseconds.
 //
+// # How pages are read
+//
+// bbolt reads the file through a shared mapping, where the first touch of
+// a page is a page fault. Point reads (lookups, a lineage's nodes) keep
+// reading that way: the root and branch pages they share stay mapped and
+// cost nothing the next time. Walks that read a large part of a bucket
+// whose leaves bbolt has scattered over the file (the terms in id order
+// and the SPO index, as a load behind groups and stats reads them; check's
+// walks; a writer's batch of dictionary lookups in hash order) read the
+// pages with pread through a second descriptor of the file instead
+// (pageCursor, pread.go), which costs a tenth of a fault on a virtual
+// machine whose page tables the host shadows (bench/pagecost) and maps
+// nothing. A pageCursor moves exactly as bbolt's Cursor does and checks
+// each page it reads; it is used in read transactions, and in a write
+// transaction only for buckets it has not changed (until it commits, a
+// write transaction writes nothing to the file).
+//
 // # Damaged files
 //
 // A damaged file (truncated, partly overwritten, with flipped bits) gives
