@@ -504,8 +504,11 @@ func eachEntry(k, v []byte, fn func(h uint64, id uint32) bool) error {
 type termReader struct {
 	terms *bbolt.Bucket
 	cache map[uint32]Term
-	c     *bbolt.Cursor // kept from one read to the next (get)
-	at    uint32        // the id c is on; 0 when it must seek
+	c     kvCursor // kept from one read to the next (get)
+	at    uint32   // the id c is on; 0 when it must seek
+	// pc, when set, is the cursor get makes c (Reader.InOrder): a
+	// pageCursor reading by pread.
+	pc *pageCursor
 }
 
 // termStep is how far past the id read before get steps to the next
@@ -523,7 +526,11 @@ func (r *termReader) get(id uint32) []byte {
 	var key [4]byte
 	idKey(&key, id)
 	if r.c == nil {
-		r.c = r.terms.Cursor()
+		if r.pc != nil {
+			r.c = r.pc
+		} else {
+			r.c = r.terms.Cursor()
+		}
 	}
 	var k, v []byte
 	if r.at != 0 && id > r.at && id-r.at <= termStep {
@@ -577,6 +584,11 @@ func (r *termReader) decode(id uint32) (Term, error) {
 	}
 	v := r.get(id)
 	if v == nil {
+		if r.c != nil {
+			if err := cursorErr(r.c); err != nil {
+				return Term{}, fmt.Errorf("reading term %d: %w", id, err)
+			}
+		}
 		return Term{}, fmt.Errorf("term %d is used by a quad but %w", id, errMissingTerm)
 	}
 	t, err := decodeTerm(v)

@@ -190,3 +190,22 @@ func (r *Reader) LimitMapped(limit int64) {
 	p := pager{db: r.s.db, limit: limit}
 	p.check(r.tx.Size())
 }
+
+// InOrder says that the Reader's reads from now on go through much of
+// the file in subject order, each node read once (a check of a view
+// reads every citation so): its reads of a node's quads (Describe, and the
+// patterns that fix a subject) and of terms by id then go by pread
+// through kept pageCursors, which re-read only the pages that differ from
+// the last read's, instead of faulting each page in through the mapping.
+// Point reads at random stay on the mapping, whose pages the next read
+// may touch again.
+func (r *Reader) InOrder() {
+	if r.s.file == nil || r.runs.file != nil {
+		return
+	}
+	r.runs.file, r.runs.spo = r.s.file, nil
+	// The terms too: the nodes' literals were minted with them, in order.
+	if pc := newPageCursor(r.s.file, r.tx, r.names.terms); pc != nil {
+		r.names.pc, r.names.c, r.names.at = pc, nil, 0
+	}
+}

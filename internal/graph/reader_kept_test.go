@@ -154,3 +154,63 @@ func TestReaderDecode(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestReaderInOrder reads every node's quads and every term of a store
+// through a Reader told InOrder (SPO and the terms by pread, through kept
+// pageCursors) and through one that is not, and requires the same
+// answers: in subject order, as check of a view reads, and at random, as
+// a read InOrder may still be asked.
+func TestReaderInOrder(t *testing.T) {
+	s, _ := filterTestStore(t)
+	ctx := context.Background()
+	type read struct {
+		desc  [][2]ID
+		terms []Term
+	}
+	readAll := func(inOrder bool, order []ID) read {
+		var out read
+		err := s.Read(func(r *Reader) error {
+			if inOrder {
+				r.InOrder()
+				if r.names.pc == nil || r.runs.file == nil {
+					t.Fatal("InOrder did not make the reads go by pread")
+				}
+			}
+			for _, id := range order {
+				if err := r.Describe(ctx, id, func(p, o ID) { out.desc = append(out.desc, [2]ID{p, o}) }); err != nil {
+					return err
+				}
+				tm, err := r.Term(id)
+				if err != nil {
+					return err
+				}
+				out.terms = append(out.terms, tm)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	var n ID
+	s.Read(func(r *Reader) error { n = r.MaxID(); return nil })
+	inOrder := make([]ID, n)
+	for i := range inOrder {
+		inOrder[i] = ID(i + 1)
+	}
+	shuffled := slices.Clone(inOrder)
+	rand.New(rand.NewPCG(7, 8)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	for _, order := range [][]ID{inOrder, shuffled} {
+		want, got := readAll(false, order), readAll(true, order)
+		if len(want.desc) == 0 {
+			t.Fatal("the store has no quads to read")
+		}
+		if !slices.Equal(got.desc, want.desc) {
+			t.Errorf("InOrder: Describe gives %d pairs, through the mapping %d, or other ones", len(got.desc), len(want.desc))
+		}
+		if !slices.Equal(got.terms, want.terms) {
+			t.Errorf("InOrder: Term gives other terms than through the mapping")
+		}
+	}
+}

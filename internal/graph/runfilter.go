@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"os"
 
 	"go.etcd.io/bbolt"
 )
@@ -249,7 +250,10 @@ func (x *indexRuns) keptMerge(lo, hi tuple) *runMerge {
 // of it) makes cursors of its own. A nil *runCache keeps nothing.
 type runCache struct {
 	idx  [numIndexes]*indexRuns
-	spo  *bbolt.Cursor // on SPO
+	spo  kvCursor // on SPO
+	// file, when set, makes spo a pageCursor reading by pread
+	// (Reader.InOrder).
+	file *os.File
 	busy bool          // a read is using the kept cursors
 }
 

@@ -363,7 +363,12 @@ func scanIndex(tx *bbolt.Tx, rc *runCache, ind int, lo, hi tuple, fn func(tuple)
 			return scanRange(tx.Bucket([]byte(indexBuckets[ind])), lo, hi, fn)
 		}
 		if rc.spo == nil {
-			rc.spo = tx.Bucket([]byte(indexBuckets[ind])).Cursor()
+			b := tx.Bucket([]byte(indexBuckets[ind]))
+			if pc := newPageCursor(rc.file, tx, b); pc != nil {
+				rc.spo = pc
+			} else {
+				rc.spo = b.Cursor()
+			}
 		}
 		return scanCursor(rc.spo, lo, hi, fn)
 	}

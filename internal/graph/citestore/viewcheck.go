@@ -331,6 +331,9 @@ func (s *Store) citationRows(ctx context.Context, r *graph.Reader, pol store.Pol
 		})
 		return sum, err
 	}
+	// The citations' nodes were minted in order: their quads come in
+	// subject order, a read each.
+	r.InOrder()
 	for lo := 0; lo < len(ids); lo += viewCheckBatch {
 		if err := ctx.Err(); err != nil {
 			return sum, err
