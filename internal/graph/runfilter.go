@@ -249,12 +249,12 @@ func (x *indexRuns) keptMerge(lo, hi tuple) *runMerge {
 // the stack it has. A read made while another is running (from a callback
 // of it) makes cursors of its own. A nil *runCache keeps nothing.
 type runCache struct {
-	idx  [numIndexes]*indexRuns
-	spo  kvCursor // on SPO
+	idx [numIndexes]*indexRuns
+	spo kvCursor // on SPO
 	// file, when set, makes spo a pageCursor reading by pread
 	// (Reader.InOrder).
 	file *os.File
-	busy bool          // a read is using the kept cursors
+	busy bool // a read is using the kept cursors
 }
 
 // get returns the runs of index ind, whose bucket is b.
