@@ -81,14 +81,19 @@
 // cost nothing the next time. Walks that read a large part of a bucket
 // whose leaves bbolt has scattered over the file (the terms in id order
 // and the SPO index, as a load behind groups and stats reads them; check's
-// walks; a writer's batch of dictionary lookups in hash order) read the
+// walks; a whole walk of a view's run map; a writer's batch of dictionary
+// lookups in hash order) read the
 // pages with pread through a second descriptor of the file instead
 // (pageCursor, pread.go), which costs a tenth of a fault on a virtual
 // machine whose page tables the host shadows (bench/pagecost) and maps
 // nothing. A pageCursor moves exactly as bbolt's Cursor does and checks
 // each page it reads; it is used in read transactions, and in a write
 // transaction only for buckets it has not changed (until it commits, a
-// write transaction writes nothing to the file).
+// write transaction writes nothing to the file). A Reader told that its
+// reads go through the file in order (Reader.InOrder: the check of a view
+// reads every citation so) keeps copies of the last pages its cursors
+// read (pageKeep), since each citation's reads go back and forth between
+// its own leaves and those of the shared nodes minted first.
 //
 // # Damaged files
 //

@@ -45,7 +45,58 @@ type pageCursor struct {
 	stack []pframe
 	err   error
 	spare [][]byte // page buffers to reuse
+	keep  *pageKeep
+	reads int // pages read from the file (tests)
 }
+
+// pageKeep keeps copies of the last pages a pageCursor read, for a cursor
+// whose seeks come back to a few pages again and again: a check of a
+// view reads every citation in order, and each citation's terms and
+// quads lie near its own (the leaves just read) and among the shared
+// nodes minted first (a few leaves and the branches above them), so that
+// without it each citation re-reads the same pages by pread as its reads
+// go back and forth. Pages of a read transaction do not change, so a copy
+// stays valid as long as the cursor. Evicted oldest first.
+type pageKeep struct {
+	at   map[uint64]int // page id to its slot
+	slot [][]byte
+	ids  []uint64
+	next int
+}
+
+func newPageKeep(n int) *pageKeep {
+	return &pageKeep{at: make(map[uint64]int, n), slot: make([][]byte, n), ids: make([]uint64, n)}
+}
+
+// get copies page id into buf, resized to the page's length, when kept.
+func (k *pageKeep) get(id uint64, buf []byte) ([]byte, bool) {
+	i, ok := k.at[id]
+	if !ok {
+		return buf, false
+	}
+	p := k.slot[i]
+	if cap(buf) < len(p) {
+		buf = make([]byte, len(p))
+	}
+	buf = buf[:len(p)]
+	copy(buf, p)
+	return buf, true
+}
+
+// put keeps a copy of page id, read whole (overflow included).
+func (k *pageKeep) put(id uint64, p []byte) {
+	i := k.next
+	k.next = (k.next + 1) % len(k.slot)
+	if old := k.slot[i]; old != nil {
+		delete(k.at, k.ids[i])
+	}
+	k.slot[i] = append(k.slot[i][:0], p...)
+	k.ids[i] = id
+	k.at[id] = i
+}
+
+// keepPages makes c keep copies of the last n pages it read.
+func (c *pageCursor) keepPages(n int) { c.keep = newPageKeep(n) }
 
 // pframe is a page on the cursor's path and the element it is at.
 type pframe struct {
@@ -119,6 +170,11 @@ func (c *pageCursor) page(id uint64) ([]byte, error) {
 	} else {
 		buf = make([]byte, c.psize)
 	}
+	if c.keep != nil {
+		if p, ok := c.keep.get(id, buf); ok {
+			return p, nil // checked when read
+		}
+	}
 	if err := c.readAt(buf, id); err != nil {
 		return nil, err
 	}
@@ -145,6 +201,9 @@ func (c *pageCursor) page(id uint64) ([]byte, error) {
 	if pageHeaderSize+count*pageElemSize > len(buf) || flags == branchPageFlag && count == 0 {
 		return nil, corruptf("page %d of the database file says it holds %d elements", id, count)
 	}
+	if c.keep != nil {
+		c.keep.put(id, buf)
+	}
 	return buf, nil
 }
 
@@ -154,6 +213,7 @@ func (c *pageCursor) readAt(buf []byte, id uint64) error {
 	if off/int64(c.psize) != int64(id) || off < 0 || off+int64(len(buf)) > c.size {
 		return corruptf("page %d is beyond the end of the database file", id)
 	}
+	c.reads++
 	n, err := c.f.ReadAt(buf, off)
 	if n == len(buf) {
 		return nil

@@ -89,79 +89,130 @@ func TestPageCursorMatchesBolt(t *testing.T) {
 				}
 				return nil
 			})
-			err := db.View(func(tx *bbolt.Tx) error {
-				b := tx.Bucket([]byte("b"))
-				pc := newPageCursor(f, tx, b)
-				if pc == nil {
-					if tc.n <= 5 {
-						return nil // kept inline in its parent: bbolt's cursor reads it
-					}
-					return errors.New("no pageCursor for a bucket with a root page")
-				}
-				bc := b.Cursor()
-				same := func(what string, a, b kv) error {
-					if a != b {
-						return fmt.Errorf("%s: page cursor %q, bbolt %q", what, a, b)
-					}
-					return nil
-				}
-				if err := same("First", step(pc.First()), step(bc.First())); err != nil {
-					return err
-				}
-				for i := 0; ; i++ {
-					a, b := step(pc.Next()), step(bc.Next())
-					if err := same(fmt.Sprint("Next ", i), a, b); err != nil {
-						return err
-					}
-					if a.k == "<nil>" {
-						break
-					}
-				}
-				if err := same("Last", step(pc.Last()), step(bc.Last())); err != nil {
-					return err
-				}
-				for i := 0; ; i++ {
-					a, b := step(pc.Prev()), step(bc.Prev())
-					if err := same(fmt.Sprint("Prev ", i), a, b); err != nil {
-						return err
-					}
-					if a.k == "<nil>" {
-						break
-					}
-				}
-				seeks := [][]byte{{}, {0, 0, 0, 0}, {0xff, 0xff, 0xff, 0xff, 0xff}}
-				for range 300 {
-					k := append([]byte{}, keys[rng.IntN(len(keys))]...)
-					if rng.IntN(2) == 0 {
-						k[3]++ // absent: between two keys
-					}
-					seeks = append(seeks, k)
-				}
-				for _, k := range seeks {
-					if err := same(fmt.Sprintf("Seek %x", k), step(pc.Seek(k)), step(bc.Seek(k))); err != nil {
-						return err
-					}
-					for j := range rng.IntN(40) {
-						var a, b kv
-						if rng.IntN(3) == 0 {
-							a, b = step(pc.Prev()), step(bc.Prev())
-						} else {
-							a, b = step(pc.Next()), step(bc.Next())
+			// Without kept pages, and keeping 3 (the deep tree's seeks
+			// then evict and re-read).
+			for _, keep := range []int{0, 3} {
+				err := db.View(func(tx *bbolt.Tx) error {
+					b := tx.Bucket([]byte("b"))
+					pc := newPageCursor(f, tx, b)
+					if pc == nil {
+						if tc.n <= 5 {
+							return nil // kept inline in its parent: bbolt's cursor reads it
 						}
-						if err := same(fmt.Sprintf("step %d after Seek %x", j, k), a, b); err != nil {
+						return errors.New("no pageCursor for a bucket with a root page")
+					}
+					if keep > 0 {
+						pc.keepPages(keep)
+					}
+					bc := b.Cursor()
+					same := func(what string, a, b kv) error {
+						if a != b {
+							return fmt.Errorf("%s: page cursor %q, bbolt %q", what, a, b)
+						}
+						return nil
+					}
+					if err := same("First", step(pc.First()), step(bc.First())); err != nil {
+						return err
+					}
+					for i := 0; ; i++ {
+						a, b := step(pc.Next()), step(bc.Next())
+						if err := same(fmt.Sprint("Next ", i), a, b); err != nil {
 							return err
 						}
 						if a.k == "<nil>" {
 							break
 						}
 					}
+					if err := same("Last", step(pc.Last()), step(bc.Last())); err != nil {
+						return err
+					}
+					for i := 0; ; i++ {
+						a, b := step(pc.Prev()), step(bc.Prev())
+						if err := same(fmt.Sprint("Prev ", i), a, b); err != nil {
+							return err
+						}
+						if a.k == "<nil>" {
+							break
+						}
+					}
+					seeks := [][]byte{{}, {0, 0, 0, 0}, {0xff, 0xff, 0xff, 0xff, 0xff}}
+					for range 300 {
+						k := append([]byte{}, keys[rng.IntN(len(keys))]...)
+						if rng.IntN(2) == 0 {
+							k[3]++ // absent: between two keys
+						}
+						seeks = append(seeks, k)
+					}
+					for _, k := range seeks {
+						if err := same(fmt.Sprintf("Seek %x", k), step(pc.Seek(k)), step(bc.Seek(k))); err != nil {
+							return err
+						}
+						for j := range rng.IntN(40) {
+							var a, b kv
+							if rng.IntN(3) == 0 {
+								a, b = step(pc.Prev()), step(bc.Prev())
+							} else {
+								a, b = step(pc.Next()), step(bc.Next())
+							}
+							if err := same(fmt.Sprintf("step %d after Seek %x", j, k), a, b); err != nil {
+								return err
+							}
+							if a.k == "<nil>" {
+								break
+							}
+						}
+					}
+					return pc.Err()
+				})
+				if err != nil {
+					t.Fatalf("keeping %d pages: %v", keep, err)
 				}
-				return pc.Err()
-			})
-			if err != nil {
-				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestPageCursorKeep checks that a cursor keeping pages reads a page
+// again only once it has been evicted: seeking back to a leaf read a
+// moment ago costs no pread.
+func TestPageCursorKeep(t *testing.T) {
+	db, f := preadDB(t, func(tx *bbolt.Tx) error {
+		b, err := tx.CreateBucket([]byte("b"))
+		if err != nil {
+			return err
+		}
+		for i := range 20000 {
+			if err := b.Put(binary.BigEndian.AppendUint32(nil, uint32(i)), []byte(fmt.Sprint("value-", i))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	lo, hi := binary.BigEndian.AppendUint32(nil, 5), binary.BigEndian.AppendUint32(nil, 19000)
+	err := db.View(func(tx *bbolt.Tx) error {
+		for _, keep := range []int{0, 16} {
+			pc := newPageCursor(f, tx, tx.Bucket([]byte("b")))
+			if keep > 0 {
+				pc.keepPages(keep)
+			}
+			pc.Seek(lo)
+			pc.Seek(hi)
+			before := pc.reads
+			if k, _ := pc.Seek(lo); !bytes.Equal(k, lo) {
+				return fmt.Errorf("keeping %d: Seek(%x) found %x", keep, lo, k)
+			}
+			got := pc.reads - before
+			switch {
+			case keep == 0 && got == 0:
+				return errors.New("seeking back to another leaf read no page without kept pages: the test no longer tells")
+			case keep > 0 && got != 0:
+				return fmt.Errorf("keeping %d pages, seeking back to a leaf read a moment ago read %d pages", keep, got)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

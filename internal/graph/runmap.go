@@ -287,7 +287,8 @@ func (m *RunMap) countRead() {
 }
 
 // Ascend calls fn for each key from the first at or after from, in byte
-// order, until fn returns false or an error.
+// order, until fn returns false or an error. A walk from the start (from
+// nil) in a read transaction reads the runs by pread (walkCursor).
 func (m *RunMap) Ascend(from []byte, fn func(k, v []byte) (bool, error)) error {
 	return m.ascend(from, nil, fn)
 }
@@ -314,7 +315,7 @@ func (m *RunMap) ascend(from, prefix []byte, fn func(k, v []byte) (bool, error))
 			continue
 		}
 		m.countRead()
-		mg.add(r.b.Cursor(), r.name, from)
+		mg.add(m.walkCursor(r.b, from == nil && prefix == nil), r.name, from)
 	}
 	if len(m.mem) > 0 {
 		mg.addMem(m.mem, from, prefix)
@@ -341,10 +342,12 @@ func (m *RunMap) ascend(from, prefix []byte, fn func(k, v []byte) (bool, error))
 type mapMerge struct {
 	heads []*mapHead
 	drop  bool // drop deleted keys (a read, or a merge of every run)
+	k, v  []byte
+	err   error // what ended a head's walk early (a pageCursor's)
 }
 
 type mapHead struct {
-	c    *bbolt.Cursor
+	c    kvCursor
 	run  runName
 	mem  [][]byte // sorted keys of the transaction's writes, when c is nil
 	memv map[string]memEntry
@@ -396,12 +399,26 @@ func (h *mapHead) advance() {
 	h.loadMem()
 }
 
-func (mg *mapMerge) add(c *bbolt.Cursor, run runName, from []byte) {
+func (mg *mapMerge) add(c kvCursor, run runName, from []byte) {
 	h := &mapHead{c: c, run: run}
 	h.seek(from)
 	if h.ok {
 		mg.heads = append(mg.heads, h)
+	} else if err := cursorErr(c); err != nil && mg.err == nil {
+		mg.err = err
 	}
+}
+
+// walkCursor returns a cursor over the run b: for a walk of the whole
+// map in a read transaction (whole), a pageCursor, which reads the run's
+// pages by pread (pread.go: a run is written by one transaction, but
+// bbolt places its pages where its freelist has room); otherwise bbolt's,
+// whose mapped pages the next read may touch again.
+func (m *RunMap) walkCursor(b *bbolt.Bucket, whole bool) kvCursor {
+	if whole && m.wr == nil {
+		return m.s.readCursor(b.Tx(), b)
+	}
+	return b.Cursor()
 }
 
 func (mg *mapMerge) addMem(mem map[string]memEntry, from, prefix []byte) {
@@ -453,6 +470,9 @@ func (mg *mapMerge) pop() {
 	h := mg.heads[0]
 	h.advance()
 	if !h.ok {
+		if h.c != nil && mg.err == nil {
+			mg.err = cursorErr(h.c)
+		}
 		last := len(mg.heads) - 1
 		mg.heads[0] = mg.heads[last]
 		mg.heads = mg.heads[:last]
@@ -465,8 +485,10 @@ func (mg *mapMerge) pop() {
 // (a merge), v is the stored entry and deleted keys are skipped only when
 // mg.drop is set. The slices are valid until the next call.
 func (mg *mapMerge) next(decode bool) (k, v []byte, ok bool, err error) {
-	for len(mg.heads) > 0 {
-		k = mg.heads[0].k
+	for len(mg.heads) > 0 && mg.err == nil {
+		// Copied: a pageCursor's keys and values last until it moves.
+		k = append(mg.k[:0], mg.heads[0].k...)
+		mg.k = k
 		var best []byte
 		var bestSeq uint64
 		var bestDel bool
@@ -478,11 +500,9 @@ func (mg *mapMerge) next(decode bool) (k, v []byte, ok bool, err error) {
 				return nil, nil, false, fmt.Errorf("%w: view map run %x: entry %q does not decode", ErrCorrupt, h.run, h.k)
 			}
 			if first || seq > bestSeq {
-				first, bestSeq, bestDel, best = false, seq, del, h.v
+				mg.v = append(mg.v[:0], h.v...)
+				first, bestSeq, bestDel, best = false, seq, del, mg.v
 			}
-			// k and best may point into the head's page, which
-			// stays valid for the transaction (a write's entries
-			// into its memory): advancing does not change them.
 			mg.pop()
 		}
 		if bestDel && (decode || mg.drop) {
@@ -497,7 +517,7 @@ func (mg *mapMerge) next(decode bool) (k, v []byte, ok bool, err error) {
 		}
 		return k, best, true, nil
 	}
-	return nil, nil, false, nil
+	return nil, nil, false, mg.err
 }
 
 // flush writes the transaction's writes as a new run and merges runs
@@ -719,7 +739,7 @@ func (m *RunMap) Check(max int, limit func()) (problems []string, err error) {
 		var n, size uint64
 		var prev []byte
 		bad := ""
-		c := r.b.Cursor()
+		c := m.walkCursor(r.b, true)
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			if seen++; seen%4096 == 0 && limit != nil {
 				limit()
@@ -747,6 +767,9 @@ func (m *RunMap) Check(max int, limit func()) (problems []string, err error) {
 			prev = append(prev[:0], k...)
 			n++
 			size += uint64(len(k) + len(v))
+		}
+		if err := cursorErr(c); err != nil {
+			return problems, err
 		}
 		switch {
 		case bad != "":

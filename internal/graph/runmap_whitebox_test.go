@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -150,6 +151,20 @@ func compareRunMap(m *RunMap, model map[string]string, rng *rand.Rand, where str
 	}
 	if !slices.Equal(got, want) {
 		return fmt.Errorf("%s: Ascend(%q) = %q, want %q", where, from, got, want)
+	}
+	// A walk of the whole map (by pread in a read transaction).
+	got, want = nil, nil
+	if err := m.Ascend(nil, func(k, v []byte) (bool, error) {
+		got = append(got, string(k)+"="+string(v))
+		return true, nil
+	}); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		want = append(want, k+"="+model[k])
+	}
+	if !slices.Equal(got, want) {
+		return fmt.Errorf("%s: Ascend(nil) = %q, want %q", where, got, want)
 	}
 	p := fmt.Sprintf("k%02d\x00", rng.IntN(42))
 	got, want = nil, nil
@@ -420,5 +435,101 @@ func TestRunMapCheck(t *testing.T) {
 				t.Errorf("Check of a map damaged (%s) = %q, want one problem saying %q", tc.name, problems, tc.want)
 			}
 		})
+	}
+}
+
+// TestRunMapWalkDamage: a walk of a whole map, which reads its runs by
+// pread, stops at a damaged page with ErrCorrupt, as Check does, instead
+// of ending early as if the run ended there.
+func TestRunMapWalkDamage(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "prov.db")
+	s, err := Open(path, &Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Update(func(w *Writer) error {
+		b, err := w.CreateView("v")
+		if err != nil {
+			return err
+		}
+		m, err := b.Runs("rows", rowPrefix, true)
+		if err != nil {
+			return err
+		}
+		for i := range 3000 {
+			if err := m.Put(fmt.Appendf(nil, "k%05d\x00c", i), []byte("a row of some length")); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The last leaf of the run, found by walking its tree.
+	var leaf uint64
+	var psize int
+	err = s.db.View(func(tx *bbolt.Tx) error {
+		rows := tx.Bucket([]byte(viewBucket)).Bucket([]byte("v")).Bucket([]byte("rows"))
+		var run *bbolt.Bucket
+		if err := rows.ForEachBucket(func(k []byte) error { run = rows.Bucket(k); return nil }); err != nil {
+			return err
+		}
+		if run == nil {
+			return errors.New("the map has no run")
+		}
+		psize = tx.DB().Info().PageSize
+		pc := newPageCursor(s.file, tx, run)
+		if pc == nil {
+			return errors.New("the run has no root page")
+		}
+		pc.Last()
+		if len(pc.stack) < 2 {
+			return errors.New("the run is one page: the test needs a leaf below a branch")
+		}
+		leaf = pc.top().id
+		return pc.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(bytes.Repeat([]byte{0xee}, 16), int64(leaf)*int64(psize)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(path, &Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, what := range []string{"Ascend", "Check"} {
+		err := s.Read(func(r *Reader) error {
+			m, err := r.View("v").Runs("rows", rowPrefix, false)
+			if err != nil {
+				return err
+			}
+			if what == "Check" {
+				_, err := m.Check(10, nil)
+				return err
+			}
+			n := 0
+			err = m.Ascend(nil, func(_, _ []byte) (bool, error) { n++; return true, nil })
+			if err == nil {
+				return fmt.Errorf("walked %d entries of 3000 and stopped without an error", n)
+			}
+			return err
+		})
+		if !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s over a damaged leaf of a run = %v, want ErrCorrupt", what, err)
+		}
 	}
 }

@@ -365,6 +365,7 @@ func scanIndex(tx *bbolt.Tx, rc *runCache, ind int, lo, hi tuple, fn func(tuple)
 		if rc.spo == nil {
 			b := tx.Bucket([]byte(indexBuckets[ind]))
 			if pc := newPageCursor(rc.file, tx, b); pc != nil {
+				pc.keepPages(inOrderKeep)
 				rc.spo = pc
 			} else {
 				rc.spo = b.Cursor()
