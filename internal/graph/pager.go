@@ -67,6 +67,9 @@ type pager struct {
 	resident int64
 	size     int64 // bytes of the mapping every page of which is valid now
 	n        int   // reads since the last check
+	// keep are ranges of the mapping a release spares (LimitMapped's
+	// pinned filters), sorted.
+	keep []span
 
 	onCheck   func() // called by each check, for tests
 	onRelease func() // called by each release, for tests
@@ -107,7 +110,7 @@ func (p *pager) check(size int64) {
 		p.onCheck()
 	}
 	if p.over() {
-		releasePages(p.db, size)
+		releasePagesExcept(p.db, size, p.keep)
 		if p.onRelease != nil {
 			p.onRelease()
 		}
@@ -179,7 +182,9 @@ func (p *pager) over() bool {
 // reads; a query reading one neighbourhood need not. It is safe while the
 // Reader is in use, on its goroutine: the mapping cannot move during the
 // transaction, and a dropped page is faulted in again, unchanged, when
-// next read.
+// next read. It spares the filters of the POS and OSP runs the Reader has
+// read, up to three quarters of limit (pinnedFilters): every lookup reads
+// them again.
 func (r *Reader) LimitMapped(limit int64) {
 	if r.s.limit <= 0 || r.s.db == nil {
 		return
@@ -187,7 +192,7 @@ func (r *Reader) LimitMapped(limit int64) {
 	if limit <= 0 {
 		limit = r.s.limit
 	}
-	p := pager{db: r.s.db, limit: limit}
+	p := pager{db: r.s.db, limit: limit, keep: r.pinnedFilters(limit / 4 * 3)}
 	p.check(r.tx.Size())
 }
 

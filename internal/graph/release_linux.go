@@ -44,6 +44,24 @@ func releasePages(db *bbolt.DB, size int64) {
 	syscall.Syscall(syscall.SYS_MADVISE, info.Data, uintptr(size), syscall.MADV_DONTNEED)
 }
 
+// releasePagesExcept is releasePages sparing the pages of keep, byte
+// ranges of the mapping's first size bytes (offsets from its start,
+// sorted and not overlapping): the gaps between them are released, a
+// madvise each.
+func releasePagesExcept(db *bbolt.DB, size int64, keep []span) {
+	if len(keep) == 0 {
+		releasePages(db, size)
+		return
+	}
+	info := db.Info()
+	if info == nil || info.Data == 0 || size <= 0 {
+		return
+	}
+	for _, g := range gaps(keep, size, int64(os.Getpagesize())) {
+		syscall.Syscall(syscall.SYS_MADVISE, info.Data+uintptr(g.from), uintptr(g.to-g.from), syscall.MADV_DONTNEED)
+	}
+}
+
 // statm is /proc/self/statm, opened once and read again from its start
 // each time: a pager looks at it every few dozen reads, and opening,
 // reading and closing it cost about 17 µs where a read at offset 0 costs

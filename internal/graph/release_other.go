@@ -7,6 +7,9 @@ import "go.etcd.io/bbolt"
 // releasePages does nothing where madvise is not wired up.
 func releasePages(db *bbolt.DB, size int64) {}
 
+// releasePagesExcept does nothing where madvise is not wired up.
+func releasePagesExcept(db *bbolt.DB, size int64, keep []span) {}
+
 // mappedFileBytes reports nothing where it is not known.
 func mappedFileBytes() (int64, bool) { return 0, false }
 
