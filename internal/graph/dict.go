@@ -107,12 +107,17 @@ func (f bloom) has(h uint64) bool {
 }
 
 // bloomHasBytes is bloom.has on a filter as stored.
-func bloomHasBytes(b []byte, h uint64) bool {
+func bloomHasBytes(b []byte, h uint64) bool { return bloomHasIn(nil, b, h) }
+
+// bloomHasIn is bloomHasBytes reading each word by pread when fb is set
+// (readonce.go).
+func bloomHasIn(fb *fileBlocks, b []byte, h uint64) bool {
 	m := uint64(len(b)/8) * 64
 	h2 := bits.RotateLeft64(h, 32)*0x9E3779B97F4A7C15 | 1
+	var buf [8]byte
 	for i := range uint64(bloomProbes) {
 		bit := (h + i*h2) % m
-		if binary.LittleEndian.Uint64(b[bit/64*8:])&(1<<(bit%64)) == 0 {
+		if binary.LittleEndian.Uint64(fb.read(b, int(bit/64*8), buf[:]))&(1<<(bit%64)) == 0 {
 			return false
 		}
 	}
@@ -202,6 +207,11 @@ type dictReader struct {
 	tx     *bbolt.Tx
 	runPC  []*pageCursor
 	termPC *pageCursor
+	// keep and blocks are a ReadOnce Store's (readonce.go): the cursors
+	// keep their pages in keep, and the runs' filters are probed by
+	// blocks.
+	keep   *pageKeep
+	blocks *fileBlocks
 }
 
 // preadFrom makes r's lookups read by pread from file until preadDone;
@@ -229,6 +239,7 @@ func (r *dictReader) runCursor(i int) kvCursor {
 		if r.runPC[i] = unchangedCursor(r.file, r.tx, b); r.runPC[i] == nil {
 			return b.Cursor()
 		}
+		r.runPC[i].keep = r.keep
 	}
 	return r.runPC[i]
 }
@@ -243,6 +254,7 @@ func (r *dictReader) termCode(ik []byte) []byte {
 		if r.termPC = unchangedCursor(r.file, r.tx, r.terms); r.termPC == nil {
 			return r.terms.Get(ik)
 		}
+		r.termPC.keep = r.keep
 	}
 	k, v := r.termPC.Seek(ik)
 	if !bytes.Equal(k, ik) {
@@ -333,7 +345,7 @@ func (r *dictReader) find(h uint64, known uint32, enc []byte) uint32 {
 // lookupKnown reads: the chunk that may hold h.
 func (r *dictReader) candidates(i int, h uint64, fn func(id uint32) bool) {
 	run := r.runs[i]
-	if run.filter != nil && !run.filter.has(h) || r.fb[i] != nil && !bloomHasBytes(r.fb[i], h) {
+	if run.filter != nil && !run.filter.has(h) || r.fb[i] != nil && !bloomHasIn(r.blocks, r.fb[i], h) {
 		return
 	}
 	var hk [8]byte

@@ -324,6 +324,18 @@ func seekChunk(c kvCursor, t tuple) (k, v []byte) {
 	if k != nil && bytes.Equal(k, key[:]) {
 		return k, v
 	}
+	// The steps back, and over a run's count and filter, want keys: a
+	// pageCursor then reads no value until the chunk is found, not the
+	// megabytes of a filter it steps over.
+	if pc, ok := c.(*pageCursor); ok {
+		pc.keyOnly = true
+		defer func() {
+			pc.keyOnly = false
+			if k != nil {
+				k, v = pc.keyValue()
+			}
+		}()
+	}
 	var pk, pv []byte
 	if k == nil {
 		pk, pv = c.Last()

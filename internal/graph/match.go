@@ -25,6 +25,7 @@ import (
 func (s *Store) Match(ctx context.Context, pattern Quad, fn func(Quad) error) error {
 	var fnErr error
 	err := s.viewCalling("match", func(tx *bbolt.Tx, g *guard) error {
+		defer s.limitReads(tx)
 		return s.scan(ctx, tx, pattern, true, func(q Quad) error {
 			if fnErr = g.call(func() error { return fn(q) }); fnErr != nil {
 				return errStop
@@ -260,6 +261,7 @@ func (s *Store) Read(fn func(*Reader) error) error {
 			return err
 		}
 		r = &Reader{s: s, tx: tx, dict: d, names: newTermReader(tx), cnt: cnt, dmg: new(damage)}
+		r.readOnce()
 		return g.call(func() error { return fn(r) })
 	})
 	if r != nil {
@@ -373,9 +375,11 @@ func (r *Reader) Values(ctx context.Context, ids []ID, fn func(ID, []byte) error
 // mapping, whose pages stay mapped for the next read.
 func (r *Reader) termCodes(ctx context.Context, ids []ID, fn func(ID, []byte) error) error {
 	b := r.tx.Bucket([]byte(termsBucket))
-	var c kvCursor = b.Cursor()
+	var c kvCursor
 	if len(ids) >= preadWalk {
 		c = r.s.readCursor(r.tx, b)
+	} else {
+		c = r.s.pointCursor(r.tx, b)
 	}
 	var key [4]byte
 	var k, v []byte

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -101,4 +102,42 @@ func pagerStore(t *testing.T) *Store {
 	f := residentMemory
 	t.Cleanup(func() { residentMemory = f })
 	return s
+}
+
+// TestLimitReads: one-shot reads (Objects, as ingest's validation pass
+// looks up the stored digest of each citation id) look at the mapped
+// pages every mappedCheckEvery reads, and release them past the store's
+// mapped limit, not under it; their answers stay right across releases.
+func TestLimitReads(t *testing.T) {
+	s := pagerStore(t)
+	var quads []Quad
+	for i := range 200 {
+		quads = append(quads, Quad{S: IRI(fmt.Sprintf("https://example.com/c/%d", i)), P: IRI("https://example.com/digest"), O: String(fmt.Sprint("d", i))})
+	}
+	if _, err := s.Add(quads); err != nil {
+		t.Fatal(err)
+	}
+	const mib = 1 << 20
+	for _, c := range []struct {
+		name   string
+		mapped int64
+		want   int
+	}{{"under the limit", 10 * mib, 0}, {"past the limit", s.limit + mib, 3}} {
+		residentMemory = func() (int64, int64, bool) { return c.mapped, 0, true }
+		released := 0
+		s.onReadRelease = func() { released++ }
+		s.reads.Store(0)
+		for i := range 3 * mappedCheckEvery {
+			os, err := s.Objects(quads[i%len(quads)].S, quads[0].P)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(os) != 1 || os[0] != quads[i%len(quads)].O {
+				t.Fatalf("%s: read %d gave %v, want %v", c.name, i, os, quads[i%len(quads)].O)
+			}
+		}
+		if released != c.want {
+			t.Errorf("%s: %d releases in %d reads, want %d", c.name, released, 3*mappedCheckEvery, c.want)
+		}
+	}
 }

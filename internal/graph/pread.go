@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"sync"
 
 	"go.etcd.io/bbolt"
 )
@@ -47,6 +48,9 @@ type pageCursor struct {
 	spare [][]byte // page buffers to reuse
 	keep  *pageKeep
 	reads int // pages read from the file (tests)
+	// keyOnly, while set, makes the moves return keys without their
+	// values (nil): seekChunk steps back over a run's filter so.
+	keyOnly bool
 }
 
 // pageKeep keeps copies of the last pages a pageCursor read, for a cursor
@@ -58,10 +62,18 @@ type pageCursor struct {
 // go back and forth. Pages of a read transaction do not change, so a copy
 // stays valid as long as the cursor. Evicted oldest first.
 type pageKeep struct {
-	at   map[uint64]int // page id to its slot
-	slot [][]byte
-	ids  []uint64
-	next int
+	// shared says several cursors, maybe on several goroutines, use the
+	// keep (a ReadOnce Store's): mu is then held by get and put, and only
+	// branch pages are kept. Every seek reads the branches above its
+	// leaf, and a leaf is seldom read twice by one query: a copy of it
+	// would cost a fresh page of memory, whose first write is itself a
+	// fault (21 µs on the README's machine), to save a pread (3.5 µs).
+	shared bool
+	mu     sync.Mutex
+	at     map[uint64]int // page id to its slot
+	slot   [][]byte
+	ids    []uint64
+	next   int
 }
 
 func newPageKeep(n int) *pageKeep {
@@ -70,6 +82,10 @@ func newPageKeep(n int) *pageKeep {
 
 // get copies page id into buf, resized to the page's length, when kept.
 func (k *pageKeep) get(id uint64, buf []byte) ([]byte, bool) {
+	if k.shared {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+	}
 	i, ok := k.at[id]
 	if !ok {
 		return buf, false
@@ -85,6 +101,10 @@ func (k *pageKeep) get(id uint64, buf []byte) ([]byte, bool) {
 
 // put keeps a copy of page id, read whole (overflow included).
 func (k *pageKeep) put(id uint64, p []byte) {
+	if k.shared {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+	}
 	i := k.next
 	k.next = (k.next + 1) % len(k.slot)
 	if old := k.slot[i]; old != nil {
@@ -101,10 +121,44 @@ func (c *pageCursor) keepPages(n int) { c.keep = newPageKeep(n) }
 // pframe is a page on the cursor's path and the element it is at.
 type pframe struct {
 	id    uint64
-	p     []byte // the page, overflow included
+	p     []byte // the page, overflow included unless the node is large
 	leaf  bool
 	count int
 	i     int
+	// A node of more than lazyPages pages (a leaf holding a run's filter,
+	// megabytes) is read a page at first: full is its size in bytes, and
+	// the bytes past p that a key or value needs are read from file into
+	// ext when asked for (span).
+	full int
+	file *os.File
+	ext  []byte
+}
+
+// lazyPages is the size, in pages, from which a node is read a page at
+// first (pframe). A seek that steps back over a run's filter reads only
+// the filter's key (pageCursor.keyOnly), not its megabytes.
+const lazyPages = 16
+
+// span returns bytes [from, from+n) of f's node.
+func (f *pframe) span(from, n int) ([]byte, error) {
+	if from < 0 || n < 0 || from+n > f.full {
+		return nil, corruptf("page %d of the database file: an element is past the page", f.id)
+	}
+	if from+n <= len(f.p) {
+		return f.p[from : from+n], nil
+	}
+	if cap(f.ext) < n {
+		f.ext = make([]byte, n)
+	}
+	f.ext = f.ext[:n]
+	off := int64(f.id)*int64(len(f.p)) + int64(from) // p is the first page alone
+	if m, err := f.file.ReadAt(f.ext, off); m != n {
+		if err == nil || errors.Is(err, io.EOF) {
+			return nil, corruptf("page %d is beyond the end of the database file (a truncated file?)", f.id)
+		}
+		return nil, fmt.Errorf("reading page %d of the database file: %w", f.id, err)
+	}
+	return f.ext, nil
 }
 
 // The layout of a bbolt page (bbolt's internal/common/page.go): a header
@@ -162,8 +216,10 @@ func (c *pageCursor) fail(err error) ([]byte, []byte) {
 	return nil, nil
 }
 
-// page reads page id into a buffer of its own, checking its header.
-func (c *pageCursor) page(id uint64) ([]byte, error) {
+// page reads page id into a buffer of its own, checking its header, and
+// returns the node's size in bytes: more than the buffer's length when
+// the node is more than lazyPages pages (pframe).
+func (c *pageCursor) page(id uint64) ([]byte, int, error) {
 	var buf []byte
 	if n := len(c.spare); n > 0 {
 		buf, c.spare = c.spare[n-1][:c.psize], c.spare[:n-1]
@@ -172,39 +228,46 @@ func (c *pageCursor) page(id uint64) ([]byte, error) {
 	}
 	if c.keep != nil {
 		if p, ok := c.keep.get(id, buf); ok {
-			return p, nil // checked when read
+			return p, len(p), nil // checked when read
 		}
 	}
 	if err := c.readAt(buf, id); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if got := ne.Uint64(buf); got != id {
-		return nil, corruptf("page %d of the database file says it is page %d", id, got)
+		return nil, 0, corruptf("page %d of the database file says it is page %d", id, got)
 	}
+	full := c.psize
 	if over := ne.Uint32(buf[12:]); over > 0 {
 		if over > maxPageOverflow || int64(id)+int64(over) >= c.size/int64(c.psize) {
-			return nil, corruptf("page %d of the database file says it overflows into %d pages", id, over)
+			return nil, 0, corruptf("page %d of the database file says it overflows into %d pages", id, over)
 		}
 		n := (int(over) + 1) * c.psize
+		full = n
+		if over >= lazyPages {
+			n = c.psize // the rest when asked for (pframe.span)
+		}
 		if cap(buf) < n {
 			buf = append(buf[:cap(buf)], make([]byte, n-cap(buf))...)
 		}
 		buf = buf[:n]
-		if err := c.readAt(buf[c.psize:], id+1); err != nil {
-			return nil, err
+		if n > c.psize {
+			if err := c.readAt(buf[c.psize:], id+1); err != nil {
+				return nil, 0, err
+			}
 		}
 	}
 	flags, count := ne.Uint16(buf[8:]), int(ne.Uint16(buf[10:]))
 	if flags != branchPageFlag && flags != leafPageFlag {
-		return nil, corruptf("page %d of the database file is neither a branch nor a leaf of a bucket (flags %#x)", id, flags)
+		return nil, 0, corruptf("page %d of the database file is neither a branch nor a leaf of a bucket (flags %#x)", id, flags)
 	}
 	if pageHeaderSize+count*pageElemSize > len(buf) || flags == branchPageFlag && count == 0 {
-		return nil, corruptf("page %d of the database file says it holds %d elements", id, count)
+		return nil, 0, corruptf("page %d of the database file says it holds %d elements", id, count)
 	}
-	if c.keep != nil {
+	if c.keep != nil && full == len(buf) && (!c.keep.shared || flags == branchPageFlag) {
 		c.keep.put(id, buf)
 	}
-	return buf, nil
+	return buf, full, nil
 }
 
 // readAt reads len(buf) bytes of the file from page id on.
@@ -244,11 +307,15 @@ func (c *pageCursor) push(id uint64) error {
 			c.spare = append(c.spare, old)
 		}
 	}
-	p, err := c.page(id)
+	p, full, err := c.page(id)
 	if err != nil {
 		return err
 	}
-	c.stack = append(c.stack, pframe{id: id, p: p, leaf: ne.Uint16(p[8:]) == leafPageFlag, count: int(ne.Uint16(p[10:]))})
+	var ext []byte
+	if d < cap(c.stack) {
+		ext = c.stack[:d+1][d].ext
+	}
+	c.stack = append(c.stack, pframe{id: id, p: p, leaf: ne.Uint16(p[8:]) == leafPageFlag, count: int(ne.Uint16(p[10:])), full: full, file: c.f, ext: ext})
 	return nil
 }
 
@@ -261,10 +328,10 @@ func (f *pframe) elemKey(i int) ([]byte, error) {
 	} else {
 		pos, ks = int(ne.Uint32(f.p[e:])), int(ne.Uint32(f.p[e+4:]))
 	}
-	if e+pos+ks > len(f.p) || pos < 0 || ks < 0 {
+	if e+pos+ks > f.full || pos < 0 || ks < 0 {
 		return nil, corruptf("page %d of the database file: element %d's key is past the page", f.id, i)
 	}
-	return f.p[e+pos : e+pos+ks], nil
+	return f.span(e+pos, ks)
 }
 
 // leafKV returns the key and value of leaf element i (value nil for a
@@ -274,10 +341,14 @@ func (f *pframe) leafKV(i int) ([]byte, []byte, error) {
 	flags := ne.Uint32(f.p[e:])
 	pos, ks, vs := int(ne.Uint32(f.p[e+4:])), int(ne.Uint32(f.p[e+8:])), int(ne.Uint32(f.p[e+12:]))
 	start := e + pos
-	if pos < 0 || ks < 0 || vs < 0 || start+ks+vs > len(f.p) {
+	if pos < 0 || ks < 0 || vs < 0 || start+ks+vs > f.full {
 		return nil, nil, corruptf("page %d of the database file: element %d is past the page", f.id, i)
 	}
-	k, v := f.p[start:start+ks], f.p[start+ks:start+ks+vs]
+	kv, err := f.span(start, ks+vs)
+	if err != nil {
+		return nil, nil, err
+	}
+	k, v := kv[:ks:ks], kv[ks:]
 	if flags&bucketLeafFlag != 0 {
 		v = nil
 	}
@@ -445,6 +516,13 @@ func (c *pageCursor) keyValue() ([]byte, []byte) {
 	f := c.top()
 	if f.count == 0 || f.i < 0 || f.i >= f.count {
 		return nil, nil
+	}
+	if c.keyOnly {
+		k, err := f.elemKey(f.i)
+		if err != nil {
+			return c.fail(err)
+		}
+		return k, nil
 	}
 	k, v, err := f.leafKV(f.i)
 	if err != nil {

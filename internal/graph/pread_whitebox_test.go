@@ -64,6 +64,14 @@ func TestPageCursorMatchesBolt(t *testing.T) {
 		{"overflow values", 300, func(i int) []byte { return bytes.Repeat([]byte{byte(i)}, 100+i*37) }, false},
 		{"empty values", 2000, func(int) []byte { return []byte{} }, false},
 		{"nested bucket", 3000, func(i int) []byte { return []byte{byte(i)} }, true},
+		// Values of more than lazyPages pages (a run's filter) among
+		// small ones: their nodes are read a page at first (pframe.span).
+		{"large values", 400, func(i int) []byte {
+			if i%50 == 7 {
+				return bytes.Repeat([]byte{byte(i), 1}, 40_000+i*500)
+			}
+			return []byte(fmt.Sprint("v", i))
+		}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -89,9 +97,10 @@ func TestPageCursorMatchesBolt(t *testing.T) {
 				}
 				return nil
 			})
-			// Without kept pages, and keeping 3 (the deep tree's seeks
-			// then evict and re-read).
-			for _, keep := range []int{0, 3} {
+			// Without kept pages, keeping 3 (the deep tree's seeks then
+			// evict and re-read), and sharing a keep as a ReadOnce
+			// Store's cursors do (-1: branch pages only).
+			for _, keep := range []int{0, 3, -1} {
 				err := db.View(func(tx *bbolt.Tx) error {
 					b := tx.Bucket([]byte("b"))
 					pc := newPageCursor(f, tx, b)
@@ -101,8 +110,12 @@ func TestPageCursorMatchesBolt(t *testing.T) {
 						}
 						return errors.New("no pageCursor for a bucket with a root page")
 					}
-					if keep > 0 {
+					switch {
+					case keep > 0:
 						pc.keepPages(keep)
+					case keep < 0:
+						pc.keep = newPageKeep(64)
+						pc.keep.shared = true
 					}
 					bc := b.Cursor()
 					same := func(what string, a, b kv) error {
@@ -365,4 +378,59 @@ func FuzzPageCursor(f *testing.F) {
 			t.Fatalf("error %v does not wrap ErrCorrupt", err)
 		}
 	})
+}
+
+// TestPageCursorKeyOnly: with keyOnly set, the moves return bbolt's keys
+// without values, and stepping over a value of megabytes (a run's
+// filter) reads its node's first page only, not the value.
+func TestPageCursorKeyOnly(t *testing.T) {
+	big := bytes.Repeat([]byte{0xa5}, 4<<20)
+	db, f := preadDB(t, func(tx *bbolt.Tx) error {
+		b, err := tx.CreateBucket([]byte("b"))
+		if err != nil {
+			return err
+		}
+		// As a run: its count, its filter, then the chunks.
+		if err := b.Put([]byte{0}, []byte{1, 2, 3}); err != nil {
+			return err
+		}
+		if err := b.Put([]byte{0, 0}, big); err != nil {
+			return err
+		}
+		for i := range 2000 {
+			if err := b.Put(binary.BigEndian.AppendUint32([]byte{1}, uint32(i)), []byte(fmt.Sprint("chunk", i))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	err := db.View(func(tx *bbolt.Tx) error {
+		b := tx.Bucket([]byte("b"))
+		pc := newPageCursor(f, tx, b)
+		bc := b.Cursor()
+		first := binary.BigEndian.AppendUint32([]byte{1}, 0)
+		k, _ := pc.Seek(first)
+		if !bytes.Equal(k, first) {
+			return fmt.Errorf("Seek to the first chunk gave %x", k)
+		}
+		bc.Seek(first)
+		pc.keyOnly = true
+		k, v := pc.Prev()
+		wk, _ := bc.Prev()
+		if !bytes.Equal(k, wk) || v != nil {
+			return fmt.Errorf("Prev with keyOnly gave %x, %d bytes; want %x and no value", k, len(v), wk)
+		}
+		if f := pc.top(); len(f.p) >= len(big) || cap(f.ext) >= len(big) {
+			return fmt.Errorf("stepping back over the filter read %d + %d bytes of its node, want its first page alone", len(f.p), cap(f.ext))
+		}
+		pc.keyOnly = false
+		k, v = pc.keyValue()
+		if !bytes.Equal(k, []byte{0, 0}) || !bytes.Equal(v, big) {
+			return fmt.Errorf("the value under the cursor: key %x, %d bytes, want the filter's %d", k, len(v), len(big))
+		}
+		return pc.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -95,7 +95,20 @@ func filterBlockOf(h uint64, blocks int) int { return int(((h >> 32) * uint64(bl
 
 // has reports whether h may have been added: false means it was not.
 func (f runFilter) has(h uint64) bool {
-	blk := f[filterBlockOf(h, len(f)/filterBlock)*filterBlock:][:filterBlock]
+	return blockHas(f[filterBlockOf(h, len(f)/filterBlock)*filterBlock:][:filterBlock], h)
+}
+
+// hasIn is has, reading the block by pread when fb is set (readonce.go).
+func (f runFilter) hasIn(fb *fileBlocks, h uint64) bool {
+	if fb == nil {
+		return f.has(h)
+	}
+	var buf [filterBlock]byte
+	return blockHas(fb.read(f, filterBlockOf(h, len(f)/filterBlock)*filterBlock, buf[:]), h)
+}
+
+// blockHas reports whether blk, h's block of a filter, has h's bits.
+func blockHas(blk []byte, h uint64) bool {
 	g := mix64(h)
 	for range filterProbes {
 		if binary.LittleEndian.Uint64(blk[(g>>6&7)*8:])&(1<<(g&63)) == 0 {
@@ -164,6 +177,24 @@ type indexRuns struct {
 	ind  int
 	runs []filteredRun
 	m    runMerge // the merge a read reuses (runCache)
+	// file, keep and blocks, when file is set, make reads go by pread
+	// (a ReadOnce Store's, readonce.go): the runs' pages through
+	// pageCursors keeping their pages in keep, the filters' blocks by
+	// blocks.
+	file   *os.File
+	keep   *pageKeep
+	blocks *fileBlocks
+}
+
+// cursor returns a cursor over run b: by pread when x reads so.
+func (x *indexRuns) cursor(b *bbolt.Bucket) kvCursor {
+	if x.file != nil {
+		if pc := newPageCursor(x.file, b.Tx(), b); pc != nil {
+			pc.keep = x.keep
+			return pc
+		}
+	}
+	return b.Cursor()
 }
 
 type filteredRun struct {
@@ -204,7 +235,7 @@ func (x *indexRuns) mayHold(lo, hi tuple) []filteredRun {
 	}
 	out := make([]filteredRun, 0, 4)
 	for _, r := range x.runs {
-		if r.filter == nil || r.filter.has(h) {
+		if r.filter == nil || r.filter.hasIn(x.blocks, h) {
 			out = append(out, r)
 		}
 	}
@@ -215,7 +246,7 @@ func (x *indexRuns) mayHold(lo, hi tuple) []filteredRun {
 func (x *indexRuns) merge(lo, hi tuple) *runMerge {
 	m := &runMerge{}
 	for _, r := range x.mayHold(lo, hi) {
-		m.all = append(m.all, &runCursor{c: r.b.Cursor()})
+		m.all = append(m.all, &runCursor{c: x.cursor(r.b)})
 	}
 	return m
 }
@@ -229,11 +260,11 @@ func (x *indexRuns) keptMerge(lo, hi tuple) *runMerge {
 	h, fixed := rangeHash(x.ind, lo, hi)
 	for i := range x.runs {
 		r := &x.runs[i]
-		if fixed && r.filter != nil && !r.filter.has(h) {
+		if fixed && r.filter != nil && !r.filter.hasIn(x.blocks, h) {
 			continue
 		}
 		if r.rc == nil {
-			r.rc = &runCursor{c: r.b.Cursor()}
+			r.rc = &runCursor{c: x.cursor(r.b)}
 		}
 		r.rc.err = nil
 		m.all = append(m.all, r.rc)
@@ -254,7 +285,13 @@ type runCache struct {
 	// file, when set, makes spo a pageCursor reading by pread
 	// (Reader.InOrder).
 	file *os.File
-	busy bool // a read is using the kept cursors
+	// keep and blocks, set with file for a ReadOnce Store (readonce.go),
+	// make every read go by pread: spo and the runs' cursors keep their
+	// pages in keep (instead of spo keeping inOrderKeep of its own), and
+	// the filters are probed by blocks.
+	keep   *pageKeep
+	blocks *fileBlocks
+	busy   bool // a read is using the kept cursors
 }
 
 // get returns the runs of index ind, whose bucket is b.
@@ -267,6 +304,9 @@ func (c *runCache) get(b *bbolt.Bucket, ind int) (*indexRuns, error) {
 		return nil, err
 	}
 	if c != nil {
+		if c.keep != nil {
+			x.file, x.keep, x.blocks = c.file, c.keep, c.blocks
+		}
 		c.idx[ind] = x
 	}
 	return x, nil

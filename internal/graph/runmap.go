@@ -58,6 +58,9 @@ type RunMap struct {
 	runs   []mapRun
 	mem    map[string]memEntry // the transaction's writes
 	seq    uint64              // the last stored write's sequence
+	// blocks is set in a read transaction of a ReadOnce Store
+	// (readonce.go): every read goes by pread, the filters' blocks too.
+	blocks *fileBlocks
 }
 
 // A Prefixer returns the length of the prefix of k that a map's run
@@ -131,6 +134,9 @@ func (b *Bucket) Runs(name string, prefix Prefixer, create bool) (*RunMap, error
 		}
 	}
 	m := &RunMap{b: s, s: b.s, dmg: b.dmg, wr: b.wr, prefix: prefix, path: b.path + "/" + name}
+	if b.wr == nil && !b.w {
+		m.blocks = b.s.blocks(s.Tx())
+	}
 	if !guarded(b.s, b.dmg, func() { m.load() }) {
 		return nil, b.dmg.get()
 	}
@@ -216,8 +222,8 @@ func decodeMapValue(v []byte) (seq uint64, del bool, val []byte, ok bool) {
 
 // mayHold reports whether run r may hold keys with the filtered prefix p
 // (hashed as h); has says whether a hash is known.
-func (r *mapRun) mayHold(h uint64, has bool) bool {
-	return !has || r.filter == nil || r.filter.has(h)
+func (r *mapRun) mayHold(h uint64, has bool, fb *fileBlocks) bool {
+	return !has || r.filter == nil || r.filter.hasIn(fb, h)
 }
 
 // Get returns the value of k, nil if there is none.
@@ -237,11 +243,11 @@ func (m *RunMap) Get(k []byte) []byte {
 	if !guarded(m.s, m.dmg, func() {
 		for i := range m.runs {
 			r := &m.runs[i]
-			if r.removed || !r.mayHold(h, has) {
+			if r.removed || !r.mayHold(h, has, m.blocks) {
 				continue
 			}
 			m.countRead()
-			v := r.b.Get(k)
+			v := m.get(r.b, k)
 			if v == nil {
 				continue
 			}
@@ -311,7 +317,7 @@ func (m *RunMap) ascend(from, prefix []byte, fn func(k, v []byte) (bool, error))
 	mg := &mapMerge{}
 	for i := range m.runs {
 		r := &m.runs[i]
-		if r.removed || !r.mayHold(h, has) {
+		if r.removed || !r.mayHold(h, has, m.blocks) {
 			continue
 		}
 		m.countRead()
@@ -415,10 +421,28 @@ func (mg *mapMerge) add(c kvCursor, run runName, from []byte) {
 // bbolt places its pages where its freelist has room); otherwise bbolt's,
 // whose mapped pages the next read may touch again.
 func (m *RunMap) walkCursor(b *bbolt.Bucket, whole bool) kvCursor {
+	if m.blocks != nil {
+		return m.s.pointCursor(b.Tx(), b)
+	}
 	if whole && m.wr == nil {
 		return m.s.readCursor(b.Tx(), b)
 	}
 	return b.Cursor()
+}
+
+// get returns the value of k in run b: by pread in a read of a ReadOnce
+// Store (a copy then, since the cursor's page goes with it).
+func (m *RunMap) get(b *bbolt.Bucket, k []byte) []byte {
+	if m.blocks == nil {
+		return b.Get(k)
+	}
+	c := m.s.pointCursor(b.Tx(), b)
+	ck, v := c.Seek(k)
+	if !bytes.Equal(ck, k) {
+		mustWalk(c)
+		return nil
+	}
+	return bytes.Clone(v)
 }
 
 func (mg *mapMerge) addMem(mem map[string]memEntry, from, prefix []byte) {

@@ -117,6 +117,34 @@ func TestRunMapMatchesModel(t *testing.T) {
 			if final == 0 || levels < 2 {
 				t.Errorf("%d final runs, highest level %d: the test did not make merges and final runs", final, levels)
 			}
+			// Read by a ReadOnce Store: every read of the map by pread.
+			path := s.path
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			once, err := Open(path, &Options{ReadOnly: true, ReadOnce: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer once.Close()
+			err = once.Read(func(r *Reader) error {
+				m, err := r.View("v").Runs("rows", tc.prefix, false)
+				if err != nil {
+					return err
+				}
+				if m.blocks == nil {
+					return errors.New("a map read by a ReadOnce Store does not read by pread")
+				}
+				for range 5 {
+					if err := compareRunMap(m, model, rng, "read once"); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
 		})
 	}
 }

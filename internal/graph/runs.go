@@ -219,7 +219,7 @@ func (w *runWriter) merge(runs []quadRun, level int, seq uint64) (quadRun, error
 // runCursor reads one run's tuples in order, decoding a chunk only as far
 // as it is read: a lookup in many runs decodes a few tuples of each.
 type runCursor struct {
-	c    *bbolt.Cursor
+	c    kvCursor
 	cur  tuple  // the current tuple, when ok
 	ok   bool   // not at the end
 	key  []byte // the current chunk's key, for errors
@@ -240,7 +240,11 @@ func (rc *runCursor) seek(lo tuple) {
 
 func (rc *runCursor) load(k, v []byte) {
 	rc.ok = false
-	if k == nil || rc.err != nil {
+	if rc.err != nil {
+		return
+	}
+	if k == nil {
+		rc.err = cursorErr(rc.c) // a pageCursor's walk ended by damage
 		return
 	}
 	if len(k) != keySize {
@@ -360,12 +364,21 @@ func scanIndex(tx *bbolt.Tx, rc *runCache, ind int, lo, hi tuple, fn func(tuple)
 	}
 	if ind == idxSPO {
 		if !reuse {
-			return scanRange(tx.Bucket([]byte(indexBuckets[ind])), lo, hi, fn)
+			b := tx.Bucket([]byte(indexBuckets[ind]))
+			if rc != nil && rc.keep != nil {
+				if pc := newPageCursor(rc.file, tx, b); pc != nil {
+					pc.keep = rc.keep
+					return scanCursor(pc, lo, hi, fn)
+				}
+			}
+			return scanRange(b, lo, hi, fn)
 		}
 		if rc.spo == nil {
 			b := tx.Bucket([]byte(indexBuckets[ind]))
 			if pc := newPageCursor(rc.file, tx, b); pc != nil {
-				pc.keepPages(inOrderKeep)
+				if pc.keep = rc.keep; pc.keep == nil {
+					pc.keepPages(inOrderKeep)
+				}
 				rc.spo = pc
 			} else {
 				rc.spo = b.Cursor()

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/bbolt"
@@ -60,6 +61,18 @@ type Options struct {
 	// such limit. Linux only, as MappedLimit; not used when MappedLimit
 	// is negative.
 	ResidentLimit int64
+
+	// ReadOnce says the Store serves one short query and is then closed,
+	// as a command such as lineage does: its reads go by pread (pread.go)
+	// through one cache of the pages read, for the Store's life, instead
+	// of through bbolt's mapping. Such a query reads a few thousand pages
+	// at random, each for the first time in the process, and a first read
+	// through the mapping is a page fault, ten times a pread on a
+	// virtual machine (README, "what a page costs"). A long-lived reader
+	// (a server) should not set it: the pages it maps are free to read
+	// again. Only with ReadOnly, which guarantees that no page changes
+	// while the Store is open; ignored otherwise.
+	ReadOnce bool
 }
 
 // Store is a provgraph quad store in one bbolt file. Its methods are safe
@@ -82,12 +95,19 @@ type Store struct {
 	// read transactions that go by pread instead of the mapping
 	// (pageCursor); nil when it could not be opened.
 	file *os.File
+	// once, set under Options.ReadOnce, keeps the pages read by pread for
+	// every read of the Store (readonce.go).
+	once *pageKeep
 
 	// limit is Options.MappedLimit resolved (bytes; none when <= 0), for
 	// the pager of each Check. onCheck, for tests, is called with the
 	// checker as Check starts reading.
 	limit   int64
 	onCheck func(*checker)
+	// reads counts one-shot reads (Match) for limitReads; onReadRelease,
+	// for tests, is called by each release limitReads makes.
+	reads         atomic.Int64
+	onReadRelease func()
 
 	// rc caches the list of the hash index's runs for the last committed
 	// transaction seen, so that lookups in read transactions do not list
@@ -207,6 +227,10 @@ func Open(path string, opts *Options) (*Store, error) {
 	// Without it (an error opening it) reads go through bbolt's mapping.
 	if f, err := os.Open(path); err == nil {
 		s.file = f
+		if o.ReadOnce && o.ReadOnly {
+			s.once = newPageKeep(onceKeep)
+			s.once.shared = true
+		}
 	}
 	return s, nil
 }

@@ -28,11 +28,27 @@ type DB struct {
 // apply, for Classify; a locked error names the provgraph serve that holds
 // the file, when one does (WriteServerInfo).
 func (d DB) Open(readOnly bool) (*graph.Store, error) {
+	return d.open(&graph.Options{ReadOnly: readOnly})
+}
+
+// openOnce opens the store read-only for one query that reads a few
+// thousand pages at random (a lineage, one group from the view): its
+// reads go by pread (graph.Options.ReadOnce).
+func (d DB) openOnce() (*Store, error) {
+	g, err := d.open(&graph.Options{ReadOnly: true, ReadOnce: true})
+	if err != nil {
+		return nil, err
+	}
+	return &Store{Backend: citestore.New(g), Quads: g}, nil
+}
+
+func (d DB) open(o *graph.Options) (*graph.Store, error) {
 	timeout := d.LockTimeout
 	if timeout <= 0 {
 		timeout = -1 // graph.Options: fail at once (its zero means the default wait)
 	}
-	st, err := graph.Open(d.Path, &graph.Options{LockTimeout: timeout, ReadOnly: readOnly})
+	o.LockTimeout = timeout
+	st, err := graph.Open(d.Path, o)
 	if err != nil {
 		return nil, lockedByServer(d.Path, err)
 	}
@@ -92,7 +108,11 @@ type LineageRequest struct {
 // Lineage returns the lineages asked for. No such citation is Rejected,
 // and names the database; no such policy is Usage.
 func (d DB) Lineage(ctx context.Context, req LineageRequest) ([]*query.Lineage, error) {
-	st, err := d.OpenStore(true)
+	open := d.openOnce
+	if req.Scope == query.ScopeDatabase {
+		open = func() (*Store, error) { return d.OpenStore(true) }
+	}
+	st, err := open()
 	if err != nil {
 		return nil, err
 	}

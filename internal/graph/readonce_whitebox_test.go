@@ -1,0 +1,98 @@
+package graph
+
+import (
+	"context"
+	"slices"
+	"testing"
+)
+
+// TestReadOnceReadsAsMapped: a ReadOnce Store (every read by pread, the
+// filters' blocks too) answers every read as a Store reading through the
+// mapping does, on a store of many runs with filters: matches of each
+// pattern a lineage uses, term ids and terms, descriptions of a node and
+// of its incoming quads. And it did read by pread: its kept pages hold
+// the branches it read, and its probes of the filters went by pread.
+func TestReadOnceReadsAsMapped(t *testing.T) {
+	s, all := filterTestStore(t)
+	path := s.path
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mapped, err := Open(path, &Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mapped.Close()
+	once, err := Open(path, &Options{ReadOnly: true, ReadOnce: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer once.Close()
+	if once.once == nil {
+		t.Fatal("a ReadOnly, ReadOnce Store keeps no pages")
+	}
+	ctx := context.Background()
+	type answers struct {
+		matches [][]Quad
+		ids     []ID
+		terms   []Term
+		counts  []int
+	}
+	read := func(s *Store, probes *int) answers {
+		var a answers
+		err := s.Read(func(r *Reader) error {
+			for i, q := range all {
+				if i%7 != 0 {
+					continue
+				}
+				for _, p := range []Quad{{O: q.O}, {P: q.P, O: q.O}, {S: q.S}, {S: q.S, P: q.P}, {S: q.S, P: q.P, O: q.O}} {
+					var got []Quad
+					if err := r.Match(ctx, p, func(x Quad) error { got = append(got, x); return nil }); err != nil {
+						return err
+					}
+					a.matches = append(a.matches, got)
+				}
+				id := r.ID(q.O)
+				a.ids = append(a.ids, id, r.ID(q.S), r.ID(IRI("https://example.com/absent")))
+				t, err := r.Term(id)
+				if err != nil {
+					return err
+				}
+				a.terms = append(a.terms, t)
+				var n, in int
+				if err := r.Describe(ctx, r.ID(q.S), func(ID, ID) { n++ }); err != nil {
+					return err
+				}
+				if err := r.Incoming(ctx, id, func(ID, ID) { in++ }); err != nil {
+					return err
+				}
+				a.counts = append(a.counts, n, in)
+			}
+			if probes != nil && r.runs.blocks != nil {
+				*probes = r.runs.blocks.n
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	want := read(mapped, nil)
+	probes := 0
+	got := read(once, &probes)
+	for i := range want.matches {
+		if !slices.Equal(got.matches[i], want.matches[i]) {
+			t.Fatalf("match %d: read once %v, mapped %v", i, got.matches[i], want.matches[i])
+		}
+	}
+	if !slices.Equal(got.ids, want.ids) || !slices.Equal(got.terms, want.terms) || !slices.Equal(got.counts, want.counts) {
+		t.Fatalf("ids, terms or counts differ: read once %v %v %v, mapped %v %v %v", got.ids, got.terms, got.counts, want.ids, want.terms, want.counts)
+	}
+	if len(once.once.at) == 0 {
+		t.Error("the ReadOnce Store kept no page: its reads did not go by pread")
+	}
+	if probes == 0 {
+		t.Error("no filter block was read by pread")
+	}
+}
