@@ -397,7 +397,7 @@ func indexRangeSize(tx *bbolt.Tx, ind int, lo, hi tuple) (refs.Size, error) {
 	if ind == idxSPO {
 		return rangeSize(b, lo, hi)
 	}
-	x, err := loadIndexRuns(b, ind)
+	x, err := loadIndexRuns(b, ind, nil)
 	if err != nil {
 		return refs.Size{}, err
 	}

@@ -576,6 +576,32 @@ func (c *pageCursor) prev() ([]byte, []byte) {
 	return c.keyValue()
 }
 
+// valueAt returns where the value of key lies in the file, its offset
+// and length, having read the pages on the path to the key but not those
+// of the value (a run's filter, megabytes); ok is false when key is
+// absent or names a nested bucket. An error stops the cursor (Err).
+func (c *pageCursor) valueAt(key []byte) (off int64, n int, ok bool) {
+	c.keyOnly = true
+	k, _ := c.Seek(key)
+	c.keyOnly = false
+	if k == nil || !bytes.Equal(k, key) {
+		return 0, 0, false
+	}
+	f := c.top()
+	e := pageHeaderSize + f.i*pageElemSize
+	flags := ne.Uint32(f.p[e:])
+	pos, ks, vs := int(ne.Uint32(f.p[e+4:])), int(ne.Uint32(f.p[e+8:])), int(ne.Uint32(f.p[e+12:]))
+	if pos < 0 || ks < 0 || vs < 0 || e+pos+ks+vs > f.full {
+		c.fail(corruptf("page %d of the database file: element %d is past the page", f.id, f.i))
+		return 0, 0, false
+	}
+	if flags&bucketLeafFlag != 0 {
+		return 0, 0, false
+	}
+	// A node's pages are contiguous in the file, from its first.
+	return int64(f.id)*int64(c.psize) + int64(e+pos+ks), vs, true
+}
+
 // preadWalk is the number of terms from which Reader.Terms and Values
 // read the dictionary by pread: below it a walk is a lineage's few
 // terms, whose pages the next read may touch again.

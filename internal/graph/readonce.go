@@ -67,6 +67,19 @@ func (fb *fileBlocks) read(b []byte, off int, buf []byte) []byte {
 	return buf
 }
 
+// has is runFilter.has for the filter of n bytes at offset at of the
+// file, its block read by pread. A failed read says the run may hold h:
+// the run is then read, and the read meets the damage if there is any.
+func (fb *fileBlocks) has(at int64, n int, h uint64) bool {
+	var buf [filterBlock]byte
+	off := at + int64(filterBlockOf(h, n/filterBlock)*filterBlock)
+	if m, err := fb.f.ReadAt(buf[:], off); m != len(buf) || err != nil {
+		return true
+	}
+	fb.n++
+	return blockHas(buf[:], h)
+}
+
 // readOnce makes r read by pread when its Store is ReadOnce: the nodes'
 // quads (SPO), the POS and OSP runs, the terms by id, the dictionary's
 // hash index and the filters of every run.

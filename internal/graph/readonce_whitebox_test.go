@@ -11,7 +11,8 @@ import (
 // mapping does, on a store of many runs with filters: matches of each
 // pattern a lineage uses, term ids and terms, descriptions of a node and
 // of its incoming quads. And it did read by pread: its kept pages hold
-// the branches it read, and its probes of the filters went by pread.
+// the branches it read, the runs' filters were located without being
+// read, and its probes of them went by pread.
 func TestReadOnceReadsAsMapped(t *testing.T) {
 	s, all := filterTestStore(t)
 	path := s.path
@@ -38,6 +39,7 @@ func TestReadOnceReadsAsMapped(t *testing.T) {
 		terms   []Term
 		counts  []int
 	}
+	located := 0 // filters located by pread, not read
 	read := func(s *Store, probes *int) answers {
 		var a answers
 		err := s.Read(func(r *Reader) error {
@@ -70,6 +72,13 @@ func TestReadOnceReadsAsMapped(t *testing.T) {
 			}
 			if probes != nil && r.runs.blocks != nil {
 				*probes = r.runs.blocks.n
+				for _, ind := range []int{idxPOS, idxOSP} {
+					for _, run := range r.runs.idx[ind].runs {
+						if run.n > 0 {
+							located++
+						}
+					}
+				}
 			}
 			return nil
 		})
@@ -94,5 +103,8 @@ func TestReadOnceReadsAsMapped(t *testing.T) {
 	}
 	if probes == 0 {
 		t.Error("no filter block was read by pread")
+	}
+	if located == 0 {
+		t.Error("no run's filter was located by pread")
 	}
 }
