@@ -17,19 +17,19 @@ import (
 // policy, and groups the whole database otherwise, with the same answer.
 // A key no citation has, or an id no group has, is an InputError.
 func (d DB) OneGroup(ctx context.Context, policy, keyOrID string, opts query.GroupOptions) (*query.GroupAnswer, *review.Status, error) {
-	st, err := d.Open(true)
+	st, err := d.openOnce()
 	if err != nil {
 		return nil, nil, err
 	}
 	defer st.Close()
-	a, err := query.GroupOf(ctx, groupSource(st), policy, keyOrID, opts)
+	a, err := query.GroupOf(ctx, groupSource(st.Quads), policy, keyOrID, opts)
 	switch {
 	case errors.Is(err, query.ErrNoGroup):
 		return nil, nil, InputError{err}
 	case err != nil:
 		return nil, nil, QueryError(err)
 	}
-	ix, err := review.Load(ctx, st)
+	ix, err := review.Load(ctx, st.Quads)
 	if err != nil {
 		return nil, nil, err
 	}
