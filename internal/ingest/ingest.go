@@ -191,6 +191,16 @@ func FromFile(ctx context.Context, st *graph.Store, f *os.File, name string, opt
 	if st != nil {
 		look = citestore.New(st)
 	}
+	// A run of this input interrupted after some batches (resumeFrom)
+	// wrote every line up to written: their ids need no lookup here, and
+	// pass 2 does not write them again.
+	written, err := resumeFrom(st, f, mapper.PolicyNode())
+	if err != nil {
+		return sum, err
+	}
+	if written > 0 {
+		hook("resume-known")
+	}
 	invalid := map[int]bool{}
 	// ids keeps (citation id, digest, line) of every valid line, within
 	// the working set in memory and past it sorted on disk; after the pass
@@ -225,7 +235,7 @@ func FromFile(ctx context.Context, st *graph.Store, f *os.File, name string, opt
 		if err := ids.add(idRecord{idKey(id), digestKey(digest), int64(lineNo)}); err != nil {
 			return fmt.Errorf("%s: line %d: %w", name, lineNo, err)
 		}
-		if look != nil {
+		if look != nil && lineNo > written {
 			stored, ok, err := look.Digest(ctx, id)
 			if err != nil && !errors.Is(err, store.ErrConflict) {
 				return err
@@ -365,7 +375,7 @@ func FromFile(ctx context.Context, st *graph.Store, f *os.File, name string, opt
 			return nil
 		}
 		err := rereadLines(f, name, in, func(lineNo int, line []byte) error {
-			if invalid[lineNo] {
+			if invalid[lineNo] || lineNo <= written {
 				return nil
 			}
 			rec, err := ParseRecord(line, name, lineNo)
@@ -398,6 +408,12 @@ func FromFile(ctx context.Context, st *graph.Store, f *os.File, name string, opt
 	for b := range batches {
 		if writeErr != nil {
 			continue // drain, so that the reader ends
+		}
+		// Each batch but the last says how far the run has written, in
+		// its own transaction (resumeFrom reads it); after the last the
+		// run's completion is written.
+		if b.lastLine < lines {
+			b.quads = append(b.quads, linesWritten(run, b.lastLine))
 		}
 		// The view rows go with the batch's quads, whatever ctx says
 		// meanwhile: the batch is written whole or not at all, and the

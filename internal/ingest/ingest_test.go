@@ -6,11 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/ingest"
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
@@ -282,6 +284,98 @@ func TestIngestResumesUnfinishedRun(t *testing.T) {
 	if a, b := dumpWithoutRuns(t, st), dumpWithoutRuns(t, clean); a != b {
 		t.Errorf("resumed database differs from an uninterrupted one:\n%s\n---\n%s", a, b)
 	}
+}
+
+// TestIngestResumesAfterLinesWritten: each batch but the last records the
+// lines its run has written (pg:linesWritten, in the batch's own
+// transaction), and a run resumed on the same input starts after them: it
+// writes only the batches past the mark, does not look up again the ids
+// of the lines up to it, and ends as an uninterrupted run.
+func TestIngestResumesAfterLinesWritten(t *testing.T) {
+	input := "../../testdata/citations.jsonl"
+	opts := func(progress func(ingest.Progress), hook func(string)) ingest.Options {
+		o := ingest.Options{Policy: normalize.Default(), Now: clock(), BatchQuads: 40, Progress: progress}
+		ingest.SetHook(&o, hook)
+		return o
+	}
+	// An uninterrupted run, for its batches and its quads.
+	clean := openStore(t)
+	all := 0
+	if _, err := ingest.File(context.Background(), clean, input, "citations.jsonl", opts(func(p ingest.Progress) {
+		if p.Phase == "write" {
+			all++
+		}
+	}, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if all < 4 {
+		t.Fatalf("the input makes %d batches, want several", all)
+	}
+	interrupted := func(t *testing.T) (*graph.Store, int) {
+		st := openStore(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		batches, last := 0, 0
+		_, err := ingest.File(ctx, st, input, "citations.jsonl", opts(func(p ingest.Progress) {
+			if p.Phase == "write" {
+				last = p.Lines
+				if batches++; batches == 2 {
+					cancel()
+				}
+			}
+		}, nil))
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("interrupted ingest = %v, want context.Canceled", err)
+		}
+		runs, _ := st.Subjects(graph.IRI(vocab.RDFType), graph.IRI(vocab.IngestRun))
+		if len(runs) != 1 {
+			t.Fatalf("%d runs after the interruption, want 1", len(runs))
+		}
+		marks, _ := st.Objects(runs[0], graph.IRI(vocab.LinesWritten))
+		if !hasValue(marks, strconv.Itoa(last)) {
+			t.Fatalf("the interrupted run says it wrote %v lines, want %d among them (its last batch's)", marks, last)
+		}
+		return st, last
+	}
+
+	t.Run("writes only past the mark", func(t *testing.T) {
+		st, written := interrupted(t)
+		batches, first, known := 0, 0, false
+		sum, err := ingest.File(context.Background(), st, input, "citations.jsonl", opts(func(p ingest.Progress) {
+			if p.Phase == "write" {
+				if batches++; batches == 1 {
+					first = p.Lines
+				}
+			}
+		}, func(e string) { known = known || e == "resume-known" }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sum.Resumed || !known {
+			t.Fatalf("resumed %v, knew where the run stopped %v; want both", sum.Resumed, known)
+		}
+		if batches >= all || first <= written {
+			t.Errorf("the resumed run wrote %d batches, the first up to line %d; want fewer than %d, past line %d", batches, first, all, written)
+		}
+		if a, b := dumpWithoutRuns(t, st), dumpWithoutRuns(t, clean); a != b {
+			t.Errorf("resumed database differs from an uninterrupted one:\n%s\n---\n%s", a, b)
+		}
+	})
+
+	t.Run("looks up no id up to the mark", func(t *testing.T) {
+		st, _ := interrupted(t)
+		// A second digest for the first line's citation: looked up, it
+		// would be a conflict with the database.
+		first := citestore.Mint("citation", "pplx-001-1")
+		if ds, _ := st.Objects(first, graph.IRI(vocab.RecordDigest)); len(ds) != 1 {
+			t.Fatalf("citation %s has digests %v, want one (is it the input's first line?)", first.Value, ds)
+		}
+		if _, err := st.Add([]graph.Quad{{S: first, P: graph.IRI(vocab.RecordDigest), O: graph.String("sha256:other")}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ingest.File(context.Background(), st, input, "citations.jsonl", opts(nil, nil)); err != nil {
+			t.Fatalf("resumed run looked up an id its run had written: %v", err)
+		}
+	})
 }
 
 // dumpWithoutRuns lists every quad, sorted, leaving out those about ingest

@@ -651,6 +651,15 @@ const (
 	// written when the run ends.
 	Records = NS + "records"
 
+	// LinesWritten is pg:linesWritten, a datatype property. How many lines of
+	// its input an ingest run has written: added in the transaction of each
+	// batch but the last, the number of the batch's last line. The graph is
+	// append-only, so a run has one value per batch, and the largest says how
+	// far it got. A run interrupted and run again on the same input starts
+	// after it: the lines up to it are neither looked up again nor written
+	// again.
+	LinesWritten = NS + "linesWritten"
+
 	// RunStatus is pg:runStatus, a datatype property. The run's state. Values:
 	// running (written when the run starts), complete (added when it finishes)
 	// and, for a resolve run, interrupted (added when it was cancelled: the
