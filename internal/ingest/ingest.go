@@ -375,12 +375,24 @@ func FromFile(ctx context.Context, st *graph.Store, f *os.File, name string, opt
 			return nil
 		}
 		err := rereadLines(f, name, in, func(lineNo int, line []byte) error {
-			if invalid[lineNo] || lineNo <= written {
+			if invalid[lineNo] {
 				return nil
 			}
 			rec, err := ParseRecord(line, name, lineNo)
 			if err != nil {
 				return err // the same bytes were valid in pass 1
+			}
+			if lineNo <= written {
+				// Written before the interruption: only its rejection
+				// is counted, for the run's summary.
+				rej, err := mapper.Rejects(rec)
+				if err != nil {
+					return fmt.Errorf("%s:%d: %w", name, lineNo, err)
+				}
+				if rej {
+					rejected++
+				}
+				return nil
 			}
 			var info citestore.Citation
 			buf, info, err = mapper.Quads(buf, rec)

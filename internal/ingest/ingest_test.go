@@ -2,6 +2,7 @@ package ingest_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -292,7 +293,15 @@ func TestIngestResumesUnfinishedRun(t *testing.T) {
 // writes only the batches past the mark, does not look up again the ids
 // of the lines up to it, and ends as an uninterrupted run.
 func TestIngestResumesAfterLinesWritten(t *testing.T) {
-	input := "../../testdata/citations.jsonl"
+	// The corpus backwards: its raw URLs that the policy rejects, near
+	// its end, come among the lines the interrupted run writes.
+	data, err := os.ReadFile("../../testdata/citations.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	slices.Reverse(lines)
+	input := writeFile(t, "citations.jsonl", strings.Join(lines, "\n")+"\n")
 	opts := func(progress func(ingest.Progress), hook func(string)) ingest.Options {
 		o := ingest.Options{Policy: normalize.Default(), Now: clock(), BatchQuads: 40, Progress: progress}
 		ingest.SetHook(&o, hook)
@@ -301,12 +310,17 @@ func TestIngestResumesAfterLinesWritten(t *testing.T) {
 	// An uninterrupted run, for its batches and its quads.
 	clean := openStore(t)
 	all := 0
-	if _, err := ingest.File(context.Background(), clean, input, "citations.jsonl", opts(func(p ingest.Progress) {
+	var cleanSum ingest.Summary
+	cleanSum, err = ingest.File(context.Background(), clean, input, "citations.jsonl", opts(func(p ingest.Progress) {
 		if p.Phase == "write" {
 			all++
 		}
-	}, nil)); err != nil {
+	}, nil))
+	if err != nil {
 		t.Fatal(err)
+	}
+	if cleanSum.URLRejected == 0 {
+		t.Fatal("the input has no rejected raw URL: the test of the resumed run's count would prove nothing")
 	}
 	if all < 4 {
 		t.Fatalf("the input makes %d batches, want several", all)
@@ -356,6 +370,11 @@ func TestIngestResumesAfterLinesWritten(t *testing.T) {
 		if batches >= all || first <= written {
 			t.Errorf("the resumed run wrote %d batches, the first up to line %d; want fewer than %d, past line %d", batches, first, all, written)
 		}
+		// Its summary counts the rejections of the whole input, those of
+		// the lines it did not write again included.
+		if sum.URLRejected != cleanSum.URLRejected {
+			t.Errorf("the resumed run counts %d raw URLs rejected, an uninterrupted one %d", sum.URLRejected, cleanSum.URLRejected)
+		}
 		if a, b := dumpWithoutRuns(t, st), dumpWithoutRuns(t, clean); a != b {
 			t.Errorf("resumed database differs from an uninterrupted one:\n%s\n---\n%s", a, b)
 		}
@@ -365,7 +384,13 @@ func TestIngestResumesAfterLinesWritten(t *testing.T) {
 		st, _ := interrupted(t)
 		// A second digest for the first line's citation: looked up, it
 		// would be a conflict with the database.
-		first := citestore.Mint("citation", "pplx-001-1")
+		var line1 struct {
+			ID string `json:"citation_id"`
+		}
+		if err := json.Unmarshal([]byte(lines[0]), &line1); err != nil {
+			t.Fatal(err)
+		}
+		first := citestore.Mint("citation", line1.ID)
 		if ds, _ := st.Objects(first, graph.IRI(vocab.RecordDigest)); len(ds) != 1 {
 			t.Fatalf("citation %s has digests %v, want one (is it the input's first line?)", first.Value, ds)
 		}

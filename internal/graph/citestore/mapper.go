@@ -287,6 +287,25 @@ func (m *Mapper) normalization(cit, rawNode graph.Term, raw, base string) (norma
 	return res, nil, nil
 }
 
+// Rejects reports whether the policy rejects r's raw URL, without making
+// any quad: how a resumed ingest counts the rejections among the lines
+// its run wrote before the interruption, which it does not write again.
+func (m *Mapper) Rejects(r *model.Record) (bool, error) {
+	n := m.norm
+	if r.BaseURL != "" {
+		var err error
+		if n, err = normalize.New(m.policy, &normalize.Options{Base: r.BaseURL}); err != nil {
+			return false, err
+		}
+	}
+	_, err := n.Normalize(*r.RawURL)
+	var nerr *normalize.Error
+	if err != nil && !errors.As(err, &nerr) {
+		return false, err
+	}
+	return nerr != nil, nil
+}
+
 // NormalizationQuads appends to dst the quads of one citation's
 // normalization under the mapper's policy: what renormalizing adds.
 func (m *Mapper) NormalizationQuads(dst []graph.Quad, cit, rawNode graph.Term, raw, base string) ([]graph.Quad, *normalize.Error, error) {
