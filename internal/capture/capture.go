@@ -171,6 +171,15 @@ func Open(opts Options) (*Writer, error) {
 	return &Writer{dir: opts.Dir, w: w, touched: map[string]bool{}}, nil
 }
 
+// records serializes Write: every record builder gowarc makes (ours, and
+// the warcinfo record its file writer makes for each new file) sets
+// github.com/google/uuid's global switch for its pool of random bytes
+// (uuid.EnableRandPool, in gowarc's default options), and each Build's
+// uuid.New reads it, with no synchronization. Captures written on
+// several goroutines at once (resolve's parallel fetches) raced there
+// (go test -race).
+var records sync.Mutex
+
 func recordOptions() []gowarc.WarcRecordOption {
 	return []gowarc.WarcRecordOption{
 		gowarc.WithVersion(gowarc.V1_1),
@@ -186,6 +195,8 @@ func recordOptions() []gowarc.WarcRecordOption {
 // and returns the response record's Ref. The bytes are in the operating
 // system's hands when it returns; Sync makes them durable.
 func (w *Writer) Write(ex Exchange) (Ref, error) {
+	records.Lock()
+	defer records.Unlock()
 	date := ex.Date.UTC()
 	if date.IsZero() {
 		date = time.Now().UTC()

@@ -291,3 +291,54 @@ func FuzzParseRef(f *testing.F) {
 		}
 	})
 }
+
+// TestWriteConcurrently writes from several goroutines at once, with
+// files rotating, as resolve's parallel fetches do: every record reads
+// back by its reference, and the records' ids are distinct. Under
+// `go test -race` it also checks that the writes do not race in gowarc's
+// record builders (which set a global of github.com/google/uuid each).
+func TestWriteConcurrently(t *testing.T) {
+	dir := t.TempDir()
+	w, err := Open(Options{Dir: dir, MaxFileSize: 8192})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const writers, each = 6, 15
+	refs := make([][]Ref, writers)
+	errs := make(chan error, writers)
+	for g := range writers {
+		go func() {
+			for i := range each {
+				url := fmt.Sprintf("https://example.test/%d/%d", g, i)
+				ref, err := w.Write(exchange(url, 200, strings.Repeat(url+" ", 40), ""))
+				if err != nil {
+					errs <- err
+					return
+				}
+				refs[g] = append(refs[g], ref)
+			}
+			errs <- nil
+		}()
+	}
+	for range writers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for g := range writers {
+		for i, ref := range refs[g] {
+			got, err := Read(dir, ref)
+			if want := fmt.Sprintf("https://example.test/%d/%d", g, i); err != nil || got.URL != want {
+				t.Fatalf("ref of %s: %q, %v", want, got.URL, err)
+			}
+			if ids[ref.RecordID] {
+				t.Fatalf("record id %s given twice", ref.RecordID)
+			}
+			ids[ref.RecordID] = true
+		}
+	}
+}
