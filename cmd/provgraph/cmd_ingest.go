@@ -50,6 +50,35 @@ type ingestOptions struct {
 	workMem     string
 	tmp         string
 	noView      bool
+	progress    string
+}
+
+// progressEvery is how often --progress lines reports, at most.
+const progressEvery = 10 * time.Second
+
+// progressLines returns an ingest.Progress callback that writes a line
+// to w for the first report of each phase, then at most every
+// progressEvery, and at the end: what a long run started in the
+// background (nohup, a service) shows of where it is.
+func progressLines(w io.Writer, start time.Time) func(ingest.Progress) {
+	var last time.Time
+	phase := ""
+	return func(p ingest.Progress) {
+		now := time.Now()
+		if p.Phase == phase && p.Phase != "done" && now.Sub(last) < progressEvery {
+			return
+		}
+		phase, last = p.Phase, now
+		took := now.Sub(start).Round(time.Second)
+		switch p.Phase {
+		case "validate":
+			fmt.Fprintf(w, "ingest: validating: %d lines read, %s\n", p.Lines, took)
+		case "write":
+			fmt.Fprintf(w, "ingest: writing: %d of %d lines, %d quads added, %s\n", p.Lines, p.TotalLines, p.QuadsAdded, took)
+		case "done":
+			fmt.Fprintf(w, "ingest: done: %d lines, %d quads added, %s\n", p.TotalLines, p.QuadsAdded, took)
+		}
+	}
 }
 
 // workMemEnv names the variable that gives --work-mem its default.
@@ -159,6 +188,7 @@ whole or not at all: --skip-invalid is for jsonl only.
 	f.IntVar(&o.batch, "batch", ingest.DefaultBatchQuads, "quads per transaction (at least 1)")
 	f.StringVar(&o.workMem, "work-mem", "", ingestWorkMemUsage)
 	f.StringVar(&o.tmp, "tmp", "", tmpUsage)
+	f.StringVar(&o.progress, "progress", "auto", "progress on standard error: bar (a progress bar), lines (a line every 10 s, for a run whose standard error is a file or a log), none, or auto (bar on a terminal, none otherwise)")
 	f.BoolVar(&o.noView, "no-view", false, "a new database keeps no grouping view (a bulk load runs about a third faster; build it later with 'provgraph view rebuild'); a database that keeps views goes on keeping them")
 	return cmd
 }
@@ -168,6 +198,11 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 	case "jsonl", ingest.FormatNTriples, ingest.FormatNQuads, ingest.FormatTurtle:
 	default:
 		return usagef("--format %q: want jsonl, nt, nq or ttl", o.format)
+	}
+	switch o.progress {
+	case "auto", "bar", "lines", "none":
+	default:
+		return usagef("--progress %q: want auto, bar, lines or none", o.progress)
 	}
 	if o.batch < 1 {
 		return usagef("--batch %d: want the number of quads per transaction, at least 1 (default %d)", o.batch, ingest.DefaultBatchQuads)
@@ -213,7 +248,14 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 	stderr := cmd.ErrOrStderr()
 	opts := ingest.Options{Policy: pol, SkipInvalid: o.skipInvalid, BatchQuads: o.batch, WorkMem: workMem, TempDir: o.tmp, NoView: o.noView}
 	var bar *progressbar.ProgressBar
-	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	showBar := o.progress == "bar"
+	if f, ok := stderr.(*os.File); ok && o.progress == "auto" && term.IsTerminal(int(f.Fd())) {
+		showBar = true
+	}
+	if o.progress == "lines" {
+		opts.Progress = progressLines(stderr, time.Now())
+	}
+	if showBar {
 		opts.Progress = func(p ingest.Progress) {
 			if p.Phase != "write" && p.Phase != "done" {
 				return

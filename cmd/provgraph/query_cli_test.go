@@ -323,3 +323,21 @@ func TestGroupsListSingleCitationRelations(t *testing.T) {
 		t.Errorf("groups --review-relations=false lists %v, want none", got)
 	}
 }
+
+// TestIngestProgressLines: --progress lines reports each phase on
+// standard error, where a bar would need a terminal, and ends with the
+// run's totals; an unknown --progress is a usage error.
+func TestIngestProgressLines(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "p.db")
+	code, _, stderr := run(t, "ingest", "--db", db, "--batch", "40", "--progress", "lines", "../../testdata/citations.jsonl")
+	if code != 0 {
+		t.Fatalf("ingest: %d %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "ingest: writing: ") || !strings.Contains(stderr, "ingest: done: 15 lines, 571 quads added") {
+		t.Errorf("--progress lines wrote:\n%s\nwant a writing line and the done line", stderr)
+	}
+	code, _, stderr = run(t, "ingest", "--db", db, "--progress", "sometimes", "../../testdata/citations.jsonl")
+	if code != exitUsage || !strings.Contains(stderr, `--progress "sometimes"`) {
+		t.Errorf("--progress sometimes: exit %d, %s; want a usage error", code, stderr)
+	}
+}
