@@ -194,7 +194,7 @@ func FromFile(ctx context.Context, st *graph.Store, f *os.File, name string, opt
 	// A run of this input interrupted after some batches (resumeFrom)
 	// wrote every line up to written: their ids need no lookup here, and
 	// pass 2 does not write them again.
-	written, err := resumeFrom(st, f, mapper.PolicyNode())
+	written, writtenOf, err := resumeFrom(st, f, mapper.PolicyNode())
 	if err != nil {
 		return sum, err
 	}
@@ -272,6 +272,10 @@ func FromFile(ctx context.Context, st *graph.Store, f *os.File, name string, opt
 	lines := in.lines
 	sum.InputDigest = in.digest
 	hook("validated")
+	if written > 0 && in.digest != writtenOf {
+		// The lines skipped were another input's: nothing is written.
+		return sum, fmt.Errorf("%s: the file changed between its first read and its validation; nothing was written: %w", name, ErrInputChanged)
+	}
 
 	// A file that grew or shrank since is refused before anything is
 	// written; one changed in place is caught block by block in pass 2.

@@ -1,6 +1,7 @@
 package ingest_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -377,6 +378,33 @@ func TestIngestResumesAfterLinesWritten(t *testing.T) {
 		}
 		if a, b := dumpWithoutRuns(t, st), dumpWithoutRuns(t, clean); a != b {
 			t.Errorf("resumed database differs from an uninterrupted one:\n%s\n---\n%s", a, b)
+		}
+	})
+
+	t.Run("refuses an input changed after the run was found", func(t *testing.T) {
+		st, _ := interrupted(t)
+		before := count(t, st)
+		data, err := os.ReadFile(input)
+		if err != nil {
+			t.Fatal(err)
+		}
+		changed := bytes.Replace(data, []byte("https://"), []byte("https:_/"), 1)
+		if len(changed) != len(data) || bytes.Equal(changed, data) {
+			t.Fatal("the change must keep the input's length and change its bytes")
+		}
+		defer os.WriteFile(input, data, 0o644)
+		_, err = ingest.File(context.Background(), st, input, "citations.jsonl", opts(nil, func(e string) {
+			if e == "resume-known" {
+				if err := os.WriteFile(input, changed, 0o644); err != nil {
+					t.Error(err)
+				}
+			}
+		}))
+		if !errors.Is(err, ingest.ErrInputChanged) {
+			t.Fatalf("resumed run of an input changed meanwhile: %v, want ErrInputChanged", err)
+		}
+		if after := count(t, st); after != before {
+			t.Errorf("%d quads written by the refused run", after-before)
 		}
 	})
 

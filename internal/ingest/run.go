@@ -40,7 +40,9 @@ func linesWritten(run graph.Term, line int) graph.Quad {
 
 // resumeFrom returns how many lines of the input f an unfinished run of
 // it under policy has written (pg:linesWritten, its largest value), 0
-// when there is no such run or it wrote no batch that says so. Only when
+// when there is no such run or it wrote no batch that says so, and the
+// digest of f it found the run by, which the validation pass's must
+// equal (the lines skipped are that input's). Only when
 // the database holds an unfinished ingest run does it read f to digest it
 // (and so find the run of this input): a fresh ingest pays nothing.
 //
@@ -48,58 +50,58 @@ func linesWritten(run graph.Term, line int) graph.Quad {
 // digest of every citation id it had written and add every batch again,
 // found stored quad by quad. At 30M citations interrupted at 19.2M, the
 // lookups alone took more than 24 minutes.
-func resumeFrom(st *graph.Store, f *os.File, policy graph.Term) (int, error) {
+func resumeFrom(st *graph.Store, f *os.File, policy graph.Term) (int, string, error) {
 	if st == nil || policy.IsZero() {
-		return 0, nil
+		return 0, "", nil
 	}
 	runs, err := st.Subjects(graph.IRI(vocab.RunStatus), graph.String("running"))
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	var open []graph.Term
 	for _, run := range runs {
 		done, err := st.Has(graph.Quad{S: run, P: graph.IRI(vocab.RunStatus), O: graph.String("complete")})
 		if err != nil {
-			return 0, err
+			return 0, "", err
 		}
 		if done {
 			continue
 		}
 		marks, err := st.Objects(run, graph.IRI(vocab.LinesWritten))
 		if err != nil {
-			return 0, err
+			return 0, "", err
 		}
 		if len(marks) > 0 {
 			open = append(open, run)
 		}
 	}
 	if len(open) == 0 {
-		return 0, nil
+		return 0, "", nil
 	}
 	h := sha256.New()
 	if _, err := io.Copy(h, io.NewSectionReader(f, 0, 1<<62)); err != nil {
-		return 0, fmt.Errorf("digesting the input to find the run it resumes: %w", err)
+		return 0, "", fmt.Errorf("digesting the input to find the run it resumes: %w", err)
 	}
 	// The same digest as the validation pass's (validateLines): of every
 	// byte of the file.
 	digest := "sha256:" + hex.EncodeToString(h.Sum(nil))
 	run, ok, err := findUnfinishedRun(st, digest, policy)
 	if err != nil || !ok {
-		return 0, err
+		return 0, "", err
 	}
 	marks, err := st.Objects(run, graph.IRI(vocab.LinesWritten))
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	most := 0
 	for _, m := range marks {
 		n, err := strconv.Atoi(m.Value)
 		if err != nil || n < 0 {
-			return 0, fmt.Errorf("%w: ingest run %s says it has written %q lines", graph.ErrCorrupt, run.Value, m.Value)
+			return 0, "", fmt.Errorf("%w: ingest run %s says it has written %q lines", graph.ErrCorrupt, run.Value, m.Value)
 		}
 		most = max(most, n)
 	}
-	return most, nil
+	return most, digest, nil
 }
 
 // runCompleted returns the quads that record a run's completion. Until
