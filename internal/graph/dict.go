@@ -418,13 +418,11 @@ func (r *dictReader) lookupBatch(encs [][]byte, ids []uint32, sc *lookupScratch)
 // they would be garbage of the order of the batch's encoded terms (a few
 // tens of MB for 50,000 quads, by their sizes; not measured alone).
 // Writes are serialized, so
-// the Store keeps one. Slices grown past maxScratch bytes are dropped.
+// the Store keeps one, and one for Prepare. Slices grown past maxScratch bytes are dropped.
 type lookupScratch struct {
 	terms   []batchTerm
-	buf     []byte
 	uniq    [][]byte
 	ids     []uint32
-	pre     []uint32
 	pending []pendingTerm
 	cands   []termCandidate
 }
@@ -433,20 +431,14 @@ const maxScratch = 64 << 20
 
 // trim drops the slices that grew past maxScratch.
 func (sc *lookupScratch) trim() {
-	if cap(sc.terms)*24 > maxScratch {
+	if cap(sc.terms)*16 > maxScratch {
 		sc.terms = nil
-	}
-	if cap(sc.buf) > maxScratch {
-		sc.buf = nil
 	}
 	if cap(sc.uniq)*24 > maxScratch {
 		sc.uniq = nil
 	}
 	if cap(sc.ids)*4 > maxScratch {
 		sc.ids = nil
-	}
-	if cap(sc.pre)*4 > maxScratch {
-		sc.pre = nil
 	}
 	if cap(sc.pending)*16 > maxScratch {
 		sc.pending = nil
@@ -456,11 +448,11 @@ func (sc *lookupScratch) trim() {
 	}
 }
 
-// batchTerm is one term of a batch that prefetch looks up: its hash, its
-// position (4*quad+term) and its encoding's bounds in the scratch buffer.
+// batchTerm is one term of a batch that a lookup looks up: its hash and
+// its position (4*quad+term) in the Prepared.
 type batchTerm struct {
-	h             uint64
-	pos, off, end int32
+	h   uint64
+	pos int32
 }
 
 // pendingTerm is a term lookupBatch looks up: its hash and its index.
@@ -628,8 +620,8 @@ func (r *termReader) quad(q ids4) (Quad, error) {
 
 // hotTerms bounds the Store's cache of term ids, which is dropped whole
 // when full: it is there for the terms (predicates, classes, policies,
-// engines, answers) that recur batch after batch.
-const hotTerms = 1 << 17
+// engines, answers) that recur batch after batch. A variable for tests.
+var hotTerms = 1 << 17
 
 // dictWriter assigns ids within one write transaction. New terms are
 // written at the end (flush): the terms bucket in id order, and one new
@@ -646,6 +638,9 @@ type dictWriter struct {
 	newTerms [][]byte          // their encodings, by id - firstNew
 	budget   *mergeBudget      // the transaction's
 	pfile    *os.File          // the database file for prefetch's preads; nil: none
+	// since holds the terms added by the transactions committed after the
+	// one a prepared batch was looked up in (addTx).
+	since []map[string]uint32
 }
 
 // newDictWriter starts assigning ids in tx. runs are the runs of the hash
@@ -684,6 +679,13 @@ func (w *dictWriter) id(enc []byte, looked uint32) (uint32, error) {
 		id = w.lookup(enc)
 	case absent:
 		id = 0
+		// Absent when prepared: added since, perhaps.
+		for _, m := range w.since {
+			if x, ok := m[string(enc)]; ok {
+				id = x
+				break
+			}
+		}
 	}
 	if id != 0 {
 		if len(w.hot) >= hotTerms {
@@ -707,65 +709,18 @@ func (w *dictWriter) id(enc []byte, looked uint32) (uint32, error) {
 // term has that id (id stops before it with ErrFull).
 const absent = math.MaxUint32
 
-// prefetch looks up the terms of quads that the cache does not hold, in
-// one lookupBatch, and returns for each term position (4*i+j for term j of
-// quads[i]) its id, absent for a term not stored, or 0 for a term the
+// prefetch looks up the terms of p that the cache does not hold, in one
+// lookupBatch, and sets p's ids for each term position (4*i+j for term j
+// of quads[i]): its id, absent for a term not stored, or 0 for a term the
 // cache held, for id to find.
-func (w *dictWriter) prefetch(quads []Quad) []uint32 {
-	sc := w.scratch
-	es, buf := sc.terms[:0], sc.buf[:0]
-	for i, q := range quads {
-		for j, t := range [4]Term{q.S, q.P, q.O, q.G} {
-			if t.IsZero() {
-				continue
-			}
-			off := len(buf)
-			buf = appendTermCode(buf, t)
-			if _, ok := w.hot[string(buf[off:])]; ok {
-				buf = buf[:off]
-				continue
-			}
-			es = append(es, batchTerm{termHash(buf[off:]), int32(4*i + j), int32(off), int32(len(buf))})
-		}
-	}
-	enc := func(e batchTerm) []byte { return buf[e.off:e.end] }
-	slices.SortFunc(es, func(a, b batchTerm) int {
-		if c := cmpUint64(a.h, b.h); c != 0 {
-			return c
-		}
-		return bytes.Compare(enc(a), enc(b))
-	})
-	// One lookup for each distinct term: its entries are adjacent.
-	same := func(k int) bool { return k > 0 && es[k].h == es[k-1].h && bytes.Equal(enc(es[k]), enc(es[k-1])) }
-	uniq := sc.uniq[:0]
-	for k, e := range es {
-		if !same(k) {
-			uniq = append(uniq, enc(e))
-		}
-	}
-	ids := slices.Grow(sc.ids[:0], len(uniq))[:len(uniq)]
+func (w *dictWriter) prefetch(p *Prepared) {
 	// Nothing is written before the batch's lookups: they may read the
 	// file by pread.
 	if w.pfile != nil {
 		w.preadFrom(w.tx, w.pfile)
 	}
-	w.lookupBatch(uniq, ids, sc)
+	p.lookup(&w.dictReader, w.hot, false, w.scratch)
 	w.preadDone()
-	pre := slices.Grow(sc.pre[:0], 4*len(quads))[:4*len(quads)]
-	clear(pre)
-	u := -1
-	for k, e := range es {
-		if !same(k) {
-			u++
-		}
-		pre[e.pos] = ids[u]
-		if pre[e.pos] == 0 {
-			pre[e.pos] = absent
-		}
-	}
-	clear(uniq) // no slices of buf kept past the batch
-	sc.terms, sc.buf, sc.uniq, sc.ids, sc.pre = es, buf, uniq[:0], ids, pre
-	return pre
 }
 
 // commit is called after the transaction committed: the new terms are

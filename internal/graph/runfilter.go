@@ -382,8 +382,10 @@ func (s *Store) WriteRunFilters(ctx context.Context, all bool) (added int, err e
 	if s.readOnly {
 		return fail(ErrReadOnly)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	g := s.guard("write run filters", &err)
 	defer g.done()
 	if s.closed {

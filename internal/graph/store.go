@@ -85,6 +85,7 @@ type Store struct {
 	// mu is held exclusively by Add (one writer at a time) and Close, and
 	// shared while a read starts its transaction.
 	mu     sync.RWMutex
+	wmu    sync.Mutex        // held by the one writer (Add, WriteRunFilters)
 	hot    map[string]uint32 // term ids seen lately, by encoding; Add only
 	lookup lookupScratch     // the slices of a batch's term lookups; Add only
 	runs   []*run            // the hash index's runs with filters, once loaded; Add only
@@ -118,6 +119,15 @@ type Store struct {
 		runs []*run
 		ok   bool
 	}
+
+	// recent holds the terms the last write transactions added (Add
+	// only); pmu serializes Prepare, whose ids found stay in prepKnown and
+	// whose slices are prepScratch (prepare.go).
+	recent      []recentAdded
+	usedPrep    int // batches written with Prepare's lookups, for tests
+	pmu         sync.Mutex
+	prepKnown   map[string]uint32
+	prepScratch lookupScratch
 }
 
 // dict returns a dictionary reader for tx.
@@ -337,21 +347,28 @@ func (s *Store) add(quads []Quad, strict bool) (added int, err error) {
 // addWith is add, calling fn (when set) in the transaction once the quads
 // are added.
 func (s *Store) addWith(quads []Quad, strict bool, fn func(*Writer) error) (added int, err error) {
+	if s.readOnly {
+		return 0, &Error{Op: "add", Path: s.path, Err: ErrReadOnly}
+	}
+	p, err := prepare(quads)
+	if err != nil {
+		return 0, &Error{Op: "add", Path: s.path, Err: err}
+	}
+	return s.addPrepared(p, strict, fn)
+}
+
+// addPrepared is addWith for a prepared batch.
+func (s *Store) addPrepared(p *Prepared, strict bool, fn func(*Writer) error) (added int, err error) {
 	fail := func(err error) (int, error) { return 0, &Error{Op: "add", Path: s.path, Err: err} }
 	if s.readOnly {
 		return fail(ErrReadOnly)
 	}
-	norm := make([]Quad, len(quads))
-	for i, q := range quads {
-		n, why := normQuad(q)
-		if why != "" {
-			return fail(&QuadError{Index: i, Quad: q, Reason: why})
-		}
-		norm[i] = n
-	}
-
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	// One writer at a time (wmu); mu, shared, keeps Close out until the
+	// write is done, and lets reads (Prepare's among them) start meanwhile.
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	// bbolt rolls the transaction back when it panics on a damaged page:
 	// nothing of the batch is written.
 	defer func() {
@@ -364,7 +381,7 @@ func (s *Store) addWith(quads []Quad, strict bool, fn func(*Writer) error) (adde
 	if s.closed {
 		return fail(ErrClosed)
 	}
-	if len(norm) == 0 && fn == nil {
+	if p.n == 0 && fn == nil {
 		return 0, nil
 	}
 	var dw *dictWriter
@@ -387,8 +404,18 @@ func (s *Store) addWith(quads []Quad, strict bool, fn func(*Writer) error) (adde
 		// commit.
 		budget := &mergeBudget{}
 		var err error
-		if len(norm) > 0 {
-			dw, runs, fresh, err = addTx(tx, norm, s.runs, s.hot, &s.lookup, s.pg, strict, budget, s.file)
+		if p.n > 0 {
+			var since []map[string]uint32
+			ok := p.txid != 0
+			if ok {
+				since, ok = s.since(p.txid, tx.ID())
+			}
+			if !ok {
+				clear(p.ids) // looked up here, in this transaction
+			} else {
+				s.usedPrep++
+			}
+			dw, runs, fresh, err = addTx(tx, p, ok, since, s.runs, s.hot, &s.lookup, s.pg, strict, budget, s.file)
 			added = len(fresh)
 		} else {
 			runs = s.runs
@@ -419,9 +446,12 @@ func (s *Store) addWith(quads []Quad, strict bool, fn func(*Writer) error) (adde
 	}
 	s.runs = runs
 	s.setRuns(txid, runs)
+	var newTerms map[string]uint32
 	if dw != nil {
 		dw.commit()
+		newTerms = dw.added
 	}
+	s.remember(txid, newTerms)
 	s.pg.check(size) // committing reads pages too (bbolt's rebalancing)
 	return added, nil
 }
@@ -439,7 +469,12 @@ func (e *storedError) Error() string {
 
 // addTx adds quads (valid, in stored form) in tx. With strict, a quad that
 // is already stored fails it with a *storedError.
-func addTx(tx *bbolt.Tx, quads []Quad, runs []*run, hot map[string]uint32, scratch *lookupScratch, pg *pager, strict bool, budget *mergeBudget, file *os.File) (*dictWriter, []*run, []tuple, error) {
+//
+// When looked, p holds the ids of its terms as a lookup in a committed
+// transaction found them (Store.Prepare), and since the terms added by
+// the transactions committed after that one; otherwise the terms are
+// looked up here.
+func addTx(tx *bbolt.Tx, p *Prepared, looked bool, since []map[string]uint32, runs []*run, hot map[string]uint32, scratch *lookupScratch, pg *pager, strict bool, budget *mergeBudget, file *os.File) (*dictWriter, []*run, []tuple, error) {
 	cnt := readCounters(tx)
 	mem := &arena{}
 	dw, err := newDictWriter(tx, runs, cnt.nextID, mem, hot, scratch, pg, budget)
@@ -447,17 +482,19 @@ func addTx(tx *bbolt.Tx, quads []Quad, runs []*run, hot map[string]uint32, scrat
 		return nil, nil, nil, err
 	}
 	dw.pfile = file
-	looked := dw.prefetch(quads)
+	dw.since = since
+	if !looked {
+		dw.prefetch(p)
+	}
 	defer scratch.trim()
-	spo := make([]tuple, len(quads))
-	var enc []byte
-	for i, q := range quads {
-		for j, t := range [4]Term{q.S, q.P, q.O, q.G} {
-			if t.IsZero() {
+	spo := make([]tuple, p.n)
+	for i := range p.n {
+		for j := range 4 {
+			enc := p.enc(4*i + j)
+			if len(enc) == 0 {
 				continue // the default graph
 			}
-			enc = appendTermCode(enc[:0], t)
-			id, err := dw.id(enc, looked[4*i+j])
+			id, err := dw.id(enc, p.ids[4*i+j])
 			if err != nil {
 				return nil, nil, nil, err
 			}
@@ -474,6 +511,7 @@ func addTx(tx *bbolt.Tx, quads []Quad, runs []*run, hot map[string]uint32, scrat
 				return nil, nil, nil, err
 			}
 			if stored {
+				q, _ := normQuad(p.quads[i]) // a strict add is not prepared: quads are kept
 				return nil, nil, nil, &storedError{Index: i, Quad: q}
 			}
 		}

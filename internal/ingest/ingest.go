@@ -340,42 +340,39 @@ func FromFile(ctx context.Context, st *graph.Store, f *os.File, name string, opt
 	// Pass 2: write the records in batches. One goroutine reads, parses
 	// and maps the records while this one writes the previous batch.
 	type batchOf struct {
-		quads    []graph.Quad
+		prep     *graph.Prepared      // the batch's quads, checked and looked up (graph.Store.Prepare)
 		cits     []citestore.Citation // the citations of the batch, whose view rows it writes
 		lastLine int
 		rejected int
 	}
 	batches := make(chan batchOf, 1)
-	free := make(chan []graph.Quad, 2)
-	free <- make([]graph.Quad, 0, batch+256)
-	free <- make([]graph.Quad, 0, batch+256)
 	pctx, stop := context.WithCancel(ctx)
 	defer stop()
 	readErr := make(chan error, 1)
 	go func() {
 		defer close(batches)
-		var buf []graph.Quad
-		select {
-		case buf = <-free:
-		case <-pctx.Done():
-			readErr <- pctx.Err()
-			return
-		}
+		buf := make([]graph.Quad, 0, batch+256)
 		rejected := 0
 		var cits []citestore.Citation
 		send := func(lineNo int) error {
+			// Each batch but the last says how far the run has written, in
+			// its own transaction (resumeFrom reads it); after the last the
+			// run's completion is written.
+			if lineNo < lines {
+				buf = append(buf, linesWritten(run, lineNo))
+			}
+			// The batch is checked and its terms looked up here, while the
+			// previous batch is being written; buf is free again after.
+			prep, err := st.Prepare(buf)
+			if err != nil {
+				return fmt.Errorf("%s: records up to line %d: %w", name, lineNo, err)
+			}
 			select {
-			case batches <- batchOf{buf, cits, lineNo, rejected}:
+			case batches <- batchOf{prep, cits, lineNo, rejected}:
 			case <-pctx.Done():
 				return pctx.Err()
 			}
-			rejected, cits = 0, nil
-			select {
-			case buf = <-free:
-				buf = buf[:0]
-			case <-pctx.Done():
-				return pctx.Err()
-			}
+			rejected, cits, buf = 0, nil, buf[:0]
 			return nil
 		}
 		err := rereadLines(f, name, in, func(lineNo int, line []byte) error {
@@ -425,21 +422,14 @@ func FromFile(ctx context.Context, st *graph.Store, f *os.File, name string, opt
 		if writeErr != nil {
 			continue // drain, so that the reader ends
 		}
-		// Each batch but the last says how far the run has written, in
-		// its own transaction (resumeFrom reads it); after the last the
-		// run's completion is written.
-		if b.lastLine < lines {
-			b.quads = append(b.quads, linesWritten(run, b.lastLine))
-		}
 		// The view rows go with the batch's quads, whatever ctx says
 		// meanwhile: the batch is written whole or not at all, and the
 		// next check of ctx stops the run.
-		added, err := st.AddWith(b.quads, func(w *graph.Writer) error {
+		added, err := st.AddPreparedWith(b.prep, func(w *graph.Writer) error {
 			return citestore.WriteNewViewRows(context.WithoutCancel(ctx), w, opts.Policy.Digest(), b.cits)
 		})
 		sum.QuadsAdded += added
 		sum.URLRejected += b.rejected
-		free <- b.quads
 		if err != nil {
 			writeErr = fmt.Errorf("%s: writing records up to line %d: %w", name, b.lastLine, err)
 			stop()
