@@ -345,7 +345,9 @@ func FromFile(ctx context.Context, st *graph.Store, f *os.File, name string, opt
 		lastLine int
 		rejected int
 	}
-	batches := make(chan batchOf, 1)
+	// Unbuffered: one batch is written while the next is mapped and
+	// prepared, and no third one holds memory meanwhile.
+	batches := make(chan batchOf)
 	pctx, stop := context.WithCancel(ctx)
 	defer stop()
 	readErr := make(chan error, 1)
