@@ -202,7 +202,10 @@ type dictReader struct {
 	// so that a reader pays nothing to load filters it will use a few
 	// times.
 	fb [][]byte
-	pg *pager // counts random reads for a writer; nil otherwise
+	// bySize is the order find visits the runs in: by level, highest
+	// first, newest first within a level.
+	bySize []int
+	pg     *pager // counts random reads for a writer; nil otherwise
 	// file, while set, is the database file opened for pread, and the
 	// lookups read the hash index's runs and the terms with pageCursors
 	// (pread.go), kept from one lookup to the next (runPC by run,
@@ -321,7 +324,19 @@ func (r *dictReader) lookupKnown(h uint64, known uint32) uint32 { return r.find(
 // is a match without reading the term.
 func (r *dictReader) find(h uint64, known uint32, enc []byte) uint32 {
 	found := uint32(0)
-	for i := range r.runs {
+	// A term has one id, in one run: the runs are visited largest first,
+	// where most stored terms are, and the lookup stops at its term. Newest
+	// first, a lookup of an old term probed the filters of every small
+	// recent run before the final ones (28 runs at ten million citations:
+	// a filter probe is a cache miss or two).
+	if len(r.bySize) != len(r.runs) {
+		r.bySize = make([]int, len(r.runs))
+		for i := range r.bySize {
+			r.bySize[i] = i
+		}
+		slices.SortStableFunc(r.bySize, func(a, b int) int { return r.runs[b].level() - r.runs[a].level() })
+	}
+	for _, i := range r.bySize {
 		r.candidates(i, h, func(id uint32) bool {
 			if id == known && known != 0 {
 				found = id
