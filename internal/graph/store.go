@@ -82,8 +82,10 @@ type Store struct {
 	readOnly bool
 	db       *bbolt.DB
 
-	// mu is held exclusively by Add (one writer at a time) and Close, and
-	// shared while a read starts its transaction.
+	// mu is held exclusively by Close, shared by a writer for its whole
+	// write and by a read while it starts its transaction: Close waits for
+	// both, and reads (Prepare's among them) start while a batch is being
+	// written. wmu keeps writers one at a time.
 	mu     sync.RWMutex
 	wmu    sync.Mutex        // held by the one writer (Add, WriteRunFilters)
 	hot    map[string]uint32 // term ids seen lately, by encoding; Add only
