@@ -48,6 +48,23 @@ func storeDump(t *testing.T, s *Store) ([]string, Stats) {
 	return out, st
 }
 
+// sequentialDump adds batches one after another to a new store and
+// returns its storeDump: what a prepared pipeline must equal.
+func sequentialDump(t *testing.T, batches [][]Quad) ([]string, Stats) {
+	t.Helper()
+	seq, err := Open(filepath.Join(t.TempDir(), "seq.db"), &Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seq.Close()
+	for _, b := range batches {
+		if _, err := seq.Add(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return storeDump(t, seq)
+}
+
 // TestPrepareAheadMatchesAdd: batches prepared ahead of their write (as
 // ingest does: batch n+depth is prepared before batch n is written) give
 // the store that adding them one after another gives: the same quads, the
@@ -62,17 +79,7 @@ func TestPrepareAheadMatchesAdd(t *testing.T) {
 	defer func(n int) { hotTerms = n }(hotTerms)
 	hotTerms = 1
 	batches := prepBatches(24)
-	seq, err := Open(filepath.Join(t.TempDir(), "seq.db"), &Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer seq.Close()
-	for _, b := range batches {
-		if _, err := seq.Add(b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, wantStats := storeDump(t, seq)
+	want, wantStats := sequentialDump(t, batches)
 	for _, depth := range []int{1, 2, recentKept, recentKept + 3} {
 		t.Run(fmt.Sprint("depth ", depth), func(t *testing.T) {
 			s, err := Open(filepath.Join(t.TempDir(), "ahead.db"), &Options{NoSync: true})
@@ -128,17 +135,7 @@ func TestPrepareAheadMatchesAdd(t *testing.T) {
 // against sequential adds.
 func TestPrepareWhileAdding(t *testing.T) {
 	batches := prepBatches(40)
-	seq, err := Open(filepath.Join(t.TempDir(), "seq.db"), &Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer seq.Close()
-	for _, b := range batches {
-		if _, err := seq.Add(b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, wantStats := storeDump(t, seq)
+	want, wantStats := sequentialDump(t, batches)
 
 	s, err := Open(filepath.Join(t.TempDir(), "piped.db"), &Options{NoSync: true})
 	if err != nil {
