@@ -272,6 +272,11 @@ func (s *Store) Read(fn func(*Reader) error) error {
 	return s.readError("read", err)
 }
 
+// Snapshot identifies the committed state r reads: two Readers with
+// the same Snapshot see the same database (bbolt's transaction id of the
+// last commit before the read began).
+func (r *Reader) Snapshot() uint64 { return uint64(r.tx.ID()) }
+
 // ID returns the id of t, or 0 when t is not stored.
 func (r *Reader) ID(t Term) (id ID) {
 	n, why := normTerm(t)

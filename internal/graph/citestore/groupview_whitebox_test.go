@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/provgraph/provgraph/internal/graph"
@@ -125,11 +126,12 @@ func TestCheckViewDamage(t *testing.T) {
 		for _, c := range []struct {
 			scanMax int
 			layout  string
-		}{{0, layoutRuns}, {1 << 30, layoutRuns}, {0, ""}, {1 << 30, ""}} {
+			workers int
+		}{{0, layoutRuns, 1}, {0, layoutRuns, 3}, {1 << 30, layoutRuns, 1}, {0, "", 1}, {0, "", 3}, {1 << 30, "", 1}} {
 			viewCheckScanMax = c.scanMax // point reads, then a scan
-			t.Run(fmt.Sprintf("%s/scan-max-%d/layout-%q", tc.name, c.scanMax, c.layout), func(t *testing.T) {
-				defer func(l string) { newViewLayout = l }(newViewLayout)
-				newViewLayout = c.layout
+			t.Run(fmt.Sprintf("%s/scan-max-%d/layout-%q/workers-%d", tc.name, c.scanMax, c.layout, c.workers), func(t *testing.T) {
+				defer func(l string, w int) { newViewLayout, viewCheckWorkers = l, w }(newViewLayout, viewCheckWorkers)
+				newViewLayout, viewCheckWorkers = c.layout, c.workers
 				s, g := viewStore(t)
 				if got := layoutOf(t, g); got != c.layout {
 					t.Fatalf("view layout %q, want %q", got, c.layout)
@@ -153,6 +155,67 @@ func TestCheckViewDamage(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestCheckRowsInParallel: the rows a view check makes by point reads on
+// several goroutines sum to what one makes, with every worker taking
+// batches (r's worker waits, after its first batch, until another has
+// taken one), and a check with them passes.
+func TestCheckRowsInParallel(t *testing.T) {
+	defer func(n, m, w int) { viewCheckBatch, viewCheckScanMax, viewCheckWorkers = n, m, w }(viewCheckBatch, viewCheckScanMax, viewCheckWorkers)
+	viewCheckBatch, viewCheckScanMax = 2, 0
+	s, g := viewStore(t)
+	pol := normalize.Default()
+	rows := func(workers int) rowSum {
+		t.Helper()
+		viewCheckWorkers = workers
+		var sum rowSum
+		err := g.Read(func(r *graph.Reader) error {
+			infos, err := s.Views(context.Background())
+			if err != nil || len(infos) != 1 || infos[0].Policy.Digest != pol.Digest() {
+				t.Fatalf("Views = %v, %v; want the default policy's", infos, err)
+			}
+			sum, err = s.citationRows(context.Background(), r, infos[0].Policy, nil)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sum
+	}
+	one := rows(1)
+	if one.n < 3*int64(viewCheckBatch) {
+		t.Fatalf("%d rows: too few for batches on several workers", one.n)
+	}
+	var mu sync.Mutex
+	took := map[int]int{}
+	other := make(chan struct{})
+	var once sync.Once
+	afterTake = func(w, lo int, ok bool) {
+		if !ok {
+			return
+		}
+		mu.Lock()
+		took[w]++
+		first := took[w] == 1
+		mu.Unlock()
+		if w != 0 {
+			once.Do(func() { close(other) })
+		} else if first {
+			<-other
+		}
+	}
+	defer func() { afterTake = nil }()
+	three := rows(3)
+	if three != one {
+		t.Errorf("rows made on 3 workers: %d rows, sum %x; on one: %d rows, sum %x", three.n, three.sum, one.n, one.sum)
+	}
+	if took[0] == 0 || len(took) < 2 {
+		t.Errorf("batches taken by worker: %v, want r's worker and another", took)
+	}
+	if err := s.Check(context.Background()); err != nil {
+		t.Errorf("check with 3 workers: %v", err)
 	}
 }
 
