@@ -58,9 +58,10 @@ process's memory, not from the kernel's page cache, so that its resident
 memory does not grow with the file. It looks terms up through the hash
 index a million at a time, in the order of their hashes. A view's rows are
 made with a scan of the citations up to 250,000 of them (about 2 KB of
-memory each); past that, each citation is read by point lookups with 512
+memory each); past that, each citation is read by point lookups with 704
 MiB of the file mapped, so that memory stays bounded, at about five times
-the CPU of the scan (docs/SCALE.md).
+the CPU of the scan (docs/SCALE.md), on every core (a read transaction
+each, on the same snapshot).
 
 Before the file is mapped, its size is checked against the page count its
 bbolt meta page gives, and the meta pages against their checksums: a
