@@ -159,9 +159,8 @@ func TestCheckViewDamage(t *testing.T) {
 }
 
 // TestCheckRowsInParallel: the rows a view check makes by point reads on
-// several goroutines sum to what one makes, with every worker taking
-// batches (r's worker waits, after its first batch, until another has
-// taken one), and a check with them passes.
+// several goroutines sum to what one makes, with r's worker and another
+// taking batches (the hooks make them), and a check with them passes.
 func TestCheckRowsInParallel(t *testing.T) {
 	defer func(n, m, w int) { viewCheckBatch, viewCheckScanMax, viewCheckWorkers = n, m, w }(viewCheckBatch, viewCheckScanMax, viewCheckWorkers)
 	viewCheckBatch, viewCheckScanMax = 2, 0
@@ -188,25 +187,30 @@ func TestCheckRowsInParallel(t *testing.T) {
 	if one.n < 3*int64(viewCheckBatch) {
 		t.Fatalf("%d rows: too few for batches on several workers", one.n)
 	}
+	// Worker 0 (r's) takes the first batch while the others wait, then
+	// waits until another has taken one.
 	var mu sync.Mutex
 	took := map[int]int{}
-	other := make(chan struct{})
-	var once sync.Once
-	afterTake = func(w, lo int, ok bool) {
-		if !ok {
-			return
-		}
-		mu.Lock()
-		took[w]++
-		first := took[w] == 1
-		mu.Unlock()
+	zeroTook, otherTook := make(chan struct{}), make(chan struct{})
+	var zeroOnce, otherOnce sync.Once
+	beforeTake = func(w int) {
 		if w != 0 {
-			once.Do(func() { close(other) })
-		} else if first {
-			<-other
+			<-zeroTook
 		}
 	}
-	defer func() { afterTake = nil }()
+	afterTake = func(w int, ok bool) {
+		if ok {
+			mu.Lock()
+			took[w]++
+			mu.Unlock()
+		}
+		if w == 0 {
+			zeroOnce.Do(func() { close(zeroTook); <-otherTook })
+		} else if ok {
+			otherOnce.Do(func() { close(otherTook) })
+		}
+	}
+	defer func() { beforeTake, afterTake = nil, nil }()
 	three := rows(3)
 	if three != one {
 		t.Errorf("rows made on 3 workers: %d rows, sum %x; on one: %d rows, sum %x", three.n, three.sum, one.n, one.sum)

@@ -468,10 +468,13 @@ func rowsAt(ctx context.Context, r *graph.Reader, pol store.PolicyRef, ids []gra
 	}
 }
 
-// afterTake, when set (tests), is called by each worker of rowsInParallel
-// (0 is r's) after it takes a batch: lo is the batch's first index, ok
+// beforeTake and afterTake, when set (tests), are called by each worker
+// of rowsInParallel (0 is r's) before and after it takes a batch; ok is
 // false when none was left.
-var afterTake func(worker, lo int, ok bool)
+var (
+	beforeTake func(worker int)
+	afterTake  func(worker int, ok bool)
+)
 
 // rowsInParallel is citationRows' point reads on viewCheckWorkers
 // goroutines: r's, and others each in a read transaction of its own,
@@ -492,11 +495,12 @@ func (s *Store) rowsInParallel(ctx context.Context, r *graph.Reader, pol store.P
 	var total rowSum
 	work := func(w int, r *graph.Reader) error {
 		take := take
-		if afterTake != nil {
+		if beforeTake != nil && afterTake != nil {
 			inner := take
 			take = func() (int, bool) {
+				beforeTake(w)
 				lo, ok := inner()
-				afterTake(w, lo, ok)
+				afterTake(w, ok)
 				return lo, ok
 			}
 		}
