@@ -354,6 +354,9 @@ func (s *rowSum) merge(o rowSum) {
 	}
 }
 
+// addRow adds the view row r, as stored.
+func (s *rowSum) addRow(r store.ViewRow) { s.add(rowKey(r.Key, r.CitationID), encodeRow(r)) }
+
 func (s *rowSum) add(k, v []byte) {
 	h := sha256.New()
 	var l [binary.MaxVarintLen64]byte
@@ -378,7 +381,7 @@ func (s *rowSum) add(k, v []byte) {
 func (s *Store) citationRows(ctx context.Context, r *graph.Reader, pol store.PolicyRef, each func(store.ViewRow)) (rowSum, error) {
 	var sum rowSum
 	add := func(row store.ViewRow) {
-		sum.add(rowKey(row.Key, row.CitationID), encodeRow(row))
+		sum.addRow(row)
 		if each != nil {
 			each(row)
 		}
@@ -505,7 +508,7 @@ func (s *Store) rowsInParallel(ctx context.Context, r *graph.Reader, pol store.P
 			}
 		}
 		var sum rowSum
-		err := rowsAt(ctx, r, pol, ids, take, func(row store.ViewRow) { sum.add(rowKey(row.Key, row.CitationID), encodeRow(row)) })
+		err := rowsAt(ctx, r, pol, ids, take, sum.addRow)
 		if err != nil {
 			cancel()
 			return err
