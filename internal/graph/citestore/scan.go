@@ -42,6 +42,13 @@ func (s *Store) Scan(ctx context.Context, policyDigest string, f store.Fields, f
 
 // StoredPolicies implements store.Catalog.
 func (s *Store) StoredPolicies(ctx context.Context) ([]store.PolicyRef, error) {
+	if s.r != nil {
+		// In a view, the view's Reader reads them once: a lineage asks
+		// for them to choose its policy and again to name the policies
+		// its citations were normalized under.
+		pols, err := s.viewReader(ctx).policiesOnce()
+		return slices.Clone(pols), err
+	}
 	var out []store.PolicyRef
 	err := s.within(func(r *graph.Reader) (err error) {
 		out, err = NewReader(ctx, r).Policies()

@@ -1,0 +1,77 @@
+package citestore
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/store"
+	"github.com/provgraph/provgraph/internal/vocab"
+)
+
+// TestRunsReadWithoutProgressMarks holds the catalog's reads of runs
+// (Runs, Policies) to the predicates they build from: a run's node
+// gains a pg:linesWritten mark per committed batch, thousands in a large
+// ingest, and every lineage reads the catalog. It also holds Node to
+// reading such a node whole afterwards, so that the partial read never
+// stands for the node.
+func TestRunsReadWithoutProgressMarks(t *testing.T) {
+	ctx := context.Background()
+	g, err := graph.Open(filepath.Join(t.TempDir(), "store.db"), &graph.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	const run, pol, marks = "https://example.org/run/1", "https://example.org/policy/1", 300
+	quads := []graph.Quad{
+		{S: iri(run), P: iri(vocab.RDFType), O: iri(vocab.IngestRun)},
+		{S: iri(run), P: iri(vocab.ProvStartedAtTime), O: graph.Literal("2026-12-03T06:00:00Z", vocab.XSDDateTime)},
+		{S: iri(run), P: iri(vocab.ProvUsed), O: iri(pol)},
+		{S: iri(run), P: iri(vocab.RunStatus), O: graph.Literal("finished", "")},
+		{S: iri(run), P: iri(vocab.InputDigest), O: graph.Literal("sha256:0", "")},
+		{S: iri(pol), P: iri(vocab.RDFType), O: iri(vocab.NormalizationPolicy)},
+		{S: iri(pol), P: iri(vocab.PolicyName), O: graph.Literal("p", "")},
+		{S: iri(pol), P: iri(vocab.PolicyVersion), O: graph.Literal("1", "")},
+		{S: iri(pol), P: iri(vocab.PolicyDigest), O: graph.Literal("sha256:1", "")},
+		{S: iri(pol), P: iri(vocab.PolicyText), O: graph.Literal("name = \"p\"", "")},
+	}
+	for i := 1; i <= marks; i++ {
+		quads = append(quads, graph.Quad{S: iri(run), P: iri(vocab.LinesWritten), O: graph.Literal(fmt.Sprint(i*1000), graph.XSDInteger)})
+	}
+	if _, err := g.Add(quads); err != nil {
+		t.Fatal(err)
+	}
+	must(t, g.Read(func(r *graph.Reader) error {
+		rd := NewReader(ctx, r)
+		runs, err := rd.Runs()
+		if err != nil {
+			return err
+		}
+		want := store.Run{Node: run, Kind: "ingest", StartedAt: "2026-12-03T06:00:00Z", Status: store.RunStatus([]string{"finished"})}
+		if len(runs) != 1 || fmt.Sprint(runs[0]) != fmt.Sprint(want) {
+			t.Errorf("Runs = %+v, want [%+v]", runs, want)
+		}
+		pols, err := rd.Policies()
+		if err != nil {
+			return err
+		}
+		if len(pols) != 1 || pols[0].Node != pol || pols[0].LastRun.IsZero() || pols[0].Name != "p" {
+			t.Errorf("Policies = %+v, want policy p last used by the run", pols)
+		}
+		if n := len(rd.facts[run]); n != len(runPreds) {
+			t.Errorf("the run's facts after Runs and Policies: %d quads, want the %d of runPreds", n, len(runPreds))
+		}
+		if err := rd.Node(run); err != nil {
+			return err
+		}
+		if got := len(rd.All(vocab.LinesWritten, run)); got != marks {
+			t.Errorf("after Node, %d pg:linesWritten, want %d", got, marks)
+		}
+		if got := rd.One(vocab.InputDigest, run); got != "sha256:0" {
+			t.Errorf("after Node, pg:inputDigest %q, want sha256:0", got)
+		}
+		return nil
+	}))
+}
