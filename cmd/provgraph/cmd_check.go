@@ -2,7 +2,12 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
 
 	"github.com/provgraph/provgraph/internal/render"
 	"github.com/provgraph/provgraph/internal/service"
@@ -11,6 +16,75 @@ import (
 
 type checkOptions struct {
 	dbOptions
+	progress string
+}
+
+// checkProgress returns the progress function of check's --progress
+// (nil for none) and a function that ends it (a bar is finished).
+func checkProgress(stderr io.Writer, mode string, start time.Time) (func(service.CheckProgress), func()) {
+	if f, ok := stderr.(*os.File); ok && mode == "auto" && term.IsTerminal(int(f.Fd())) {
+		mode = "bar"
+	}
+	switch mode {
+	case "lines":
+		return checkProgressLines(stderr, start), func() {}
+	case "bar":
+		var bar *progressbar.ProgressBar
+		part := ""
+		end := func() {
+			if bar != nil {
+				bar.Finish()
+				bar = nil
+			}
+		}
+		return func(p service.CheckProgress) {
+			if p.Part != part {
+				end()
+				part = p.Part
+				total := p.Total
+				if total == 0 {
+					total = -1 // a spinner
+				}
+				bar = progressbar.NewOptions64(total,
+					progressbar.OptionSetWriter(stderr),
+					progressbar.OptionSetDescription("check: "+render.EscapeText(p.Part)),
+					progressbar.OptionShowCount(),
+					progressbar.OptionSetItsString(p.Unit),
+					progressbar.OptionShowIts(),
+					progressbar.OptionThrottle(100*time.Millisecond),
+					progressbar.OptionClearOnFinish())
+			}
+			bar.Set64(p.Done)
+		}, end
+	}
+	return nil, func() {}
+}
+
+// checkProgressLines writes a line to w when a part of the check starts,
+// then at most every progressEvery while it runs: what a check started in
+// the background (nohup, a service, cron) shows of where it is.
+func checkProgressLines(w io.Writer, start time.Time) func(service.CheckProgress) {
+	var last time.Time
+	part := ""
+	return func(p service.CheckProgress) {
+		now := time.Now()
+		if p.Part == part && now.Sub(last) < progressEvery {
+			return
+		}
+		first := p.Part != part
+		part, last = p.Part, now
+		took := now.Sub(start).Round(time.Second)
+		switch {
+		case p.Unit == "":
+			fmt.Fprintf(w, "check: %s, %s\n", render.EscapeText(p.Part), took)
+		case first && p.Done == 0 && p.Total > 0:
+			fmt.Fprintf(w, "check: %s: %d %s to read, %s\n", render.EscapeText(p.Part), p.Total, p.Unit, took)
+		case p.Total > 0:
+			fmt.Fprintf(w, "check: %s: %d of %d %s, %s\n", render.EscapeText(p.Part), p.Done, p.Total, p.Unit, took)
+		default:
+			fmt.Fprintf(w, "check: %s: %d %s, %s\n", render.EscapeText(p.Part), p.Done, p.Unit, took)
+		}
+	}
 }
 
 func newCheckCommand() *cobra.Command {
@@ -50,7 +124,9 @@ consistent:
 
 Run it after a crash, a kill -9 or a copy of the file. It prints the store's
 counters and, when something is wrong, each problem found (up to 20), with
-exit status 5.
+exit status 5. A check of ten million citations runs for tens of minutes:
+--progress shows which part it is reading and how far it is, on standard
+error (a bar on a terminal; --progress lines for a log).
 
 Check reads every page of the file but keeps at most 256 MiB of it mapped
 (the limit ingest keeps to): pages already read are dropped from the
@@ -79,17 +155,24 @@ and a message naming the file and what is wrong.
 			"  3  I/O or internal error, including a missing database file or one in\n     an earlier format (see 'provgraph convert')",
 			exitLineLocked,
 			"  5  the database is inconsistent; the problems found are listed"),
-		Example: `  provgraph check --db example.db`,
-		Args:    exactArgs(0),
+		Example: `  provgraph check --db example.db
+  nohup provgraph check --db big.db --progress lines > check.out 2> check.log &`,
+		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runCheck(cmd, o)
 		},
 	}
 	o.dbOptions.addFlags(cmd)
+	cmd.Flags().StringVar(&o.progress, "progress", "auto", "progress on standard error: bar (a progress bar per part of the check), lines (a line when a part starts and every 10 s, for a run whose standard error is a file or a log), none, or auto (bar on a terminal, none otherwise)")
 	return cmd
 }
 
 func runCheck(cmd *cobra.Command, o checkOptions) error {
+	switch o.progress {
+	case "auto", "bar", "lines", "none":
+	default:
+		return usagef("--progress %q: want auto, bar, lines or none", o.progress)
+	}
 	st, err := o.open(true)
 	if err != nil {
 		return err
@@ -104,7 +187,9 @@ func runCheck(cmd *cobra.Command, o checkOptions) error {
 			Terms: stats.Terms, HashRuns: stats.HashRuns, QuadRuns: stats.QuadRuns, FileBytes: stats.FileBytes})
 	}
 	start := time.Now()
-	records, err := st.CheckAll(cmd.Context())
+	progress, endProgress := checkProgress(cmd.ErrOrStderr(), o.progress, start)
+	records, err := st.CheckAll(cmd.Context(), progress)
+	endProgress()
 	if err != nil {
 		return err
 	}

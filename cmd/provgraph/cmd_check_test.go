@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -186,5 +187,53 @@ func TestCheckListsPastStats(t *testing.T) {
 		if code != exitCorrupt || !strings.Contains(stderr.String(), want) {
 			t.Errorf("check: exit %d, want %d listing %q\n%s", code, exitCorrupt, want, stderr.String())
 		}
+	}
+}
+
+// TestCheckProgress runs check with --progress lines: a line on standard
+// error when each part starts (the dictionary, each index, the view's
+// rows), the same standard output as without, and a bad --progress a
+// usage error.
+func TestCheckProgress(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "p.db")
+	run := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := Run(context.Background(), args, strings.NewReader(""), &out, &errb)
+		return code, out.String(), errb.String()
+	}
+	if code, _, stderr := run("ingest", "--db", db, "../../testdata/citations.jsonl"); code != 0 {
+		t.Fatalf("ingest: exit %d: %s", code, stderr)
+	}
+	code, quiet, stderr := run("check", "--db", db, "--progress", "none")
+	if code != exitOK || stderr != "" {
+		t.Fatalf("check --progress none: exit %d, stderr %q", code, stderr)
+	}
+	code, stdout, stderr := run("check", "--db", db, "--progress", "lines")
+	if code != exitOK {
+		t.Fatalf("check --progress lines: exit %d: %s", code, stderr)
+	}
+	// The duration of the check is the one part of standard output that
+	// differs between two runs.
+	dur := regexp.MustCompile(`checked in [^)]*`)
+	if a, b := dur.ReplaceAllString(quiet, ""), dur.ReplaceAllString(stdout, ""); a != b {
+		t.Errorf("standard output with --progress lines differs:\n%s\nwithout:\n%s", b, a)
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^check: hash index: \d+ entries to read, \d+s$`),
+		regexp.MustCompile(`(?m)^check: dictionary: \d+ terms to read, \d+s$`),
+		regexp.MustCompile(`(?m)^check: index spo: \d+ tuples to read, \d+s$`),
+		regexp.MustCompile(`(?m)^check: index pos: the runs merged: \d+ tuples to read, \d+s$`),
+		regexp.MustCompile(`(?m)^check: index osp: each run: \d+ tuples to read, \d+s$`),
+		regexp.MustCompile(`(?m)^check: twins, \d+s$`),
+		regexp.MustCompile(`(?m)^check: view of policy provgraph-default@\S+: rows made from the quads: \d+ citations to read, \d+s$`),
+		regexp.MustCompile(`(?m)^check: view of policy provgraph-default@\S+: postings the rows give: \d+ rows to read, \d+s$`),
+	} {
+		if !want.MatchString(stderr) {
+			t.Errorf("check --progress lines: standard error lacks a line matching %s:\n%s", want, stderr)
+		}
+	}
+	code, _, stderr = run("check", "--db", db, "--progress", "dots")
+	if code != exitUsage || !strings.Contains(stderr, `--progress "dots": want auto, bar, lines or none`) {
+		t.Errorf("check --progress dots: exit %d, stderr %q; want exit %d naming the values", code, stderr, exitUsage)
 	}
 }

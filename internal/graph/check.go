@@ -78,7 +78,29 @@ type checker struct {
 	tx      *bbolt.Tx // the check's
 	kindsOK bool      // the dictionary pass read every term
 	fps     [numIndexes]fingerprint
+	quads   uint64   // the quad counter's
+	prog    Progress // the part running, for ReportProgress
 }
+
+// startPart reports the start of a part of the check that reads total
+// units.
+func (c *checker) startPart(part, unit string, total uint64) {
+	c.prog = Progress{Part: part, Unit: unit, Total: int64(total)}
+	ReportProgress(c.ctx, c.prog)
+}
+
+// progress counts n more units of the part running, and reports every
+// progressEvery.
+func (c *checker) progress(n int) {
+	before := c.prog.Done
+	c.prog.Done += int64(n)
+	if c.prog.Done/progressEvery != before/progressEvery {
+		ReportProgress(c.ctx, c.prog)
+	}
+}
+
+// endPart reports how far the part running got.
+func (c *checker) endPart() { ReportProgress(c.ctx, c.prog) }
 
 // partPanic is a panic raised while a part of the check read the file.
 type partPanic struct{ text string }
@@ -136,7 +158,7 @@ func (c *checker) run(tx *bbolt.Tx) error {
 		return c.problem("%v", err)
 	}
 	cnt := readCounters(tx)
-	c.next = cnt.nextID
+	c.next, c.quads = cnt.nextID, cnt.quads
 	if _, err := validCounters(tx); err != nil {
 		if err := c.problem("counters: %v", err); err != nil {
 			return err
@@ -170,6 +192,7 @@ func (c *checker) run(tx *bbolt.Tx) error {
 	if !whole {
 		return nil // the fingerprints cover only part of an index
 	}
+	c.startPart("twins", "", 0)
 	_, err = c.part("twins", func() error { return c.twins(tx) })
 	return err
 }
@@ -189,9 +212,11 @@ func (c *checker) dictionary(tx *bbolt.Tx) error {
 		}
 	}
 	var entries uint64
+	c.startPart("hash index", "entries", uint64(max(c.next, 1)-1))
 	for _, r := range runs {
 		var prev hashEntry
 		err := eachRunEntry(ids.Bucket(r.name[:]), c.pg, func(e hashEntry) {
+			c.progress(1)
 			if entries > 0 && e.cmp(prev) <= 0 && prev.h != 0 {
 				c.problem("ids: run %x: entry %x/%d does not follow %x/%d", r.name, e.h, e.id, prev.h, prev.id)
 			}
@@ -210,6 +235,7 @@ func (c *checker) dictionary(tx *bbolt.Tx) error {
 			return errTooMany
 		}
 	}
+	c.endPart()
 	dict, err := newDictReader(tx, runs, true)
 	if err != nil {
 		return err
@@ -219,8 +245,11 @@ func (c *checker) dictionary(tx *bbolt.Tx) error {
 	want := uint32(1)
 	var enc []byte
 	cur := c.cursor(tx, terms)
+	c.startPart("dictionary", "terms", uint64(max(c.next, 1)-1))
+	defer c.endPart()
 	for k, v := cur.First(); k != nil; k, v = cur.Next() {
 		c.pg.read()
+		c.progress(1)
 		if want%65536 == 0 {
 			if err := c.ctx.Err(); err != nil {
 				return err
@@ -347,9 +376,12 @@ func (c *checker) index(tx *bbolt.Tx, ind int) (uint64, error) {
 	name := indexBuckets[ind]
 	b := tx.Bucket([]byte(name))
 	fp := &c.fps[ind]
+	defer c.endPart()
 	if ind == idxSPO {
+		c.startPart("index "+name, "tuples", c.quads)
 		return c.chunks(name, b, ind, fp, nil)
 	}
+	c.startPart("index "+name+": each run", "tuples", c.quads)
 	// POS and OSP: runs, each checked on its own, then read merged to
 	// see that no tuple is in two of them.
 	var runs []quadRun
@@ -393,7 +425,10 @@ func (c *checker) index(tx *bbolt.Tx, ind int) (uint64, error) {
 	var prev tuple
 	m := newRunMerge(b, runs, c.pg)
 	m.seek(tuple{})
+	c.endPart()
+	c.startPart("index "+name+": the runs merged", "tuples", c.quads)
 	for t, ok := m.next(); ok; t, ok = m.next() {
+		c.progress(1)
 		if n%65536 == 0 {
 			if err := c.ctx.Err(); err != nil {
 				return n, err
@@ -437,6 +472,7 @@ func (c *checker) chunks(name string, b *bbolt.Bucket, ind int, fp *fingerprint,
 			}
 			continue
 		}
+		c.progress(len(buf))
 		for _, t := range buf {
 			if filter != nil {
 				// Each distinct prefix once, as the writer added them.

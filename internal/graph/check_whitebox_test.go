@@ -170,3 +170,68 @@ func TestCheckMappedLimit(t *testing.T) {
 		t.Errorf("Check() of the damaged store with a limit of one byte released the mapping in %v, never in %q", parts, "twins")
 	}
 }
+
+// TestCheckReportsProgress holds Check to reporting each part, in the
+// order it reads them, from 0 to every unit the part reads (each term,
+// hash entry and tuple), with reports between, never going back.
+func TestCheckReportsProgress(t *testing.T) {
+	defer func(n int64) { progressEvery = n }(progressEvery)
+	progressEvery = 1000
+	path := checkTestStore(t)
+	s, err := Open(path, &Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var cnt counters
+	if err := s.db.View(func(tx *bbolt.Tx) error { cnt = readCounters(tx); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	var reports []Progress
+	ctx := WithProgress(context.Background(), func(p Progress) { reports = append(reports, p) })
+	if err := s.Check(ctx); err != nil {
+		t.Fatalf("Check = %v", err)
+	}
+	terms, quads := int64(cnt.nextID-1), int64(cnt.quads)
+	want := []Progress{
+		{Part: "hash index", Unit: "entries", Total: terms},
+		{Part: "dictionary", Unit: "terms", Total: terms},
+		{Part: "index spo", Unit: "tuples", Total: quads},
+		{Part: "index pos: each run", Unit: "tuples", Total: quads},
+		{Part: "index pos: the runs merged", Unit: "tuples", Total: quads},
+		{Part: "index osp: each run", Unit: "tuples", Total: quads},
+		{Part: "index osp: the runs merged", Unit: "tuples", Total: quads},
+		{Part: "twins"},
+	}
+	var parts []Progress
+	for i, p := range reports {
+		if i == 0 || p.Part != reports[i-1].Part {
+			if p.Done != 0 {
+				t.Errorf("part %q starts at %d, want 0", p.Part, p.Done)
+			}
+			parts = append(parts, Progress{Part: p.Part, Unit: p.Unit, Total: p.Total})
+			continue
+		}
+		prev := reports[i-1]
+		if p.Done < prev.Done || p.Total != prev.Total || p.Unit != prev.Unit {
+			t.Errorf("part %q: report %+v follows %+v", p.Part, p, prev)
+		}
+	}
+	if !slices.Equal(parts, want) {
+		t.Fatalf("parts reported:\n%+v\nwant\n%+v", parts, want)
+	}
+	for _, w := range want[:len(want)-1] {
+		var done []int64
+		for _, p := range reports {
+			if p.Part == w.Part {
+				done = append(done, p.Done)
+			}
+		}
+		if last := done[len(done)-1]; last != w.Total {
+			t.Errorf("part %q ends at %d %s, want %d", w.Part, last, w.Unit, w.Total)
+		}
+		if len(done) < 3 {
+			t.Errorf("part %q: reports %v, want some between its first and its last (every %d)", w.Part, done, progressEvery)
+		}
+	}
+}

@@ -268,12 +268,20 @@ func (d DB) BuildRecords(ctx context.Context, policy string, maxShared int) (sto
 // RecordsCheck is what check found of one set of group records.
 type RecordsCheck = citestore.RecordsCheck
 
+// CheckProgress is where a check is (graph.Progress): CheckAll reports
+// the start of each part, and how far it is every few tens of thousands
+// of terms, tuples, citations or rows, to progress when it is not nil.
+type CheckProgress = graph.Progress
+
 // CheckAll verifies the database as check does (citestore's CheckAll:
 // the file, the grouping views, the group records' structure) and
 // compares each set of group records with a fresh build
 // (query.BuildRecords into a query.MemRecords), where citestore allows
 // it. It returns what it found of each set of records, for check to say.
-func (s *Store) CheckAll(ctx context.Context) ([]RecordsCheck, error) {
+// progress, when not nil, is called with where the check is, one call at
+// a time.
+func (s *Store) CheckAll(ctx context.Context, progress func(CheckProgress)) ([]RecordsCheck, error) {
+	ctx = graph.WithProgress(ctx, progress)
 	cs := citestore.New(s.Quads)
 	return cs.CheckAll(ctx, func(ctx context.Context, d string, maxShared int) ([]*store.GroupRecord, error) {
 		m := query.NewMemRecords()

@@ -390,3 +390,56 @@ func TestRowSum(t *testing.T) {
 		}
 	}
 }
+
+// TestViewCheckReportsProgress holds the view check to reporting the
+// rows it makes from the quads up to every citation, on each path
+// (a scan; point reads on one worker; on three), and the passes over the
+// view's rows up to every row.
+func TestViewCheckReportsProgress(t *testing.T) {
+	defer func(n, m, w int, e int64) {
+		viewCheckBatch, viewCheckScanMax, viewCheckWorkers, progressEvery = n, m, w, e
+	}(viewCheckBatch, viewCheckScanMax, viewCheckWorkers, progressEvery)
+	viewCheckBatch, progressEvery = 2, 3
+	s, _ := viewStore(t)
+	for _, c := range []struct {
+		name             string
+		scanMax, workers int
+	}{{"scan", 1 << 30, 1}, {"point reads", 0, 1}, {"point reads on 3 workers", 0, 3}} {
+		t.Run(c.name, func(t *testing.T) {
+			viewCheckScanMax, viewCheckWorkers = c.scanMax, c.workers
+			var mu sync.Mutex
+			last := map[string]graph.Progress{}
+			reports := map[string]int{}
+			ctx := graph.WithProgress(context.Background(), func(p graph.Progress) {
+				mu.Lock()
+				defer mu.Unlock()
+				if prev, ok := last[p.Part]; ok && p.Done < prev.Done {
+					t.Errorf("part %q went back from %d to %d", p.Part, prev.Done, p.Done)
+				}
+				last[p.Part] = p
+				reports[p.Part]++
+			})
+			if err := s.CheckViews(ctx); err != nil {
+				t.Fatalf("CheckViews = %v", err)
+			}
+			infos, err := s.Views(ctx)
+			if err != nil || len(infos) != 1 {
+				t.Fatalf("Views = %v, %v", infos, err)
+			}
+			name := "view of policy " + infos[0].Policy.String()
+			for _, part := range []string{name + ": rows made from the quads", name + ": rows held", name + ": postings the rows give"} {
+				p, ok := last[part]
+				if !ok {
+					t.Errorf("no report of part %q; reported: %v", part, reports)
+					continue
+				}
+				if p.Total != infos[0].Rows || p.Done != p.Total {
+					t.Errorf("part %q ends at %d of %d, want %d of %d", part, p.Done, p.Total, infos[0].Rows, infos[0].Rows)
+				}
+				if reports[part] < 3 {
+					t.Errorf("part %q reported %d times, want some between its first and its last", part, reports[part])
+				}
+			}
+		})
+	}
+}

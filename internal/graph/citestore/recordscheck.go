@@ -113,6 +113,7 @@ func (s *Store) CheckRecords(ctx context.Context, fresh FreshRecords) ([]Records
 		if i >= 0 && infos[i].Policy.Node != "" {
 			c.Name = infos[i].Policy.String()
 		}
+		graph.ReportProgress(ctx, graph.Progress{Part: fmt.Sprintf("group records of policy %s, --max-shared %d", c.Name, id.MaxShared)})
 		if i < 0 || !infos[i].Complete {
 			c.Skipped = "the view is incomplete (an interrupted rebuild): not used and not checked"
 			checks = append(checks, c)

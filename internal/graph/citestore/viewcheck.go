@@ -136,6 +136,7 @@ func (s *Store) checkView(ctx context.Context, info store.ViewInfo) ([]string, e
 		// The run maps' own rules (FORMAT.md "Run maps"): each run as
 		// its meta says, its filter holding every prefix.
 		if string(b.Get([]byte(viewLayout))) == layoutRuns {
+			graph.ReportProgress(ctx, graph.Progress{Part: name + ": its sorted runs"})
 			for _, sub := range append([]string{subRows}, postingSubs...) {
 				m, err := b.Runs(sub, viewPrefixer(sub), false)
 				if err != nil {
@@ -168,8 +169,10 @@ func (s *Store) checkView(ctx context.Context, info store.ViewInfo) ([]string, e
 		}
 		var held rowSum
 		if rows != nil {
+			prog := startProgress(ctx, name+": rows held", "rows", storedCount(b.Get([]byte(viewRowsCount))))
 			n := 0
 			err := rows.Ascend(nil, func(k, v []byte) (bool, error) {
+				prog.add(1)
 				if n++; n%viewCheckBatch == 0 {
 					if err := ctx.Err(); err != nil {
 						return false, err
@@ -179,6 +182,7 @@ func (s *Store) checkView(ctx context.Context, info store.ViewInfo) ([]string, e
 				held.add(k, v)
 				return true, nil
 			})
+			prog.end()
 			if err != nil {
 				return err
 			}
@@ -232,9 +236,16 @@ func (s *Store) checkView(ctx context.Context, info store.ViewInfo) ([]string, e
 			if rows == nil {
 				return nil
 			}
+			part := name + ": postings the rows give"
+			if lookup {
+				part = name + ": postings looked up"
+			}
+			prog := startProgress(ctx, part, "rows", storedCount(b.Get([]byte(viewRowsCount))))
+			defer prog.end()
 			n := 0
 			curKey = ""
 			err := rows.Ascend(nil, func(k, v []byte) (bool, error) {
+				prog.add(1)
 				// With lookups, at random in the posting maps: looked
 				// at as often as citations are.
 				if n++; n%viewCheckEvery == 0 && lookup || n%viewCheckBatch == 0 {
@@ -380,11 +391,13 @@ func (s *rowSum) add(k, v []byte) {
 // ids) and a batch, whatever the size of the database.
 func (s *Store) citationRows(ctx context.Context, r *graph.Reader, pol store.PolicyRef, each func(store.ViewRow)) (rowSum, error) {
 	var sum rowSum
+	var prog *partProgress
 	add := func(row store.ViewRow) {
 		sum.addRow(row)
 		if each != nil {
 			each(row)
 		}
+		prog.add(1)
 	}
 	typ, cls := r.ID(iri(vocab.RDFType)), r.ID(citationClass)
 	var ids []graph.ID
@@ -404,6 +417,8 @@ func (s *Store) citationRows(ctx context.Context, r *graph.Reader, pol store.Pol
 			return sum, err
 		}
 	}
+	prog = startProgress(ctx, "view of policy "+pol.String()+": rows made from the quads", "citations", int64(len(ids)))
+	defer prog.end()
 	if len(ids) <= viewCheckScanMax {
 		err := store.ScanViewRows(ctx, s.Within(r), pol.Digest, func(row store.ViewRow) error {
 			add(row)
@@ -412,7 +427,7 @@ func (s *Store) citationRows(ctx context.Context, r *graph.Reader, pol store.Pol
 		return sum, err
 	}
 	if each == nil && viewCheckWorkers > 1 && len(ids) > viewCheckBatch {
-		return s.rowsInParallel(ctx, r, pol, ids)
+		return s.rowsInParallel(ctx, r, pol, ids, prog)
 	}
 	var next int
 	take := func() (int, bool) {
@@ -486,7 +501,7 @@ var (
 // transaction that does not see r's snapshot (a write committed in
 // between, in this process) takes no batch: r's reads are the check.
 // The mapped limit is the process's, which every worker looks at.
-func (s *Store) rowsInParallel(ctx context.Context, r *graph.Reader, pol store.PolicyRef, ids []graph.ID) (rowSum, error) {
+func (s *Store) rowsInParallel(ctx context.Context, r *graph.Reader, pol store.PolicyRef, ids []graph.ID, prog *partProgress) (rowSum, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var next atomic.Int64
@@ -508,7 +523,10 @@ func (s *Store) rowsInParallel(ctx context.Context, r *graph.Reader, pol store.P
 			}
 		}
 		var sum rowSum
-		err := rowsAt(ctx, r, pol, ids, take, sum.addRow)
+		err := rowsAt(ctx, r, pol, ids, take, func(row store.ViewRow) {
+			sum.addRow(row)
+			prog.add(1)
+		})
 		if err != nil {
 			cancel()
 			return err
@@ -691,4 +709,58 @@ func engineSame(pol store.PolicyRef) bool {
 		return false
 	}
 	return p.Digest() == pol.Digest
+}
+
+// partProgress counts the units of a part of a check, from one goroutine
+// or several, and reports them (graph.ReportProgress). A nil
+// *partProgress, made when the context has no progress function, counts
+// nothing.
+type partProgress struct {
+	ctx  context.Context
+	p    graph.Progress
+	done atomic.Int64
+}
+
+// startProgress reports the start of a part that reads total units.
+func startProgress(ctx context.Context, part, unit string, total int64) *partProgress {
+	if !graph.HasProgress(ctx) {
+		return nil
+	}
+	pp := &partProgress{ctx: ctx, p: graph.Progress{Part: part, Unit: unit, Total: total}}
+	graph.ReportProgress(ctx, pp.p)
+	return pp
+}
+
+// progressEvery is how many units a part reads between two reports. A
+// variable so that tests see the reports between a part's first and last.
+var progressEvery int64 = 1 << 16
+
+func (pp *partProgress) add(n int64) {
+	if pp == nil {
+		return
+	}
+	if d := pp.done.Add(n); d/progressEvery != (d-n)/progressEvery {
+		p := pp.p
+		p.Done = d
+		graph.ReportProgress(pp.ctx, p)
+	}
+}
+
+// end reports how far the part got.
+func (pp *partProgress) end() {
+	if pp == nil {
+		return
+	}
+	p := pp.p
+	p.Done = pp.done.Load()
+	graph.ReportProgress(pp.ctx, p)
+}
+
+// storedCount is a stored row count, 0 (not known) when it does not
+// decode.
+func storedCount(c []byte) int64 {
+	if len(c) != 8 {
+		return 0
+	}
+	return int64(binary.BigEndian.Uint64(c))
 }
