@@ -261,6 +261,7 @@ func (s *Store) Read(fn func(*Reader) error) error {
 			return err
 		}
 		r = &Reader{s: s, tx: tx, dict: d, names: newTermReader(tx), cnt: cnt, dmg: new(damage)}
+		r.runs.memo = &s.memo
 		r.readOnce()
 		return g.call(func() error { return fn(r) })
 	})

@@ -101,6 +101,9 @@ type Store struct {
 	// once, set under Options.ReadOnce, keeps the pages read by pread for
 	// every read of the Store (readonce.go).
 	once *pageKeep
+	// memo keeps the runs of POS and OSP from one read transaction to the
+	// next on the same snapshot (runMemo).
+	memo runMemo
 
 	// limit is Options.MappedLimit resolved (bytes; none when <= 0), for
 	// the pager of each Check. onCheck, for tests, is called with the
