@@ -36,7 +36,7 @@ type Reader struct {
 	facts map[string][][2]graph.ID
 	slab  [][2]graph.ID
 	// partial marks the nodes of facts read for some predicates only
-	// (nodeOnly): Node reads them again, whole.
+	// (runNode): Node reads them again, whole.
 	partial map[string]bool
 	cits    map[string]*store.Citation // citation node -> citation, under the policy of the first read
 	lean    map[string]*store.Citation // citation node -> citation read lean (member), likewise
@@ -152,19 +152,19 @@ func (r *Reader) Node(n string) error {
 	return nil
 }
 
-// nodeOnly reads the quads whose subject is n and whose predicate is one
-// of preds, unless n was read already. An ingest run's node gains a
+// runNode reads the quads of the run node n that the catalog builds from
+// (runPreds), unless n was read already. An ingest run's node gains a
 // pg:linesWritten mark for every batch it commits (5,110 of them at ten
 // million citations, more with every ingest), which the catalog never
 // reads: reading runs whole cost every lineage, which reads the
 // policies and runs, two reads of thousands of quads.
-func (r *Reader) nodeOnly(n string, preds ...string) error {
+func (r *Reader) runNode(n string) error {
 	if _, ok := r.facts[n]; ok || n == "" {
 		return nil
 	}
 	s := r.iriID(n)
-	ps := make([]graph.ID, 0, len(preds))
-	for _, p := range preds {
+	ps := make([]graph.ID, 0, len(runPreds))
+	for _, p := range runPreds {
 		if id := r.iriID(p); id != 0 {
 			ps = append(ps, id)
 		}
@@ -359,7 +359,7 @@ func (r *Reader) Policies() ([]store.PolicyRef, error) {
 	}
 	last := map[string]time.Time{}
 	for _, run := range runs {
-		if err := r.nodeOnly(run, runPreds...); err != nil {
+		if err := r.runNode(run); err != nil {
 			return nil, err
 		}
 		t, _ := time.Parse(time.RFC3339Nano, r.One(vocab.ProvStartedAtTime, run))
@@ -614,7 +614,7 @@ func (r *Reader) Runs() ([]store.Run, error) {
 			return nil, err
 		}
 		for _, n := range nodes {
-			if err := r.nodeOnly(n, runPreds...); err != nil {
+			if err := r.runNode(n); err != nil {
 				return nil, err
 			}
 			out = append(out, store.Run{Node: n, Kind: c.kind, StartedAt: r.One(vocab.ProvStartedAtTime, n), Status: store.RunStatus(r.All(vocab.RunStatus, n))})
