@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -233,5 +234,134 @@ func TestCheckReportsProgress(t *testing.T) {
 		if len(done) < 3 {
 			t.Errorf("part %q: reports %v, want some between its first and its last (every %d)", w.Part, done, progressEvery)
 		}
+	}
+}
+
+// TestCheckTermStoredTwice holds the dictionary pass, which compares the
+// hash index with the terms by fingerprints instead of looking each term
+// up, to what the lookups caught: a term stored under a second id, with
+// an entry of the hash index for it (what a lookup of the term would
+// miss under one of its ids). The damage adds a run holding the second
+// entry, whose hash is then shared: hashEntries groups the ids and
+// sameTerms names the term.
+func TestCheckTermStoredTwice(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "twice.db")
+	s, err := Open(path, &Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Add([]Quad{
+		{S: IRI("https://example.org/a"), P: IRI("https://example.org/p"), O: String("one")},
+		{S: IRI("https://example.org/b"), P: IRI("https://example.org/p"), O: String("two")},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db, err := bbolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Term 5 ("two") becomes a copy of term 3 ("one"), with an entry of
+	// the hash index under term 3's hash, in a run of its own; term 5's
+	// own entry goes (its old hash no term gives now).
+	var h3, h5 uint64
+	err = db.Update(func(tx *bbolt.Tx) error {
+		terms, ids := tx.Bucket([]byte(termsBucket)), tx.Bucket([]byte(idsBucket))
+		three := append([]byte(nil), terms.Get([]byte{0, 0, 0, 3})...)
+		h3, h5 = termHash(three), termHash(terms.Get([]byte{0, 0, 0, 5}))
+		if err := terms.Put([]byte{0, 0, 0, 5}, three); err != nil {
+			return err
+		}
+		name := newRunName(0, 1<<40)
+		rb, err := ids.CreateBucket(name[:])
+		if err != nil {
+			return err
+		}
+		f := newBloom(1)
+		f.add(h3)
+		if err := rb.Put([]byte(bloomKey), f.bytes()); err != nil {
+			return err
+		}
+		var k [8]byte
+		hashKey(&k, h3)
+		return rb.Put(k[:], binary.AppendUvarint(nil, 5))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Drop term 5's old entry: rewrite the chunk that holds it without it.
+	err = db.Update(func(tx *bbolt.Tx) error {
+		ids := tx.Bucket([]byte(idsBucket))
+		c := ids.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			rb := ids.Bucket(k)
+			if v != nil || rb == nil {
+				continue
+			}
+			rc := rb.Cursor()
+			for ck, cv := rc.First(); ck != nil; ck, cv = rc.Next() {
+				var kept []hashEntry
+				found := false
+				if err := eachEntry(ck, cv, func(h uint64, id uint32) bool {
+					if h == h5 && id == 5 {
+						found = true
+					} else {
+						kept = append(kept, hashEntry{h, id})
+					}
+					return true
+				}); err != nil {
+					return err
+				}
+				if !found {
+					continue
+				}
+				if err := rb.Delete(append([]byte(nil), ck...)); err != nil {
+					return err
+				}
+				if len(kept) == 0 {
+					return nil
+				}
+				var nk [8]byte
+				hashKey(&nk, kept[0].h)
+				val := binary.AppendUvarint(nil, uint64(kept[0].id))
+				for i := 1; i < len(kept); i++ {
+					val = binary.AppendUvarint(val, kept[i].h-kept[i-1].h)
+					val = binary.AppendUvarint(val, uint64(kept[i].id))
+				}
+				return rb.Put(nk[:], val)
+			}
+		}
+		return fmt.Errorf("no entry for term 5")
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(path, &Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var shared [][]uint32
+	var c checker
+	err = s.db.View(func(tx *bbolt.Tx) error {
+		c = checker{ctx: context.Background(), pg: &pager{db: s.db}}
+		runs, err := loadRuns(tx, true)
+		if err != nil {
+			return err
+		}
+		held, err := c.hashEntries(tx.Bucket([]byte(idsBucket)), runs)
+		shared = held.shared
+		return err
+	})
+	if err != nil || len(c.problems) > 0 {
+		t.Fatalf("hashEntries: %v, problems %v", err, c.problems)
+	}
+	if len(shared) != 1 || !slices.Equal(shared[0], []uint32{3, 5}) {
+		t.Errorf("ids sharing a hash: %v, want [[3 5]]", shared)
+	}
+	err = s.Check(context.Background())
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), `term 3 ("one") is stored again as term 5`) {
+		t.Errorf("Check = %v, want ErrCorrupt naming term 3 stored again as term 5", err)
 	}
 }
