@@ -131,8 +131,10 @@ error (a bar on a terminal; --progress lines for a log).
 Check reads every page of the file but keeps at most 256 MiB of it mapped
 (the limit ingest keeps to): pages already read are dropped from the
 process's memory, not from the kernel's page cache, so that its resident
-memory does not grow with the file. It looks terms up through the hash
-index a million at a time, in the order of their hashes. A view's rows are
+memory does not grow with the file. It compares the hash index with the
+terms by fingerprints of their (hash, id) pairs, reading each once; only
+when they differ does it look each term up, to name the ones not found. A
+view's rows are
 made with a scan of the citations up to 250,000 of them (about 2 KB of
 memory each); past that, each citation is read by point lookups with 704
 MiB of the file mapped, so that memory stays bounded, at about five times
