@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/provgraph/provgraph/internal/graph"
@@ -71,6 +72,65 @@ func TestRunsReadWithoutProgressMarks(t *testing.T) {
 		}
 		if got := rd.One(vocab.InputDigest, run); got != "sha256:0" {
 			t.Errorf("after Node, pg:inputDigest %q, want sha256:0", got)
+		}
+		return nil
+	}))
+}
+
+// TestReaderReset holds reset to emptying every cache of a Reader that
+// has read citations, as a fresh one has them, so that the view check's
+// batches, which reuse one Reader, read each citation anew: a map added
+// to Reader and left out of reset fails it.
+func TestReaderReset(t *testing.T) {
+	ctx := context.Background()
+	s, g := viewStore(t)
+	infos, err := s.Views(ctx)
+	if err != nil || len(infos) != 1 {
+		t.Fatalf("Views = %v, %v", infos, err)
+	}
+	must(t, g.Read(func(r *graph.Reader) error {
+		rd := NewReader(ctx, r)
+		if _, err := rd.Runs(); err != nil {
+			return err
+		}
+		typ, cls := r.ID(iri(vocab.RDFType)), r.ID(citationClass)
+		n := 0
+		err := r.Subjects(ctx, typ, cls, func(id graph.ID) {
+			if n++; n > 20 {
+				return
+			}
+			c, err := rd.term(id)
+			if err == nil {
+				_, _, err = readRow(rd, c.Value, infos[0].Policy)
+			}
+			if err != nil {
+				t.Errorf("readRow: %v", err)
+			}
+		})
+		if err != nil {
+			return err
+		}
+		if len(rd.facts) == 0 || len(rd.terms) == 0 {
+			t.Fatalf("the Reader read nothing to empty")
+		}
+		rd.reset()
+		v := reflect.ValueOf(rd).Elem()
+		for i := range v.NumField() {
+			f, name := v.Field(i), v.Type().Field(i).Name
+			switch f.Kind() {
+			case reflect.Map, reflect.Slice:
+				if f.Len() != 0 {
+					t.Errorf("after reset, Reader.%s holds %d entries", name, f.Len())
+				}
+			case reflect.Bool:
+				if f.Bool() {
+					t.Errorf("after reset, Reader.%s is set", name)
+				}
+			case reflect.Interface:
+				if !f.IsNil() && name == "err" {
+					t.Errorf("after reset, Reader.err is %v", f)
+				}
+			}
 		}
 		return nil
 	}))

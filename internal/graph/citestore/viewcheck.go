@@ -386,7 +386,7 @@ func (s *rowSum) add(k, v []byte) {
 // their rowSum, calling each (when not nil) with every row. Up to
 // viewCheckScanMax citations it makes the rows with a scan; past it, it
 // reads each citation lean by point lookups, in batches of viewCheckBatch
-// (a fresh Reader each, the mapped pages of the file kept under
+// (one Reader, emptied each batch, the mapped pages of the file kept under
 // viewCheckMapped), so that its memory is 4 bytes a citation (their term
 // ids) and a batch, whatever the size of the database.
 func (s *Store) citationRows(ctx context.Context, r *graph.Reader, pol store.PolicyRef, each func(store.ViewRow)) (rowSum, error) {
@@ -449,12 +449,13 @@ var viewCheckWorkers = min(runtime.GOMAXPROCS(0), 4)
 
 // rowsAt makes the rows of the citations with ids, a batch of
 // viewCheckBatch at a time from the index take hands out, by point reads
-// with r: a fresh Reader each batch (whose caches it then drops), the
+// with r: one Reader emptied each batch (its caches dropped), the
 // mapped pages of the file kept under viewCheckMapped.
 func rowsAt(ctx context.Context, r *graph.Reader, pol store.PolicyRef, ids []graph.ID, take func() (int, bool), add func(store.ViewRow)) error {
 	// The citations' nodes were minted in order: their quads come in
 	// subject order, a read each.
 	r.InOrder()
+	rd := NewReader(ctx, r)
 	for {
 		lo, ok := take()
 		if !ok {
@@ -463,7 +464,7 @@ func rowsAt(ctx context.Context, r *graph.Reader, pol store.PolicyRef, ids []gra
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		rd := NewReader(ctx, r)
+		rd.reset()
 		for j, id := range ids[lo:min(lo+viewCheckBatch, len(ids))] {
 			if j%viewCheckEvery == 0 {
 				r.LimitMapped(viewCheckMapped)
