@@ -188,6 +188,7 @@ func runCheck(cmd *cobra.Command, o checkOptions) error {
 		render.CheckCounters(out, render.StoreCounters{Path: o.db, Format: stats.Format, Version: stats.Version, Quads: stats.Quads,
 			Terms: stats.Terms, HashRuns: stats.HashRuns, QuadRuns: stats.QuadRuns, FileBytes: stats.FileBytes})
 	}
+	tuneGCForCheck()
 	start := time.Now()
 	progress, endProgress := checkProgress(cmd.ErrOrStderr(), o.progress, start)
 	records, err := st.CheckAll(cmd.Context(), progress)

@@ -50,7 +50,7 @@ func TestCgroupLimit(t *testing.T) {
 	}
 }
 
-// TestTuneGC checks the targets the two kinds of command set, and that
+// TestTuneGC checks the targets the kinds of command set, and that
 // GOGC in the environment wins.
 func TestTuneGC(t *testing.T) {
 	restore := debug.SetGCPercent(100)
@@ -66,6 +66,8 @@ func TestTuneGC(t *testing.T) {
 		{"writes", "", tuneGCForWrites, writeGCPercent},
 		{"queries, GOGC set", "100", tuneGCForQueries, 100},
 		{"writes, GOGC set", "100", tuneGCForWrites, 100},
+		{"check", "", tuneGCForCheck, checkGCPercent},
+		{"check, GOGC set", "100", tuneGCForCheck, 100},
 	} {
 		t.Setenv("GOGC", tc.gogc)
 		debug.SetGCPercent(100)
