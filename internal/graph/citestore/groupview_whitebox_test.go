@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -287,6 +288,144 @@ func TestRowEncoding(t *testing.T) {
 // errors), under the policy its view keeps and under another.
 func TestLeanRowIsWholeRow(t *testing.T) {
 	ctx := context.Background()
+	g := evidenceStore(t)
+	n := 0
+	must(t, g.Read(func(r *graph.Reader) error {
+		rd := NewReader(ctx, r)
+		pols, err := rd.Policies()
+		if err != nil {
+			return err
+		}
+		ids, err := citationIDs(ctx, r)
+		if err != nil {
+			return err
+		}
+		for _, pol := range pols {
+			lean, whole := NewReader(ctx, r), NewReader(ctx, r)
+			for _, id := range ids {
+				c, err := r.Term(id)
+				if err != nil {
+					return err
+				}
+				got, ok, err := readRow(lean, c.Value, pol)
+				if err != nil || !ok {
+					return fmt.Errorf("readRow(%s): %v, %v", c.Value, ok, err)
+				}
+				wc, err := whole.Citation(c.Value, pol)
+				if err != nil {
+					return err
+				}
+				if want := viewRowOf(wc); !bytes.Equal(encodeRow(got), encodeRow(want)) || got.Key != want.Key {
+					t.Errorf("policy %s, %s: lean row %+v, whole %+v", pol, c.Value, got, want)
+				}
+				n++
+			}
+		}
+		return nil
+	}))
+	if n < 1000 {
+		t.Fatalf("compared %d rows, want every citation under two policies", n)
+	}
+}
+
+// TestWindowReadsAsPointReads holds a Reader given a window of term ids
+// (SetWindow, as the view check reads a batch of citations) to reading
+// every citation, lean and whole, exactly as a Reader without one: with
+// windows of one citation and of several, windows cut short of the
+// citation's nodes, windows starting before it, and nodes met before the
+// window (raw URLs cited again under another policy, extractions added
+// after the citations).
+func TestWindowReadsAsPointReads(t *testing.T) {
+	ctx := context.Background()
+	g := evidenceStore(t)
+	n := 0
+	must(t, g.Read(func(r *graph.Reader) error {
+		pols, err := NewReader(ctx, r).Policies()
+		if err != nil {
+			return err
+		}
+		ids, err := citationIDs(ctx, r)
+		if err != nil {
+			return err
+		}
+		next := func(i, k int) graph.ID {
+			if i+k < len(ids) {
+				return ids[i+k]
+			}
+			return r.MaxID() + 1
+		}
+		windows := []struct {
+			name   string
+			lo, hi func(i int) graph.ID
+		}{
+			{"one citation", func(i int) graph.ID { return ids[i] }, func(i int) graph.ID { return next(i, 1) }},
+			{"four citations", func(i int) graph.ID { return ids[i-i%4] }, func(i int) graph.ID { return next(i-i%4, 4) }},
+			{"cut short", func(i int) graph.ID { return ids[i] }, func(i int) graph.ID { return ids[i] + 2 }},
+			{"from before", func(i int) graph.ID { return max(ids[i], 8) - 7 }, func(i int) graph.ID { return ids[i] + 3 }},
+		}
+		for _, pol := range pols[:1] {
+			plain := NewReader(ctx, r)
+			for _, w := range windows {
+				rd := NewReader(ctx, r)
+				for i, id := range ids {
+					c, err := r.Term(id)
+					if err != nil {
+						return err
+					}
+					want, _, err := readRow(plain, c.Value, pol)
+					if err != nil {
+						return err
+					}
+					wantWhole, err := plain.Citation(c.Value, pol)
+					if err != nil {
+						return err
+					}
+					rd.reset()
+					if err := rd.SetWindow(w.lo(i), w.hi(i)); err != nil {
+						return err
+					}
+					got, _, err := readRow(rd, c.Value, pol)
+					if err != nil {
+						return fmt.Errorf("%s, %s: %w", w.name, c.Value, err)
+					}
+					if !bytes.Equal(encodeRow(got), encodeRow(want)) || got.Key != want.Key {
+						t.Errorf("%s, %s: row %+v, without a window %+v", w.name, c.Value, got, want)
+					}
+					rd.reset()
+					if err := rd.SetWindow(w.lo(i), w.hi(i)); err != nil {
+						return err
+					}
+					gotWhole, err := rd.Citation(c.Value, pol)
+					if err != nil {
+						return fmt.Errorf("%s, %s: %w", w.name, c.Value, err)
+					}
+					if !reflect.DeepEqual(gotWhole, wantWhole) {
+						t.Errorf("%s, %s: citation %+v, without a window %+v", w.name, c.Value, gotWhole, wantWhole)
+					}
+					n++
+				}
+			}
+		}
+		return nil
+	}))
+	if n < 2000 {
+		t.Fatalf("compared %d citations, want every citation in four windows", n)
+	}
+}
+
+// citationIDs are the term ids of r's citations, in id order.
+func citationIDs(ctx context.Context, r *graph.Reader) ([]graph.ID, error) {
+	typ, cls := r.ID(iri(vocab.RDFType)), r.ID(citationClass)
+	var ids []graph.ID
+	err := r.Subjects(ctx, typ, cls, func(id graph.ID) { ids = append(ids, id) })
+	return ids, err
+}
+
+// evidenceStore is viewStore with 600 synthetic citations more, half
+// under another policy, and extractions of a third of the retrievals
+// (current, superseded and soft errors), added after the citations.
+func evidenceStore(t *testing.T) *graph.Store {
+	ctx := context.Background()
 	s, g := viewStore(t)
 	recs := storetest.Synthetic(t, synth.Options{Seed: 7, Sites: 30}, 600)
 	for i, pol := range []*normalize.Policy{normalize.Default(), normalize.Lenient()} {
@@ -321,44 +460,7 @@ func TestLeanRowIsWholeRow(t *testing.T) {
 	if _, err := g.Add(quads); err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	must(t, g.Read(func(r *graph.Reader) error {
-		rd := NewReader(ctx, r)
-		pols, err := rd.Policies()
-		if err != nil {
-			return err
-		}
-		typ, cls := r.ID(iri(vocab.RDFType)), r.ID(citationClass)
-		var ids []graph.ID
-		if err := r.Subjects(ctx, typ, cls, func(id graph.ID) { ids = append(ids, id) }); err != nil {
-			return err
-		}
-		for _, pol := range pols {
-			lean, whole := NewReader(ctx, r), NewReader(ctx, r)
-			for _, id := range ids {
-				c, err := r.Term(id)
-				if err != nil {
-					return err
-				}
-				got, ok, err := readRow(lean, c.Value, pol)
-				if err != nil || !ok {
-					return fmt.Errorf("readRow(%s): %v, %v", c.Value, ok, err)
-				}
-				wc, err := whole.Citation(c.Value, pol)
-				if err != nil {
-					return err
-				}
-				if want := viewRowOf(wc); !bytes.Equal(encodeRow(got), encodeRow(want)) || got.Key != want.Key {
-					t.Errorf("policy %s, %s: lean row %+v, whole %+v", pol, c.Value, got, want)
-				}
-				n++
-			}
-		}
-		return nil
-	}))
-	if n < 1000 {
-		t.Fatalf("compared %d rows, want every citation under two policies", n)
-	}
+	return g
 }
 
 // TestRowSum: the sum of a view's rows does not depend on their order,

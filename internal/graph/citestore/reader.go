@@ -63,6 +63,9 @@ type Reader struct {
 	// leanRead is set while Member builds a citation: One leaves the
 	// literals of leanSkip undecoded.
 	leanRead bool
+	// win, when set (SetWindow), answers the reads of the nodes it
+	// holds, and their terms, in place of point lookups.
+	win *window
 }
 
 // leanSkip are the literals a lean read (Member) does not decode: what a
@@ -106,6 +109,20 @@ func (r *Reader) reset() {
 	clear(r.terms)
 	clear(r.in)
 	r.slab, r.pairs, r.polList, r.err, r.leanRead = nil, r.pairs[:0], nil, nil, false
+	if r.win != nil {
+		r.win.lo, r.win.hi = 0, 0
+	}
+}
+
+// SetWindow reads the nodes with term ids in [lo, hi) in three ordered
+// walks (window) and answers r's reads of them from there from now on,
+// until the next SetWindow or reset; the nodes read before stay read.
+// Every other node is read by point lookups, as without a window.
+func (r *Reader) SetWindow(lo, hi graph.ID) error {
+	if r.win == nil {
+		r.win = &window{}
+	}
+	return r.win.read(r.ctx, r.g, lo, hi)
 }
 
 // iriID returns the term id of the IRI n, 0 when it is not stored.
@@ -131,6 +148,9 @@ func (r *Reader) termID(t graph.Term) graph.ID {
 // literals for every member, and a hit here costs a map lookup, where
 // graph.Reader.Term guards every call against a damaged file.
 func (r *Reader) term(id graph.ID) (graph.Term, error) {
+	if r.win.holds(id) {
+		return r.win.term(r, id)
+	}
 	if t, ok := r.terms[id]; ok {
 		return t, nil
 	}
@@ -154,6 +174,10 @@ func (r *Reader) Node(n string) error {
 		return nil
 	}
 	delete(r.partial, n)
+	if id := r.iriID(n); r.win.holds(id) {
+		r.facts[n] = r.win.facts(id)
+		return nil
+	}
 	pairs := r.pairs[:0]
 	err := r.g.Describe(r.ctx, r.iriID(n), func(p, o graph.ID) { pairs = append(pairs, [2]graph.ID{p, o}) })
 	r.pairs = pairs
@@ -306,8 +330,9 @@ func (r *Reader) readIn(n string) error {
 		return nil
 	}
 	var pairs [][2]graph.ID
-	err := r.g.Incoming(r.ctx, r.iriID(n), func(s, p graph.ID) { pairs = append(pairs, [2]graph.ID{s, p}) })
-	if err != nil {
+	if id := r.iriID(n); r.win.holds(id) {
+		pairs = r.win.links(id)
+	} else if err := r.g.Incoming(r.ctx, id, func(s, p graph.ID) { pairs = append(pairs, [2]graph.ID{s, p}) }); err != nil {
 		return fmt.Errorf("citestore: reading links into %s: %w", n, err)
 	}
 	m := map[string][]string{}
@@ -341,12 +366,19 @@ func (r *Reader) Subjects(pred string, obj graph.Term) ([]string, error) {
 		return slices.Clone(m[pred]), nil
 	}
 	var ids []graph.ID
-	err := r.g.Subjects(r.ctx, r.iriID(pred), r.termID(obj), func(s graph.ID) {
+	if o := r.termID(obj); obj.Kind == graph.KindIRI && r.win.holds(o) {
+		if p := r.iriID(pred); p != 0 {
+			for _, sp := range r.win.links(o) { // in subject order
+				if sp[1] == p && (len(ids) == 0 || ids[len(ids)-1] != sp[0]) {
+					ids = append(ids, sp[0])
+				}
+			}
+		}
+	} else if err := r.g.Subjects(r.ctx, r.iriID(pred), o, func(s graph.ID) {
 		if len(ids) == 0 || ids[len(ids)-1] != s { // in subject order: a repeat is in another graph
 			ids = append(ids, s)
 		}
-	})
-	if err != nil {
+	}); err != nil {
 		return nil, fmt.Errorf("citestore: reading %s: %w", pred, err)
 	}
 	var out []string

@@ -448,9 +448,10 @@ func (s *Store) citationRows(ctx context.Context, r *graph.Reader, pol store.Pol
 var viewCheckWorkers = min(runtime.GOMAXPROCS(0), 4)
 
 // rowsAt makes the rows of the citations with ids, a batch of
-// viewCheckBatch at a time from the index take hands out, by point reads
-// with r: one Reader emptied each batch (its caches dropped), the
-// mapped pages of the file kept under viewCheckMapped.
+// viewCheckBatch at a time from the index take hands out, with r: one
+// Reader emptied each batch (its caches dropped) and given the window of
+// the batch's term ids (Reader.SetWindow), the nodes outside it read by
+// point lookups, the mapped pages of the file kept under viewCheckMapped.
 func rowsAt(ctx context.Context, r *graph.Reader, pol store.PolicyRef, ids []graph.ID, take func() (int, bool), add func(store.ViewRow)) error {
 	// The citations' nodes were minted in order: their quads come in
 	// subject order, a read each.
@@ -465,7 +466,15 @@ func rowsAt(ctx context.Context, r *graph.Reader, pol store.PolicyRef, ids []gra
 			return err
 		}
 		rd.reset()
-		for j, id := range ids[lo:min(lo+viewCheckBatch, len(ids))] {
+		hi := min(lo+viewCheckBatch, len(ids))
+		end := r.MaxID() + 1
+		if hi < len(ids) {
+			end = ids[hi]
+		}
+		if err := rd.SetWindow(ids[lo], min(end, ids[lo]+viewCheckWindow)); err != nil {
+			return err
+		}
+		for j, id := range ids[lo:hi] {
 			if j%viewCheckEvery == 0 {
 				r.LimitMapped(viewCheckMapped)
 			}
@@ -486,6 +495,14 @@ func rowsAt(ctx context.Context, r *graph.Reader, pol store.PolicyRef, ids []gra
 		}
 	}
 }
+
+// viewCheckWindow bounds the window of term ids (Reader.SetWindow) read
+// for a batch of citations: from the batch's first citation to the next
+// batch's, which in a database ingested in one go holds the batch's
+// nodes. Citations far apart in ids (ingested among many other nodes)
+// would make a large window; past this many ids their nodes are read by
+// point lookups instead. A variable so that tests run windows cut short.
+var viewCheckWindow graph.ID = 1 << 20
 
 // beforeTake and afterTake, when set (tests), are called by each worker
 // of rowsInParallel (0 is r's) before and after it takes a batch; ok is
