@@ -575,8 +575,9 @@ func (r *Reader) QuadsIn(ctx context.Context, from, to ID, fn func(s, p, o ID)) 
 // object, subject, predicate order: one ranged walk of each OSP run
 // instead of a lookup per object, for a reader that reads the links into
 // a range of nodes minted together (a check of a view, a window of
-// citations at a time).
-func (r *Reader) IncomingIn(ctx context.Context, from, to ID, fn func(o, s, p ID)) (err error) {
+// citations at a time). When fn returns SkipNode, the walk goes on from
+// the next object; any other error ends it and is returned.
+func (r *Reader) IncomingIn(ctx context.Context, from, to ID, fn func(o, s, p ID) error) (err error) {
 	if from < 1 {
 		from = 1
 	}
@@ -599,9 +600,9 @@ func (r *Reader) IncomingIn(ctx context.Context, from, to ID, fn func(o, s, p ID
 			return err
 		}
 		g.inCaller = true
-		fn(ID(q[2]), ID(q[0]), ID(q[1]))
+		err := fn(ID(q[2]), ID(q[0]), ID(q[1]))
 		g.inCaller = false
-		return nil
+		return err
 	})
 }
 

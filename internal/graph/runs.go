@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"errors"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -402,8 +403,16 @@ func scanIndex(tx *bbolt.Tx, rc *runCache, ind int, lo, hi tuple, fn func(tuple)
 			return nil
 		}
 		if err := fn(t); err != nil {
-			return err
+			if err != SkipNode || t[0] == 0xFFFFFFFF {
+				return err
+			}
+			m.seek(tuple{t[0] + 1})
 		}
 	}
 	return m.err
 }
+
+// SkipNode, returned by the function IncomingIn calls, skips the rest of
+// the links into the node it was called for: a window of nodes reads the
+// links into each, and a class or a policy has millions.
+var SkipNode = errors.New("skip the rest of this node")

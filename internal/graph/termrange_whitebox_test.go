@@ -11,7 +11,8 @@ import (
 // TestRangedReads holds the ranged reads of a window of nodes (TermsIn,
 // QuadsIn, IncomingIn) to what the point reads of each node give
 // (Decode, Describe, Incoming): every id of every range, over links that
-// span several runs of OSP and ranges cut short by termRangeBytes, by the
+// span several runs of OSP (each node's first link only, with SkipNode)
+// and ranges cut short by termRangeBytes, by the
 // file's own reads and by pread (ReadOnce).
 func TestRangedReads(t *testing.T) {
 	defer func(n int) { termRangeBytes = n }(termRangeBytes)
@@ -88,7 +89,12 @@ func TestRangedReads(t *testing.T) {
 						if err := r.QuadsIn(ctx, lo, hi, func(s, p, o ID) { out = append(out, pair{s, p, o}) }); err != nil {
 							return err
 						}
-						if err := r.IncomingIn(ctx, lo, hi, func(o, s, p ID) { in = append(in, pair{o, s, p}) }); err != nil {
+						if err := r.IncomingIn(ctx, lo, hi, func(o, s, p ID) error { in = append(in, pair{o, s, p}); return nil }); err != nil {
+							return err
+						}
+						// SkipNode: the first link into each node only.
+						var firsts, wantFirsts []pair
+						if err := r.IncomingIn(ctx, lo, hi, func(o, s, p ID) error { firsts = append(firsts, pair{o, s, p}); return SkipNode }); err != nil {
 							return err
 						}
 						var wantOut, wantIn []pair
@@ -102,6 +108,14 @@ func TestRangedReads(t *testing.T) {
 						}
 						if !reflect.DeepEqual(out, wantOut) {
 							t.Errorf("QuadsIn(%d, %d) = %v, Describe %v", lo, hi, out, wantOut)
+						}
+						for i, l := range wantIn {
+							if i == 0 || l[0] != wantIn[i-1][0] {
+								wantFirsts = append(wantFirsts, l)
+							}
+						}
+						if !reflect.DeepEqual(firsts, wantFirsts) {
+							t.Errorf("IncomingIn(%d, %d) skipping = %v, want the first links %v", lo, hi, firsts, wantFirsts)
 						}
 						if !reflect.DeepEqual(in, wantIn) {
 							t.Errorf("IncomingIn(%d, %d) = %v, Incoming %v", lo, hi, in, wantIn)

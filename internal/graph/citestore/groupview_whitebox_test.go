@@ -334,10 +334,20 @@ func TestLeanRowIsWholeRow(t *testing.T) {
 // windows of one citation and of several, windows cut short of the
 // citation's nodes, windows starting before it, and nodes met before the
 // window (raw URLs cited again under another policy, extractions added
-// after the citations).
+// after the citations), and with the links the window holds bounded
+// (windowNodeLinks, windowLinks) so that the nodes past the bounds are
+// read by point lookups.
 func TestWindowReadsAsPointReads(t *testing.T) {
-	ctx := context.Background()
+	defer func(n, m int) { windowNodeLinks, windowLinks = n, m }(windowNodeLinks, windowLinks)
 	g := evidenceStore(t)
+	for _, lim := range []struct{ node, all int }{{4096, 4 << 20}, {2, 1 << 20}, {1 << 20, 3}} {
+		windowNodeLinks, windowLinks = lim.node, lim.all
+		t.Run(fmt.Sprintf("links=%d,%d", lim.node, lim.all), func(t *testing.T) { testWindowReads(t, g) })
+	}
+}
+
+func testWindowReads(t *testing.T, g *graph.Store) {
+	ctx := context.Background()
 	n := 0
 	must(t, g.Read(func(r *graph.Reader) error {
 		pols, err := NewReader(ctx, r).Policies()

@@ -330,7 +330,7 @@ func (r *Reader) readIn(n string) error {
 		return nil
 	}
 	var pairs [][2]graph.ID
-	if id := r.iriID(n); r.win.holds(id) {
+	if id := r.iriID(n); r.win.holdsLinks(id) {
 		pairs = r.win.links(id)
 	} else if err := r.g.Incoming(r.ctx, id, func(s, p graph.ID) { pairs = append(pairs, [2]graph.ID{s, p}) }); err != nil {
 		return fmt.Errorf("citestore: reading links into %s: %w", n, err)
@@ -366,7 +366,7 @@ func (r *Reader) Subjects(pred string, obj graph.Term) ([]string, error) {
 		return slices.Clone(m[pred]), nil
 	}
 	var ids []graph.ID
-	if o := r.termID(obj); obj.Kind == graph.KindIRI && r.win.holds(o) {
+	if o := r.termID(obj); obj.Kind == graph.KindIRI && r.win.holdsLinks(o) {
 		if p := r.iriID(pred); p != 0 {
 			for _, sp := range r.win.links(o) { // in subject order
 				if sp[1] == p && (len(ids) == 0 || ids[len(ids)-1] != sp[0]) {

@@ -2,6 +2,7 @@ package citestore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/provgraph/provgraph/internal/graph"
@@ -34,6 +35,11 @@ type window struct {
 	// large map per value read.
 	dec  []graph.Term
 	done []bool
+	// many marks the nodes with more than windowNodeLinks links into
+	// them, and linksHi ends the nodes whose links w holds: neither is
+	// answered from w.
+	many    []bool
+	linksHi graph.ID
 }
 
 // term is Reader.term for an id w holds: decoded once, noting the id of
@@ -64,7 +70,7 @@ func (w *window) facts(id graph.ID) [][2]graph.ID {
 }
 
 // links are the (subject, predicate) pairs of the links into the node id,
-// which w holds.
+// whose links w holds (holdsLinks).
 func (w *window) links(id graph.ID) [][2]graph.ID {
 	i := id - w.lo
 	return w.ins[w.in[i]:w.in[i+1]]
@@ -104,17 +110,58 @@ func (w *window) read(ctx context.Context, g *graph.Reader, lo, hi graph.ID) err
 		return fmt.Errorf("citestore: reading nodes %d to %d: %w", lo, hi-1, err)
 	}
 	fillCSR(w.out)
+	// The links: at most windowNodeLinks into one node (a class, a
+	// policy, a URL cited thousands of times has more: those are read
+	// by a point lookup if ever asked), and windowLinks in all, past
+	// which the nodes left hold no links.
 	w.in, w.ins = csr(w.in, n), w.ins[:0]
-	err = g.IncomingIn(ctx, lo, hi, func(o, s, p graph.ID) {
+	if cap(w.many) < n {
+		w.many = make([]bool, n)
+	}
+	w.many = w.many[:n]
+	clear(w.many)
+	w.linksHi = hi
+	cur, start := graph.ID(0), 0
+	err = g.IncomingIn(ctx, lo, hi, func(o, s, p graph.ID) error {
+		if o != cur {
+			cur, start = o, len(w.ins)
+			if len(w.ins) >= windowLinks {
+				w.linksHi = o
+				return errWindowFull
+			}
+		}
+		if len(w.ins)-start >= windowNodeLinks {
+			w.ins = w.ins[:start]
+			w.in[o-lo+1] = uint32(start)
+			w.many[o-lo] = true
+			return graph.SkipNode
+		}
 		w.ins = append(w.ins, [2]graph.ID{s, p})
 		w.in[o-lo+1] = uint32(len(w.ins))
+		return nil
 	})
-	if err != nil {
+	if err != nil && err != errWindowFull {
 		return fmt.Errorf("citestore: reading links into nodes %d to %d: %w", lo, hi-1, err)
 	}
 	fillCSR(w.in)
 	w.hi = hi
 	return nil
+}
+
+// windowNodeLinks and windowLinks bound the links a window holds (16
+// bytes each): into one node, and in all. Variables so that tests run
+// both bounds.
+var (
+	windowNodeLinks = 4096
+	windowLinks     = 4 << 20
+)
+
+// errWindowFull ends the walk of a window's links at windowLinks.
+var errWindowFull = errors.New("citestore: the window holds as many links as it may")
+
+// holdsLinks reports whether the links into the node id are in w.
+func (w *window) holdsLinks(id graph.ID) bool {
+	return w.holds(id) && id < w.linksHi && !w.many[id-w.lo]
 }
 
 // csr returns off resized to n+1 entries, all zero.
