@@ -1,8 +1,8 @@
 package graph
 
 import (
-	"errors"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 
