@@ -12,9 +12,9 @@ import (
 // read in three ordered walks: their quads (SPO), the links into them
 // (OSP, every run), and their terms (the dictionary). Ingest mints a
 // citation's nodes together, right after its own id: among a million
-// citations, 85 % of the nodes a row reads lie within a few ids of the
-// citation's (the rest are nodes met before: a raw URL cited again, its
-// normalization and retrieval, the policy's association). So a Reader
+// citations, four in five of the nodes a row reads lie within a few ids
+// of the citation's (the policy's association aside; the rest are nodes
+// met before: a raw URL cited again, its normalization and retrieval). So a Reader
 // given the window of a batch of citations (SetWindow) answers most of
 // their reads from it, and reads a node outside it by a point lookup as
 // before: what it reads is the same either way, only the cost differs.
