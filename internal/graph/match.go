@@ -293,7 +293,15 @@ func (r *Reader) ID(t Term) (id ID) {
 	}()
 	g := r.guard(&err)
 	defer g.done()
-	return ID(r.dict.lookup(appendTermCode(nil, n)))
+	code := appendTermCode(nil, n)
+	if id := r.s.ids.get(code); id != 0 && uint32(id) < r.cnt.nextID {
+		return id
+	}
+	id = ID(r.dict.lookup(code))
+	if id != 0 {
+		r.s.ids.put(code, id)
+	}
+	return id
 }
 
 // Term returns the term with id. It is cached: looking up the same id

@@ -104,6 +104,9 @@ type Store struct {
 	// memo keeps the runs of POS and OSP from one read transaction to the
 	// next on the same snapshot (runMemo).
 	memo runMemo
+	// ids keeps the ids Reader.ID found, for the transactions that
+	// follow (idmemo.go).
+	ids idMemo
 
 	// limit is Options.MappedLimit resolved (bytes; none when <= 0), for
 	// the pager of each Check. onCheck, for tests, is called with the
