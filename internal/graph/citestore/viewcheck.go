@@ -744,6 +744,11 @@ type partProgress struct {
 	ctx  context.Context
 	p    graph.Progress
 	done atomic.Int64
+	// mu orders the reports of several goroutines, and reported is the
+	// last count reported: two that pass a report's mark at once would
+	// otherwise report out of order, the count going back.
+	mu       sync.Mutex
+	reported int64
 }
 
 // startProgress reports the start of a part that reads total units.
@@ -765,10 +770,21 @@ func (pp *partProgress) add(n int64) {
 		return
 	}
 	if d := pp.done.Add(n); d/progressEvery != (d-n)/progressEvery {
-		p := pp.p
-		p.Done = d
-		graph.ReportProgress(pp.ctx, p)
+		pp.report(d)
 	}
+}
+
+// report reports d units done, unless a larger count was reported.
+func (pp *partProgress) report(d int64) {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	if d < pp.reported {
+		return
+	}
+	pp.reported = d
+	p := pp.p
+	p.Done = d
+	graph.ReportProgress(pp.ctx, p)
 }
 
 // end reports how far the part got.
@@ -776,9 +792,7 @@ func (pp *partProgress) end() {
 	if pp == nil {
 		return
 	}
-	p := pp.p
-	p.Done = pp.done.Load()
-	graph.ReportProgress(pp.ctx, p)
+	pp.report(pp.done.Load())
 }
 
 // storedCount is a stored row count, 0 (not known) when it does not
