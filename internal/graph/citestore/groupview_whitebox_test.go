@@ -391,7 +391,7 @@ func testWindowReads(t *testing.T, g *graph.Store) {
 						return err
 					}
 					rd.reset()
-					if err := rd.SetWindow(w.lo(i), w.hi(i)); err != nil {
+					if err := rd.SetWindow(w.lo(i), w.hi(i), nil); err != nil {
 						return err
 					}
 					got, _, err := readRow(rd, c.Value, pol)
@@ -402,7 +402,7 @@ func testWindowReads(t *testing.T, g *graph.Store) {
 						t.Errorf("%s, %s: row %+v, without a window %+v", w.name, c.Value, got, want)
 					}
 					rd.reset()
-					if err := rd.SetWindow(w.lo(i), w.hi(i)); err != nil {
+					if err := rd.SetWindow(w.lo(i), w.hi(i), nil); err != nil {
 						return err
 					}
 					gotWhole, err := rd.Citation(c.Value, pol)
@@ -554,4 +554,35 @@ func TestViewCheckReportsProgress(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWindowReleasesAsItReads holds a window's walks to calling their
+// release function between the walks and at every node whose links they
+// skip, where the view check gives back the pages of the file they
+// mapped: each skip seeks in every run of OSP.
+func TestWindowReleasesAsItReads(t *testing.T) {
+	defer func(n int) { windowNodeLinks = n }(windowNodeLinks)
+	windowNodeLinks = 2
+	ctx := context.Background()
+	g := evidenceStore(t)
+	must(t, g.Read(func(r *graph.Reader) error {
+		rd := NewReader(ctx, r)
+		calls := 0
+		if err := rd.SetWindow(1, r.MaxID()+1, func() { calls++ }); err != nil {
+			return err
+		}
+		skipped := 0
+		for _, m := range rd.win.many {
+			if m {
+				skipped++
+			}
+		}
+		if skipped == 0 {
+			t.Fatal("no node has more than 2 links into it: the test reads nothing it means to")
+		}
+		if want := skipped + 3; calls < want {
+			t.Errorf("release called %d times for %d nodes skipped, want at least %d", calls, skipped, want)
+		}
+		return nil
+	}))
 }

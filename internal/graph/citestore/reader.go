@@ -118,11 +118,20 @@ func (r *Reader) reset() {
 // walks (window) and answers r's reads of them from there from now on,
 // until the next SetWindow or reset; the nodes read before stay read.
 // Every other node is read by point lookups, as without a window.
-func (r *Reader) SetWindow(lo, hi graph.ID) error {
+//
+// release, when not nil, is called as the walks go (between them, at
+// each node whose links are skipped, every windowRelease entries), so
+// that the caller can give back the pages of the file they mapped: a
+// skipped node re-seeks every run of OSP, and a window of the first ids
+// (the classes and predicates) skips dozens.
+func (r *Reader) SetWindow(lo, hi graph.ID, release func()) error {
 	if r.win == nil {
 		r.win = &window{}
 	}
-	return r.win.read(r.ctx, r.g, lo, hi)
+	if release == nil {
+		release = func() {}
+	}
+	return r.win.read(r.ctx, r.g, lo, hi, release)
 }
 
 // iriID returns the term id of the IRI n, 0 when it is not stored.

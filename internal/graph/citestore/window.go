@@ -79,7 +79,7 @@ func (w *window) links(id graph.ID) [][2]graph.ID {
 // read reads w for the ids in [lo, hi) with g, reusing w's memory. The
 // terms may cover less than the range (graph.TermRange's bound on their
 // bytes): the range is then cut to theirs.
-func (w *window) read(ctx context.Context, g *graph.Reader, lo, hi graph.ID) error {
+func (w *window) read(ctx context.Context, g *graph.Reader, lo, hi graph.ID, release func()) error {
 	hi = min(hi, g.MaxID()+1)
 	w.lo, w.hi = lo, lo // holds nothing until read
 	if hi <= lo {
@@ -94,6 +94,7 @@ func (w *window) read(ctx context.Context, g *graph.Reader, lo, hi graph.ID) err
 			break
 		}
 	}
+	release()
 	n := int(hi - lo)
 	if cap(w.dec) < n {
 		w.dec, w.done = make([]graph.Term, n), make([]bool, n)
@@ -103,13 +104,16 @@ func (w *window) read(ctx context.Context, g *graph.Reader, lo, hi graph.ID) err
 	clear(w.done)
 	w.out, w.outs = csr(w.out, n), w.outs[:0]
 	err := g.QuadsIn(ctx, lo, hi, func(s, p, o graph.ID) {
-		w.outs = append(w.outs, [2]graph.ID{p, o})
+		if w.outs = append(w.outs, [2]graph.ID{p, o}); len(w.outs)%windowRelease == 0 {
+			release()
+		}
 		w.out[s-lo+1] = uint32(len(w.outs))
 	})
 	if err != nil {
 		return fmt.Errorf("citestore: reading nodes %d to %d: %w", lo, hi-1, err)
 	}
 	fillCSR(w.out)
+	release()
 	// The links: at most windowNodeLinks into one node (a class, a
 	// policy, a URL cited thousands of times has more: those are read
 	// by a point lookup if ever asked), and windowLinks in all, past
@@ -134,12 +138,16 @@ func (w *window) read(ctx context.Context, g *graph.Reader, lo, hi graph.ID) err
 			w.ins = w.ins[:start]
 			w.in[o-lo+1] = uint32(start)
 			w.many[o-lo] = true
+			release()
 			return graph.SkipNode
 		}
-		w.ins = append(w.ins, [2]graph.ID{s, p})
+		if w.ins = append(w.ins, [2]graph.ID{s, p}); len(w.ins)%windowRelease == 0 {
+			release()
+		}
 		w.in[o-lo+1] = uint32(len(w.ins))
 		return nil
 	})
+	release()
 	if err != nil && err != errWindowFull {
 		return fmt.Errorf("citestore: reading links into nodes %d to %d: %w", lo, hi-1, err)
 	}
@@ -155,6 +163,10 @@ var (
 	windowNodeLinks = 4096
 	windowLinks     = 4 << 20
 )
+
+// windowRelease is how many entries a window's walk reads between two
+// calls of its release function.
+const windowRelease = 1 << 14
 
 // errWindowFull ends the walk of a window's links at windowLinks.
 var errWindowFull = errors.New("citestore: the window holds as many links as it may")
