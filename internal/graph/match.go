@@ -552,16 +552,12 @@ func (r *Reader) Quads(ctx context.Context, fn func(s, p, o ID)) (err error) {
 // goroutines may call QuadsIn at once: a pass over every quad splits into
 // subject ranges read in parallel.
 func (r *Reader) QuadsIn(ctx context.Context, from, to ID, fn func(s, p, o ID)) (err error) {
-	if from < 1 {
-		from = 1
-	}
-	if to <= from {
+	lo, hi, ok := idRange(from, to)
+	if !ok {
 		return nil
 	}
 	g := r.guard(&err)
 	defer g.done()
-	lo := tuple{uint32(from), 0, 0, 0}
-	hi := tuple{uint32(to - 1), 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF}
 	n := 0
 	return scanCursor(r.s.readCursor(r.tx, r.tx.Bucket([]byte(indexBuckets[idxSPO]))), lo, hi, func(t tuple) error {
 		if n++; n%65536 == 0 {
@@ -586,16 +582,12 @@ func (r *Reader) QuadsIn(ctx context.Context, from, to ID, fn func(s, p, o ID)) 
 // citations at a time). When fn returns SkipNode, the walk goes on from
 // the next object; any other error ends it and is returned.
 func (r *Reader) IncomingIn(ctx context.Context, from, to ID, fn func(o, s, p ID) error) (err error) {
-	if from < 1 {
-		from = 1
-	}
-	if to <= from {
+	lo, hi, ok := idRange(from, to)
+	if !ok {
 		return nil
 	}
 	g := r.guard(&err)
 	defer g.done()
-	lo := tuple{uint32(from), 0, 0, 0}
-	hi := tuple{uint32(to - 1), 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF}
 	n := 0
 	return scanIndex(r.tx, &r.runs, idxOSP, lo, hi, func(t tuple) error {
 		if n++; n%65536 == 0 {
@@ -612,6 +604,16 @@ func (r *Reader) IncomingIn(ctx context.Context, from, to ID, fn func(o, s, p ID
 		g.inCaller = false
 		return err
 	})
+}
+
+// idRange is the range of tuples whose first id is in [from, to) (from
+// at least 1), and false when that is empty.
+func idRange(from, to ID) (lo, hi tuple, ok bool) {
+	from = max(from, 1)
+	if to <= from {
+		return lo, hi, false
+	}
+	return tuple{uint32(from)}, tuple{uint32(to - 1), 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF}, true
 }
 
 // Match is Store.Match within the Reader's transaction, sharing its

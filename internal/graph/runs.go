@@ -403,8 +403,11 @@ func scanIndex(tx *bbolt.Tx, rc *runCache, ind int, lo, hi tuple, fn func(tuple)
 			return nil
 		}
 		if err := fn(t); err != nil {
-			if err != SkipNode || t[0] == 0xFFFFFFFF {
+			if err != SkipNode {
 				return err
+			}
+			if t[0] == 0xFFFFFFFF {
+				return nil // no node after it
 			}
 			m.seek(tuple{t[0] + 1})
 		}

@@ -183,12 +183,13 @@ func (r *Reader) Node(n string) error {
 		return nil
 	}
 	delete(r.partial, n)
-	if id := r.iriID(n); r.win.holds(id) {
+	id := r.iriID(n)
+	if r.win.holds(id) {
 		r.facts[n] = r.win.facts(id)
 		return nil
 	}
 	pairs := r.pairs[:0]
-	err := r.g.Describe(r.ctx, r.iriID(n), func(p, o graph.ID) { pairs = append(pairs, [2]graph.ID{p, o}) })
+	err := r.g.Describe(r.ctx, id, func(p, o graph.ID) { pairs = append(pairs, [2]graph.ID{p, o}) })
 	r.pairs = pairs
 	if err != nil {
 		r.facts[n] = nil
