@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -25,7 +27,14 @@ type groupsOptions struct {
 	redact    bool
 	filter    service.GroupFilter
 	workMem   string
+	read      string
 }
+
+// groupsBytesPerCitation is about what `groups` holds per citation when
+// it loads every citation (400 bytes at a million, 280 at ten million:
+// README, Performance): --read auto reads from the grouping view when the
+// citations would take more than the working memory.
+const groupsBytesPerCitation = 400
 
 // verdicts are the verdicts' names, in the codebook's order.
 var verdicts = func() []string {
@@ -102,6 +111,19 @@ reads) is the heap's soft limit: the garbage collector runs more often to
 stay under it, so a limit near what is held costs CPU time, and a limit
 below it cannot be kept (nothing is spilled to disk yet).
 
+Reading (--read): "scan" loads every citation's grouping facts at once,
+which is fastest but holds about 280 to 400 bytes a citation (10 GiB at
+30 million citations). "view" reads the database's grouping view of the
+policy (kept by ingest, made by provgraph view rebuild) in key order, a
+batch of keys at a time with what their groups depend on, so that memory
+is bounded by the batch whatever the size of the database; it is several
+times slower, as each listed member is read on its own. "auto" (the
+default) reads the view when the database keeps one of the policy and
+its citations would take more than --work-mem at 400 bytes each (half of
+the machine's memory when --work-mem is not set). Without a usable view
+(none, or one made by another normalization engine) every mode scans.
+The output is the same byte for byte.
+
 Review (see provgraph review): when the database holds decisions, or a
 filter flag is given, each group is followed by its review state
 (unreviewed, decided, stale with what changed) and latest decision; JSON is
@@ -144,6 +166,7 @@ output. A key no citation has, or an id no group has, exits 1.
 	f.StringVar(&o.verdict, "verdict", "", "list only groups with this verdict: "+strings.Join(verdicts, ", "))
 	f.IntVar(&o.maxShared, "max-shared", model.DefaultMaxShared, "a redirect target or content hash shared by more groups than this is not duplicate evidence")
 	f.StringVar(&o.workMem, "work-mem", "", workMemHelp)
+	f.StringVar(&o.read, "read", "auto", "how to read the database: scan (every citation at once: fastest, memory grows with the database), view (the grouping view a batch of keys at a time: bounded memory, slower) or auto (view when the citations would not fit in --work-mem)")
 	addRedactFlag(cmd, &o.redact)
 	addFilterFlags(cmd, &o.filter)
 	return cmd
@@ -160,6 +183,10 @@ func runGroups(cmd *cobra.Command, o groupsOptions) error {
 	if err != nil {
 		return err
 	}
+	how, err := groupsRead(o.read, workMem)
+	if err != nil {
+		return err
+	}
 	defer tuneGCForGroups(workMem)()
 	opts := query.GroupOptions{MaxShared: o.maxShared, MinSize: o.minSize, Verdict: o.verdict, Review: o.review}
 	reviewed := filterSet(cmd)
@@ -173,10 +200,11 @@ func runGroups(cmd *cobra.Command, o groupsOptions) error {
 	if reviewed {
 		return runReviewedGroups(cmd, o, opts)
 	}
-	set, err := o.service().Groups(cmd.Context(), o.policy, query.GroupOptions{MaxShared: o.maxShared, MinSize: o.minSize, Verdict: o.verdict, Review: o.review})
+	set, done, err := o.service().GroupsFrom(cmd.Context(), o.policy, query.GroupOptions{MaxShared: o.maxShared, MinSize: o.minSize, Verdict: o.verdict, Review: o.review}, how)
 	if err != nil {
 		return err
 	}
+	defer done()
 	warnings := render.RedactIf(o.redact, set.Warnings())
 	for _, w := range warnings {
 		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", render.EscapeLine(w))
@@ -273,4 +301,34 @@ func runOneGroup(cmd *cobra.Command, o groupsOptions, opts query.GroupOptions, s
 		page.Groups, page.Total = []*query.Group{g}, 1
 	}
 	return render.ReviewedGroups(cmd.OutOrStdout(), o.format, page)
+}
+
+// groupsRead checks --read and says how groups reads the database.
+func groupsRead(read string, workMem int64) (service.GroupsRead, error) {
+	switch read {
+	case "scan":
+		return service.GroupsScan, nil
+	case "view":
+		return service.GroupsRead{View: true, Batch: groupsViewBatch()}, nil
+	case "auto":
+		if workMem <= 0 {
+			workMem = memoryLimit() / 2
+		}
+		if workMem <= 0 {
+			return service.GroupsScan, nil
+		}
+		return service.GroupsRead{View: true, Batch: groupsViewBatch(), ScanLimit: workMem / groupsBytesPerCitation}, nil
+	}
+	return service.GroupsRead{}, usagef("--read %q: want auto, scan or view", read)
+}
+
+// groupsViewBatch is the citations of a batch read from the view:
+// $PROVGRAPH_VIEW_BATCH when set (tests set it small, so that every
+// group's neighbourhood crosses batches), else query.DefaultViewBatch.
+func groupsViewBatch() int {
+	n, err := strconv.Atoi(os.Getenv("PROVGRAPH_VIEW_BATCH"))
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return n
 }

@@ -213,6 +213,16 @@ type grouping struct {
 	// and its neighbourhood may hold thousands of groups sharing a common
 	// page. The relation counts are then partial.
 	reviewOnly map[int32]bool
+	// emit, when set, limits run to the groups it holds (by group
+	// number), and review's counts to them: the full listing from a
+	// grouping view (viewgroups.go) groups a batch of keys with their
+	// neighbourhood, and writes and counts only the groups whose
+	// smallest key is in the batch.
+	emit map[int32]bool
+	// nw, when positive, is how many workers review and run use, instead
+	// of one per core: the full listing from a view runs a grouping per
+	// core already.
+	nw int
 
 	keys       []string          // key text by ref: f.keys, then uncited redirect targets
 	keyIndex   map[string]int32  // key text -> ref
@@ -503,6 +513,14 @@ func newGrouping(f *facts, snap *Snapshot, opts GroupOptions) *grouping {
 	return g
 }
 
+// workers is how many workers review and run use.
+func (g *grouping) workers() int {
+	if g.nw > 0 {
+		return g.nw
+	}
+	return workers()
+}
+
 // ref returns the ref of key text k, numbering it if it is new.
 func (g *grouping) ref(k string) int32 {
 	if r, ok := g.keyIndex[k]; ok {
@@ -541,7 +559,7 @@ func (g *grouping) lists(i int, gr *group) bool {
 // groups. A cancelled context stops it with its error, and nothing is
 // kept.
 func (g *grouping) review(ctx context.Context) error {
-	nw := workers()
+	nw := g.workers()
 	marks := make([][]int32, nw)
 	counts := make([]map[string]int, nw)
 	var next atomic.Int64
@@ -561,8 +579,11 @@ func (g *grouping) review(ctx context.Context) error {
 					if !gr.related && !g.sharesContent(gr) || g.reviewOnly != nil && !g.reviewOnly[int32(i)] {
 						continue
 					}
+					counted := g.emit == nil || g.emit[int32(i)]
 					for _, r := range g.build(w, gr, false).Relations {
-						counts[w][r.Type]++
+						if counted {
+							counts[w][r.Type]++
+						}
 						if r.Review {
 							marks[w] = append(marks[w], int32(i))
 							if r.to >= 0 {
@@ -718,6 +739,9 @@ func (g *grouping) run(ctx context.Context, encode func(buf []byte, gr *Group) [
 		"unnormalized": len(rep.Missing),
 		"groups":       len(g.groups),
 	}
+	if g.emit != nil {
+		counts["groups"] = len(g.emit)
+	}
 	// The groups are cut into tasks of a few hundred, which the workers
 	// take in order as they become free (a big group does not hold up the
 	// others); this goroutine merges and writes the results in task order
@@ -737,7 +761,7 @@ func (g *grouping) run(ctx context.Context, encode func(buf []byte, gr *Group) [
 		verdicts  map[string]int
 		relations map[string]int
 	}
-	nw := workers()
+	nw := g.workers()
 	ntasks := (len(g.groups) + per - 1) / per
 	window := 4 * nw
 	slots := make([]chan result, window) // task t's result is sent on slots[t%window]
@@ -773,6 +797,9 @@ func (g *grouping) run(ctx context.Context, encode func(buf []byte, gr *Group) [
 				}
 				for i := t * per; i < min((t+1)*per, len(g.groups)); i++ {
 					gr := g.groups[i]
+					if g.emit != nil && !g.emit[int32(i)] {
+						continue
+					}
 					listed := g.lists(i, gr)
 					if len(gr.members) > 1 {
 						res.several++
@@ -873,6 +900,7 @@ func (g *grouping) sharesHash(gr *group, o int32) bool {
 // `provgraph groups` goes through a million citations in seconds.
 type GroupSet struct {
 	g *grouping
+	v *viewGroups // set instead of g when read from a grouping view
 }
 
 // LoadGroups finds the review groups of src under policy (as for Load):
@@ -892,10 +920,24 @@ func LoadGroups(ctx context.Context, src Source, policy string, opts GroupOption
 }
 
 // Policy is the policy whose keys the groups are made of.
-func (s *GroupSet) Policy() PolicyRef { return s.g.policy }
+func (s *GroupSet) Policy() PolicyRef {
+	if s.v != nil {
+		return s.v.snap.Policy
+	}
+	return s.g.policy
+}
 
 // Warnings are the report's warnings, known before any group is written.
-func (s *GroupSet) Warnings() []string { return s.g.warnings }
+func (s *GroupSet) Warnings() []string {
+	if s.v != nil {
+		return runWarnings(incompleteRuns(s.v.snap.Runs))
+	}
+	return s.g.warnings
+}
+
+// FromView says the set is written from a grouping view, a batch of keys
+// at a time (LoadGroupsFromView).
+func (s *GroupSet) FromView() bool { return s.v != nil }
 
 // Write builds the listed groups in order, a batch at a time on every
 // core. encode appends one group's bytes to buf (it runs on several
@@ -903,6 +945,9 @@ func (s *GroupSet) Warnings() []string { return s.g.warnings }
 // calling goroutine, and must not keep them (the buffer is reused). The report returned has the rejected and unnormalized
 // citations and the counts, and no groups: they were written.
 func (s *GroupSet) Write(ctx context.Context, encode func(buf []byte, g *Group) []byte, write func([]byte) error) (*Report, error) {
+	if s.v != nil {
+		return s.v.write(ctx, encode, write)
+	}
 	s.g.f.dropFound()
 	return s.g.run(ctx, encode, write)
 }
@@ -918,5 +963,8 @@ func (f *facts) dropFound() {
 
 // Report returns the whole report, the listed groups included.
 func (s *GroupSet) Report(ctx context.Context) (*Report, error) {
+	if s.v != nil {
+		return s.v.write(ctx, nil, nil)
+	}
 	return s.g.run(ctx, nil, nil)
 }

@@ -174,6 +174,9 @@ func fromView(ctx context.Context, vs ViewSource, policy, keyOrID string, opts G
 // GroupOf returns the group of a key, or the group with an id, of the
 // whole set, as GroupOf does.
 func (s *GroupSet) GroupOf(ctx context.Context, keyOrID string) (*GroupAnswer, error) {
+	if s.v != nil {
+		return GroupOf(ctx, s.v.src, s.v.snap.Policy.Digest, keyOrID, s.v.opts)
+	}
 	g := s.g
 	i := -1
 	if IsGroupID(keyOrID) {
@@ -247,6 +250,9 @@ type neighbourhood struct {
 	over      map[string]int       // sources of targets with more than maxShared
 	queue     []string
 	incoming  []string // keys whose relations point at the group
+	// pre holds rows already read (a batch of the full listing's, by
+	// key), which add takes instead of reading them again.
+	pre map[string][]ViewRow
 }
 
 // add reads key k and closes its component, with everything queued.
@@ -258,9 +264,12 @@ func (n *neighbourhood) add(keys ...string) error {
 		if _, ok := n.rows[k]; ok {
 			continue
 		}
-		rows, err := n.v.KeyRows(n.ctx, n.digest, k)
-		if err != nil {
-			return fmt.Errorf("query: view rows of key %q: %w", k, err)
+		rows, ok := n.pre[k]
+		if !ok {
+			var err error
+			if rows, err = n.v.KeyRows(n.ctx, n.digest, k); err != nil {
+				return fmt.Errorf("query: view rows of key %q: %w", k, err)
+			}
 		}
 		n.rows[k] = rows
 		if err := n.target(k); err != nil {
@@ -346,20 +355,28 @@ func neighbourhoodOf(ctx context.Context, vs ViewSource, snap *Snapshot, key str
 // groups sharing its evidence, the groups its relations point at and,
 // when the options mark groups for review, those pointing at it.
 func gather(ctx context.Context, vs ViewSource, snap *Snapshot, key string, opts GroupOptions) (*neighbourhood, *citationCache, error) {
+	return gatherKeys(ctx, vs, snap, []string{key}, nil, opts)
+}
+
+// gatherKeys reads the neighbourhood of the groups of several keys at
+// once, as gather does for one: pre holds the rows of keys already read.
+// With one key that no citation has, it returns after reading it.
+func gatherKeys(ctx context.Context, vs ViewSource, snap *Snapshot, keys []string, pre map[string][]ViewRow, opts GroupOptions) (*neighbourhood, *citationCache, error) {
 	norm, _ := snap.Normalizer()
 	n := &neighbourhood{ctx: ctx, v: vs, digest: snap.Policy.Digest, keyOf: keyOfFunc(norm), maxShared: opts.MaxShared,
-		rows: map[string][]ViewRow{}, targets: map[string]bool{}, over: map[string]int{}}
+		rows: map[string][]ViewRow{}, targets: map[string]bool{}, over: map[string]int{}, pre: pre}
 	if n.maxShared <= 0 {
 		n.maxShared = model.DefaultMaxShared
 	}
 	cits := &citationCache{ctx: ctx, v: vs, digest: n.digest, byID: map[string]*Citation{}}
-	// The group's own keys: the component of key.
-	if err := n.add(key); err != nil {
+	// The groups' own keys: the components of the keys.
+	if err := n.add(keys...); err != nil {
 		return nil, nil, err
 	}
-	if len(n.rows[key]) == 0 {
+	if len(keys) == 1 && len(n.rows[keys[0]]) == 0 {
 		return n, cits, nil
 	}
+	n.pre = nil
 	own := slices.Sorted(mapKeys(n.rows))
 	// The groups that share its evidence: every key of each of its content
 	// hashes, text digests and SimHash blocks (SimHashes within

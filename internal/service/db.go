@@ -84,16 +84,79 @@ func (d DB) Load(ctx context.Context, policy string) (*query.Snapshot, error) {
 // Groups finds the review groups of the database under policy, ready to
 // be written a group at a time (render.Groups).
 func (d DB) Groups(ctx context.Context, policy string, opts query.GroupOptions) (*query.GroupSet, error) {
+	set, done, err := d.GroupsFrom(ctx, policy, opts, GroupsScan)
+	if err == nil {
+		done()
+	}
+	return set, err
+}
+
+// GroupsRead says how GroupsFrom reads the database.
+type GroupsRead struct {
+	// View reads the groups from the database's grouping view of the
+	// policy, a batch of keys at a time (query.LoadGroupsFromView), when
+	// it keeps one this build can use: memory is then bounded by the
+	// batch, not by the database. Otherwise every citation is loaded
+	// (query.LoadGroups).
+	View bool
+	// Batch is the citations of a batch from the view, 0 for
+	// query.DefaultViewBatch.
+	Batch int
+	// ScanLimit, when View is set and positive, reads from the view only
+	// when the view holds more citations than ScanLimit: below it, the
+	// scan's memory is allowed for its speed.
+	ScanLimit int64
+}
+
+// GroupsScan loads every citation (query.LoadGroups).
+var GroupsScan = GroupsRead{}
+
+// GroupsFrom is Groups, read as how says. done closes the database, once
+// the set is written (a set read from a view reads the database while it
+// is written); it is nil on error.
+func (d DB) GroupsFrom(ctx context.Context, policy string, opts query.GroupOptions, how GroupsRead) (*query.GroupSet, func(), error) {
 	st, err := d.Open(true)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer st.Close()
-	set, err := query.LoadGroups(ctx, citestore.New(st), policy, opts)
+	cs := citestore.New(st)
+	var set *query.GroupSet
+	if how.View {
+		big := true
+		if how.ScanLimit > 0 {
+			big, err = viewRowsOver(ctx, cs, how.ScanLimit)
+		}
+		if err == nil && big {
+			set, err = query.LoadGroupsFromView(ctx, cs, policy, opts, how.Batch)
+		}
+	}
+	if err == nil && set == nil {
+		set, err = query.LoadGroups(ctx, cs, policy, opts)
+	}
 	if err != nil {
-		return nil, QueryError(err)
+		st.Close()
+		return nil, nil, QueryError(err)
 	}
-	return set, nil
+	if !set.FromView() {
+		st.Close()
+		return set, func() {}, nil
+	}
+	return set, func() { st.Close() }, nil
+}
+
+// viewRowsOver reports whether some complete grouping view of the
+// database holds more than n rows (one per citation).
+func viewRowsOver(ctx context.Context, cs *citestore.Store, n int64) (bool, error) {
+	infos, err := cs.Views(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, v := range infos {
+		if v.Complete && v.Rows > n {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // LineageRequest asks for the lineage of one citation (ID) or of every

@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -251,5 +252,52 @@ func TestIngestThenBackend(t *testing.T) {
 	defer g.Close()
 	if m, err := g.Count(); err != nil || m != n {
 		t.Errorf("after the conflict, Count = %d, %v, want %d", m, err, n)
+	}
+}
+
+// TestGroupsFrom: GroupsFrom reads the view when asked and the view holds
+// more citations than ScanLimit, scans otherwise, gives the same report
+// either way, and keeps the database open until done (the set read from
+// the view reads it while it is written).
+func TestGroupsFrom(t *testing.T) {
+	ctx := context.Background()
+	d := service.DB{Path: corpusDB(t)}
+	opts := query.GroupOptions{MinSize: 2, Review: true}
+	var want string
+	for _, tc := range []struct {
+		how  service.GroupsRead
+		view bool
+	}{
+		{service.GroupsScan, false},
+		{service.GroupsRead{View: true}, true},
+		{service.GroupsRead{View: true, Batch: 1}, true},
+		{service.GroupsRead{View: true, ScanLimit: 30}, true},  // 31 citations
+		{service.GroupsRead{View: true, ScanLimit: 31}, false}, // not more than the limit
+		{service.GroupsRead{View: true, ScanLimit: 1 << 40}, false},
+	} {
+		set, done, err := d.GroupsFrom(ctx, "", opts, tc.how)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if set.FromView() != tc.view {
+			t.Errorf("GroupsFrom(%+v): from the view %v, want %v", tc.how, set.FromView(), tc.view)
+		}
+		rep, err := set.Report(ctx)
+		done()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want == "" {
+			want = string(b)
+		} else if string(b) != want {
+			t.Errorf("GroupsFrom(%+v): the report differs from the scan's", tc.how)
+		}
+	}
+	if _, _, err := d.GroupsFrom(ctx, "nope@1", opts, service.GroupsRead{View: true}); service.Classify(err) != service.Usage {
+		t.Errorf("GroupsFrom(no such policy) = %v, kind %v, want usage", err, service.Classify(err))
 	}
 }

@@ -48,6 +48,10 @@ type Store struct {
 	// read again: opening a map of runs reads its list of runs, which a
 	// lineage from the view did for each of its dozens of postings.
 	maps map[string]viewMap
+	// passMapped, when positive, is the mapped pages of the file the
+	// view's reads keep (KeepMappedUnder).
+	passMapped int64
+	passReads  int // reads since the last look at the mapped pages
 }
 
 var _ store.Backend = (*Store)(nil)

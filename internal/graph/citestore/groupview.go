@@ -887,6 +887,7 @@ func (s *Store) viewRead(ctx context.Context, d string, fn func(b *graph.Bucket)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	s.passRead()
 	return s.within(func(r *graph.Reader) error {
 		b := r.View(d)
 		if b == nil || b.Get([]byte(viewComplete)) == nil {

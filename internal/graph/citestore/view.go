@@ -33,6 +33,50 @@ func (s *Store) View(ctx context.Context, fn func(store.Reader) error) error {
 	return inner
 }
 
+// Forget lets go of what the reads of a view (View, Within) kept: the
+// nodes, terms and citations read, which later reads on the view would
+// otherwise take again; and it gives back the pages of the file mapped
+// past the store's mapped limit. A pass over the whole database on one
+// view (the full listing of groups from a grouping view) calls it
+// between batches, so that its memory does not grow with the database.
+// Outside a view it does nothing.
+func (s *Store) Forget() {
+	if s.rd != nil {
+		s.rd.reset()
+	}
+	if s.r != nil {
+		s.r.LimitMapped(s.passMapped)
+	}
+}
+
+// KeepMappedUnder has the reads of a view (View, Within) keep at most
+// about limit bytes of the file mapped: Citations looks every
+// passLookEvery citations it reads, and Forget gives back what is past
+// it. The filters of the runs are spared up to three quarters of limit
+// (graph.Reader.LimitMapped): every lookup reads them. A pass over the
+// whole database reading citation after citation at random would
+// otherwise map the whole file (1.3 GB of resident memory at a million
+// citations).
+func (s *Store) KeepMappedUnder(limit int64) { s.passMapped = limit }
+
+// passLookEvery is how many reads (a citation, a lookup in the grouping
+// view) pass between two looks at the mapped pages when KeepMappedUnder
+// is set: a read maps a few dozen pages at most (Linux maps up to 16
+// around each fault).
+const passLookEvery = 64
+
+// passRead counts a read, and every passLookEvery keeps the mapped pages
+// under KeepMappedUnder's limit.
+func (s *Store) passRead() {
+	if s.passMapped <= 0 || s.r == nil {
+		return
+	}
+	if s.passReads++; s.passReads >= passLookEvery {
+		s.passReads = 0
+		s.r.LimitMapped(s.passMapped)
+	}
+}
+
 // reading runs fn with a Reader: the view's own, kept for the next call,
 // or one on a transaction of its own.
 func (s *Store) reading(ctx context.Context, fn func(*Reader) error) error {
@@ -90,6 +134,7 @@ func (s *Store) citations(ctx context.Context, policyDigest string, ids []string
 			}
 		}
 		for i, id := range ids {
+			s.passRead()
 			n, err := r.citationNode(id)
 			if err != nil {
 				return err

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/provgraph/provgraph/internal/service"
+)
+
+// TestGroupsRead: groups prints the same bytes whether it scans the
+// database or reads its grouping view a batch of keys at a time (batches
+// of one citation and of the default size), in every format and under
+// options whose thresholds bite; a bad --read is a usage error and prints
+// nothing.
+func TestGroupsRead(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "g.db")
+	if code, _, stderr := run(t, "ingest", "--db", db, "../../testdata/citations.jsonl"); code != 0 {
+		t.Fatalf("ingest: %d %s", code, stderr)
+	}
+	for _, args := range [][]string{
+		{"--format", "table"},
+		{"--format", "json", "--min-size", "1"},
+		{"--format", "csv", "--max-shared", "1"},
+		{"--format", "json", "--review-relations=false", "--verdict", "normalized-compare"},
+	} {
+		t.Setenv("PROVGRAPH_VIEW_BATCH", "")
+		code, want, stderr := run(t, append([]string{"groups", "--db", db, "--read", "scan"}, args...)...)
+		if code != 0 || want == "" {
+			t.Fatalf("groups --read scan %v: exit %d, %s", args, code, stderr)
+		}
+		for _, batch := range []string{"1", ""} {
+			t.Setenv("PROVGRAPH_VIEW_BATCH", batch)
+			for _, read := range []string{"view", "auto"} {
+				code, got, stderr := run(t, append([]string{"groups", "--db", db, "--read", read}, args...)...)
+				if code != 0 || got != want {
+					t.Errorf("groups --read %s %v (batch %q): exit %d, %s\n%s\nwant the scan's\n%s", read, args, batch, code, stderr, got, want)
+				}
+			}
+		}
+	}
+	code, out, stderr := run(t, "groups", "--db", db, "--read", "all")
+	if code != exitUsage || out != "" || !strings.Contains(stderr, `--read "all": want auto, scan or view`) {
+		t.Errorf("groups --read all: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+}
+
+// TestGroupsReadChoice: --read auto reads the view once the citations
+// would take more than --work-mem at groupsBytesPerCitation each; view
+// and scan are what they say; $PROVGRAPH_VIEW_BATCH sets the batch.
+func TestGroupsReadChoice(t *testing.T) {
+	t.Setenv("PROVGRAPH_VIEW_BATCH", "")
+	for _, tc := range []struct {
+		read    string
+		workMem int64
+		want    service.GroupsRead
+	}{
+		{"scan", 1 << 30, service.GroupsScan},
+		{"view", 1 << 30, service.GroupsRead{View: true}},
+		{"auto", 1 << 30, service.GroupsRead{View: true, ScanLimit: (1 << 30) / groupsBytesPerCitation}},
+		{"auto", 400 << 20, service.GroupsRead{View: true, ScanLimit: (400 << 20) / groupsBytesPerCitation}},
+	} {
+		got, err := groupsRead(tc.read, tc.workMem)
+		if err != nil || got != tc.want {
+			t.Errorf("groupsRead(%q, %d) = %+v, %v; want %+v", tc.read, tc.workMem, got, err, tc.want)
+		}
+	}
+	t.Setenv("PROVGRAPH_VIEW_BATCH", "7")
+	if got, _ := groupsRead("view", 0); got.Batch != 7 {
+		t.Errorf("PROVGRAPH_VIEW_BATCH=7: batch %d", got.Batch)
+	}
+}

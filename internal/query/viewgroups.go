@@ -1,0 +1,375 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"sync"
+
+	"github.com/provgraph/provgraph/internal/store"
+)
+
+// This file writes the full report from a grouping view, a batch of keys
+// at a time, in memory bounded by the batch instead of by the database
+// (LoadGroups holds every citation's facts: 280 to 400 bytes a
+// citation). The view's rows are read in key order (RowsAfter); each
+// batch of consecutive keys is grouped with its neighbourhood as GroupOf
+// groups one key (gatherKeys: the keys redirects join to them, the keys
+// sharing their content evidence, both ends of their relations), and
+// the groups whose smallest key is in the batch are written and counted.
+// Every such group is then the whole database's, as GroupOf's is
+// (TestGroupOfMatchesReport), so the report is LoadGroups' byte for byte
+// (TestViewGroupsMatchesReport). The price is reading each batch's
+// neighbourhood through the view's postings and each listed member's
+// citation by point reads, instead of one scan.
+
+// RowPager pages through a grouping view's rows in key order
+// (store.GroupView.RowsAfter).
+type RowPager interface {
+	RowsAfter(ctx context.Context, policyDigest string, after *store.RowPos, limit int) ([]ViewRow, error)
+}
+
+// forgetter is a read view that can let go of what its reads kept
+// (citestore.Store.Forget): a pass over a whole database calls it
+// between batches.
+type forgetter interface{ Forget() }
+
+// mappedKeeper is a read view that can keep the pages of the file it
+// maps under a limit as it reads (citestore.Store.KeepMappedUnder).
+type mappedKeeper interface{ KeepMappedUnder(limit int64) }
+
+// viewGroupsMapped is the mapped pages of the database file each read
+// view of the full listing keeps, at most about: its point reads probe
+// the filters of every run, which it spares up to three quarters of
+// this (at ten million citations the filters are 528 MiB).
+const viewGroupsMapped = 512 << 20
+
+// DefaultViewBatch is how many citations' rows a batch of the full
+// listing from a view holds, at least (a key's rows are never split).
+const DefaultViewBatch = 1024
+
+// viewPageRows is how many rows one RowsAfter call reads.
+const viewPageRows = 4096
+
+// viewGroups is a GroupSet read from a grouping view.
+type viewGroups struct {
+	src   Source
+	snap  *Snapshot
+	opts  GroupOptions
+	batch int
+}
+
+// LoadGroupsFromView returns the review groups of src under policy (as
+// LoadGroups takes it), to be written from src's grouping view of the
+// policy a batch of keys at a time (batch citations at least; 0 for
+// DefaultViewBatch), so that memory does not grow with the database. It
+// returns nil and no error when src keeps no view usable for the policy
+// (none, or one this build's normalization engine would key otherwise):
+// the caller then uses LoadGroups. Write reads src, which must stay open
+// until it returns. It reads; it never writes.
+func LoadGroupsFromView(ctx context.Context, src Source, policy string, opts GroupOptions, batch int) (*GroupSet, error) {
+	vs, ok := src.(ViewSource)
+	if !ok {
+		return nil, nil
+	}
+	if _, ok := src.(RowPager); !ok {
+		return nil, nil
+	}
+	snap, err := choose(ctx, vs, policy)
+	if err != nil {
+		return nil, err
+	}
+	if snap.Policy.Digest == "" {
+		return nil, nil
+	}
+	has, err := vs.HasView(ctx, snap.Policy.Digest)
+	if err != nil {
+		return nil, fmt.Errorf("query: grouping view of policy %s: %w", snap.Policy, err)
+	}
+	if _, nerr := snap.Normalizer(); !has || nerr != nil || snap.EngineChanged() {
+		return nil, nil
+	}
+	if batch <= 0 {
+		batch = DefaultViewBatch
+	}
+	return &GroupSet{v: &viewGroups{src: src, snap: snap, opts: opts, batch: batch}}, nil
+}
+
+// write is GroupSet.Write from the view. One goroutine pages through the
+// rows and cuts them into batches; a worker per core groups a batch at a
+// time, each on a read view of its own (store.Viewer), and the batches'
+// bytes are written in order. A database opened read-only cannot change
+// under the read views (writers wait for its lock), so they all read one
+// state.
+func (v *viewGroups) write(ctx context.Context, encode func(buf []byte, g *Group) []byte, write func([]byte) error) (*Report, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	nw := workers()
+	jobs := make(chan *viewBatch)
+	var wg sync.WaitGroup
+	for range nw {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := v.reading(ctx, func(vs ViewSource) error {
+				for b := range jobs {
+					b.done <- v.group(ctx, vs, b.rows, encode)
+					if f, ok := vs.(forgetter); ok {
+						f.Forget()
+					}
+				}
+				return nil
+			})
+			for b := range jobs { // the read view failed: every batch says so
+				b.done <- viewBatchResult{err: err}
+			}
+		}()
+	}
+	var rep *Report
+	err := v.reading(ctx, func(vs ViewSource) error {
+		var err error
+		rep, err = v.page(ctx, vs, jobs, nw, encode == nil, write)
+		return err
+	})
+	if err != nil {
+		cancel()
+	}
+	close(jobs)
+	wg.Wait()
+	if err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// reading runs fn on a read view of v.src when it gives one, with the
+// pages it maps kept under viewGroupsMapped.
+func (v *viewGroups) reading(ctx context.Context, fn func(ViewSource) error) error {
+	vr, ok := v.src.(store.Viewer)
+	if !ok {
+		return fn(v.src.(ViewSource))
+	}
+	return vr.View(ctx, func(r store.Reader) error {
+		in, ok := r.(ViewSource)
+		if !ok {
+			in = v.src.(ViewSource)
+		}
+		if k, ok := in.(mappedKeeper); ok {
+			k.KeepMappedUnder(viewGroupsMapped)
+		}
+		return fn(in)
+	})
+}
+
+// viewBatch is a batch of consecutive keys' rows, and where its result
+// goes.
+type viewBatch struct {
+	rows []ViewRow
+	done chan viewBatchResult // buffered: a worker never waits on it
+}
+
+// viewBatchResult is what a batch wrote: its groups' bytes (or, for a
+// whole report, its listed groups) and counts.
+type viewBatchResult struct {
+	buf    []byte
+	groups []*Group
+	counts map[string]int
+	err    error
+}
+
+// page reads vs's rows in order, hands the batches to the workers on
+// jobs and writes their results in order (collect: into the report); it
+// returns the rest of the report. At most 2*nw batches are out at once.
+func (v *viewGroups) page(ctx context.Context, vs ViewSource, jobs chan *viewBatch, nw int, collect bool, write func([]byte) error) (*Report, error) {
+	pager, ok := vs.(RowPager)
+	if !ok {
+		pager = v.src.(RowPager)
+	}
+	d := v.snap.Policy.Digest
+	incomplete := incompleteRuns(v.snap.Runs)
+	rep := &Report{Policy: v.snap.Policy, Groups: []*Group{}, Rejected: []RejectedURL{}, Missing: []string{}, IncompleteRuns: incomplete, Warnings: runWarnings(incomplete)}
+	counts := map[string]int{"citations": 0, "rejected": 0, "unnormalized": 0, "groups": 0}
+	var pending []*viewBatch
+	// take writes the oldest batch out.
+	take := func() error {
+		b := pending[0]
+		pending = pending[1:]
+		res := <-b.done
+		if res.err != nil {
+			return res.err
+		}
+		if collect {
+			rep.Groups = append(rep.Groups, res.groups...)
+		} else if len(res.buf) > 0 {
+			if err := write(res.buf); err != nil {
+				return err
+			}
+		}
+		for k, c := range res.counts {
+			switch k {
+			case "citations", "rejected", "unnormalized":
+			default:
+				counts[k] += c
+			}
+		}
+		return nil
+	}
+	send := func(rows []ViewRow) error {
+		b := &viewBatch{rows: rows, done: make(chan viewBatchResult, 1)}
+		select {
+		case jobs <- b:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		pending = append(pending, b)
+		if len(pending) >= 2*nw {
+			return take()
+		}
+		return nil
+	}
+	// The rejected and unnormalized citations come first (key ""), in
+	// citation id order, as the report lists them.
+	var unkeyed []ViewRow
+	flushUnkeyed := func() error {
+		if len(unkeyed) == 0 {
+			return nil
+		}
+		ids := make([]string, len(unkeyed))
+		for i, r := range unkeyed {
+			ids[i] = r.CitationID
+		}
+		cs, err := vs.Citations(ctx, d, ids)
+		if err != nil {
+			return fmt.Errorf("query: reading citations: %w", err)
+		}
+		for i, r := range unkeyed {
+			c := cs[i]
+			switch {
+			case c == nil:
+				return fmt.Errorf("query: the grouping view names citation %s, which the database does not hold (rebuild the view): %w", r.CitationID, store.ErrDamaged)
+			case r.State == store.RowUnnormalized:
+				rep.Missing = append(rep.Missing, c.ID)
+			case c.Norm == nil:
+				return fmt.Errorf("query: the grouping view has citation %s rejected, the database unnormalized (rebuild the view): %w", r.CitationID, store.ErrDamaged)
+			default:
+				rep.Rejected = append(rep.Rejected, RejectedURL{CitationID: c.ID, RawURL: c.Raw, Code: c.Norm.ErrorCode, Message: c.Norm.ErrorMessage})
+			}
+		}
+		unkeyed = unkeyed[:0]
+		if f, ok := vs.(forgetter); ok {
+			f.Forget()
+		}
+		return nil
+	}
+	var batch []ViewRow
+	var after *store.RowPos
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		page, err := pager.RowsAfter(ctx, d, after, viewPageRows)
+		if err != nil {
+			return nil, fmt.Errorf("query: rows of the grouping view of policy %s: %w", v.snap.Policy, err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		last := page[len(page)-1]
+		after = &store.RowPos{Key: last.Key, CitationID: last.CitationID}
+		for _, r := range page {
+			counts["citations"]++
+			if r.State != store.RowKeyed {
+				unkeyed = append(unkeyed, r)
+				if len(unkeyed) == viewPageRows {
+					if err := flushUnkeyed(); err != nil {
+						return nil, err
+					}
+				}
+				continue
+			}
+			if len(batch) >= v.batch && r.Key != batch[len(batch)-1].Key {
+				if err := send(batch); err != nil {
+					return nil, err
+				}
+				batch = nil
+			}
+			batch = append(batch, r)
+		}
+	}
+	if err := flushUnkeyed(); err != nil {
+		return nil, err
+	}
+	if len(batch) > 0 {
+		if err := send(batch); err != nil {
+			return nil, err
+		}
+	}
+	for len(pending) > 0 {
+		if err := take(); err != nil {
+			return nil, err
+		}
+	}
+	counts["rejected"], counts["unnormalized"] = len(rep.Rejected), len(rep.Missing)
+	rep.Counts = counts
+	return rep, nil
+}
+
+// group groups the keys of rows (consecutive keys of the view, each with
+// all its rows) with their neighbourhood, and returns the groups whose
+// smallest key is among them, encoded (or whole when encode is nil), and
+// their counts.
+func (v *viewGroups) group(ctx context.Context, vs ViewSource, rows []ViewRow, encode func(buf []byte, g *Group) []byte) viewBatchResult {
+	pre := map[string][]ViewRow{}
+	var keys []string
+	for i := 0; i < len(rows); {
+		j := i + 1
+		for j < len(rows) && rows[j].Key == rows[i].Key {
+			j++
+		}
+		keys = append(keys, rows[i].Key)
+		pre[rows[i].Key] = rows[i:j:j]
+		i = j
+	}
+	first, last := keys[0], keys[len(keys)-1]
+	n, cits, err := gatherKeys(ctx, vs, v.snap, keys, pre, v.opts)
+	if err != nil {
+		return viewBatchResult{err: err}
+	}
+	f, err := viewFacts(n, cits)
+	if err != nil {
+		return viewBatchResult{err: err}
+	}
+	g := newGrouping(f, v.snap, v.opts)
+	g.nw = 1 // a worker per core groups a batch each
+	g.emit = map[int32]bool{}
+	for i, gr := range g.groups {
+		if k := g.keys[gr.keys[0]]; first <= k && k <= last {
+			g.emit[int32(i)] = true
+		}
+	}
+	// The review marks of the groups written: their own relations, and
+	// those of the groups pointing at them (the incoming keys read).
+	g.reviewOnly = maps.Clone(g.emit)
+	for _, k := range n.incoming {
+		if ref, ok := g.keyIndex[k]; ok && g.groupOfKey[ref] >= 0 {
+			g.reviewOnly[g.groupOfKey[ref]] = true
+		}
+	}
+	var res viewBatchResult
+	var write func([]byte) error
+	if encode != nil {
+		write = func(p []byte) error {
+			res.buf = append(res.buf, p...)
+			return nil
+		}
+	}
+	rep, err := g.run(ctx, encode, write)
+	if err == nil {
+		err = cits.failed()
+	}
+	if err != nil {
+		return viewBatchResult{err: err}
+	}
+	res.groups, res.counts = rep.Groups, rep.Counts
+	return res
+}

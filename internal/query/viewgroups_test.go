@@ -1,0 +1,135 @@
+package query_test
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/graph/citestore"
+	"github.com/provgraph/provgraph/internal/ingest"
+	"github.com/provgraph/provgraph/internal/model"
+	"github.com/provgraph/provgraph/internal/normalize"
+	"github.com/provgraph/provgraph/internal/query"
+)
+
+// TestViewGroupsMatchesReport: the full report written from a grouping
+// view a batch of keys at a time (LoadGroupsFromView) is LoadGroups'
+// byte for byte as JSON, groups, rejected and unnormalized citations,
+// counts and warnings, through Report and through Write, on the corpus,
+// the corpus under host rules, synthetic data, synthetic data with
+// extractions and a store made so that each posting matters, under the
+// options TestGroupOfMatchesReport uses, with batches of one citation
+// (every group's neighbourhood crosses batches), a few and all.
+func TestViewGroupsMatchesReport(t *testing.T) {
+	ctx := context.Background()
+	stores := map[string]*graph.Store{
+		"corpus":           corpusStore(t, "default"),
+		"corpus, 2 rules":  corpusStore(t, "default", "testdata/hostrules.toml"),
+		"synthetic":        synthStore(t, 600),
+		"with extractions": extractedStore(t),
+		"thresholds":       thresholdStore(t),
+	}
+	options := []query.GroupOptions{
+		{},
+		{MinSize: 2, Review: true},
+		{MaxShared: 1, MinSize: 2, Review: true},
+		{MaxShared: 2},
+		{MinSize: 3, Verdict: model.VerdictNeedsContentCheck, Review: true},
+		{MaxShared: 2, MinSize: 2, Verdict: model.VerdictIdentityConfirmed, Review: true},
+	}
+	for sname, st := range stores {
+		cs := citestore.New(st)
+		pols, err := cs.Policies(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rawQuads := sname == "with extractions" || sname == "thresholds"
+		for _, p := range pols {
+			if has, err := cs.HasView(ctx, p.Digest); err != nil {
+				t.Fatal(err)
+			} else if !has || rawQuads {
+				if _, err := cs.RebuildView(ctx, p.Digest, 100, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		for _, opts := range options {
+			set, err := query.LoadGroups(ctx, cs, "", opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := set.Report(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantJSON := reportJSON(t, want)
+			wantStream, wantRest := streamed(t, set)
+			for _, batch := range []int{1, 3, 50, 0} {
+				vset, err := query.LoadGroupsFromView(ctx, cs, "", opts, batch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if vset == nil || !vset.FromView() {
+					t.Fatalf("%s: LoadGroupsFromView did not read the view", sname)
+				}
+				got, err := vset.Report(ctx)
+				if err != nil {
+					t.Fatalf("%s %+v batch %d: %v", sname, opts, batch, err)
+				}
+				if g := reportJSON(t, got); g != wantJSON {
+					t.Errorf("%s %+v batch %d: the report from the view differs:\n%.3000s\nwant\n%.3000s", sname, opts, batch, g, wantJSON)
+				}
+				if vset.Policy() != set.Policy() || len(vset.Warnings()) != len(set.Warnings()) {
+					t.Errorf("%s: policy %v and warnings %q, LoadGroups' %v and %q", sname, vset.Policy(), vset.Warnings(), set.Policy(), set.Warnings())
+				}
+				gotStream, gotRest := streamed(t, vset)
+				if gotStream != wantStream || gotRest != wantRest {
+					t.Errorf("%s %+v batch %d: Write from the view differs", sname, opts, batch)
+				}
+			}
+			t.Logf("%s %+v: %d groups listed, counts %v", sname, opts, len(want.Groups), want.Counts)
+		}
+	}
+}
+
+// TestViewGroupsWithoutView: a database keeping no view of the policy
+// gives no set from the view (the caller groups the whole database).
+func TestViewGroupsWithoutView(t *testing.T) {
+	ctx := context.Background()
+	st, err := graph.Open(filepath.Join(t.TempDir(), "q.db"), &graph.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := ingest.File(ctx, st, "testdata/corpus.jsonl", "corpus.jsonl", ingest.Options{Policy: normalize.Default(), NoView: true}); err != nil {
+		t.Fatal(err)
+	}
+	cs := citestore.New(st)
+	set, err := query.LoadGroupsFromView(ctx, cs, "", query.GroupOptions{}, 0)
+	if err != nil || set != nil {
+		t.Fatalf("LoadGroupsFromView without a view: %v, %v; want nil, nil", set, err)
+	}
+}
+
+// streamed writes set through Write, each group as JSON, and returns the
+// bytes written and the rest of the report as JSON.
+func streamed(t *testing.T, set *query.GroupSet) (string, string) {
+	t.Helper()
+	var out []byte
+	rest, err := set.Write(context.Background(), func(buf []byte, g *query.Group) []byte {
+		b, err := json.Marshal(g)
+		if err != nil {
+			panic(err)
+		}
+		return append(append(buf, b...), '\n')
+	}, func(p []byte) error {
+		out = append(out, p...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out), reportJSON(t, rest)
+}
