@@ -120,7 +120,9 @@ is bounded by the batch whatever the size of the database; it is several
 times slower, as each listed member is read on its own. "auto" (the
 default) reads the view when the database keeps one of the policy and
 its citations would take more than --work-mem at 400 bytes each (half of
-the machine's memory when --work-mem is not set). Without a usable view
+the machine's memory when --work-mem is not set). Reading the view, it
+holds a few hundred MB of heap and keeps half of --work-mem of the
+database file mapped (between 256 MiB and 1 GiB). Without a usable view
 (none, or one made by another normalization engine) every mode scans.
 The output is the same byte for byte.
 
@@ -304,22 +306,36 @@ func runOneGroup(cmd *cobra.Command, o groupsOptions, opts query.GroupOptions, s
 }
 
 // groupsRead checks --read and says how groups reads the database.
+// workMem is --work-mem (0: not set).
 func groupsRead(read string, workMem int64) (service.GroupsRead, error) {
+	if workMem <= 0 {
+		workMem = memoryLimit() / 2
+	}
+	view := service.GroupsRead{View: true, Batch: groupsViewBatch(), Mapped: groupsViewMapped(workMem)}
 	switch read {
 	case "scan":
 		return service.GroupsScan, nil
 	case "view":
-		return service.GroupsRead{View: true, Batch: groupsViewBatch()}, nil
+		return view, nil
 	case "auto":
-		if workMem <= 0 {
-			workMem = memoryLimit() / 2
-		}
 		if workMem <= 0 {
 			return service.GroupsScan, nil
 		}
-		return service.GroupsRead{View: true, Batch: groupsViewBatch(), ScanLimit: workMem / groupsBytesPerCitation}, nil
+		view.ScanLimit = workMem / groupsBytesPerCitation
+		return view, nil
 	}
 	return service.GroupsRead{}, usagef("--read %q: want auto, scan or view", read)
+}
+
+// groupsViewMapped is how much of the file groups keeps mapped when it
+// reads the view: half the working memory, between 256 MiB and
+// query.DefaultViewMapped (0, the default, when the working memory is
+// not known).
+func groupsViewMapped(workMem int64) int64 {
+	if workMem <= 0 {
+		return 0
+	}
+	return min(max(workMem/2, 256<<20), query.DefaultViewMapped)
 }
 
 // groupsViewBatch is the citations of a batch read from the view:

@@ -47,7 +47,9 @@ func TestGroupsRead(t *testing.T) {
 
 // TestGroupsReadChoice: --read auto reads the view once the citations
 // would take more than --work-mem at groupsBytesPerCitation each; view
-// and scan are what they say; $PROVGRAPH_VIEW_BATCH sets the batch.
+// and scan are what they say; a read of the view keeps half of --work-mem
+// of the file mapped, between 256 MiB and 1 GiB; $PROVGRAPH_VIEW_BATCH
+// sets the batch.
 func TestGroupsReadChoice(t *testing.T) {
 	t.Setenv("PROVGRAPH_VIEW_BATCH", "")
 	for _, tc := range []struct {
@@ -56,9 +58,10 @@ func TestGroupsReadChoice(t *testing.T) {
 		want    service.GroupsRead
 	}{
 		{"scan", 1 << 30, service.GroupsScan},
-		{"view", 1 << 30, service.GroupsRead{View: true}},
-		{"auto", 1 << 30, service.GroupsRead{View: true, ScanLimit: (1 << 30) / groupsBytesPerCitation}},
-		{"auto", 400 << 20, service.GroupsRead{View: true, ScanLimit: (400 << 20) / groupsBytesPerCitation}},
+		{"view", 1 << 30, service.GroupsRead{View: true, Mapped: 512 << 20}},
+		{"view", 100 << 20, service.GroupsRead{View: true, Mapped: 256 << 20}},
+		{"auto", 1 << 30, service.GroupsRead{View: true, Mapped: 512 << 20, ScanLimit: (1 << 30) / groupsBytesPerCitation}},
+		{"auto", 8 << 30, service.GroupsRead{View: true, Mapped: 1 << 30, ScanLimit: (8 << 30) / groupsBytesPerCitation}},
 	} {
 		got, err := groupsRead(tc.read, tc.workMem)
 		if err != nil || got != tc.want {

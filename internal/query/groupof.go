@@ -454,9 +454,12 @@ type citationCache struct {
 	// what relations are made of: for a lineage, which builds a group
 	// for its relations only.
 	lean memberLookup
-	mu   sync.Mutex
-	byID map[string]*Citation
-	err  error
+	// shown, when set, reads the citations as a listed group shows them:
+	// for the full listing from a grouping view.
+	shown shownLookup
+	mu    sync.Mutex
+	byID  map[string]*Citation
+	err   error
 }
 
 func (c *citationCache) get(ids []string) ([]*Citation, error) {
@@ -471,9 +474,12 @@ func (c *citationCache) get(ids []string) ([]*Citation, error) {
 	if len(missing) > 0 {
 		var cs []*Citation
 		var err error
-		if c.lean != nil {
+		switch {
+		case c.lean != nil:
 			cs, err = c.lean.Members(c.ctx, c.digest, missing)
-		} else {
+		case c.shown != nil:
+			cs, err = c.shown.Shown(c.ctx, c.digest, missing)
+		default:
 			cs, err = c.v.Citations(c.ctx, c.digest, missing)
 		}
 		if err != nil {

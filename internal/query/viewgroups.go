@@ -34,15 +34,37 @@ type RowPager interface {
 // between batches.
 type forgetter interface{ Forget() }
 
+// shownLookup reads citations as a listed group shows them
+// (citestore.Store.Shown): only what the listing is made of. A backend
+// without it is read with Citations.
+type shownLookup interface {
+	Shown(ctx context.Context, policyDigest string, ids []string) ([]*Citation, error)
+}
+
 // mappedKeeper is a read view that can keep the pages of the file it
 // maps under a limit as it reads (citestore.Store.KeepMappedUnder).
 type mappedKeeper interface{ KeepMappedUnder(limit int64) }
 
-// viewGroupsMapped is the mapped pages of the database file each read
-// view of the full listing keeps, at most about: its point reads probe
-// the filters of every run, which it spares up to three quarters of
-// this (at ten million citations the filters are 528 MiB).
-const viewGroupsMapped = 512 << 20
+// DefaultViewMapped is how much of the database file the full listing
+// from a view keeps mapped, at most about (ViewRead.Mapped). Its point
+// reads probe the filters of every run, which it spares up to three
+// quarters of this (at ten million citations the filters are 528 MiB);
+// the rest is the pages it read last. Less makes it read pages again: at
+// a million citations, 512 MiB cost a quarter of its CPU time in
+// releasing pages and faulting them in again.
+const DefaultViewMapped = 1 << 30
+
+// ViewRead is how LoadGroupsFromView reads: its memory is about the
+// batch's neighbourhood and citations (some 300 to 500 MB of heap at
+// the default batch) and Mapped.
+type ViewRead struct {
+	// Batch is the citations of a batch, at least (a key's rows are
+	// never split); 0 for DefaultViewBatch.
+	Batch int
+	// Mapped is the bytes of the file the reads keep mapped, about; 0
+	// for DefaultViewMapped.
+	Mapped int64
+}
 
 // DefaultViewBatch is how many citations' rows a batch of the full
 // listing from a view holds, at least (a key's rows are never split).
@@ -53,21 +75,22 @@ const viewPageRows = 4096
 
 // viewGroups is a GroupSet read from a grouping view.
 type viewGroups struct {
-	src   Source
-	snap  *Snapshot
-	opts  GroupOptions
-	batch int
+	src    Source
+	snap   *Snapshot
+	opts   GroupOptions
+	batch  int
+	mapped int64
 }
 
 // LoadGroupsFromView returns the review groups of src under policy (as
 // LoadGroups takes it), to be written from src's grouping view of the
-// policy a batch of keys at a time (batch citations at least; 0 for
-// DefaultViewBatch), so that memory does not grow with the database. It
+// policy a batch of keys at a time (ViewRead), so that memory does not
+// grow with the database. It
 // returns nil and no error when src keeps no view usable for the policy
 // (none, or one this build's normalization engine would key otherwise):
 // the caller then uses LoadGroups. Write reads src, which must stay open
 // until it returns. It reads; it never writes.
-func LoadGroupsFromView(ctx context.Context, src Source, policy string, opts GroupOptions, batch int) (*GroupSet, error) {
+func LoadGroupsFromView(ctx context.Context, src Source, policy string, opts GroupOptions, how ViewRead) (*GroupSet, error) {
 	vs, ok := src.(ViewSource)
 	if !ok {
 		return nil, nil
@@ -89,10 +112,13 @@ func LoadGroupsFromView(ctx context.Context, src Source, policy string, opts Gro
 	if _, nerr := snap.Normalizer(); !has || nerr != nil || snap.EngineChanged() {
 		return nil, nil
 	}
-	if batch <= 0 {
-		batch = DefaultViewBatch
+	if how.Batch <= 0 {
+		how.Batch = DefaultViewBatch
 	}
-	return &GroupSet{v: &viewGroups{src: src, snap: snap, opts: opts, batch: batch}}, nil
+	if how.Mapped <= 0 {
+		how.Mapped = DefaultViewMapped
+	}
+	return &GroupSet{v: &viewGroups{src: src, snap: snap, opts: opts, batch: how.Batch, mapped: how.Mapped}}, nil
 }
 
 // write is GroupSet.Write from the view. One goroutine pages through the
@@ -107,6 +133,14 @@ func (v *viewGroups) write(ctx context.Context, encode func(buf []byte, g *Group
 	nw := workers()
 	jobs := make(chan *viewBatch)
 	var wg sync.WaitGroup
+	// Deferred, so that the workers end, and their read views with them,
+	// however page returns (a panic included: a read view left open
+	// would keep the database from closing).
+	defer func() {
+		cancel()
+		close(jobs)
+		wg.Wait()
+	}()
 	for range nw {
 		wg.Add(1)
 		go func() {
@@ -132,18 +166,13 @@ func (v *viewGroups) write(ctx context.Context, encode func(buf []byte, g *Group
 		return err
 	})
 	if err != nil {
-		cancel()
-	}
-	close(jobs)
-	wg.Wait()
-	if err != nil {
 		return nil, err
 	}
 	return rep, nil
 }
 
 // reading runs fn on a read view of v.src when it gives one, with the
-// pages it maps kept under viewGroupsMapped.
+// pages it maps kept under v.mapped.
 func (v *viewGroups) reading(ctx context.Context, fn func(ViewSource) error) error {
 	vr, ok := v.src.(store.Viewer)
 	if !ok {
@@ -155,7 +184,7 @@ func (v *viewGroups) reading(ctx context.Context, fn func(ViewSource) error) err
 			in = v.src.(ViewSource)
 		}
 		if k, ok := in.(mappedKeeper); ok {
-			k.KeepMappedUnder(viewGroupsMapped)
+			k.KeepMappedUnder(v.mapped)
 		}
 		return fn(in)
 	})
@@ -238,7 +267,11 @@ func (v *viewGroups) page(ctx context.Context, vs ViewSource, jobs chan *viewBat
 		for i, r := range unkeyed {
 			ids[i] = r.CitationID
 		}
-		cs, err := vs.Citations(ctx, d, ids)
+		read := vs.Citations
+		if sl, ok := vs.(shownLookup); ok {
+			read = sl.Shown
+		}
+		cs, err := read(ctx, d, ids)
 		if err != nil {
 			return fmt.Errorf("query: reading citations: %w", err)
 		}
@@ -334,6 +367,9 @@ func (v *viewGroups) group(ctx context.Context, vs ViewSource, rows []ViewRow, e
 	n, cits, err := gatherKeys(ctx, vs, v.snap, keys, pre, v.opts)
 	if err != nil {
 		return viewBatchResult{err: err}
+	}
+	if sl, ok := vs.(shownLookup); ok {
+		cits.shown = sl
 	}
 	f, err := viewFacts(n, cits)
 	if err != nil {

@@ -67,7 +67,7 @@ func TestViewGroupsMatchesReport(t *testing.T) {
 			wantJSON := reportJSON(t, want)
 			wantStream, wantRest := streamed(t, set)
 			for _, batch := range []int{1, 3, 50, 0} {
-				vset, err := query.LoadGroupsFromView(ctx, cs, "", opts, batch)
+				vset, err := query.LoadGroupsFromView(ctx, cs, "", opts, query.ViewRead{Batch: batch})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -107,7 +107,7 @@ func TestViewGroupsWithoutView(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs := citestore.New(st)
-	set, err := query.LoadGroupsFromView(ctx, cs, "", query.GroupOptions{}, 0)
+	set, err := query.LoadGroupsFromView(ctx, cs, "", query.GroupOptions{}, query.ViewRead{})
 	if err != nil || set != nil {
 		t.Fatalf("LoadGroupsFromView without a view: %v, %v; want nil, nil", set, err)
 	}

@@ -99,9 +99,10 @@ type GroupsRead struct {
 	// batch, not by the database. Otherwise every citation is loaded
 	// (query.LoadGroups).
 	View bool
-	// Batch is the citations of a batch from the view, 0 for
-	// query.DefaultViewBatch.
-	Batch int
+	// Batch and Mapped are the citations of a batch from the view and
+	// the bytes of the file its reads keep mapped (query.ViewRead).
+	Batch  int
+	Mapped int64
 	// ScanLimit, when View is set and positive, reads from the view only
 	// when the view holds more citations than ScanLimit: below it, the
 	// scan's memory is allowed for its speed.
@@ -127,7 +128,7 @@ func (d DB) GroupsFrom(ctx context.Context, policy string, opts query.GroupOptio
 			big, err = viewRowsOver(ctx, cs, how.ScanLimit)
 		}
 		if err == nil && big {
-			set, err = query.LoadGroupsFromView(ctx, cs, policy, opts, how.Batch)
+			set, err = query.LoadGroupsFromView(ctx, cs, policy, opts, query.ViewRead{Batch: how.Batch, Mapped: how.Mapped})
 		}
 	}
 	if err == nil && set == nil {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -60,9 +61,9 @@ type Reader struct {
 	// in holds, for the nodes whose incoming links were read (readIn), the
 	// IRI subjects linking to each by predicate: Subjects answers from it.
 	in map[string]map[string][]string
-	// leanRead is set while Member builds a citation: One leaves the
-	// literals of leanSkip undecoded.
-	leanRead bool
+	// skip, while Member or Shown builds a citation, is the literals One
+	// leaves undecoded (leanSkip, shownSkip).
+	skip map[string]bool
 	// win, when set (SetWindow), answers the reads of the nodes it
 	// holds, and their terms, in place of point lookups.
 	win *window
@@ -108,7 +109,7 @@ func (r *Reader) reset() {
 	clear(r.idOf)
 	clear(r.terms)
 	clear(r.in)
-	r.slab, r.pairs, r.polList, r.err, r.leanRead = nil, r.pairs[:0], nil, nil, false
+	r.slab, r.pairs, r.polList, r.err, r.skip = nil, r.pairs[:0], nil, nil, nil
 	if r.win != nil {
 		r.win.lo, r.win.hi = 0, 0
 	}
@@ -273,7 +274,7 @@ func (r *Reader) first(pred, n string) (graph.ID, bool) {
 
 // One is the first value of (n, pred) among the nodes read, "" for none.
 func (r *Reader) One(pred, n string) string {
-	if r.leanRead && leanSkip[pred] {
+	if r.skip != nil && r.skip[pred] {
 		return ""
 	}
 	if id, ok := r.first(pred, n); ok {
@@ -457,13 +458,52 @@ func (r *Reader) Citation(n string, pol store.PolicyRef) (*store.Citation, error
 	if c := r.cits[n]; c != nil {
 		return c, nil
 	}
-	c, err := r.citation(n, pol, false)
+	c, err := r.citation(n, pol, readWhole)
 	if err != nil {
 		return nil, err
 	}
 	r.cits[n] = c
 	return c, nil
 }
+
+// shownSkip are the literals a Shown read does not decode: leanSkip's
+// but the base URL (its key node is found by it) and the step log (the
+// reasons name its rules).
+var shownSkip = func() map[string]bool {
+	m := maps.Clone(leanSkip)
+	delete(m, vocab.BaseURL)
+	delete(m, vocab.Steps)
+	return m
+}()
+
+// Shown reads the citation node n with what a listed group shows of a
+// member, and what its reasons, passage check and relations are made of,
+// as a scan's lean load builds it for the full listing: not its answer,
+// engine, question, observation time, position, hop details or the other
+// literals of shownSkip; the step log as its rules only (not parsed);
+// Under is left empty. Its comparison key is read as the node ingest
+// mints for it (a read of the node) before it is looked for among what
+// the normalization generated (a lookup in every run of POS). The full
+// listing from a grouping view reads every listed member so. It is not
+// kept: the listing reads each citation once.
+func (r *Reader) Shown(n string, pol store.PolicyRef) (*store.Citation, error) {
+	if c := r.cits[n]; c != nil {
+		return c, nil
+	}
+	r.skip = shownSkip
+	c, err := r.citation(n, pol, readShown)
+	r.skip = nil
+	return c, err
+}
+
+// readMode is how much of a citation citation builds.
+type readMode int
+
+const (
+	readWhole readMode = iota // Citation
+	readLean                  // Member
+	readShown                 // Shown
+)
 
 // Member reads the citation node n with what the review group of a
 // lineage needs of the other citations in its neighbourhood: its id, raw
@@ -482,9 +522,9 @@ func (r *Reader) Member(n string, pol store.PolicyRef) (*store.Citation, error) 
 	if c := r.lean[n]; c != nil {
 		return c, nil
 	}
-	r.leanRead = true
-	c, err := r.citation(n, pol, true)
-	r.leanRead = false
+	r.skip = leanSkip
+	c, err := r.citation(n, pol, readLean)
+	r.skip = nil
 	if err != nil {
 		return nil, err
 	}
@@ -492,8 +532,10 @@ func (r *Reader) Member(n string, pol store.PolicyRef) (*store.Citation, error) 
 	return c, nil
 }
 
-// citation builds the citation node n, whole or lean (Member).
-func (r *Reader) citation(n string, pol store.PolicyRef, lean bool) (*store.Citation, error) {
+// citation builds the citation node n, whole, lean (Member) or as shown
+// (Shown).
+func (r *Reader) citation(n string, pol store.PolicyRef, mode readMode) (*store.Citation, error) {
+	lean, whole := mode == readLean, mode == readWhole
 	if err := r.Node(n); err != nil {
 		return nil, err
 	}
@@ -502,7 +544,7 @@ func (r *Reader) citation(n string, pol store.PolicyRef, lean bool) (*store.Cita
 		ObservedAt: r.One(vocab.ObservedAt, n), Position: r.One(vocab.Position, n),
 		Question: r.One(vocab.Question, n), BaseURL: r.One(vocab.BaseURL, n),
 	}
-	if ans := r.One(vocab.InAnswer, n); ans != "" && !lean {
+	if ans := r.One(vocab.InAnswer, n); ans != "" && whole {
 		if err := r.Node(ans); err != nil {
 			return nil, err
 		}
@@ -531,25 +573,23 @@ func (r *Reader) citation(n string, pol store.PolicyRef, lean bool) (*store.Cita
 			return nil, err
 		}
 		plan := r.One(vocab.ProvHadPlan, assoc)
-		if p, ok := r.pols[plan]; ok && !lean {
+		if p, ok := r.pols[plan]; ok && whole {
 			r.under[n] = append(r.under[n], p.String())
 		}
 		if plan == "" || plan != pol.Node {
 			continue
 		}
-		key, err := r.Generated(nrm, vocab.ComparisonKey)
+		k, err := r.keyOf(nrm, c, pol, mode)
 		if err != nil {
 			return nil, err
 		}
-		k := ""
-		if len(key) > 0 {
-			k = key[0]
-		}
-		c.Norm = buildNormalization(iriNodes{r}, nrm, k, &pol, normOptions[string]{steps: !lean})
+		c.Norm = buildNormalization(iriNodes{r}, nrm, k, &pol, normOptions[string]{steps: whole})
 	}
 	var checks []string
 	if !lean {
-		slices.Sort(r.under[n])
+		if whole {
+			slices.Sort(r.under[n])
+		}
 		var err error
 		if checks, err = r.Subjects(vocab.CheckOf, graph.IRI(n)); err != nil {
 			return nil, err
@@ -628,6 +668,29 @@ func (r *Reader) citation(n string, pol store.PolicyRef, lean bool) (*store.Cita
 		return nil, r.err
 	}
 	return c, nil
+}
+
+// keyOf returns the comparison key node the normalization nrm of c
+// generated ("" for none). A Shown read tries the node ingest mints for
+// it from c's raw and base URLs and the policy (citestore's mapper)
+// first, a read of that node: it is the key when it is a comparison key
+// generated by nrm. Otherwise, and for the other reads, the key is the
+// first of what nrm generated, found by a lookup in POS.
+func (r *Reader) keyOf(nrm string, c *store.Citation, pol store.PolicyRef, mode readMode) (string, error) {
+	if mode == readShown && pol.Digest != "" {
+		k := Mint("key", c.Raw, c.BaseURL, pol.Digest).Value
+		if err := r.Node(k); err != nil {
+			return "", err
+		}
+		if r.Is(k, vocab.ComparisonKey) && r.has(k, vocab.ProvWasGeneratedBy, r.iriID(nrm)) {
+			return k, nil
+		}
+	}
+	key, err := r.Generated(nrm, vocab.ComparisonKey)
+	if err != nil || len(key) == 0 {
+		return "", err
+	}
+	return key[0], nil
 }
 
 // Generated returns the nodes of the given class that prov:wasGeneratedBy

@@ -119,6 +119,13 @@ func (s *Store) Members(ctx context.Context, policyDigest string, ids []string) 
 	return s.citations(ctx, policyDigest, ids, (*Reader).Member)
 }
 
+// Shown returns the citations with the given ids as a listed group shows
+// them (Reader.Shown): what the full listing of groups from a grouping
+// view reads of every member.
+func (s *Store) Shown(ctx context.Context, policyDigest string, ids []string) ([]*store.Citation, error) {
+	return s.citations(ctx, policyDigest, ids, (*Reader).Shown)
+}
+
 // citations reads the citations with the given ids with read.
 func (s *Store) citations(ctx context.Context, policyDigest string, ids []string, read func(*Reader, string, store.PolicyRef) (*store.Citation, error)) ([]*store.Citation, error) {
 	out := make([]*store.Citation, len(ids))
