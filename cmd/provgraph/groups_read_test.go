@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -39,6 +41,34 @@ func TestGroupsRead(t *testing.T) {
 			}
 		}
 	}
+	// auto with a working memory too small for the citations (60 of them
+	// here, four answers' worth of each) reads the view, and says so; with
+	// room for them it scans, and says nothing.
+	in, err := os.ReadFile("../../testdata/citations.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var more []byte
+	for k := range 4 {
+		more = append(more, strings.ReplaceAll(string(in), `"citation_id":"`, fmt.Sprintf(`"citation_id":"copy%d-`, k))...)
+	}
+	big := filepath.Join(t.TempDir(), "more.jsonl")
+	if err := os.WriteFile(big, more, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bigDB := filepath.Join(t.TempDir(), "big.db")
+	if code, _, stderr := run(t, "ingest", "--db", bigDB, big); code != 0 {
+		t.Fatalf("ingest: %d %s", code, stderr)
+	}
+	_, want, _ := run(t, "groups", "--db", bigDB, "--read", "scan")
+	code, got, stderr := run(t, "groups", "--db", bigDB, "--read", "auto", "--work-mem", "16KiB")
+	if code != 0 || got != want || !strings.Contains(stderr, "note: more than 40 citations") {
+		t.Errorf("groups --read auto --work-mem 16KiB: exit %d, stderr %q, the same output %v", code, stderr, got == want)
+	}
+	code, got, stderr = run(t, "groups", "--db", bigDB, "--read", "auto", "--work-mem", "1MiB")
+	if code != 0 || got != want || stderr != "" {
+		t.Errorf("groups --read auto --work-mem 1MiB: exit %d, stderr %q, the same output %v", code, stderr, got == want)
+	}
 	code, out, stderr := run(t, "groups", "--db", db, "--read", "all")
 	if code != exitUsage || out != "" || !strings.Contains(stderr, `--read "all": want auto, scan or view`) {
 		t.Errorf("groups --read all: exit %d, stdout %q, stderr %q", code, out, stderr)
@@ -48,8 +78,8 @@ func TestGroupsRead(t *testing.T) {
 // TestGroupsReadChoice: --read auto reads the view once the citations
 // would take more than --work-mem at groupsBytesPerCitation each; view
 // and scan are what they say; a read of the view keeps half of --work-mem
-// of the file mapped, between 256 MiB and 1 GiB; $PROVGRAPH_VIEW_BATCH
-// sets the batch.
+// of the file mapped, between 256 MiB and 1 GiB (the default, 0, without
+// --work-mem); $PROVGRAPH_VIEW_BATCH sets the batch.
 func TestGroupsReadChoice(t *testing.T) {
 	t.Setenv("PROVGRAPH_VIEW_BATCH", "")
 	for _, tc := range []struct {
@@ -58,6 +88,7 @@ func TestGroupsReadChoice(t *testing.T) {
 		want    service.GroupsRead
 	}{
 		{"scan", 1 << 30, service.GroupsScan},
+		{"view", 0, service.GroupsRead{View: true}},
 		{"view", 1 << 30, service.GroupsRead{View: true, Mapped: 512 << 20}},
 		{"view", 100 << 20, service.GroupsRead{View: true, Mapped: 256 << 20}},
 		{"auto", 1 << 30, service.GroupsRead{View: true, Mapped: 512 << 20, ScanLimit: (1 << 30) / groupsBytesPerCitation}},
