@@ -11,7 +11,8 @@
 // the review queue (BuildRecords, RefreshRecords) are read from a grouping
 // view kept at ingest (GroupView) when the database keeps one: the engine
 // runs on the group's neighbourhood alone (docs/SCALE.md, "The query
-// side").
+// side"); so can the full listing, a batch of keys at a time, in memory
+// that does not grow with the database (LoadGroupsFromView).
 //
 // A new query over stored citations starts here; how a result is printed
 // is not query's (cmd/provgraph, or the rendering package, writes it).

@@ -72,7 +72,11 @@
 //     medians of 4 interleaved runs against the build in which query read
 //     the term ids itself) groups takes 9.2 s of CPU for the table (9.4
 //     before) and 9.8 s for JSON (9.5), stats 10.7 s (10.9), with output
-//     identical byte for byte.
+//     identical byte for byte. query.LoadGroupsFromView (groups
+//     --read view) reads the GroupView's rows in key order instead
+//     (RowsAfter), each batch's neighbourhood through the postings and
+//     its listed members by Lookup.Citations, or citestore's Shown,
+//     which reads only what the listing shows.
 //   - query's lineage (LineageOf, LineagesOf, LineageOfURL) takes a
 //     store.Reader and reads on one view of it (Viewer; citestore's is
 //     one read transaction with one node cache): which citations to read
