@@ -147,7 +147,11 @@ func (v *viewGroups) write(ctx context.Context, encode func(buf []byte, g *Group
 			defer wg.Done()
 			err := v.reading(ctx, func(vs ViewSource) error {
 				for b := range jobs {
-					b.done <- v.group(ctx, vs, b.rows, encode)
+					if b.unkeyed {
+						b.done <- v.unkeyed(ctx, vs, b.rows)
+					} else {
+						b.done <- v.group(ctx, vs, b.rows, encode)
+					}
 					if f, ok := vs.(forgetter); ok {
 						f.Forget()
 					}
@@ -194,16 +198,21 @@ func (v *viewGroups) reading(ctx context.Context, fn func(ViewSource) error) err
 // goes.
 type viewBatch struct {
 	rows []ViewRow
-	done chan viewBatchResult // buffered: a worker never waits on it
+	// unkeyed: the rows are of rejected and unnormalized citations,
+	// which are listed, not grouped.
+	unkeyed bool
+	done    chan viewBatchResult // buffered: a worker never waits on it
 }
 
 // viewBatchResult is what a batch wrote: its groups' bytes (or, for a
 // whole report, its listed groups) and counts.
 type viewBatchResult struct {
-	buf    []byte
-	groups []*Group
-	counts map[string]int
-	err    error
+	buf      []byte
+	groups   []*Group
+	counts   map[string]int
+	rejected []RejectedURL
+	missing  []string
+	err      error
 }
 
 // page reads vs's rows in order, hands the batches to the workers on
@@ -227,6 +236,8 @@ func (v *viewGroups) page(ctx context.Context, vs ViewSource, jobs chan *viewBat
 		if res.err != nil {
 			return res.err
 		}
+		rep.Rejected = append(rep.Rejected, res.rejected...)
+		rep.Missing = append(rep.Missing, res.missing...)
 		if collect {
 			rep.Groups = append(rep.Groups, res.groups...)
 		} else if len(res.buf) > 0 {
@@ -243,8 +254,8 @@ func (v *viewGroups) page(ctx context.Context, vs ViewSource, jobs chan *viewBat
 		}
 		return nil
 	}
-	send := func(rows []ViewRow) error {
-		b := &viewBatch{rows: rows, done: make(chan viewBatchResult, 1)}
+	send := func(rows []ViewRow, unkeyed bool) error {
+		b := &viewBatch{rows: rows, unkeyed: unkeyed, done: make(chan viewBatchResult, 1)}
 		select {
 		case jobs <- b:
 		case <-ctx.Done():
@@ -263,36 +274,9 @@ func (v *viewGroups) page(ctx context.Context, vs ViewSource, jobs chan *viewBat
 		if len(unkeyed) == 0 {
 			return nil
 		}
-		ids := make([]string, len(unkeyed))
-		for i, r := range unkeyed {
-			ids[i] = r.CitationID
-		}
-		read := vs.Citations
-		if sl, ok := vs.(shownLookup); ok {
-			read = sl.Shown
-		}
-		cs, err := read(ctx, d, ids)
-		if err != nil {
-			return fmt.Errorf("query: reading citations: %w", err)
-		}
-		for i, r := range unkeyed {
-			c := cs[i]
-			switch {
-			case c == nil:
-				return fmt.Errorf("query: the grouping view names citation %s, which the database does not hold (rebuild the view): %w", r.CitationID, store.ErrDamaged)
-			case r.State == store.RowUnnormalized:
-				rep.Missing = append(rep.Missing, c.ID)
-			case c.Norm == nil:
-				return fmt.Errorf("query: the grouping view has citation %s rejected, the database unnormalized (rebuild the view): %w", r.CitationID, store.ErrDamaged)
-			default:
-				rep.Rejected = append(rep.Rejected, RejectedURL{CitationID: c.ID, RawURL: c.Raw, Code: c.Norm.ErrorCode, Message: c.Norm.ErrorMessage})
-			}
-		}
-		unkeyed = unkeyed[:0]
-		if f, ok := vs.(forgetter); ok {
-			f.Forget()
-		}
-		return nil
+		err := send(unkeyed, true)
+		unkeyed = nil
+		return err
 	}
 	var batch []ViewRow
 	var after *store.RowPos
@@ -321,7 +305,7 @@ func (v *viewGroups) page(ctx context.Context, vs ViewSource, jobs chan *viewBat
 				continue
 			}
 			if len(batch) >= v.batch && r.Key != batch[len(batch)-1].Key {
-				if err := send(batch); err != nil {
+				if err := send(batch, false); err != nil {
 					return nil, err
 				}
 				batch = nil
@@ -333,7 +317,7 @@ func (v *viewGroups) page(ctx context.Context, vs ViewSource, jobs chan *viewBat
 		return nil, err
 	}
 	if len(batch) > 0 {
-		if err := send(batch); err != nil {
+		if err := send(batch, false); err != nil {
 			return nil, err
 		}
 	}
@@ -345,6 +329,46 @@ func (v *viewGroups) page(ctx context.Context, vs ViewSource, jobs chan *viewBat
 	counts["rejected"], counts["unnormalized"] = len(rep.Rejected), len(rep.Missing)
 	rep.Counts = counts
 	return rep, nil
+}
+
+// unkeyed lists the citations of rows, rows of rejected and unnormalized
+// citations: the rejected with their raw URLs and errors, read as the
+// listing shows them.
+func (v *viewGroups) unkeyed(ctx context.Context, vs ViewSource, rows []ViewRow) viewBatchResult {
+	var ids []string
+	for _, r := range rows {
+		if r.State != store.RowUnnormalized {
+			ids = append(ids, r.CitationID)
+		}
+	}
+	var cs []*Citation
+	if len(ids) > 0 {
+		read := vs.Citations
+		if sl, ok := vs.(shownLookup); ok {
+			read = sl.Shown
+		}
+		var err error
+		if cs, err = read(ctx, v.snap.Policy.Digest, ids); err != nil {
+			return viewBatchResult{err: fmt.Errorf("query: reading citations: %w", err)}
+		}
+	}
+	var res viewBatchResult
+	for _, r := range rows {
+		if r.State == store.RowUnnormalized {
+			res.missing = append(res.missing, r.CitationID)
+			continue
+		}
+		c := cs[0]
+		cs = cs[1:]
+		switch {
+		case c == nil:
+			return viewBatchResult{err: fmt.Errorf("query: the grouping view names citation %s, which the database does not hold (rebuild the view): %w", r.CitationID, store.ErrDamaged)}
+		case c.Norm == nil:
+			return viewBatchResult{err: fmt.Errorf("query: the grouping view has citation %s rejected, the database unnormalized (rebuild the view): %w", r.CitationID, store.ErrDamaged)}
+		}
+		res.rejected = append(res.rejected, RejectedURL{CitationID: c.ID, RawURL: c.Raw, Code: c.Norm.ErrorCode, Message: c.Norm.ErrorMessage})
+	}
+	return res
 }
 
 // group groups the keys of rows (consecutive keys of the view, each with

@@ -1,8 +1,10 @@
 package query_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/query"
+	"github.com/provgraph/provgraph/internal/synth"
 )
 
 // TestViewGroupsMatchesReport: the full report written from a grouping
@@ -30,6 +33,7 @@ func TestViewGroupsMatchesReport(t *testing.T) {
 		"synthetic":        synthStore(t, 600),
 		"with extractions": extractedStore(t),
 		"thresholds":       thresholdStore(t),
+		"two policies":     twoPolicyStore(t),
 	}
 	options := []query.GroupOptions{
 		{},
@@ -46,6 +50,17 @@ func TestViewGroupsMatchesReport(t *testing.T) {
 			t.Fatal(err)
 		}
 		rawQuads := sname == "with extractions" || sname == "thresholds"
+		if sname == "two policies" {
+			// The corpus, ingested under the first policy only, is
+			// unnormalized under the second.
+			rep, err := query.LoadGroups(ctx, cs, "", query.GroupOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r, err := rep.Report(ctx); err != nil || len(r.Missing) == 0 || len(r.Rejected) == 0 {
+				t.Fatalf("two policies: %v unnormalized, %v rejected (%v); want some of each", len(r.Missing), len(r.Rejected), err)
+			}
+		}
 		for _, p := range pols {
 			if has, err := cs.HasView(ctx, p.Digest); err != nil {
 				t.Fatal(err)
@@ -132,4 +147,28 @@ func streamed(t *testing.T, set *query.GroupSet) (string, string) {
 		t.Fatal(err)
 	}
 	return string(out), reportJSON(t, rest)
+}
+
+// twoPolicyStore holds the corpus ingested under the default policy, then
+// synthetic citations under a policy with host rules: the corpus's
+// citations are unnormalized under the second.
+func twoPolicyStore(t *testing.T) *graph.Store {
+	t.Helper()
+	st := corpusStore(t, "default")
+	var in bytes.Buffer
+	if err := synth.New(synth.Options{Seed: 3, Sites: 20}).Write(&in, 200); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "synth.jsonl")
+	if err := os.WriteFile(path, in.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pol, err := normalize.LoadPolicy("testdata/hostrules.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ingest.File(context.Background(), st, path, "synth.jsonl", ingest.Options{Policy: pol}); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
