@@ -221,7 +221,7 @@ func runGroups(cmd *cobra.Command, o groupsOptions) error {
 	if o.redact {
 		groups = render.RedactGroups(groups)
 	}
-	return render.Groups(cmd.OutOrStdout(), o.format, render.RedactIf(o.redact, set.Policy()), warnings, groups)
+	return render.Groups(cmd.Context(), cmd.OutOrStdout(), o.format, render.RedactIf(o.redact, set.Policy()), warnings, groups)
 }
 
 // runReviewedGroups lists the groups with their review state, filtered,

@@ -25,6 +25,8 @@ func TestGroupsRead(t *testing.T) {
 		{"--format", "json", "--min-size", "1"},
 		{"--format", "csv", "--max-shared", "1"},
 		{"--format", "json", "--review-relations=false", "--verdict", "normalized-compare"},
+		{"--format", "table", "--redact-userinfo"},
+		{"--format", "json", "--redact-userinfo"},
 	} {
 		t.Setenv("PROVGRAPH_VIEW_BATCH", "")
 		code, want, stderr := run(t, append([]string{"groups", "--db", db, "--read", "scan"}, args...)...)
@@ -41,8 +43,8 @@ func TestGroupsRead(t *testing.T) {
 			}
 		}
 	}
-	// auto with a working memory too small for the citations (60 of them
-	// here, four answers' worth of each) reads the view, and says so; with
+	// auto with a working memory too small for the citations (61 of them
+	// here, four copies of each) reads the view, and says so; with
 	// room for them it scans, and says nothing.
 	in, err := os.ReadFile("../../testdata/citations.jsonl")
 	if err != nil {
@@ -52,6 +54,13 @@ func TestGroupsRead(t *testing.T) {
 	for k := range 4 {
 		more = append(more, strings.ReplaceAll(string(in), `"citation_id":"`, fmt.Sprintf(`"citation_id":"copy%d-`, k))...)
 	}
+	// and a rejected raw URL with userinfo, which --redact-userinfo hides
+	// in the list of rejected citations read again from the view.
+	first, _, _ := strings.Cut(string(in), "\n")
+	first = strings.Replace(first, `"citation_id":"`, `"citation_id":"secret-`, 1)
+	i := strings.Index(first, `"raw_url":"`) + len(`"raw_url":"`)
+	j := i + strings.IndexByte(first[i:], '"')
+	more = append(more, first[:i]+"https://user:hunter2@example.com/100%zz"+first[j:]+"\n"...)
 	big := filepath.Join(t.TempDir(), "more.jsonl")
 	if err := os.WriteFile(big, more, 0o644); err != nil {
 		t.Fatal(err)
@@ -64,6 +73,13 @@ func TestGroupsRead(t *testing.T) {
 	code, got, stderr := run(t, "groups", "--db", bigDB, "--read", "auto", "--work-mem", "16KiB")
 	if code != 0 || got != want || !strings.Contains(stderr, "note: more than 40 citations") {
 		t.Errorf("groups --read auto --work-mem 16KiB: exit %d, stderr %q, the same output %v", code, stderr, got == want)
+	}
+	for _, format := range []string{"table", "json"} {
+		_, want, _ := run(t, "groups", "--db", bigDB, "--read", "scan", "--redact-userinfo", "--format", format)
+		code, got, stderr := run(t, "groups", "--db", bigDB, "--read", "view", "--redact-userinfo", "--format", format)
+		if code != 0 || got != want || strings.Contains(got, "hunter2") || !strings.Contains(got, "secret-") {
+			t.Errorf("groups --read view --redact-userinfo --format %s: exit %d, %s, the same output %v, the password hidden %v", format, code, stderr, got == want, !strings.Contains(got, "hunter2"))
+		}
 	}
 	code, got, stderr = run(t, "groups", "--db", bigDB, "--read", "auto", "--work-mem", "1MiB")
 	if code != 0 || got != want || stderr != "" {

@@ -51,6 +51,58 @@ type Report struct {
 	// report may miss what they did not write.
 	IncompleteRuns []Run    `json:"incomplete_runs"`
 	Warnings       []string `json:"warnings,omitempty"`
+	// unkeyed, when set, lists the rejected and unnormalized citations
+	// in place of Rejected and Missing, which are then empty: the rest of
+	// a report written from a grouping view (GroupSet.Write) reads them
+	// again when asked instead of holding them (some 450 bytes each, a
+	// few hundred MB at tens of millions of citations).
+	unkeyed func(ctx context.Context, rejected func(RejectedURL) error, missing func(string) error) error
+	// mapRejected, when set, is applied to each rejected citation read
+	// through unkeyed (WithRejectedMap).
+	mapRejected func(RejectedURL) RejectedURL
+}
+
+// EachRejected calls fn with each rejected citation, in citation id
+// order: those of Rejected, or those read again from the view.
+func (r *Report) EachRejected(ctx context.Context, fn func(RejectedURL) error) error {
+	if r.unkeyed == nil {
+		for _, x := range r.Rejected {
+			if err := fn(x); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return r.unkeyed(ctx, func(x RejectedURL) error {
+		if r.mapRejected != nil {
+			x = r.mapRejected(x)
+		}
+		return fn(x)
+	}, nil)
+}
+
+// EachMissing calls fn with the id of each unnormalized citation, in
+// citation id order: those of Missing, or those read again from the
+// view.
+func (r *Report) EachMissing(ctx context.Context, fn func(string) error) error {
+	if r.unkeyed == nil {
+		for _, id := range r.Missing {
+			if err := fn(id); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return r.unkeyed(ctx, nil, fn)
+}
+
+// WithRejectedMap returns a copy of r whose rejected citations read
+// through EachRejected from a view go through f (Rejected itself is not
+// changed: a caller changing values changes the slice itself).
+func (r *Report) WithRejectedMap(f func(RejectedURL) RejectedURL) *Report {
+	c := *r
+	c.mapRejected = f
+	return &c
 }
 
 // Group is a set of citations that are probably the same resource, with

@@ -268,8 +268,11 @@ func (v *viewGroups) page(ctx context.Context, vs ViewSource, jobs chan *viewBat
 		return nil
 	}
 	// The rejected and unnormalized citations come first (key ""), in
-	// citation id order, as the report lists them.
+	// citation id order, as the report lists them. Written out (not
+	// collect), they are only counted here, and read again when the
+	// report's rest is written (listUnkeyed), so as not to hold them.
 	var unkeyed []ViewRow
+	var rejected, missing int
 	flushUnkeyed := func() error {
 		if len(unkeyed) == 0 {
 			return nil
@@ -296,6 +299,14 @@ func (v *viewGroups) page(ctx context.Context, vs ViewSource, jobs chan *viewBat
 		for _, r := range page {
 			counts["citations"]++
 			if r.State != store.RowKeyed {
+				if r.State == store.RowUnnormalized {
+					missing++
+				} else {
+					rejected++
+				}
+				if !collect {
+					continue
+				}
 				unkeyed = append(unkeyed, r)
 				if len(unkeyed) == viewPageRows {
 					if err := flushUnkeyed(); err != nil {
@@ -326,9 +337,66 @@ func (v *viewGroups) page(ctx context.Context, vs ViewSource, jobs chan *viewBat
 			return nil, err
 		}
 	}
-	counts["rejected"], counts["unnormalized"] = len(rep.Rejected), len(rep.Missing)
+	counts["rejected"], counts["unnormalized"] = rejected, missing
 	rep.Counts = counts
+	if !collect && rejected+missing > 0 {
+		rep.unkeyed = v.listUnkeyed
+	}
 	return rep, nil
+}
+
+// listUnkeyed pages through the rows of the rejected and unnormalized
+// citations again, on a read view of its own, and calls rejected (when
+// not nil) with each rejected citation and missing (when not nil) with
+// each unnormalized one's id, in citation id order: Report.EachRejected
+// and EachMissing of a report written from the view.
+func (v *viewGroups) listUnkeyed(ctx context.Context, rejected func(RejectedURL) error, missing func(string) error) error {
+	return v.reading(ctx, func(vs ViewSource) error {
+		pager, ok := vs.(RowPager)
+		if !ok {
+			pager = v.src.(RowPager)
+		}
+		var after *store.RowPos
+		for {
+			page, err := pager.RowsAfter(ctx, v.snap.Policy.Digest, after, viewPageRows)
+			if err != nil {
+				return fmt.Errorf("query: rows of the grouping view of policy %s: %w", v.snap.Policy, err)
+			}
+			n := 0
+			for n < len(page) && page[n].State != store.RowKeyed {
+				n++
+			}
+			rows := page[:n]
+			if missing != nil {
+				for _, r := range rows {
+					if r.State == store.RowUnnormalized {
+						if err := missing(r.CitationID); err != nil {
+							return err
+						}
+					}
+				}
+			}
+			if rejected != nil && len(rows) > 0 {
+				res := v.unkeyed(ctx, vs, rows)
+				if res.err != nil {
+					return res.err
+				}
+				for _, x := range res.rejected {
+					if err := rejected(x); err != nil {
+						return err
+					}
+				}
+			}
+			if f, ok := vs.(forgetter); ok {
+				f.Forget()
+			}
+			if n < len(page) || len(page) == 0 {
+				return nil
+			}
+			last := page[len(page)-1]
+			after = &store.RowPos{Key: last.Key, CitationID: last.CitationID}
+		}
+	})
 }
 
 // unkeyed lists the citations of rows, rows of rejected and unnormalized

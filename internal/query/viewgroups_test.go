@@ -129,7 +129,8 @@ func TestViewGroupsWithoutView(t *testing.T) {
 }
 
 // streamed writes set through Write, each group as JSON, and returns the
-// bytes written and the rest of the report as JSON.
+// bytes written and the rest of the report as JSON, its rejected and
+// unnormalized citations as EachRejected and EachMissing list them.
 func streamed(t *testing.T, set *query.GroupSet) (string, string) {
 	t.Helper()
 	var out []byte
@@ -146,7 +147,25 @@ func streamed(t *testing.T, set *query.GroupSet) (string, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(out), reportJSON(t, rest)
+	// A report written from a view lists its rejected and unnormalized
+	// citations when asked (EachRejected, EachMissing), as one written
+	// from a scan does from its slices.
+	all := *rest
+	all.Rejected, all.Missing = []query.RejectedURL{}, []string{}
+	ctx := context.Background()
+	if err := rest.EachRejected(ctx, func(r query.RejectedURL) error {
+		all.Rejected = append(all.Rejected, r)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rest.EachMissing(ctx, func(id string) error {
+		all.Missing = append(all.Missing, id)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return string(out), reportJSON(t, &all)
 }
 
 // twoPolicyStore holds the corpus ingested under the default policy, then

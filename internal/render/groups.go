@@ -3,6 +3,7 @@ package render
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -19,7 +20,12 @@ import (
 func RedactGroups(gw GroupWriter) GroupWriter {
 	return func(encode func([]byte, *query.Group) []byte, write func([]byte) error) (*query.Report, error) {
 		rest, err := gw(func(b []byte, g *query.Group) []byte { return encode(b, Redacted(g)) }, write)
-		return Redacted(rest), err
+		if err != nil {
+			return nil, err
+		}
+		// The rejected citations a report reads again when written (one
+		// from a grouping view) are redacted as they are read.
+		return Redacted(rest).WithRejectedMap(Redacted[query.RejectedURL]), nil
 	}
 }
 
@@ -54,7 +60,11 @@ func ReportGroups(rep *query.Report) GroupWriter {
 // head, the groups as groups writes them, then what follows them (rejected
 // citations and counts), so that the groups of a million citations are
 // never all in memory at once.
-func Groups(w io.Writer, format string, pol query.PolicyRef, warnings []string, groups GroupWriter) error {
+//
+// The rejected and unnormalized citations are written as the report
+// lists them (query.Report.EachRejected, EachMissing): a report written
+// from a grouping view reads them again then, under ctx.
+func Groups(ctx context.Context, w io.Writer, format string, pol query.PolicyRef, warnings []string, groups GroupWriter) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	write := func(p []byte) error {
 		_, err := bw.Write(p)
@@ -86,9 +96,17 @@ func Groups(w io.Writer, format string, pol query.PolicyRef, warnings []string, 
 			bw.WriteString("\n  ")
 		}
 		bw.WriteString("],\n  \"rejected\": ")
-		bw.Write(jsonValue(rest.Rejected, "  "))
+		if err := jsonList(bw, func(each func(any) error) error {
+			return rest.EachRejected(ctx, func(r query.RejectedURL) error { return each(r) })
+		}); err != nil {
+			return err
+		}
 		bw.WriteString(",\n  \"unnormalized\": ")
-		bw.Write(jsonValue(rest.Missing, "  "))
+		if err := jsonList(bw, func(each func(any) error) error {
+			return rest.EachMissing(ctx, func(id string) error { return each(id) })
+		}); err != nil {
+			return err
+		}
 		bw.WriteString(",\n  \"counts\": ")
 		bw.Write(jsonValue(rest.Counts, "  "))
 		bw.WriteString(",\n  \"incomplete_runs\": ")
@@ -108,11 +126,16 @@ func Groups(w io.Writer, format string, pol query.PolicyRef, warnings []string, 
 		if rest, err = groups(groupTable, write); err != nil {
 			return err
 		}
-		if len(rest.Rejected) > 0 {
-			fmt.Fprintf(bw, "\nrejected by the policy (never grouped):\n")
-			for _, r := range rest.Rejected {
-				fmt.Fprintf(bw, "  %s  %s  %s\n", EscapeText(r.CitationID), QuoteIfNeeded(r.RawURL), EscapeText(r.Code))
+		first := true
+		if err := rest.EachRejected(ctx, func(r query.RejectedURL) error {
+			if first {
+				fmt.Fprintf(bw, "\nrejected by the policy (never grouped):\n")
+				first = false
 			}
+			_, err := fmt.Fprintf(bw, "  %s  %s  %s\n", EscapeText(r.CitationID), QuoteIfNeeded(r.RawURL), EscapeText(r.Code))
+			return err
+		}); err != nil {
+			return err
 		}
 		keys := make([]string, 0, len(rest.Counts))
 		for k := range rest.Counts {
@@ -134,6 +157,33 @@ func policyHeader(p query.PolicyRef) string {
 		return "# policy: none (the database holds no normalization policy)\n"
 	}
 	return fmt.Sprintf("# policy %s %s\n", EscapeText(p.String()), EscapeText(p.Digest))
+}
+
+// jsonList writes the values list gives as a JSON array, byte for byte as
+// jsonValue writes a slice of them under a two-space prefix, one value at
+// a time: a list read from a grouping view is not held.
+func jsonList(bw *bufio.Writer, list func(each func(any) error) error) error {
+	n := 0
+	err := list(func(v any) error {
+		if n == 0 {
+			bw.WriteString("[")
+		} else {
+			bw.WriteString(",")
+		}
+		n++
+		bw.WriteString("\n    ")
+		_, err := bw.Write(jsonValue(v, "    "))
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		bw.WriteString("[]")
+	} else {
+		bw.WriteString("\n  ]")
+	}
+	return nil
 }
 
 // jsonValue encodes v as encoding/json does with a two-space indent under
@@ -210,7 +260,7 @@ func groupCSV(b []byte, g *query.Group) []byte {
 // ReportJSON writes a whole report as JSON would, a group at a
 // time.
 func ReportJSON(w io.Writer, rep *query.Report) error {
-	return Groups(w, "json", rep.Policy, rep.Warnings, ReportGroups(rep))
+	return Groups(context.Background(), w, "json", rep.Policy, rep.Warnings, ReportGroups(rep))
 }
 
 // PassageText says briefly whether a cited passage was found in the page's

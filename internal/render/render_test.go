@@ -2,6 +2,7 @@ package render_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -138,7 +139,7 @@ func TestGroupsGolden(t *testing.T) {
 					gw, pol, warnings = render.RedactGroups(gw), render.Redacted(pol), render.Redacted(warnings)
 				}
 				t.Run(name, func(t *testing.T) {
-					golden(t, name, render1(t, func(w io.Writer) error { return render.Groups(w, format, pol, warnings, gw) }))
+					golden(t, name, render1(t, func(w io.Writer) error { return render.Groups(context.Background(), w, format, pol, warnings, gw) }))
 				})
 			}
 		}
@@ -176,10 +177,12 @@ func TestWritersReturnWriteErrors(t *testing.T) {
 	var s query.Stats
 	load(t, "stats.json", &s)
 	for name, write := range map[string]func(io.Writer) error{
-		"groups table": func(w io.Writer) error { return render.Groups(w, "table", rep.Policy, nil, render.ReportGroups(&rep)) },
-		"groups json":  func(w io.Writer) error { return render.ReportJSON(w, &rep) },
-		"stats table":  func(w io.Writer) error { return render.StatsTable(w, &s) },
-		"json":         func(w io.Writer) error { return render.JSON(w, ls) },
+		"groups table": func(w io.Writer) error {
+			return render.Groups(context.Background(), w, "table", rep.Policy, nil, render.ReportGroups(&rep))
+		},
+		"groups json": func(w io.Writer) error { return render.ReportJSON(w, &rep) },
+		"stats table": func(w io.Writer) error { return render.StatsTable(w, &s) },
+		"json":        func(w io.Writer) error { return render.JSON(w, ls) },
 	} {
 		if err := write(errWriter{}); !errors.Is(err, errWrite) {
 			t.Errorf("%s: error %v, want %v", name, err, errWrite)
