@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -118,5 +119,42 @@ func TestGroupsReadChoice(t *testing.T) {
 	t.Setenv("PROVGRAPH_VIEW_BATCH", "7")
 	if got, _ := groupsRead("view", 0); got.Batch != 7 {
 		t.Errorf("PROVGRAPH_VIEW_BATCH=7: batch %d", got.Batch)
+	}
+}
+
+// TestGroupsReadViewInterrupted: groups reading the view, interrupted at
+// each of its cancellation checks in turn (batches of one citation, so
+// that the workers hold batches when it comes), ends with "interrupted"
+// and exit 3, every worker and read view ended (the database closes), or
+// prints the whole report when the cancellation comes after its last
+// check.
+func TestGroupsReadViewInterrupted(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "g.db")
+	if code, _, stderr := run(t, "ingest", "--db", db, "../../testdata/citations.jsonl"); code != 0 {
+		t.Fatalf("ingest: %d %s", code, stderr)
+	}
+	t.Setenv("PROVGRAPH_VIEW_BATCH", "1")
+	_, want, _ := run(t, "groups", "--db", db, "--read", "scan", "--format", "json")
+	for at := int64(1); ; at++ {
+		ctx := newCancelAtCall(at)
+		var stdout, stderr bytes.Buffer
+		code := Run(ctx, []string{"groups", "--db", db, "--read", "view", "--format", "json"}, nil, &stdout, &stderr)
+		if code == exitOK {
+			// Not interrupted: the checks ran out before the cancellation
+			// (the end), or it came at the last of them, with nothing
+			// left to stop; a check after it would have stopped the run.
+			if stdout.String() != want || ctx.calls.Load() > at {
+				t.Fatalf("groups --read view, cancelled at check %d of %d: exit 0, the whole output %v", at, ctx.calls.Load(), stdout.String() == want)
+			}
+			if ctx.calls.Load() < at {
+				t.Logf("%d cancellation checks", at-1)
+				return
+			}
+			continue
+		}
+		checkInterrupted(t, fmt.Sprintf("groups --read view interrupted at check %d", at), code, stderr.String())
+		if at > 10000 {
+			t.Fatal("no end to the cancellation checks")
+		}
 	}
 }
