@@ -68,7 +68,12 @@ type ViewRead struct {
 }
 
 // DefaultViewBatch is how many citations' rows a batch of the full
-// listing from a view holds, at least (a key's rows are never split).
+// listing from a view holds, at least (a key's rows are never split). At
+// a million citations, batches of 1,024 took 57.5 s and 623 MB of peak
+// RSS, of 4,096 60.4 s and 756 MB, of 16,384 99 s and 1.3 GB (one run
+// each, the early build reading whole citations): a batch's
+// neighbourhood is mostly its own keys, and smaller batches keep the
+// read view's caches small.
 const DefaultViewBatch = 1024
 
 // viewPageRows is how many rows one RowsAfter call reads.
