@@ -70,10 +70,10 @@ type ViewRead struct {
 // DefaultViewBatch is how many citations' rows a batch of the full
 // listing from a view holds, at least (a key's rows are never split). At
 // a million citations, batches of 1,024 took 57.5 s and 623 MB of peak
-// RSS, of 4,096 60.4 s and 756 MB, of 16,384 99 s and 1.3 GB (one run
-// each, the early build reading whole citations): a batch's
-// neighbourhood is mostly its own keys, and smaller batches keep the
-// read view's caches small.
+// RSS, of 4,096 60.4 s and 756 MB, of 16,384 44 s and 1.68 GB (one run
+// each, an early build reading whole citations with 512 MiB mapped): a
+// batch's memory is its citations read and the read view's caches,
+// which large batches pay for in memory more than they save in time.
 const DefaultViewBatch = 1024
 
 // viewPageRows is how many rows one RowsAfter call reads.
