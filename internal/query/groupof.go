@@ -154,6 +154,19 @@ var errNotInView = errors.New("the read view keeps no grouping view")
 // returns nil when vs keeps none usable: none for the policy, or one whose
 // URL postings this build's normalization engine would key otherwise.
 func fromView(ctx context.Context, vs ViewSource, policy, keyOrID string, opts GroupOptions) (*GroupAnswer, error) {
+	snap, err := usableView(ctx, vs, policy)
+	if snap == nil || err != nil {
+		return nil, err
+	}
+	return viewGroupOf(ctx, vs, snap, keyOrID, opts)
+}
+
+// usableView returns the snapshot of policy (as Load takes it) when vs
+// keeps a grouping view of it that this build can read, nil when it keeps
+// none: none for the policy, a policy this build cannot load, or a view
+// whose URL postings this build's normalization engine would key
+// otherwise.
+func usableView(ctx context.Context, vs ViewSource, policy string) (*Snapshot, error) {
 	snap, err := choose(ctx, vs, policy)
 	if err != nil {
 		return nil, err
@@ -168,7 +181,7 @@ func fromView(ctx context.Context, vs ViewSource, policy, keyOrID string, opts G
 	if _, nerr := snap.Normalizer(); !has || nerr != nil || snap.EngineChanged() {
 		return nil, nil
 	}
-	return viewGroupOf(ctx, vs, snap, keyOrID, opts)
+	return snap, nil
 }
 
 // GroupOf returns the group of a key, or the group with an id, of the

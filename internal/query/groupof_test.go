@@ -203,6 +203,43 @@ func groupJSON(t *testing.T, g *query.Group) string {
 	return string(b)
 }
 
+// viewTestOptions are the options the view tests group under: the
+// defaults, review marks, and thresholds that bite.
+var viewTestOptions = []query.GroupOptions{
+	{},
+	{MinSize: 2, Review: true},
+	{MaxShared: 1, MinSize: 2, Review: true},
+	{MaxShared: 2},
+	{MinSize: 3, Verdict: model.VerdictNeedsContentCheck, Review: true},
+	{MaxShared: 2, MinSize: 2, Verdict: model.VerdictIdentityConfirmed, Review: true},
+}
+
+// withViews gives every policy of st a complete grouping view. A
+// database's later policy has no view until it is rebuilt, and the
+// stores that add quads of their own below ingest (graph.Store.Add:
+// "with extractions", "thresholds") leave the view ingest kept behind
+// them, as `provgraph check` would say: those are rebuilt. The others
+// are read as ingest kept them.
+func withViews(t *testing.T, name string, st *graph.Store) {
+	t.Helper()
+	ctx := context.Background()
+	cs := citestore.New(st)
+	rawQuads := name == "with extractions" || name == "thresholds"
+	pols, err := cs.Policies(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pols {
+		if has, err := cs.HasView(ctx, p.Digest); err != nil {
+			t.Fatal(err)
+		} else if !has || rawQuads {
+			if _, err := cs.RebuildView(ctx, p.Digest, 100, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
 // TestGroupOfMatchesReport: the group GroupOf reads from a grouping view,
 // by its smallest key, by any of its keys and by its id, is the full
 // report's group byte for byte as JSON, on the corpus, the corpus under
@@ -220,35 +257,9 @@ func TestGroupOfMatchesReport(t *testing.T) {
 		"with extractions": extractedStore(t),
 		"thresholds":       thresholdStore(t),
 	}
-	options := []query.GroupOptions{
-		{},
-		{MinSize: 2, Review: true},
-		{MaxShared: 1, MinSize: 2, Review: true},
-		{MaxShared: 2},
-		{MinSize: 3, Verdict: model.VerdictNeedsContentCheck, Review: true},
-		{MaxShared: 2, MinSize: 2, Verdict: model.VerdictIdentityConfirmed, Review: true},
-	}
+	options := viewTestOptions
 	for sname, st := range stores {
-		// A database's later policy has no view until it is rebuilt, and
-		// the stores that add quads of their own below ingest (graph.Store.Add:
-		// extractions, thresholds) leave the view ingest kept behind them,
-		// as `provgraph check` would say: those are rebuilt. The others
-		// are read as ingest kept them.
-		cs := citestore.New(st)
-		rawQuads := sname == "with extractions" || sname == "thresholds"
-		pols, err := cs.Policies(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range pols {
-			if has, err := cs.HasView(ctx, p.Digest); err != nil {
-				t.Fatal(err)
-			} else if !has || rawQuads {
-				if _, err := cs.RebuildView(ctx, p.Digest, 100, nil); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
+		withViews(t, sname, st)
 		// The view made from a scan, and the view ingest kept in the
 		// bbolt file (citestore's store.GroupView).
 		for _, view := range []struct {

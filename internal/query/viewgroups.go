@@ -104,19 +104,9 @@ func LoadGroupsFromView(ctx context.Context, src Source, policy string, opts Gro
 	if _, ok := src.(RowPager); !ok {
 		return nil, nil
 	}
-	snap, err := choose(ctx, vs, policy)
-	if err != nil {
+	snap, err := usableView(ctx, vs, policy)
+	if snap == nil || err != nil {
 		return nil, err
-	}
-	if snap.Policy.Digest == "" {
-		return nil, nil
-	}
-	has, err := vs.HasView(ctx, snap.Policy.Digest)
-	if err != nil {
-		return nil, fmt.Errorf("query: grouping view of policy %s: %w", snap.Policy, err)
-	}
-	if _, nerr := snap.Normalizer(); !has || nerr != nil || snap.EngineChanged() {
-		return nil, nil
 	}
 	if how.Batch <= 0 {
 		how.Batch = DefaultViewBatch

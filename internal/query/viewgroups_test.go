@@ -11,7 +11,6 @@ import (
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/ingest"
-	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/query"
 	"github.com/provgraph/provgraph/internal/synth"
@@ -35,21 +34,8 @@ func TestViewGroupsMatchesReport(t *testing.T) {
 		"thresholds":       thresholdStore(t),
 		"two policies":     twoPolicyStore(t),
 	}
-	options := []query.GroupOptions{
-		{},
-		{MinSize: 2, Review: true},
-		{MaxShared: 1, MinSize: 2, Review: true},
-		{MaxShared: 2},
-		{MinSize: 3, Verdict: model.VerdictNeedsContentCheck, Review: true},
-		{MaxShared: 2, MinSize: 2, Verdict: model.VerdictIdentityConfirmed, Review: true},
-	}
 	for sname, st := range stores {
 		cs := citestore.New(st)
-		pols, err := cs.Policies(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rawQuads := sname == "with extractions" || sname == "thresholds"
 		if sname == "two policies" {
 			// The corpus, ingested under the first policy only, is
 			// unnormalized under the second.
@@ -61,16 +47,8 @@ func TestViewGroupsMatchesReport(t *testing.T) {
 				t.Fatalf("two policies: %v unnormalized, %v rejected (%v); want some of each", len(r.Missing), len(r.Rejected), err)
 			}
 		}
-		for _, p := range pols {
-			if has, err := cs.HasView(ctx, p.Digest); err != nil {
-				t.Fatal(err)
-			} else if !has || rawQuads {
-				if _, err := cs.RebuildView(ctx, p.Digest, 100, nil); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		for _, opts := range options {
+		withViews(t, sname, st)
+		for _, opts := range viewTestOptions {
 			set, err := query.LoadGroups(ctx, cs, "", opts)
 			if err != nil {
 				t.Fatal(err)
