@@ -95,7 +95,7 @@ func TestGroupsRead(t *testing.T) {
 // TestGroupsReadChoice: --read auto reads the view once the citations
 // would take more than --work-mem at groupsBytesPerCitation each; view
 // and scan are what they say; a read of the view keeps half of --work-mem
-// of the file mapped, between 256 MiB and 1 GiB (the default, 0, without
+// of the file mapped, 256 MiB at least (the default, 0, without
 // --work-mem); $PROVGRAPH_VIEW_BATCH sets the batch.
 func TestGroupsReadChoice(t *testing.T) {
 	t.Setenv("PROVGRAPH_VIEW_BATCH", "")
@@ -109,7 +109,7 @@ func TestGroupsReadChoice(t *testing.T) {
 		{"view", 1 << 30, service.GroupsRead{View: true, Mapped: 512 << 20}},
 		{"view", 100 << 20, service.GroupsRead{View: true, Mapped: 256 << 20}},
 		{"auto", 1 << 30, service.GroupsRead{View: true, Mapped: 512 << 20, ScanLimit: (1 << 30) / groupsBytesPerCitation}},
-		{"auto", 8 << 30, service.GroupsRead{View: true, Mapped: 1 << 30, ScanLimit: (8 << 30) / groupsBytesPerCitation}},
+		{"auto", 8 << 30, service.GroupsRead{View: true, Mapped: 4 << 30, ScanLimit: (8 << 30) / groupsBytesPerCitation}},
 	} {
 		got, err := groupsRead(tc.read, tc.workMem)
 		if err != nil || got != tc.want {
