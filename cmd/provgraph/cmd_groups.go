@@ -123,8 +123,9 @@ its citations would take more than --work-mem at 400 bytes each (three
 quarters of the machine's memory when --work-mem is not set). Reading the
 view, it holds a few hundred MB of heap and keeps half of --work-mem of
 the database file mapped (256 MiB at least; 1 GiB when --work-mem is not
-set): more --work-mem makes it faster on a file larger than that. Without a usable view
-(none, or one made by another normalization engine) every mode scans.
+set): more --work-mem makes it faster on a file larger than that. Without
+a usable view (none, or one made by another normalization engine) every
+mode scans.
 The output is the same byte for byte.
 
 Review (see provgraph review): when the database holds decisions, or a
