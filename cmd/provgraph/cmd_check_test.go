@@ -30,7 +30,7 @@ func TestCheckCommand(t *testing.T) {
 		t.Fatalf("ingest: exit %d: %s", code, stderr)
 	}
 	code, stdout, stderr := run("check", "--db", good)
-	if code != exitOK || !strings.Contains(stdout, "provgraph-store version 6") || !strings.Contains(stdout, "consistent") {
+	if code != exitOK || !strings.Contains(stdout, "provgraph-store version 7") || !strings.Contains(stdout, "consistent") {
 		t.Errorf("check on a good database: exit %d\n%s%s", code, stdout, stderr)
 	}
 

@@ -22,7 +22,12 @@ same-host redirect targets, the URLs its relations point at, and the content
 hash, text digest and SimHash of each successful retrieval), and postings
 that find the keys sharing a content hash, a text digest or a SimHash block,
 or redirecting or pointing at a key. It lets one group be found without
-reading the whole database.
+reading the whole database. A view made by this provgraph also keeps, in
+each row, what a listed group shows of the citation (its member record: raw
+URL, the normalization's rules, the retrievals' outcomes and hashes, the
+relations, the passage check), so that 'provgraph groups --read view' lists
+every group from the rows alone; a view made before (file format 6 or
+earlier) lacks them until 'provgraph view rebuild'.
 
 A new database keeps a view of the policy of its first ingest. Every later
 ingest, resolve, extract and renormalize writes the rows of the citations it
@@ -170,6 +175,9 @@ data (and the changed keys, up to 10,000).
 					fmt.Fprintf(out, "  kept in sorted runs (rows in %s)\n", render.Plural(v.RowRuns, "run"))
 				case "B-trees":
 					fmt.Fprintln(out, "  kept in B-trees (format 5): provgraph view rebuild keeps it in sorted runs, faster to write")
+				}
+				if v.Complete && !v.Members {
+					fmt.Fprintln(out, "  rows without member records (format 6 or earlier): groups --read view reads each member's citation; provgraph view rebuild adds them")
 				}
 				if !v.Complete {
 					continue

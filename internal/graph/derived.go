@@ -124,8 +124,9 @@ func (w *Writer) View(name string) *Bucket {
 
 // CreateView returns the bucket of the view name, creating it (and the
 // file's view bucket) when missing. Creating a view marks the file
-// version 6: its maker may keep run maps in it (Bucket.Runs), which a
-// build of version 5 would read as empty buckets.
+// version 7: its maker may keep run maps in it (Bucket.Runs), which a
+// build of version 5 would read as empty buckets, and rows a build of
+// version 6 cannot read (citestore's member records).
 func (w *Writer) CreateView(name string) (*Bucket, error) {
 	if name == "" {
 		return nil, errors.New("create view: no name")

@@ -18,13 +18,15 @@ import (
 const (
 	metaBucket    = "provgraph"
 	formatName    = "provgraph-store"
-	formatVersion = 6
+	formatVersion = 7
 	// viewlessVersion is the version of a file without derived views: a
 	// new file, and a version 3 file opened writable, are marked with it;
-	// the first view written (derived.go) marks the file version 6 (5
-	// before views could hold run maps, runmap.go), so that a file without
-	// views stays readable by a build of version 4, and one whose views
-	// are all B-trees by a build of version 5.
+	// the first view written (derived.go) marks the file version 7 (6
+	// before view rows could carry member records, 5 before views could
+	// hold run maps, runmap.go), so that a file without views stays
+	// readable by a build of version 4, one whose views are all B-trees by
+	// a build of version 5, and one whose views' rows have no member
+	// records by a build of version 6.
 	viewlessVersion = 4
 	// oldestRead is the oldest version this build opens: version 3 is
 	// version 4 without run filters (runfilter.go), and a writable Open

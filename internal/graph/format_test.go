@@ -48,7 +48,7 @@ func TestFormatV1Refused(t *testing.T) {
 		s.Close()
 		t.Fatal("Open(format v1 file) succeeded")
 	}
-	for _, want := range []string{path, "provgraph-cayley-kv version 1", "provgraph-store versions 3 to 6", "provgraph convert --from"} {
+	for _, want := range []string{path, "provgraph-cayley-kv version 1", "provgraph-store versions 3 to 7", "provgraph convert --from"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Open(format v1 file) = %q, want it to say %q", err, want)
 		}
@@ -97,7 +97,7 @@ func TestFormatV2Refused(t *testing.T) {
 		s.Close()
 		t.Fatal("Open(format v2 file) succeeded")
 	}
-	for _, want := range []string{path, "provgraph-store version 2", "this build reads versions 3 to 6", "provgraph convert --from"} {
+	for _, want := range []string{path, "provgraph-store version 2", "this build reads versions 3 to 7", "provgraph convert --from"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Open(format v2 file) = %q, want it to say %q", err, want)
 		}

@@ -313,7 +313,7 @@ func TestOpenNotStore(t *testing.T) {
 					return tx.Bucket([]byte("provgraph")).Put([]byte("version"), []byte("99"))
 				})
 			},
-			wantErr: graph.ErrVersion, want: "version 99, this build reads versions 3 to 6",
+			wantErr: graph.ErrVersion, want: "version 99, this build reads versions 3 to 7",
 		},
 		{
 			name: "other format name",

@@ -243,7 +243,7 @@ func TestViewRenormalize(t *testing.T) {
 
 // TestViewFormat4 opens the format 4 file of graph's tests: an ingest
 // into it keeps no view and says so, its file stays version 4, check
-// passes, and rebuild writes a view and marks it version 6.
+// passes, and rebuild writes a view and marks it version 7.
 func TestViewFormat4(t *testing.T) {
 	src, err := os.ReadFile(filepath.Join("..", "graph", "testdata", "format-v4", "prov.db"))
 	if err != nil {
@@ -276,8 +276,8 @@ func TestViewFormat4(t *testing.T) {
 		t.Errorf("KeyRows without a view: %v, want ErrNoView", err)
 	}
 	rebuiltOnce(t, cs, normalize.Default().Digest())
-	if s, _ := st.Stats(); s.Version != 6 {
-		t.Errorf("version after a rebuild = %d, want 6", s.Version)
+	if s, _ := st.Stats(); s.Version != 7 {
+		t.Errorf("version after a rebuild = %d, want 7", s.Version)
 	}
 	checkViews(t, st)
 }

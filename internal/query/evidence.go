@@ -36,24 +36,7 @@ func whyUnsuccessful(r *Retrieval) string {
 
 // passage is the check of c's cited_text against the current extraction of
 // its latest successful retrieval that has one, nil when there is none.
-func passage(c *Citation) *Passage {
-	if len(c.Passages) == 0 {
-		return nil
-	}
-	for i := len(c.Retrievals) - 1; i >= 0; i-- {
-		r := c.Retrievals[i]
-		x := r.Current()
-		if x == nil || !r.Successful() {
-			continue
-		}
-		for _, p := range c.Passages {
-			if p.Against == x {
-				return p
-			}
-		}
-	}
-	return nil
-}
+func passage(c *Citation) *Passage { return c.CheckedPassage() }
 
 // textEvidence is what grouping compares of a successful retrieval: the
 // current extraction's text digest and SimHash.

@@ -381,7 +381,7 @@ func gatherKeys(ctx context.Context, vs ViewSource, snap *Snapshot, keys []strin
 	if n.maxShared <= 0 {
 		n.maxShared = model.DefaultMaxShared
 	}
-	cits := &citationCache{ctx: ctx, v: vs, digest: n.digest, byID: map[string]*Citation{}}
+	cits := &citationCache{ctx: ctx, v: vs, digest: n.digest, policy: &snap.Policy, byID: map[string]*Citation{}}
 	// The groups' own keys: the components of the keys.
 	if err := n.add(keys...); err != nil {
 		return nil, nil, err
@@ -470,6 +470,12 @@ type citationCache struct {
 	// shown, when set, reads the citations as a listed group shows them:
 	// for the full listing from a grouping view.
 	shown shownLookup
+	// members, when set, takes a row's member record (ViewRow.Member),
+	// when it has one, for its citation instead of reading it: for the
+	// full listing, which shows no more than the record holds.
+	members bool
+	// policy is the view's policy, the Policy of the records' normalizations.
+	policy *PolicyRef
 	mu    sync.Mutex
 	byID  map[string]*Citation
 	err   error
@@ -581,6 +587,17 @@ func viewFacts(n *neighbourhood, cits *citationCache) (*facts, error) {
 	for i, kr := range all {
 		keyOfRow[i] = kr.key
 	}
+	if cits.members {
+		cits.mu.Lock()
+		for i, kr := range all {
+			if m := kr.row.Member; m != nil {
+				if _, ok := cits.byID[ids[i]]; !ok && m.Norm != nil {
+					cits.byID[ids[i]] = withPolicy(m, cits.policy)
+				}
+			}
+		}
+		cits.mu.Unlock()
+	}
 	f.fill = func(rows []int32, dst []Citation) {
 		want := make([]string, len(rows))
 		for k, i := range rows {
@@ -605,4 +622,17 @@ func viewFacts(n *neighbourhood, cits *citationCache) (*facts, error) {
 		}
 	}
 	return f, nil
+}
+
+// withPolicy returns member record m with its normalization's Policy set
+// to pol (a record leaves it nil: it is its view's).
+func withPolicy(m *Citation, pol *PolicyRef) *Citation {
+	if m.Norm == nil || m.Norm.Policy == pol {
+		return m
+	}
+	c := *m
+	n := *m.Norm
+	n.Policy = pol
+	c.Norm = &n
+	return &c
 }

@@ -223,7 +223,9 @@ func TestRowFactsMatchLoader(t *testing.T) {
 // retrievals, as resolve records it (citestore.Mapper): text digests
 // shared by pairs of retrievals, SimHashes near within triples and far
 // across them, a second
-// extraction by a newer extractor on some, a soft error on others.
+// extraction by a newer extractor on some, a soft error on others, and
+// passage checks of the citations against the current extraction, the
+// superseded one or both.
 func extractedStore(t testing.TB) *graph.Store {
 	t.Helper()
 	ctx := context.Background()
@@ -244,19 +246,43 @@ func extractedStore(t testing.TB) *graph.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
+	citsOf := map[string][]graph.Term{}
+	if err := st.Read(func(r *graph.Reader) error {
+		return r.Match(ctx, graph.Quad{P: graph.IRI(vocab.RetrievedIn)}, func(q graph.Quad) error {
+			citsOf[q.O.Value] = append(citsOf[q.O.Value], q.S)
+			return nil
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
 	var quads []graph.Quad
+	// check adds passage checks of the citations retrieved in ret
+	// against the evidence ev, on some retrievals.
+	check := func(i int, ret, ev graph.Term) {
+		if i%4 != 0 && i%6 != 2 {
+			return
+		}
+		for _, c := range citsOf[ret.Value] {
+			quads = mapper.PassageQuads(quads, c, ev, model.PassageCheck{Found: i%8 == 0, Score: float64(i%10) / 10, Method: "window", Start: i, End: i + 9})
+		}
+	}
 	for i, ret := range rets {
 		ex := model.Extraction{Extractor: "x/1", TextDigest: fmt.Sprintf("sha256:%d", i/2), SimHash: fmt.Sprintf("%016x", uint64(i/3+1)*0x9e3779b97f4a7c15^uint64(i%3)<<(i%5))}
+		var ev graph.Term
 		switch i % 6 {
 		case 1:
 			ex.SoftError = "not-found"
 		case 2:
-			quads, _ = mapper.ExtractionQuads(quads, ret, ex)
+			quads, ev = mapper.ExtractionQuads(quads, ret, ex)
+			check(i, ret, ev) // against the superseded extraction
 			ex = model.Extraction{Extractor: "x/2", TextDigest: fmt.Sprintf("sha256:new%d", i/4)}
 		case 3:
 			ex.SimHash = ""
 		}
-		quads, _ = mapper.ExtractionQuads(quads, ret, ex)
+		quads, ev = mapper.ExtractionQuads(quads, ret, ex)
+		if i%12 != 2 {
+			check(i, ret, ev)
+		}
 	}
 	if _, err := st.Add(quads); err != nil {
 		t.Fatal(err)

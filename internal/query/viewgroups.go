@@ -401,7 +401,7 @@ func (v *viewGroups) listUnkeyed(ctx context.Context, rejected func(RejectedURL)
 func (v *viewGroups) unkeyed(ctx context.Context, vs ViewSource, rows []ViewRow) viewBatchResult {
 	var ids []string
 	for _, r := range rows {
-		if r.State != store.RowUnnormalized {
+		if r.State != store.RowUnnormalized && r.Member == nil {
 			ids = append(ids, r.CitationID)
 		}
 	}
@@ -422,8 +422,11 @@ func (v *viewGroups) unkeyed(ctx context.Context, vs ViewSource, rows []ViewRow)
 			res.missing = append(res.missing, r.CitationID)
 			continue
 		}
-		c := cs[0]
-		cs = cs[1:]
+		c := r.Member
+		if c == nil {
+			c = cs[0]
+			cs = cs[1:]
+		}
 		switch {
 		case c == nil:
 			return viewBatchResult{err: fmt.Errorf("query: the grouping view names citation %s, which the database does not hold (rebuild the view): %w", r.CitationID, store.ErrDamaged)}
@@ -459,6 +462,7 @@ func (v *viewGroups) group(ctx context.Context, vs ViewSource, rows []ViewRow, e
 	if sl, ok := vs.(shownLookup); ok {
 		cits.shown = sl
 	}
+	cits.members = true
 	f, err := viewFacts(n, cits)
 	if err != nil {
 		return viewBatchResult{err: err}

@@ -264,3 +264,25 @@ func appendJSONText(b []byte, s string) []byte {
 	q, _ := marshalText(s) // a string always encodes
 	return append(b, q...)
 }
+
+// CheckedPassage is the check of c's cited_text that a listed member
+// shows: against the current extraction of its latest successful
+// retrieval that has one; nil when there is none.
+func (c *Citation) CheckedPassage() *Passage {
+	if len(c.Passages) == 0 {
+		return nil
+	}
+	for i := len(c.Retrievals) - 1; i >= 0; i-- {
+		r := c.Retrievals[i]
+		x := r.Current()
+		if x == nil || !r.Successful() {
+			continue
+		}
+		for _, p := range c.Passages {
+			if p.Against == x {
+				return p
+			}
+		}
+	}
+	return nil
+}

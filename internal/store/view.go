@@ -1,9 +1,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
+
+	"github.com/provgraph/provgraph/internal/model"
 )
 
 // ErrNoView is returned (wrapped) by a GroupView read of a policy whose
@@ -89,6 +92,84 @@ type ViewRow struct {
 	Links []string
 	// Evidence is Row.Evidence with texts, sorted by CompareViewEvidence.
 	Evidence []ViewEvidence
+	// Member is the citation as a listed review group shows it (Listed),
+	// when the backend keeps it with the row: a full listing then reads
+	// no citation. nil when the backend does not (the listing reads the
+	// citation); when set, it is Listed of the citation as stored, but
+	// for its normalization's Policy, left nil (it is the view's).
+	Member *Citation
+}
+
+// Listed returns what a listed review group shows of citation c and
+// makes its member's reasons and its relations of, and nothing else: the
+// id, the raw URL and its fragment; the normalization's key, comparison,
+// host rule, rules, removed parameters and error; each retrieval's final
+// URL and status, content hash and outcome, its hops (their number, index
+// and whether each crossed hosts, not their URLs), canonical
+// declarations and current extraction (extractor, text digest, SimHash,
+// soft error); the relations; and the passage check the member shows
+// (CheckedPassage), against the listed current extraction. Nodes are left
+// empty. Two citations with the same Listed list the same in any group.
+// A grouping view keeps it per row (ViewRow.Member), so that the full
+// listing reads rows, not citations.
+func Listed(c *Citation) *Citation {
+	out := &Citation{ID: c.ID, Raw: c.Raw}
+	if c.Fragment != nil {
+		f := *c.Fragment
+		out.Fragment = &f
+	}
+	if n := c.Norm; n != nil {
+		out.Norm = &Normalization{Policy: n.Policy, Rules: nonEmpty(n.Rules), ErrorCode: n.ErrorCode, ErrorMessage: n.ErrorMessage,
+			Key: n.Key, Compare: n.Compare, HostRule: n.HostRule, RemovedParams: nonEmpty(n.RemovedParams)}
+	}
+	p := c.CheckedPassage()
+	for _, r := range c.Retrievals {
+		lr := &Retrieval{FinalURL: r.FinalURL, FinalStatus: r.FinalStatus, ContentHash: r.ContentHash, Outcome: r.Outcome}
+		for i, h := range r.Hops {
+			lr.Hops = append(lr.Hops, Hop{Index: i, CrossesHost: h.CrossesHost})
+		}
+		// In one order, without repeats: a listing sorts the relations
+		// they make, and a declaration repeated is one node.
+		lr.Canonicals = nonEmpty(r.Canonicals)
+		slices.SortFunc(lr.Canonicals, func(a, b model.Canonical) int {
+			return cmp.Or(cmp.Compare(a.URL, b.URL), cmp.Compare(a.Source, b.Source))
+		})
+		lr.Canonicals = slices.Compact(lr.Canonicals)
+		if x := r.Current(); x != nil {
+			lx := &Extraction{Extractor: x.Extractor, TextDigest: x.TextDigest, SimHash: x.SimHash, SoftError: x.SoftError}
+			lr.Extractions = []*Extraction{lx}
+			if p != nil && p.Against == x {
+				lp := &Passage{Found: p.Found, Score: p.Score, Method: p.Method, Extractor: p.Extractor, Against: lx}
+				if p.Span != nil {
+					sp := *p.Span
+					lp.Span = &sp
+				}
+				out.Passages = []*Passage{lp}
+			}
+		}
+		out.Retrievals = append(out.Retrievals, lr)
+	}
+	for _, rel := range c.Relations {
+		r := *rel
+		out.Relations = append(out.Relations, &r)
+	}
+	slices.SortFunc(out.Relations, compareRelation)
+	out.Relations = slices.CompactFunc(out.Relations, func(a, b *Relation) bool { return compareRelation(a, b) == 0 })
+	return out
+}
+
+// compareRelation orders relations by every field.
+func compareRelation(a, b *Relation) int {
+	return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.Target, b.Target), cmp.Compare(a.Format, b.Format),
+		cmp.Compare(a.CapturedAt, b.CapturedAt), cmp.Compare(a.Evidence, b.Evidence))
+}
+
+// nonEmpty returns a copy of s, nil when s is empty.
+func nonEmpty[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return slices.Clone(s)
 }
 
 // ViewEvidence is Evidence with texts.
@@ -142,6 +223,9 @@ type ViewInfo struct {
 	// backend has one way only.
 	Layout  string
 	RowRuns int
+	// Members says whether the rows carry member records
+	// (ViewRow.Member).
+	Members bool
 }
 
 // ViewFields are the fields ScanViewRows scans.
@@ -204,6 +288,10 @@ func ScanViewRows(ctx context.Context, s Scanner, policyDigest string, fn func(V
 					Content: texts.Text(FieldContent, e.Content), Digest: texts.Text(FieldEvidence, e.Digest), SimHash: e.SimHash, HasSim: e.HasSim})
 			}
 			r.Links = Links(&cits[j])
+			r.Member = Listed(&cits[j])
+			if r.Member.Norm != nil {
+				r.Member.Norm.Policy = nil
+			}
 			sortStrings(&r.Redirects)
 			slicesSortEvidence(r.Evidence)
 			if err := fn(r); err != nil {

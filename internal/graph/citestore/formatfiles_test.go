@@ -44,17 +44,19 @@ func viewLayout(t *testing.T, g *graph.Store, d string) string {
 	return l
 }
 
-// TestFormatFiles opens graph's testdata/format-v5/prov.db and
-// testdata/format-v6/prov.db, the example citations ingested into a new
-// file by a build of each format, whose view was written in that format's
-// layout (B-trees, run maps): a change of either layout or of what rows
-// hold makes its check or its reads fail here.
+// TestFormatFiles opens graph's testdata/format-v5/prov.db,
+// testdata/format-v6/prov.db and testdata/format-v7/prov.db, the example
+// citations ingested into a new file by a build of each format, whose
+// view was written in that format's layout (B-trees, run maps, run maps
+// with member records): a change of any layout or of what rows hold makes
+// its check or its reads fail here.
 func TestFormatFiles(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		version int
 		layout  string
-	}{{"format-v5", 5, ""}, {"format-v6", 6, "runs"}} {
+		members bool
+	}{{"format-v5", 5, "", false}, {"format-v6", 6, "runs", false}, {"format-v7", 7, "runs", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			g, err := graph.Open(copyFixture(t, tc.name), &graph.Options{ReadOnly: true})
 			if err != nil {
@@ -80,6 +82,14 @@ func TestFormatFiles(t *testing.T) {
 			rows, err := s.RowsAfter(ctx, d, nil, 0)
 			if err != nil || len(rows) != 15 {
 				t.Fatalf("RowsAfter = %d rows, %v; want 15", len(rows), err)
+			}
+			if views[0].Members != tc.members {
+				t.Errorf("Views: member records %v, want %v", views[0].Members, tc.members)
+			}
+			for _, r := range rows {
+				if (r.Member != nil) != tc.members || tc.members && (r.Member.ID != r.CitationID || r.Member.Raw == "") {
+					t.Errorf("row of %s: member record %+v, want one: %v", r.CitationID, r.Member, tc.members)
+				}
 			}
 			keyed, err := s.KeyRows(ctx, d, "http://w3.org/TR/prov-o")
 			if err != nil || len(keyed) != 1 || keyed[0].CitationID != "gpt-17-2" {
@@ -129,7 +139,10 @@ func TestFormatV5ViewWritten(t *testing.T) {
 		return strings.Join(lines, "\n")
 	}
 	kept := dump()
-	if _, err := s.RebuildView(ctx, d, 9, nil); err != nil {
+	restore := citestore.SetViewMembers(false)
+	_, err = s.RebuildView(ctx, d, 9, nil)
+	restore()
+	if err != nil {
 		t.Fatal(err)
 	}
 	if l := viewLayout(t, g, d); l != "runs" {
@@ -137,5 +150,25 @@ func TestFormatV5ViewWritten(t *testing.T) {
 	}
 	if rebuilt := dump(); rebuilt != kept {
 		t.Errorf("the format 5 view kept differs from one rebuilt in run maps\nkept:\n%s\nrebuilt:\n%s", kept, rebuilt)
+	}
+	// Rebuilt by this build, its rows carry member records, and the file
+	// is version 7.
+	if _, err := s.RebuildView(ctx, d, 9, nil); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := g.Stats(); st.Version != 7 {
+		t.Errorf("version after a rebuild = %d, want 7", st.Version)
+	}
+	if err := s.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := s.RowsAfter(ctx, d, nil, 0)
+	if err != nil || len(rows) == 0 {
+		t.Fatalf("RowsAfter = %d rows, %v", len(rows), err)
+	}
+	for _, r := range rows {
+		if r.Member == nil || r.Member.ID != r.CitationID {
+			t.Fatalf("row of %s after a rebuild: member record %+v, want the citation's", r.CitationID, r.Member)
+		}
 	}
 }

@@ -22,13 +22,15 @@ import (
 	"github.com/provgraph/provgraph/internal/vocab"
 )
 
-// The grouping view (graph format 6, FORMAT.md "Views"): per policy, the
+// The grouping view (graph format 7, FORMAT.md "Views"): per policy, the
 // view bucket named by the policy's digest holds
 //
 //	complete      the marker: present once the view holds a row for every
 //	              citation ("ingest TIME" or "rebuild TIME", when begun)
 //	layout        "runs": rows and postings are graph.RunMaps (absent: a
 //	              view of format 5, whose rows and postings are B-trees)
+//	members       "1": each row ends with a member record (member.go;
+//	              absent: a view of format 6 or 5, whose rows do not)
 //	rows-count    the number of rows (uint64)
 //	rows/         key 0x00 citation-id -> the row (encodeRow)
 //	id/           group id (14 bytes) key -> ""
@@ -93,14 +95,24 @@ func openViewMap(b *graph.Bucket, sub string, create bool) (viewMap, error) {
 // so that tests run the format 5 layout too ("").
 var newViewLayout = layoutRuns
 
+// newViewMembers says whether a view begun by this build keeps member
+// records in its rows. A variable so that tests run views without them,
+// as builds before version 7 made them.
+var newViewMembers = true
+
 // startLayout marks a view bucket being begun (holding no rows) as kept
-// in run maps.
+// in run maps, with member records.
 func startLayout(b *graph.Bucket) error {
+	if rows, err := b.Sub(subRows, false); err != nil || rows != nil {
+		return err // rows of an older view: it stays as it is
+	}
+	if b.Get([]byte(viewMembers)) == nil && newViewMembers {
+		if err := b.Put([]byte(viewMembers), []byte("1")); err != nil {
+			return err
+		}
+	}
 	if b.Get([]byte(viewLayout)) != nil || newViewLayout == "" {
 		return nil
-	}
-	if rows, err := b.Sub(subRows, false); err != nil || rows != nil {
-		return err // rows of a format 5 view: it stays a B-tree
 	}
 	return b.Put([]byte(viewLayout), []byte(newViewLayout))
 }
@@ -137,8 +149,9 @@ func viewPrefixer(sub string) graph.Prefixer {
 // postingSubs are the posting buckets, in the order check reports them.
 var postingSubs = []string{subID, subContent, subDigest, subSim, subRedirect, subRelation}
 
-// viewRowOf makes the row of citation c, read under its view's policy.
-func viewRowOf(c *store.Citation) store.ViewRow {
+// viewRowOf makes the row of citation c, read under its view's policy,
+// with its member record (store.Listed) when members is set.
+func viewRowOf(c *store.Citation, members bool) store.ViewRow {
 	row := store.ViewRow{CitationID: c.ID, State: store.RowUnnormalized}
 	if n := c.Norm; n != nil {
 		switch {
@@ -175,6 +188,9 @@ func viewRowOf(c *store.Citation) store.ViewRow {
 		row.Evidence = append(row.Evidence, e)
 	}
 	row.Links = store.Links(c)
+	if members {
+		row.Member = store.Listed(c)
+	}
 	slices.Sort(row.Redirects)
 	row.Redirects = slices.Compact(row.Redirects)
 	slices.SortFunc(row.Evidence, store.CompareViewEvidence)
@@ -267,7 +283,8 @@ func splitRowKey(k []byte) (key, id string, ok bool) {
 }
 
 // encodeRow writes a row's value: state, flags, redirects, links and
-// evidence, texts as str.
+// evidence, texts as str, then its member record when it has one
+// (appendMember).
 func encodeRow(r store.ViewRow) []byte {
 	var flags byte
 	if r.KeyContent {
@@ -297,10 +314,15 @@ func encodeRow(r store.ViewRow) []byte {
 			b = append(b, 0)
 		}
 	}
+	if r.Member != nil {
+		b = appendMember(b, r.Member)
+	}
 	return b
 }
 
-// decodeRow reads a row written by encodeRow under row key k.
+// decodeRow reads a row written by encodeRow under row key k. The
+// normalization of its member record, if any, has no Policy: a reader
+// sets the view's.
 func decodeRow(k, v []byte) (store.ViewRow, error) {
 	var r store.ViewRow
 	key, id, ok := splitRowKey(k)
@@ -361,6 +383,11 @@ func decodeRow(k, v []byte) (store.ViewRow, error) {
 			return bad("a SimHash is unreadable")
 		}
 		r.Evidence = append(r.Evidence, e)
+	}
+	if len(v) > 0 && v[0] == 1 {
+		if r.Member, v, err = decodeMember(v[1:], id, r.Key, nil); err != nil {
+			return bad(err.Error())
+		}
 	}
 	if len(v) != 0 {
 		return bad("bytes after the evidence")
@@ -469,6 +496,8 @@ type viewWriter struct {
 	rows  viewMap
 	subs  map[string]viewMap
 	runs  bool // rows and postings are run maps (layout "runs")
+	// members: the rows carry member records (viewMembers)
+	members bool
 	pol   store.PolicyRef
 	keyOf keyOfFunc
 	rd    *Reader
@@ -497,6 +526,7 @@ func newViewWriter(ctx context.Context, w *graph.Writer, b *graph.Bucket, pol st
 		}
 	}
 	_, vw.runs = vw.rows.(*graph.RunMap)
+	vw.members = hasMembers(b)
 	if c := b.Get([]byte(viewRowsCount)); len(c) == 8 {
 		vw.count = binary.BigEndian.Uint64(c)
 	}
@@ -513,17 +543,25 @@ func newViewWriter(ctx context.Context, w *graph.Writer, b *graph.Bucket, pol st
 // (TestLeanRowIsWholeRow) and skips the answer, the step log and the
 // passage checks, the costliest parts of a whole citation for a pass over
 // every citation (a rebuild, check).
-func readRow(rd *Reader, n string, pol store.PolicyRef) (store.ViewRow, bool, error) {
-	c, err := rd.Member(n, pol)
+//
+// With members set (a view whose rows carry member records), it reads the
+// citation as a listing shows it (Reader.Shown), which holds what the row
+// and its record are made of.
+func readRow(rd *Reader, n string, pol store.PolicyRef, members bool) (store.ViewRow, bool, error) {
+	read := rd.Member
+	if members {
+		read = rd.Shown
+	}
+	c, err := read(n, pol)
 	if err != nil || c.ID == "" {
 		return store.ViewRow{}, false, err
 	}
-	return viewRowOf(c), true, nil
+	return viewRowOf(c, members), true, nil
 }
 
 // write writes the row of the citation node n, read from the quads.
 func (vw *viewWriter) write(n string) error {
-	row, ok, err := readRow(vw.rd, n, vw.pol)
+	row, ok, err := readRow(vw.rd, n, vw.pol, vw.members)
 	if err != nil || !ok {
 		return err // or not a citation
 	}
@@ -861,6 +899,7 @@ func (s *Store) Views(ctx context.Context) ([]store.ViewInfo, error) {
 			if c := b.Get([]byte(viewRowsCount)); len(c) == 8 {
 				info.Rows = int64(binary.BigEndian.Uint64(c))
 			}
+			info.Members = hasMembers(b)
 			info.Layout = "B-trees"
 			if string(b.Get([]byte(viewLayout))) == layoutRuns {
 				info.Layout = "sorted runs"
@@ -1149,6 +1188,15 @@ func WriteNewViewRows(ctx context.Context, w *graph.Writer, d string, cits []Cit
 			row := f.c.Row
 			if name != d {
 				row.Key, row.State, row.KeyContent = "", store.RowUnnormalized, false
+				if row.Member != nil {
+					// Never normalized under this view's policy.
+					m := *row.Member
+					m.Norm = nil
+					row.Member = &m
+				}
+			}
+			if !vw.members {
+				row.Member = nil
 			}
 			rows = append(rows, row)
 		}

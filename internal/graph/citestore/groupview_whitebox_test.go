@@ -176,7 +176,7 @@ func TestCheckRowsInParallel(t *testing.T) {
 			if err != nil || len(infos) != 1 || infos[0].Policy.Digest != pol.Digest() {
 				t.Fatalf("Views = %v, %v; want the default policy's", infos, err)
 			}
-			sum, err = s.citationRows(context.Background(), r, infos[0].Policy, nil)
+			sum, err = s.citationRows(context.Background(), r, infos[0].Policy, true, nil)
 			return err
 		})
 		if err != nil {
@@ -301,30 +301,35 @@ func TestLeanRowIsWholeRow(t *testing.T) {
 			return err
 		}
 		for _, pol := range pols {
-			lean, whole := NewReader(ctx, r), NewReader(ctx, r)
-			for _, id := range ids {
-				c, err := r.Term(id)
-				if err != nil {
-					return err
+			for _, members := range []bool{false, true} {
+				lean, whole := NewReader(ctx, r), NewReader(ctx, r)
+				for _, id := range ids {
+					c, err := r.Term(id)
+					if err != nil {
+						return err
+					}
+					got, ok, err := readRow(lean, c.Value, pol, members)
+					if err != nil || !ok {
+						return fmt.Errorf("readRow(%s): %v, %v", c.Value, ok, err)
+					}
+					wc, err := whole.Citation(c.Value, pol)
+					if err != nil {
+						return err
+					}
+					if want := viewRowOf(wc, members); !bytes.Equal(encodeRow(got), encodeRow(want)) || got.Key != want.Key {
+						t.Errorf("policy %s, %s, member records %v: row read for the view %+v, whole %+v", pol, c.Value, members, got, want)
+					}
+					if members && got.Member == nil {
+						t.Errorf("policy %s, %s: no member record", pol, c.Value)
+					}
+					n++
 				}
-				got, ok, err := readRow(lean, c.Value, pol)
-				if err != nil || !ok {
-					return fmt.Errorf("readRow(%s): %v, %v", c.Value, ok, err)
-				}
-				wc, err := whole.Citation(c.Value, pol)
-				if err != nil {
-					return err
-				}
-				if want := viewRowOf(wc); !bytes.Equal(encodeRow(got), encodeRow(want)) || got.Key != want.Key {
-					t.Errorf("policy %s, %s: lean row %+v, whole %+v", pol, c.Value, got, want)
-				}
-				n++
 			}
 		}
 		return nil
 	}))
-	if n < 1000 {
-		t.Fatalf("compared %d rows, want every citation under two policies", n)
+	if n < 2000 {
+		t.Fatalf("compared %d rows, want every citation under two policies, with and without member records", n)
 	}
 }
 
@@ -382,7 +387,7 @@ func testWindowReads(t *testing.T, g *graph.Store) {
 					if err != nil {
 						return err
 					}
-					want, _, err := readRow(plain, c.Value, pol)
+					want, _, err := readRow(plain, c.Value, pol, true)
 					if err != nil {
 						return err
 					}
@@ -394,7 +399,7 @@ func testWindowReads(t *testing.T, g *graph.Store) {
 					if err := rd.SetWindow(w.lo(i), w.hi(i), nil); err != nil {
 						return err
 					}
-					got, _, err := readRow(rd, c.Value, pol)
+					got, _, err := readRow(rd, c.Value, pol, true)
 					if err != nil {
 						return fmt.Errorf("%s, %s: %w", w.name, c.Value, err)
 					}

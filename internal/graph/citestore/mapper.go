@@ -209,17 +209,19 @@ func (m *Mapper) Quads(dst []graph.Quad, r *model.Record) ([]graph.Quad, Citatio
 		m.add(rawNode, vocab.Text, graph.String(raw))
 	}
 
-	res, nerr, err := m.normalization(cit, rawNode, raw, r.BaseURL)
+	res, nerr, rules, err := m.normalization(cit, rawNode, raw, r.BaseURL)
 	if err != nil {
 		return dst, info, err
 	}
 	info.Rejected = nerr
-	if !newRaw {
-		// Described already.
-	} else if nerr == nil && res.HasFragment {
-		m.add(rawNode, vocab.Fragment, graph.String(res.Fragment))
-	} else if _, frag, ok := strings.Cut(raw, "#"); ok && nerr != nil {
-		m.add(rawNode, vocab.Fragment, graph.String(frag))
+	var frag *string
+	if nerr == nil && res.HasFragment {
+		frag = &res.Fragment
+	} else if _, f, ok := strings.Cut(raw, "#"); ok && nerr != nil {
+		frag = &f
+	}
+	if newRaw && frag != nil {
+		m.add(rawNode, vocab.Fragment, graph.String(*frag))
 	}
 
 	if r.Retrieval != nil {
@@ -236,40 +238,44 @@ func (m *Mapper) Quads(dst []graph.Quad, r *model.Record) ([]graph.Quad, Citatio
 		m.relation(cit, rawNode, rel, evidence)
 	}
 	info.Row = m.viewRow(id, res, nerr, r.Retrieval, info.Retrieval, all)
+	info.Row.Member = m.listed(id, raw, frag, res, nerr, rules, r.Retrieval, all, len(rels))
 	return m.quads, info, nil
 }
 
 // normalization adds the normalization of raw (resolved against base)
 // under the mapper's policy, and its key, and links the citation to it.
 // The same raw text and base under the same policy always give the same
-// nodes, whichever citation asks.
-func (m *Mapper) normalization(cit, rawNode graph.Term, raw, base string) (normalize.Result, *normalize.Error, error) {
+// nodes, whichever citation asks. It returns the rules its step log
+// names, as a reader finds them (stepRules).
+func (m *Mapper) normalization(cit, rawNode graph.Term, raw, base string) (normalize.Result, *normalize.Error, []string, error) {
 	n := m.norm
 	if base != "" {
 		var err error
 		n, err = normalize.New(m.policy, &normalize.Options{Base: base})
 		if err != nil {
-			return normalize.Result{}, nil, err
+			return normalize.Result{}, nil, nil, err
 		}
 	}
 	res, err := n.Normalize(raw)
 	var nerr *normalize.Error
 	if err != nil && !errors.As(err, &nerr) {
-		return res, nil, err
+		return res, nil, nil, err
 	}
+	steps := stepsJSON(res.Steps())
+	rules := stepRules(steps)
 	nrm := Mint("norm", raw, base, m.digest)
 	m.add(cit, vocab.NormalizedAs, nrm)
 	if !m.first(nrm) {
-		return res, nerr, nil // its quads and its key's are emitted already
+		return res, nerr, rules, nil // its quads and its key's are emitted already
 	}
 	m.types(nrm, vocab.Normalization, vocab.ProvActivity)
 	m.add(nrm, vocab.ProvUsed, rawNode)
 	m.add(nrm, vocab.ProvQualifiedAssociation, m.assoc)
-	m.str(nrm, vocab.Steps, stepsJSON(res.Steps()))
+	m.str(nrm, vocab.Steps, steps)
 	if nerr != nil {
 		m.str(nrm, vocab.ErrorCode, string(nerr.Code))
 		m.str(nrm, vocab.ErrorMessage, nerr.Error())
-		return res, nerr, nil
+		return res, nerr, rules, nil
 	}
 	key := Mint("key", raw, base, m.digest)
 	m.types(key, vocab.ComparisonKey, vocab.ProvEntity)
@@ -284,7 +290,7 @@ func (m *Mapper) normalization(cit, rawNode graph.Term, raw, base string) (norma
 		m.str(key, vocab.RemovedParams, jsonText(p))
 	}
 	m.str(key, vocab.HostRule, res.HostRule)
-	return res, nil, nil
+	return res, nil, rules, nil
 }
 
 // Rejects reports whether the policy rejects r's raw URL, without making
@@ -310,7 +316,7 @@ func (m *Mapper) Rejects(r *model.Record) (bool, error) {
 // normalization under the mapper's policy: what renormalizing adds.
 func (m *Mapper) NormalizationQuads(dst []graph.Quad, cit, rawNode graph.Term, raw, base string) ([]graph.Quad, *normalize.Error, error) {
 	m.quads = dst
-	_, nerr, err := m.normalization(cit, rawNode, raw, base)
+	_, nerr, _, err := m.normalization(cit, rawNode, raw, base)
 	return m.quads, nerr, err
 }
 
@@ -358,6 +364,36 @@ func (m *Mapper) viewRow(id string, res normalize.Result, nerr *normalize.Error,
 	slices.Sort(row.Links)
 	row.Links = slices.Compact(row.Links)
 	return row
+}
+
+// listed is the member record of a record's citation (store.Listed), as
+// its quads give it while its retrieval node holds nothing but what the
+// record says: rels are its relations, the first declared of them
+// declared, the rest detected.
+func (m *Mapper) listed(id, raw string, frag *string, res normalize.Result, nerr *normalize.Error, rules []string, rt *model.Retrieval, rels []model.Relation, declared int) *store.Citation {
+	c := &store.Citation{ID: id, Raw: raw, Fragment: frag}
+	n := &store.Normalization{Rules: rules}
+	if nerr != nil {
+		n.ErrorCode, n.ErrorMessage = string(nerr.Code), nerr.Error()
+	} else {
+		n.Key, n.Compare, n.HostRule, n.RemovedParams = res.Key, string(res.Compare), res.HostRule, res.RemovedParams()
+	}
+	c.Norm = n
+	if rt != nil {
+		r := &store.Retrieval{FinalURL: rt.FinalURL, FinalStatus: store.Integer(rt.FinalStatus), ContentHash: rt.ContentHash, Outcome: rt.Outcome, Canonicals: rt.Canonical}
+		for i, h := range rt.Hops {
+			r.Hops = append(r.Hops, store.Hop{Index: i, CrossesHost: m.host(h.From) != m.host(h.To)})
+		}
+		c.Retrievals = []*store.Retrieval{r}
+	}
+	for i, rel := range rels {
+		evidence := model.EvidenceDeclared
+		if i >= declared {
+			evidence = model.EvidenceDetected
+		}
+		c.Relations = append(c.Relations, &store.Relation{Relation: rel, Evidence: evidence})
+	}
+	return store.Listed(c)
 }
 
 // retrievalNode mints the node of a retrieval of raw: from the raw text and

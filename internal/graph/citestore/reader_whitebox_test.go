@@ -101,7 +101,7 @@ func TestReaderReset(t *testing.T) {
 			}
 			c, err := rd.term(id)
 			if err == nil {
-				_, _, err = readRow(rd, c.Value, infos[0].Policy)
+				_, _, err = readRow(rd, c.Value, infos[0].Policy, true)
 			}
 			if err != nil {
 				t.Errorf("readRow: %v", err)

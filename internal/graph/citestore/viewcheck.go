@@ -165,7 +165,7 @@ func (s *Store) checkView(ctx context.Context, info store.ViewInfo) ([]string, e
 		// (rowSum), and when they differ, each made row looked up in the
 		// view to name the first difference.
 		var matched int64
-		made, err := s.citationRows(ctx, r, info.Policy, nil)
+		made, err := s.citationRows(ctx, r, info.Policy, hasMembers(b), nil)
 		if err != nil {
 			return err
 		}
@@ -191,7 +191,7 @@ func (s *Store) checkView(ctx context.Context, info store.ViewInfo) ([]string, e
 		}
 		if held == made {
 			matched = made.n
-		} else if matched, err = s.checkCitationRows(ctx, r, info.Policy, rows, diff); err != nil {
+		} else if matched, err = s.checkCitationRows(ctx, r, info.Policy, hasMembers(b), rows, diff); err != nil {
 			return err
 		}
 		// The view's rows, in key order: their count, and the postings
@@ -396,7 +396,7 @@ func (s *rowSum) add(k, v []byte) {
 // the mapped pages of the file kept under viewCheckMapped), so that its
 // memory is 4 bytes a citation (their term ids) and a batch, whatever the
 // size of the database.
-func (s *Store) citationRows(ctx context.Context, r *graph.Reader, pol store.PolicyRef, each func(store.ViewRow)) (rowSum, error) {
+func (s *Store) citationRows(ctx context.Context, r *graph.Reader, pol store.PolicyRef, members bool, each func(store.ViewRow)) (rowSum, error) {
 	var sum rowSum
 	var prog *partProgress
 	add := func(row store.ViewRow) {
@@ -428,13 +428,16 @@ func (s *Store) citationRows(ctx context.Context, r *graph.Reader, pol store.Pol
 	defer prog.end()
 	if len(ids) <= viewCheckScanMax {
 		err := store.ScanViewRows(ctx, s.Within(r), pol.Digest, func(row store.ViewRow) error {
+			if !members {
+				row.Member = nil
+			}
 			add(row)
 			return nil
 		})
 		return sum, err
 	}
 	if each == nil && viewCheckWorkers > 1 && len(ids) > viewCheckBatch {
-		return s.rowsInParallel(ctx, r, pol, ids, prog)
+		return s.rowsInParallel(ctx, r, pol, members, ids, prog)
 	}
 	var next int
 	take := func() (int, bool) {
@@ -442,7 +445,7 @@ func (s *Store) citationRows(ctx context.Context, r *graph.Reader, pol store.Pol
 		next += viewCheckBatch
 		return lo, lo < len(ids)
 	}
-	err := rowsAt(ctx, r, pol, ids, take, add)
+	err := rowsAt(ctx, r, pol, members, ids, take, add)
 	return sum, err
 }
 
@@ -459,7 +462,7 @@ var viewCheckWorkers = min(runtime.GOMAXPROCS(0), 4)
 // Reader emptied each batch (its caches dropped) and given the window of
 // the batch's term ids (Reader.SetWindow), the nodes outside it read by
 // point lookups, the mapped pages of the file kept under viewCheckMapped.
-func rowsAt(ctx context.Context, r *graph.Reader, pol store.PolicyRef, ids []graph.ID, take func() (int, bool), add func(store.ViewRow)) error {
+func rowsAt(ctx context.Context, r *graph.Reader, pol store.PolicyRef, members bool, ids []graph.ID, take func() (int, bool), add func(store.ViewRow)) error {
 	// The citations' nodes were minted in order: their quads come in
 	// subject order, a read each.
 	r.InOrder()
@@ -497,7 +500,7 @@ func rowsAt(ctx context.Context, r *graph.Reader, pol store.PolicyRef, ids []gra
 			if err != nil {
 				return err
 			}
-			row, ok, err := readRow(rd, t.Value, pol)
+			row, ok, err := readRow(rd, t.Value, pol, members)
 			if err != nil {
 				return err
 			}
@@ -531,7 +534,7 @@ var (
 // transaction that does not see r's snapshot (a write committed in
 // between, in this process) takes no batch: r's reads are the check.
 // The mapped limit is the process's, which every worker looks at.
-func (s *Store) rowsInParallel(ctx context.Context, r *graph.Reader, pol store.PolicyRef, ids []graph.ID, prog *partProgress) (rowSum, error) {
+func (s *Store) rowsInParallel(ctx context.Context, r *graph.Reader, pol store.PolicyRef, members bool, ids []graph.ID, prog *partProgress) (rowSum, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var next atomic.Int64
@@ -553,7 +556,7 @@ func (s *Store) rowsInParallel(ctx context.Context, r *graph.Reader, pol store.P
 			}
 		}
 		var sum rowSum
-		err := rowsAt(ctx, r, pol, ids, take, func(row store.ViewRow) {
+		err := rowsAt(ctx, r, pol, members, ids, take, func(row store.ViewRow) {
 			sum.addRow(row)
 			prog.add(1)
 		})
@@ -596,9 +599,9 @@ func (s *Store) rowsInParallel(ctx context.Context, r *graph.Reader, pol store.P
 // it up in the view's rows: a row missing or different is a difference.
 // It returns how many of the citations' rows the view holds (equal or
 // not). It runs when the rows' sums differ: a point lookup a citation.
-func (s *Store) checkCitationRows(ctx context.Context, r *graph.Reader, pol store.PolicyRef, rows viewMap, diff func(string, ...any)) (int64, error) {
+func (s *Store) checkCitationRows(ctx context.Context, r *graph.Reader, pol store.PolicyRef, members bool, rows viewMap, diff func(string, ...any)) (int64, error) {
 	var matched int64
-	_, err := s.citationRows(ctx, r, pol, func(row store.ViewRow) {
+	_, err := s.citationRows(ctx, r, pol, members, func(row store.ViewRow) {
 		k := rowKey(row.Key, row.CitationID)
 		got := rowsGet(rows, k)
 		switch {
@@ -646,7 +649,7 @@ func (s *Store) findStrayRow(ctx context.Context, r *graph.Reader, pol store.Pol
 			return false, err
 		}
 		if node != "" {
-			row, ok, err := readRow(rd, node, pol)
+			row, ok, err := readRow(rd, node, pol, false)
 			if err != nil {
 				return false, err
 			}

@@ -1,0 +1,83 @@
+package citestore_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/graph/citestore"
+	"github.com/provgraph/provgraph/internal/normalize"
+	"github.com/provgraph/provgraph/internal/query"
+	"github.com/provgraph/provgraph/internal/store"
+	"github.com/provgraph/provgraph/internal/storetest"
+	"github.com/provgraph/provgraph/internal/synth"
+)
+
+// TestListingReadsMemberRecords: the full listing from a view whose rows
+// carry member records shows what the records hold, without reading the
+// citations: with every record's raw URL edited in place, each listed
+// member and each rejected citation shows the edited URL, and check finds
+// that the rows differ from what the quads give.
+func TestListingReadsMemberRecords(t *testing.T) {
+	ctx := context.Background()
+	g, err := graph.Open(filepath.Join(t.TempDir(), "m.db"), &graph.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	s := citestore.New(g)
+	pol := normalize.Default()
+	recs := append(storetest.Corpus(t), storetest.Synthetic(t, synth.Options{Seed: 3, Sites: 5}, 200)...)
+	if _, err := s.Append(ctx, store.Batch{Policy: pol, Records: recs}); err != nil {
+		t.Fatal(err)
+	}
+	d := pol.Digest()
+	if _, err := s.RebuildView(ctx, d, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	report := func() *query.Report {
+		t.Helper()
+		set, err := query.LoadGroupsFromView(ctx, s, "", query.GroupOptions{}, query.ViewRead{Batch: 7})
+		if err != nil || set == nil {
+			t.Fatalf("LoadGroupsFromView = %v, %v", set, err)
+		}
+		rep, err := set.Report(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	before := report()
+	if len(before.Groups) == 0 || len(before.Rejected) == 0 {
+		t.Fatalf("%d groups and %d rejected citations, want some of each", len(before.Groups), len(before.Rejected))
+	}
+	const mark = "edited-record:"
+	if err := citestore.EditMembers(g, d, func(m *store.Citation) { m.Raw = mark + m.Raw }); err != nil {
+		t.Fatal(err)
+	}
+	after := report()
+	members := 0
+	for i, gr := range after.Groups {
+		for j, m := range gr.Members {
+			if want := mark + before.Groups[i].Members[j].RawURL; m.RawURL != want {
+				t.Fatalf("group %s member %s: raw URL %q, want the record's %q", gr.ID, m.CitationID, m.RawURL, want)
+			}
+			members++
+		}
+	}
+	for i, x := range after.Rejected {
+		if want := mark + before.Rejected[i].RawURL; x.RawURL != want {
+			t.Fatalf("rejected %s: raw URL %q, want the record's %q", x.CitationID, x.RawURL, want)
+		}
+	}
+	if members == 0 {
+		t.Fatal("no member listed")
+	}
+	err = s.Check(ctx)
+	if !errors.Is(err, graph.ErrCorrupt) || !strings.Contains(err.Error(), "differs from what the quads give") {
+		t.Fatalf("check of a view with edited records: %v, want the rows named as differing", err)
+	}
+}
