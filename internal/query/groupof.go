@@ -476,9 +476,9 @@ type citationCache struct {
 	members bool
 	// policy is the view's policy, the Policy of the records' normalizations.
 	policy *PolicyRef
-	mu    sync.Mutex
-	byID  map[string]*Citation
-	err   error
+	mu     sync.Mutex
+	byID   map[string]*Citation
+	err    error
 }
 
 func (c *citationCache) get(ids []string) ([]*Citation, error) {

@@ -492,16 +492,16 @@ func postingsOf(dst []posting, r store.ViewRow, keyOf keyOfFunc) []posting {
 
 // viewWriter writes rows into one policy's view in a write transaction.
 type viewWriter struct {
-	b     *graph.Bucket
-	rows  viewMap
-	subs  map[string]viewMap
-	runs  bool // rows and postings are run maps (layout "runs")
+	b    *graph.Bucket
+	rows viewMap
+	subs map[string]viewMap
+	runs bool // rows and postings are run maps (layout "runs")
 	// members: the rows carry member records (viewMembers)
 	members bool
-	pol   store.PolicyRef
-	keyOf keyOfFunc
-	rd    *Reader
-	count uint64
+	pol     store.PolicyRef
+	keyOf   keyOfFunc
+	rd      *Reader
+	count   uint64
 	// changed holds, per key whose rows changed (rather than grew), the
 	// old values of its changed rows by citation id: its postings are
 	// recomputed once the batch's rows are written.
