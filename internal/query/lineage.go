@@ -468,6 +468,9 @@ func (r *reader) viewLineages(vs ViewSource, snap *Snapshot, cits []*Citation, m
 			if ml, ok := vs.(memberLookup); ok {
 				cache.lean = ml
 			}
+			// The related members' rows' records hold what their
+			// relations are made of: they are not read.
+			cache.members = true
 			f, err := viewFacts(n, cache)
 			if err != nil {
 				return nil, err

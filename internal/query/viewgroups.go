@@ -20,8 +20,11 @@ import (
 // Every such group is then the whole database's, as GroupOf's is
 // (TestGroupOfMatchesReport), so the report is LoadGroups' byte for byte
 // (TestViewGroupsMatchesReport). The price is reading each batch's
-// neighbourhood through the view's postings and each listed member's
-// citation by point reads, instead of one scan.
+// neighbourhood through the view's postings instead of one scan. A row's
+// member record (ViewRow.Member, kept by views of format 7) stands for
+// its citation; only a view without records has each listed member's
+// citation read by point reads (about 65 µs of CPU a member at ten
+// million citations, seven times what the scan spends a citation).
 
 // RowPager pages through a grouping view's rows in key order
 // (store.GroupView.RowsAfter).
