@@ -368,13 +368,21 @@ func neighbourhoodOf(ctx context.Context, vs ViewSource, snap *Snapshot, key str
 // groups sharing its evidence, the groups its relations point at and,
 // when the options mark groups for review, those pointing at it.
 func gather(ctx context.Context, vs ViewSource, snap *Snapshot, key string, opts GroupOptions) (*neighbourhood, *citationCache, error) {
-	return gatherKeys(ctx, vs, snap, []string{key}, nil, opts)
+	return gatherKeys(ctx, vs, snap, []string{key}, nil, opts, nil)
 }
+
+// sharedTexts are the content hashes and text digests two keys or more
+// may share (sharedLister): gatherKeys looks up only those.
+type sharedTexts struct{ content, digest *valueFilter }
 
 // gatherKeys reads the neighbourhood of the groups of several keys at
 // once, as gather does for one: pre holds the rows of keys already read.
 // With one key that no citation has, it returns after reading it.
-func gatherKeys(ctx context.Context, vs ViewSource, snap *Snapshot, keys []string, pre map[string][]ViewRow, opts GroupOptions) (*neighbourhood, *citationCache, error) {
+//
+// shared, when not nil, holds every content hash and text digest that
+// two keys or more share: the others, which only the key whose row gave
+// them has, are not looked up.
+func gatherKeys(ctx context.Context, vs ViewSource, snap *Snapshot, keys []string, pre map[string][]ViewRow, opts GroupOptions, shared *sharedTexts) (*neighbourhood, *citationCache, error) {
 	norm, _ := snap.Normalizer()
 	n := &neighbourhood{ctx: ctx, v: vs, digest: snap.Policy.Digest, keyOf: keyOfFunc(norm), maxShared: opts.MaxShared,
 		rows: map[string][]ViewRow{}, targets: map[string]bool{}, over: map[string]int{}, pre: pre}
@@ -399,7 +407,7 @@ func gatherKeys(ctx context.Context, vs ViewSource, snap *Snapshot, keys []strin
 			for _, e := range r.Evidence {
 				var more []string
 				var err error
-				if e.Content != "" {
+				if e.Content != "" && (shared == nil || shared.content.has(e.Content)) {
 					if more, err = vs.KeysByContent(ctx, n.digest, e.Content); err != nil {
 						return nil, nil, fmt.Errorf("query: keys of content hash %s: %w", e.Content, err)
 					}
@@ -407,7 +415,7 @@ func gatherKeys(ctx context.Context, vs ViewSource, snap *Snapshot, keys []strin
 						return nil, nil, err
 					}
 				}
-				if e.Digest != "" {
+				if e.Digest != "" && (shared == nil || shared.digest.has(e.Digest)) {
 					if more, err = vs.KeysByDigest(ctx, n.digest, e.Digest); err != nil {
 						return nil, nil, fmt.Errorf("query: keys of text digest %s: %w", e.Digest, err)
 					}

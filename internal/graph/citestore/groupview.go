@@ -1251,3 +1251,53 @@ func (vw *viewWriter) writeNew(rows []store.ViewRow) error {
 	}
 	return nil
 }
+
+// SharedValues calls fn with each content hash (kind "content") or text
+// digest ("digest") that the postings of the view of policy d give to two
+// keys or more, in byte order, reading the posting map once in order.
+// The values it leaves out belong to one key each: a full listing need
+// not look them up (query.LoadGroupsFromView), as the key that has one
+// is already in its batch.
+func (s *Store) SharedValues(ctx context.Context, d, kind string, fn func(value string) error) error {
+	var sub string
+	switch kind {
+	case subContent, subDigest:
+		sub = kind
+	default:
+		return fmt.Errorf("shared values: kind %q: want content or digest", kind)
+	}
+	prefix := viewPrefixer(sub)
+	return s.viewRead(ctx, d, func(b *graph.Bucket) error {
+		p, err := s.readMap(d, b, sub)
+		if err != nil || p == nil {
+			return err
+		}
+		var last []byte
+		n, seen := 0, 0
+		return p.Ascend(nil, func(k, _ []byte) (bool, error) {
+			if seen++; seen%4096 == 0 {
+				if err := ctx.Err(); err != nil {
+					return false, err
+				}
+			}
+			v := k[:prefix(k)]
+			if len(v) == 0 || len(v) == len(k) {
+				return false, viewDamage(d, fmt.Errorf("posting bucket %s holds %q, which is not a value then a key", sub, k))
+			}
+			if bytes.Equal(v, last) {
+				if n++; n == 2 {
+					val, _, err := readStr(v)
+					if err != nil {
+						return false, viewDamage(d, err)
+					}
+					if err := fn(val); err != nil {
+						return false, err
+					}
+				}
+				return true, nil
+			}
+			last, n = append(last[:0], v...), 1
+			return true, nil
+		})
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -79,5 +80,70 @@ func TestListingReadsMemberRecords(t *testing.T) {
 	err = s.Check(ctx)
 	if !errors.Is(err, graph.ErrCorrupt) || !strings.Contains(err.Error(), "differs from what the quads give") {
 		t.Fatalf("check of a view with edited records: %v, want the rows named as differing", err)
+	}
+}
+
+// TestSharedValues: SharedValues lists, in byte order, exactly the
+// content hashes and text digests that KeysByContent and KeysByDigest
+// give two keys or more, on a store with shared and unshared evidence.
+func TestSharedValues(t *testing.T) {
+	ctx := context.Background()
+	g, err := graph.Open(filepath.Join(t.TempDir(), "s.db"), &graph.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	s := citestore.New(g)
+	pol := normalize.Default()
+	recs := append(storetest.Corpus(t), storetest.Synthetic(t, synth.Options{Seed: 4, Sites: 5}, 300)...)
+	if _, err := s.Append(ctx, store.Batch{Policy: pol, Records: recs}); err != nil {
+		t.Fatal(err)
+	}
+	d := pol.Digest()
+	rows, err := s.RowsAfter(ctx, d, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{}
+	seen := map[string]bool{}
+	for _, r := range rows {
+		for _, e := range r.Evidence {
+			for kind, v := range map[string]string{"content": e.Content, "digest": e.Digest} {
+				if v == "" || seen[kind+v] {
+					continue
+				}
+				seen[kind+v] = true
+				lookup := s.KeysByContent
+				if kind == "digest" {
+					lookup = s.KeysByDigest
+				}
+				keys, err := lookup(ctx, d, v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(keys) >= 2 {
+					want[kind] = append(want[kind], v)
+				}
+			}
+		}
+	}
+	if len(want["content"]) == 0 || len(seen) <= len(want["content"]) {
+		t.Fatalf("%d content hashes shared of %d texts: want some shared and some not", len(want["content"]), len(seen))
+	}
+	for _, kind := range []string{"content", "digest"} {
+		var got []string
+		if err := s.SharedValues(ctx, d, kind, func(v string) error {
+			got = append(got, v)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(want[kind])
+		if !slices.Equal(got, want[kind]) {
+			t.Errorf("SharedValues(%s) = %q, want %q", kind, got, want[kind])
+		}
+	}
+	if err := s.SharedValues(ctx, d, "sim", func(string) error { return nil }); err == nil {
+		t.Error("SharedValues(sim): no error")
 	}
 }
