@@ -112,14 +112,18 @@ stay under it, so a limit near what is held costs CPU time, and a limit
 below it cannot be kept (nothing is spilled to disk yet).
 
 Reading (--read): "scan" loads every citation's grouping facts at once,
-which is fastest but holds about 280 to 400 bytes a citation (10 GiB at
-30 million citations). "view" reads the database's grouping view of the
-policy (kept by ingest, made by provgraph view rebuild) in key order, a
-batch of keys at a time with what their groups depend on, so that memory
-is bounded by the batch whatever the size of the database; it is several
-times slower, as each listed member is read on its own. "auto" (the
-default) reads the view when the database keeps one of the policy and
-its citations would take more than --work-mem at 400 bytes each (three
+which holds about 280 to 400 bytes a citation (3.4 GiB at 10 million
+citations, 10 GiB at 30 million). "view" reads the database's grouping
+view of the policy (kept by ingest, made by provgraph view rebuild) in key
+order, a batch of keys at a time with what their groups depend on, so
+that memory is bounded by the batch whatever the size of the database.
+A view made by this provgraph keeps each member's record in its row (view
+status says whether it does), and is read about as fast as a scan (at
+10 million citations 109 s and 1.3 GiB against 88 s and 3.4 GiB); a view
+made before (file format 6 or earlier) has each listed member read on its
+own, several times slower, until provgraph view rebuild. "auto" (the
+default) reads the view when it keeps member records, or when the
+citations would take more than --work-mem at 400 bytes each (three
 quarters of the machine's memory when --work-mem is not set). Reading the
 view, it holds a few hundred MB of heap and keeps half of --work-mem of
 the database file mapped (256 MiB at least; 1 GiB when --work-mem is not
@@ -209,7 +213,7 @@ func runGroups(cmd *cobra.Command, o groupsOptions) error {
 		return err
 	}
 	defer done()
-	if o.read == "auto" && set.FromView() {
+	if o.read == "auto" && set.FromView() && !set.FromRecords() {
 		fmt.Fprintf(cmd.ErrOrStderr(), "note: more than %d citations, about %d bytes each, would not fit in the working memory (--work-mem): reading the grouping view a batch of keys at a time, which is slower (--read scan loads them all)\n", how.ScanLimit, groupsBytesPerCitation)
 	}
 	warnings := render.RedactIf(o.redact, set.Warnings())
@@ -311,11 +315,12 @@ func runOneGroup(cmd *cobra.Command, o groupsOptions, opts query.GroupOptions, s
 }
 
 // groupsRead checks --read and says how groups reads the database.
-// workMem is --work-mem, 0 when not set: auto then reads the view only
-// when the citations would take more than three quarters of the
-// machine's memory (a scan that fits is many times faster: 3 min 26 s
-// and 10 GiB at 30 million citations here, against over an hour from
-// the view).
+// workMem is --work-mem, 0 when not set: auto then reads a view without
+// member records only when the citations would take more than three
+// quarters of the machine's memory (a scan that fits is many times
+// faster than such a view: 3 min 26 s and 10 GiB at 30 million citations
+// here, against over an hour), and a view with them always
+// (service.GroupsRead.ScanLimit).
 func groupsRead(read string, workMem int64) (service.GroupsRead, error) {
 	view := service.GroupsRead{View: true, Batch: groupsViewBatch(), Mapped: groupsViewMapped(workMem)}
 	switch read {

@@ -44,9 +44,11 @@ func TestGroupsRead(t *testing.T) {
 			}
 		}
 	}
-	// auto with a working memory too small for the citations (61 of them
-	// here, four copies of each) reads the view, and says so; with
-	// room for them it scans, and says nothing.
+	// auto reads a view whose rows carry member records (as this build's
+	// are) whatever the working memory, and says nothing: it is not
+	// slower than the scan at a million citations. (A view without them
+	// is read only past the working memory, with a note: TestGroupsFrom
+	// in internal/service.)
 	in, err := os.ReadFile("../../testdata/citations.jsonl")
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +74,7 @@ func TestGroupsRead(t *testing.T) {
 	}
 	_, want, _ := run(t, "groups", "--db", bigDB, "--read", "scan")
 	code, got, stderr := run(t, "groups", "--db", bigDB, "--read", "auto", "--work-mem", "16KiB")
-	if code != 0 || got != want || !strings.Contains(stderr, "note: more than 40 citations") {
+	if code != 0 || got != want || stderr != "" {
 		t.Errorf("groups --read auto --work-mem 16KiB: exit %d, stderr %q, the same output %v", code, stderr, got == want)
 	}
 	for _, format := range []string{"table", "json"} {

@@ -939,6 +939,10 @@ func (s *GroupSet) Warnings() []string {
 // at a time (LoadGroupsFromView).
 func (s *GroupSet) FromView() bool { return s.v != nil }
 
+// FromRecords says the set is written from a grouping view whose rows
+// carry member records (ViewRow.Member): no citation is read for it.
+func (s *GroupSet) FromRecords() bool { return s.v != nil && s.v.records }
+
 // Write builds the listed groups in order, a batch at a time on every
 // core. encode appends one group's bytes to buf (it runs on several
 // goroutines at once); write gets the bytes of each batch, in order, on the

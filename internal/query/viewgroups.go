@@ -97,6 +97,8 @@ type viewGroups struct {
 	opts   GroupOptions
 	batch  int
 	mapped int64
+	// records: the rows carry member records (GroupSet.FromRecords)
+	records bool
 	// shared, when the source lists them, are the texts two keys or more
 	// share (sharedLister), read before the rows.
 	shared *sharedTexts
@@ -128,7 +130,13 @@ func LoadGroupsFromView(ctx context.Context, src Source, policy string, opts Gro
 	if how.Mapped <= 0 {
 		how.Mapped = DefaultViewMapped
 	}
-	return &GroupSet{v: &viewGroups{src: src, snap: snap, opts: opts, batch: how.Batch, mapped: how.Mapped}}, nil
+	// A view's rows all carry records or none do: the first says.
+	first, err := src.(RowPager).RowsAfter(ctx, snap.Policy.Digest, nil, 1)
+	if err != nil {
+		return nil, fmt.Errorf("query: rows of the grouping view of policy %s: %w", snap.Policy, err)
+	}
+	records := len(first) > 0 && first[0].Member != nil
+	return &GroupSet{v: &viewGroups{src: src, snap: snap, opts: opts, batch: how.Batch, mapped: how.Mapped, records: records}}, nil
 }
 
 // write is GroupSet.Write from the view. One goroutine pages through the

@@ -104,8 +104,11 @@ type GroupsRead struct {
 	Batch  int
 	Mapped int64
 	// ScanLimit, when View is set and positive, reads from the view only
-	// when the view holds more citations than ScanLimit: below it, the
-	// scan's memory is allowed for its speed.
+	// when its rows carry member records (a listing from them reads no
+	// citation, and took 5.7-7.0 s against the scan's 8.6-12.5 s at a
+	// million citations, 109 s against 88 s at ten million in a third of
+	// the memory) or the view holds more citations than ScanLimit: below
+	// it, the scan's memory is allowed for its speed.
 	ScanLimit int64
 }
 
@@ -125,7 +128,7 @@ func (d DB) GroupsFrom(ctx context.Context, policy string, opts query.GroupOptio
 	if how.View {
 		big := true
 		if how.ScanLimit > 0 {
-			big, err = viewRowsOver(ctx, cs, how.ScanLimit)
+			big, err = viewPreferred(ctx, cs, how.ScanLimit)
 		}
 		if err == nil && big {
 			set, err = query.LoadGroupsFromView(ctx, cs, policy, opts, query.ViewRead{Batch: how.Batch, Mapped: how.Mapped})
@@ -145,15 +148,16 @@ func (d DB) GroupsFrom(ctx context.Context, policy string, opts query.GroupOptio
 	return set, func() { st.Close() }, nil
 }
 
-// viewRowsOver reports whether some complete grouping view of the
-// database holds more than n rows (one per citation).
-func viewRowsOver(ctx context.Context, cs *citestore.Store, n int64) (bool, error) {
+// viewPreferred reports whether some complete grouping view of the
+// database keeps member records or holds more than n rows (one per
+// citation).
+func viewPreferred(ctx context.Context, cs *citestore.Store, n int64) (bool, error) {
 	infos, err := cs.Views(ctx)
 	if err != nil {
 		return false, err
 	}
 	for _, v := range infos {
-		if v.Complete && v.Rows > n {
+		if v.Complete && (v.Members || v.Rows > n) {
 			return true, nil
 		}
 	}

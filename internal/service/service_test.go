@@ -255,32 +255,56 @@ func TestIngestThenBackend(t *testing.T) {
 	}
 }
 
-// TestGroupsFrom: GroupsFrom reads the view when asked and the view holds
-// more citations than ScanLimit, scans otherwise, gives the same report
-// either way, and keeps the database open until done (the set read from
-// the view reads it while it is written).
+// TestGroupsFrom: GroupsFrom reads the view when asked and the view keeps
+// member records or holds more citations than ScanLimit, scans
+// otherwise, gives the same report either way, and keeps the database
+// open until done (the set read from the view reads it while it is
+// written).
 func TestGroupsFrom(t *testing.T) {
-	ctx := context.Background()
-	d := service.DB{Path: corpusDB(t)}
-	opts := query.GroupOptions{MinSize: 2, Review: true}
-	var want string
-	for _, tc := range []struct {
-		how  service.GroupsRead
-		view bool
-	}{
+	testGroupsFrom(t, corpusDB(t), []groupsFromCase{
 		{service.GroupsScan, false},
 		{service.GroupsRead{View: true}, true},
 		{service.GroupsRead{View: true, Batch: 1}, true},
-		{service.GroupsRead{View: true, ScanLimit: 30}, true},  // 31 citations
-		{service.GroupsRead{View: true, ScanLimit: 31}, false}, // not more than the limit
-		{service.GroupsRead{View: true, ScanLimit: 1 << 40}, false},
-	} {
+		{service.GroupsRead{View: true, ScanLimit: 30}, true}, // 31 citations
+		// not more than the limit, but the rows carry member records
+		{service.GroupsRead{View: true, ScanLimit: 31}, true},
+		{service.GroupsRead{View: true, ScanLimit: 1 << 40}, true},
+	}, true)
+	// A file of format 6: its view's rows have no member records.
+	v6 := filepath.Join(t.TempDir(), "v6.db")
+	b, err := os.ReadFile("../graph/testdata/format-v6/prov.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(v6, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	testGroupsFrom(t, v6, []groupsFromCase{
+		{service.GroupsScan, false},
+		{service.GroupsRead{View: true}, true},
+		{service.GroupsRead{View: true, ScanLimit: 14}, true},  // 15 citations
+		{service.GroupsRead{View: true, ScanLimit: 15}, false}, // not more than the limit
+	}, false)
+}
+
+type groupsFromCase struct {
+	how  service.GroupsRead
+	view bool
+}
+
+func testGroupsFrom(t *testing.T, db string, cases []groupsFromCase, records bool) {
+	t.Helper()
+	ctx := context.Background()
+	d := service.DB{Path: db}
+	opts := query.GroupOptions{MinSize: 2, Review: true}
+	var want string
+	for _, tc := range cases {
 		set, done, err := d.GroupsFrom(ctx, "", opts, tc.how)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if set.FromView() != tc.view {
-			t.Errorf("GroupsFrom(%+v): from the view %v, want %v", tc.how, set.FromView(), tc.view)
+		if set.FromView() != tc.view || set.FromRecords() != (tc.view && records) {
+			t.Errorf("%s: GroupsFrom(%+v): from the view %v, from member records %v; want %v, %v", filepath.Base(db), tc.how, set.FromView(), set.FromRecords(), tc.view, tc.view && records)
 		}
 		rep, err := set.Report(ctx)
 		done()
@@ -294,7 +318,7 @@ func TestGroupsFrom(t *testing.T) {
 		if want == "" {
 			want = string(b)
 		} else if string(b) != want {
-			t.Errorf("GroupsFrom(%+v): the report differs from the scan's", tc.how)
+			t.Errorf("%s: GroupsFrom(%+v): the report differs from the scan's", filepath.Base(db), tc.how)
 		}
 	}
 	if _, _, err := d.GroupsFrom(ctx, "nope@1", opts, service.GroupsRead{View: true}); service.Classify(err) != service.Usage {
