@@ -103,7 +103,8 @@ consistent:
   - every quad of the SPO index has its twins in POS and OSP, and all three
     hold as many quads as the quad counter says;
   - each grouping view (see 'provgraph view') holds exactly the rows the
-    quads give under its policy, as many as its row count says, and exactly
+    quads give under its policy (with each row's member record, in a view
+    of format 7), as many as its row count says, and exactly
     the postings its rows give; a difference names the policy and the first
     differing key and citation id or posting; the sorted runs a view's rows
     and postings are kept in (format 6) each hold what their meta says, in
