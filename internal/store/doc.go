@@ -207,4 +207,20 @@
 // normalization, retrievals, hops, canonicals and relations. Check runs the foreign-key
 // and orphan queries (a normalization, retrieval or relation whose
 // citation is missing).
+//
+// The grouping view is two more tables, written in the transaction of the
+// rows they derive from:
+//
+//	view_rows(policy_digest, key, citation_id, state, flags, redirects,
+//	          links, evidence, member, PRIMARY KEY (policy_digest, key, citation_id))
+//	view_postings(policy_digest, kind, value, key,
+//	          PRIMARY KEY (policy_digest, kind, value, key))
+//
+// distributed by key, so that a key's rows (KeyRows) are on one worker and
+// RowsAfter is an ordered range read (key, citation_id) > (after) LIMIT n;
+// member is ViewRow.Member as bytea (citestore's encoding, or JSON), so
+// that the full listing reads no citation table. The listing's ordered
+// pass over the shared content hashes (citestore's SharedValues) is
+// SELECT value FROM view_postings WHERE policy_digest = $1 AND kind = $2
+// GROUP BY value HAVING count(*) >= 2, which Citus runs on every worker.
 package store
