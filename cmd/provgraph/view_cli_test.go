@@ -137,3 +137,33 @@ func TestIngestNoView(t *testing.T) {
 		t.Errorf("second ingest --no-view into a database with a view: exit %d\n%s", code, stderr)
 	}
 }
+
+// TestViewStatusMemberRecords: view status says when a view's rows have
+// no member records (a file of format 6) and what adds them, says nothing
+// of it for a view made by this build, and a rebuild adds them.
+func TestViewStatusMemberRecords(t *testing.T) {
+	data, err := os.ReadFile("../../internal/graph/testdata/format-v6/prov.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "v6.db")
+	if err := os.WriteFile(db, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const without = "rows without member records (format 6 or earlier)"
+	code, out, stderr := run(t, "view", "status", "--db", db)
+	if code != exitOK || !strings.Contains(out, without) || !strings.Contains(out, "provgraph view rebuild adds them") {
+		t.Fatalf("view status of a format 6 file: exit %d, %s%s; want it to say %q", code, out, stderr, without)
+	}
+	if code, _, stderr := run(t, "view", "rebuild", "--db", db); code != exitOK {
+		t.Fatalf("view rebuild: exit %d, %s", code, stderr)
+	}
+	code, out, stderr = run(t, "view", "status", "--db", db)
+	if code != exitOK || strings.Contains(out, "member records") {
+		t.Errorf("view status after a rebuild: exit %d, %s%s; want no word of member records", code, out, stderr)
+	}
+	code, out, _ = run(t, "check", "--db", db)
+	if code != exitOK || !strings.Contains(out, "provgraph-store version 7") {
+		t.Errorf("check after a rebuild: exit %d, %s; want a consistent version 7 file", code, out)
+	}
+}
