@@ -24,18 +24,8 @@ import (
 // that the rows differ from what the quads give.
 func TestListingReadsMemberRecords(t *testing.T) {
 	ctx := context.Background()
-	g, err := graph.Open(filepath.Join(t.TempDir(), "m.db"), &graph.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	s := citestore.New(g)
-	pol := normalize.Default()
-	recs := append(storetest.Corpus(t), storetest.Synthetic(t, synth.Options{Seed: 3, Sites: 5}, 200)...)
-	if _, err := s.Append(ctx, store.Batch{Policy: pol, Records: recs}); err != nil {
-		t.Fatal(err)
-	}
-	d := pol.Digest()
+	g, s := corpusAndSynthetic(t, 3, 200)
+	d := normalize.Default().Digest()
 	if _, err := s.RebuildView(ctx, d, 0, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +67,7 @@ func TestListingReadsMemberRecords(t *testing.T) {
 	if members == 0 {
 		t.Fatal("no member listed")
 	}
-	err = s.Check(ctx)
+	err := s.Check(ctx)
 	if !errors.Is(err, graph.ErrCorrupt) || !strings.Contains(err.Error(), "differs from what the quads give") {
 		t.Fatalf("check of a view with edited records: %v, want the rows named as differing", err)
 	}
@@ -88,18 +78,8 @@ func TestListingReadsMemberRecords(t *testing.T) {
 // give two keys or more, on a store with shared and unshared evidence.
 func TestSharedValues(t *testing.T) {
 	ctx := context.Background()
-	g, err := graph.Open(filepath.Join(t.TempDir(), "s.db"), &graph.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	s := citestore.New(g)
-	pol := normalize.Default()
-	recs := append(storetest.Corpus(t), storetest.Synthetic(t, synth.Options{Seed: 4, Sites: 5}, 300)...)
-	if _, err := s.Append(ctx, store.Batch{Policy: pol, Records: recs}); err != nil {
-		t.Fatal(err)
-	}
-	d := pol.Digest()
+	_, s := corpusAndSynthetic(t, 4, 300)
+	d := normalize.Default().Digest()
 	rows, err := s.RowsAfter(ctx, d, nil, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -146,4 +126,22 @@ func TestSharedValues(t *testing.T) {
 	if err := s.SharedValues(ctx, d, "sim", func(string) error { return nil }); err == nil {
 		t.Error("SharedValues(sim): no error")
 	}
+}
+
+// corpusAndSynthetic returns a new store (closed when the test ends)
+// holding the corpus and n synthetic citations of the seed, appended under
+// the default policy.
+func corpusAndSynthetic(t *testing.T, seed uint64, n int) (*graph.Store, *citestore.Store) {
+	t.Helper()
+	g, err := graph.Open(filepath.Join(t.TempDir(), "m.db"), &graph.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	s := citestore.New(g)
+	recs := append(storetest.Corpus(t), storetest.Synthetic(t, synth.Options{Seed: seed, Sites: 5}, n)...)
+	if _, err := s.Append(context.Background(), store.Batch{Policy: normalize.Default(), Records: recs}); err != nil {
+		t.Fatal(err)
+	}
+	return g, s
 }
