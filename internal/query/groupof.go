@@ -266,6 +266,9 @@ type neighbourhood struct {
 	// pre holds rows already read (a batch of the full listing's, by
 	// key), which add takes instead of reading them again.
 	pre map[string][]ViewRow
+	// sourced, when not nil, holds every key that some key redirects to
+	// (sharedTexts.targets): target looks up the sources of those only.
+	sourced *valueFilter
 }
 
 // add reads key k and closes its component, with everything queued.
@@ -308,6 +311,9 @@ func (n *neighbourhood) target(t string) error {
 		return nil
 	}
 	n.targets[t] = true
+	if n.sourced != nil && !n.sourced.has(t) {
+		return nil // no key redirects to t
+	}
 	srcs, err := n.v.RedirectSources(n.ctx, n.digest, t)
 	if err != nil {
 		return fmt.Errorf("query: keys redirecting to %q: %w", t, err)
@@ -372,8 +378,9 @@ func gather(ctx context.Context, vs ViewSource, snap *Snapshot, key string, opts
 }
 
 // sharedTexts are the content hashes and text digests two keys or more
-// may share (sharedLister): gatherKeys looks up only those.
-type sharedTexts struct{ content, digest *valueFilter }
+// may share, and the keys that may be redirect targets (sharedLister):
+// gatherKeys looks up only those.
+type sharedTexts struct{ content, digest, targets *valueFilter }
 
 // gatherKeys reads the neighbourhood of the groups of several keys at
 // once, as gather does for one: pre holds the rows of keys already read.
@@ -381,13 +388,17 @@ type sharedTexts struct{ content, digest *valueFilter }
 //
 // shared, when not nil, holds every content hash and text digest that
 // two keys or more share: the others, which only the key whose row gave
-// them has, are not looked up.
+// them has, are not looked up; and every redirect target: the sources of
+// other keys are not looked up.
 func gatherKeys(ctx context.Context, vs ViewSource, snap *Snapshot, keys []string, pre map[string][]ViewRow, opts GroupOptions, shared *sharedTexts) (*neighbourhood, *citationCache, error) {
 	norm, _ := snap.Normalizer()
 	n := &neighbourhood{ctx: ctx, v: vs, digest: snap.Policy.Digest, keyOf: keyOfFunc(norm), maxShared: opts.MaxShared,
 		rows: map[string][]ViewRow{}, targets: map[string]bool{}, over: map[string]int{}, pre: pre}
 	if n.maxShared <= 0 {
 		n.maxShared = model.DefaultMaxShared
+	}
+	if shared != nil {
+		n.sourced = shared.targets
 	}
 	cits := &citationCache{ctx: ctx, v: vs, digest: n.digest, policy: &snap.Policy, byID: map[string]*Citation{}}
 	// The groups' own keys: the components of the keys.
@@ -595,23 +606,35 @@ func viewFacts(n *neighbourhood, cits *citationCache) (*facts, error) {
 	for i, kr := range all {
 		keyOfRow[i] = kr.key
 	}
-	if cits.members {
-		cits.mu.Lock()
-		for i, kr := range all {
-			if m := kr.row.Member; m != nil {
-				if _, ok := cits.byID[ids[i]]; !ok && m.Norm != nil {
-					cits.byID[ids[i]] = withPolicy(m, cits.policy)
-				}
-			}
+	// A row's member record stands for its citation (cits.members): it
+	// is taken when the group is built, as most rows read for a batch's
+	// neighbourhood are in groups it does not write.
+	record := func(i int32) *Citation {
+		if m := all[i].row.Member; cits.members && m != nil && m.Norm != nil {
+			return m
 		}
-		cits.mu.Unlock()
+		return nil
 	}
 	f.fill = func(rows []int32, dst []Citation) {
-		want := make([]string, len(rows))
-		for k, i := range rows {
-			want[k] = ids[i]
+		var want []string
+		for _, i := range rows {
+			if record(i) == nil {
+				want = append(want, ids[i])
+			}
 		}
-		cs, err := cits.get(want)
+		var read []*Citation
+		var err error
+		if len(want) > 0 {
+			read, err = cits.get(want)
+		}
+		cs := make([]*Citation, len(rows))
+		for k, i := range rows {
+			if m := record(i); m != nil {
+				cs[k] = withPolicy(m, cits.policy)
+			} else if err == nil {
+				cs[k], read = read[0], read[1:]
+			}
+		}
 		for k, i := range rows {
 			if err == nil && cs[k].Norm.Key != keyOfRow[i] {
 				err = fmt.Errorf("query: the grouping view has citation %s under key %q, the database under %q (rebuild the view): %w", ids[i], keyOfRow[i], cs[k].Norm.Key, store.ErrDamaged)

@@ -45,9 +45,10 @@ type shownLookup interface {
 }
 
 // sharedLister lists the content hashes or text digests ("content",
-// "digest") that two keys or more share in a grouping view
-// (citestore.Store.SharedValues): the full listing then looks up only
-// those. A backend without it has every one looked up.
+// "digest") that two keys or more share in a grouping view, or the keys
+// that are redirect targets ("redirect") (citestore.Store.SharedValues):
+// the full listing then looks up only those. A backend without it has
+// every one looked up.
 type sharedLister interface {
 	SharedValues(ctx context.Context, policyDigest, kind string, fn func(value string) error) error
 }
@@ -152,10 +153,13 @@ func (v *viewGroups) write(ctx context.Context, encode func(buf []byte, g *Group
 	// was half of the listing's time at ten million citations (a random
 	// page of a large posting map each, nearly all of them naming only
 	// their own key); one ordered pass over the two posting maps names
-	// the few that need it.
+	// the few that need it. Likewise every key read had the keys
+	// redirecting to it looked up (a seek in every run of the redirect
+	// postings), where few keys are redirect targets: one pass over them
+	// names those.
 	if sl, ok := v.src.(sharedLister); ok {
-		sh := &sharedTexts{content: newValueFilter(viewSharedFilterBytes), digest: newValueFilter(viewSharedFilterBytes / 4)}
-		for kind, f := range map[string]*valueFilter{"content": sh.content, "digest": sh.digest} {
+		sh := &sharedTexts{content: newValueFilter(viewSharedFilterBytes), digest: newValueFilter(viewSharedFilterBytes / 4), targets: newValueFilter(viewSharedFilterBytes / 2)}
+		for kind, f := range map[string]*valueFilter{"content": sh.content, "digest": sh.digest, "redirect": sh.targets} {
 			err := sl.SharedValues(ctx, v.snap.Policy.Digest, kind, func(s string) error {
 				f.add(s)
 				return nil

@@ -1254,17 +1254,23 @@ func (vw *viewWriter) writeNew(rows []store.ViewRow) error {
 
 // SharedValues calls fn with each content hash (kind "content") or text
 // digest ("digest") that the postings of the view of policy d give to two
-// keys or more, in byte order, reading the posting map once in order.
-// The values it leaves out belong to one key each: a full listing need
-// not look them up (query.LoadGroupsFromView), as the key that has one
-// is already in its batch.
+// keys or more, or each redirect target that one key or more redirects
+// to ("redirect"), in the posting map's order (shorter values first, then
+// byte order), reading the posting map once in order.
+// The content hashes and digests it leaves out belong to one key each: a
+// full listing need not look them up (query.LoadGroupsFromView), as the
+// key that has one is already in its batch; the keys it leaves out of
+// the redirect targets have no sources to look up.
 func (s *Store) SharedValues(ctx context.Context, d, kind string, fn func(value string) error) error {
 	var sub string
+	least := 2 // keys a value is given to, at least
 	switch kind {
 	case subContent, subDigest:
 		sub = kind
+	case subRedirect:
+		sub, least = kind, 1
 	default:
-		return fmt.Errorf("shared values: kind %q: want content or digest", kind)
+		return fmt.Errorf("shared values: kind %q: want content, digest or redirect", kind)
 	}
 	prefix := viewPrefixer(sub)
 	return s.viewRead(ctx, d, func(b *graph.Bucket) error {
@@ -1285,18 +1291,19 @@ func (s *Store) SharedValues(ctx context.Context, d, kind string, fn func(value 
 				return false, viewDamage(d, fmt.Errorf("posting bucket %s holds %q, which is not a value then a key", sub, k))
 			}
 			if bytes.Equal(v, last) {
-				if n++; n == 2 {
-					val, _, err := readStr(v)
-					if err != nil {
-						return false, viewDamage(d, err)
-					}
-					if err := fn(val); err != nil {
-						return false, err
-					}
-				}
-				return true, nil
+				n++
+			} else {
+				last, n = append(last[:0], v...), 1
 			}
-			last, n = append(last[:0], v...), 1
+			if n == least {
+				val, _, err := readStr(v)
+				if err != nil {
+					return false, viewDamage(d, err)
+				}
+				if err := fn(val); err != nil {
+					return false, err
+				}
+			}
 			return true, nil
 		})
 	})

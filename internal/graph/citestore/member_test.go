@@ -1,6 +1,7 @@
 package citestore_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"path/filepath"
@@ -73,9 +74,10 @@ func TestListingReadsMemberRecords(t *testing.T) {
 	}
 }
 
-// TestSharedValues: SharedValues lists, in byte order, exactly the
+// TestSharedValues: SharedValues lists, in its posting map's order, exactly the
 // content hashes and text digests that KeysByContent and KeysByDigest
-// give two keys or more, on a store with shared and unshared evidence.
+// give two keys or more, on a store with shared and unshared evidence,
+// and exactly the keys that RedirectSources gives sources.
 func TestSharedValues(t *testing.T) {
 	ctx := context.Background()
 	_, s := corpusAndSynthetic(t, 4, 300)
@@ -110,7 +112,34 @@ func TestSharedValues(t *testing.T) {
 	if len(want["content"]) == 0 || len(seen) <= len(want["content"]) {
 		t.Fatalf("%d content hashes shared of %d texts: want some shared and some not", len(want["content"]), len(seen))
 	}
-	for _, kind := range []string{"content", "digest"} {
+	// Redirect targets: of every key and every redirect's key, those with
+	// sources.
+	norm, err := normalize.New(normalize.Default(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cands := map[string]bool{}
+	for _, r := range rows {
+		cands[r.Key] = true
+		for _, u := range r.Redirects {
+			if res, err := norm.Normalize(u); err == nil {
+				cands[res.Key] = true
+			}
+		}
+	}
+	for k := range cands {
+		srcs, err := s.RedirectSources(ctx, d, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(srcs) > 0 {
+			want["redirect"] = append(want["redirect"], k)
+		}
+	}
+	if n := len(want["redirect"]); n == 0 || n == len(cands) {
+		t.Fatalf("%d redirect targets of %d keys: want some keys with sources and some without", n, len(cands))
+	}
+	for _, kind := range []string{"content", "digest", "redirect"} {
 		var got []string
 		if err := s.SharedValues(ctx, d, kind, func(v string) error {
 			got = append(got, v)
@@ -118,7 +147,8 @@ func TestSharedValues(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		slices.Sort(want[kind])
+		// The posting map's order: shorter values first, then bytes.
+		slices.SortFunc(want[kind], func(a, b string) int { return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b)) })
 		if !slices.Equal(got, want[kind]) {
 			t.Errorf("SharedValues(%s) = %q, want %q", kind, got, want[kind])
 		}
