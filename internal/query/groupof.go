@@ -378,9 +378,9 @@ func gather(ctx context.Context, vs ViewSource, snap *Snapshot, key string, opts
 }
 
 // sharedTexts are the content hashes and text digests two keys or more
-// may share, and the keys that may be redirect targets (sharedLister):
-// gatherKeys looks up only those.
-type sharedTexts struct{ content, digest, targets *valueFilter }
+// may share, and the keys that may be redirect targets and relation
+// targets (sharedLister): gatherKeys looks up only those.
+type sharedTexts struct{ content, digest, targets, pointed *valueFilter }
 
 // gatherKeys reads the neighbourhood of the groups of several keys at
 // once, as gather does for one: pre holds the rows of keys already read.
@@ -388,8 +388,8 @@ type sharedTexts struct{ content, digest, targets *valueFilter }
 //
 // shared, when not nil, holds every content hash and text digest that
 // two keys or more share: the others, which only the key whose row gave
-// them has, are not looked up; and every redirect target: the sources of
-// other keys are not looked up.
+// them has, are not looked up; and every redirect target and relation
+// target: the sources of other keys are not looked up.
 func gatherKeys(ctx context.Context, vs ViewSource, snap *Snapshot, keys []string, pre map[string][]ViewRow, opts GroupOptions, shared *sharedTexts) (*neighbourhood, *citationCache, error) {
 	norm, _ := snap.Normalizer()
 	n := &neighbourhood{ctx: ctx, v: vs, digest: snap.Policy.Digest, keyOf: keyOfFunc(norm), maxShared: opts.MaxShared,
@@ -462,6 +462,9 @@ func gatherKeys(ctx context.Context, vs ViewSource, snap *Snapshot, keys []strin
 	// The groups whose relations point at it, for its review mark.
 	if opts.Review && opts.MinSize > 1 {
 		for _, k := range own {
+			if shared != nil && !shared.pointed.has(k) {
+				continue // no relation points at k
+			}
 			srcs, err := vs.RelationSources(ctx, n.digest, k)
 			if err != nil {
 				return nil, nil, fmt.Errorf("query: keys pointing at %q: %w", k, err)

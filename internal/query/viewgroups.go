@@ -46,7 +46,8 @@ type shownLookup interface {
 
 // sharedLister lists the content hashes or text digests ("content",
 // "digest") that two keys or more share in a grouping view, or the keys
-// that are redirect targets ("redirect") (citestore.Store.SharedValues):
+// that are redirect or relation targets ("redirect", "relation")
+// (citestore.Store.SharedValues):
 // the full listing then looks up only those. A backend without it has
 // every one looked up.
 type sharedLister interface {
@@ -156,10 +157,10 @@ func (v *viewGroups) write(ctx context.Context, encode func(buf []byte, g *Group
 	// the few that need it. Likewise every key read had the keys
 	// redirecting to it looked up (a seek in every run of the redirect
 	// postings), where few keys are redirect targets: one pass over them
-	// names those.
+	// names those. The keys relations point at, likewise.
 	if sl, ok := v.src.(sharedLister); ok {
-		sh := &sharedTexts{content: newValueFilter(viewSharedFilterBytes), digest: newValueFilter(viewSharedFilterBytes / 4), targets: newValueFilter(viewSharedFilterBytes / 2)}
-		for kind, f := range map[string]*valueFilter{"content": sh.content, "digest": sh.digest, "redirect": sh.targets} {
+		sh := &sharedTexts{content: newValueFilter(viewSharedFilterBytes), digest: newValueFilter(viewSharedFilterBytes / 4), targets: newValueFilter(viewSharedFilterBytes / 2), pointed: newValueFilter(viewSharedFilterBytes / 4)}
+		for kind, f := range map[string]*valueFilter{"content": sh.content, "digest": sh.digest, "redirect": sh.targets, "relation": sh.pointed} {
 			err := sl.SharedValues(ctx, v.snap.Policy.Digest, kind, func(s string) error {
 				f.add(s)
 				return nil

@@ -1254,23 +1254,24 @@ func (vw *viewWriter) writeNew(rows []store.ViewRow) error {
 
 // SharedValues calls fn with each content hash (kind "content") or text
 // digest ("digest") that the postings of the view of policy d give to two
-// keys or more, or each redirect target that one key or more redirects
-// to ("redirect"), in the posting map's order (shorter values first, then
-// byte order), reading the posting map once in order.
+// keys or more, or each key that one key or more redirects to
+// ("redirect") or points at by a relation ("relation"), in the posting
+// map's order (shorter values first, then byte order), reading the
+// posting map once in order.
 // The content hashes and digests it leaves out belong to one key each: a
 // full listing need not look them up (query.LoadGroupsFromView), as the
 // key that has one is already in its batch; the keys it leaves out of
-// the redirect targets have no sources to look up.
+// the redirect and relation targets have no sources to look up.
 func (s *Store) SharedValues(ctx context.Context, d, kind string, fn func(value string) error) error {
 	var sub string
 	least := 2 // keys a value is given to, at least
 	switch kind {
 	case subContent, subDigest:
 		sub = kind
-	case subRedirect:
+	case subRedirect, subRelation:
 		sub, least = kind, 1
 	default:
-		return fmt.Errorf("shared values: kind %q: want content, digest or redirect", kind)
+		return fmt.Errorf("shared values: kind %q: want content, digest, redirect or relation", kind)
 	}
 	prefix := viewPrefixer(sub)
 	return s.viewRead(ctx, d, func(b *graph.Bucket) error {

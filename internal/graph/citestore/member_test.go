@@ -77,7 +77,8 @@ func TestListingReadsMemberRecords(t *testing.T) {
 // TestSharedValues: SharedValues lists, in its posting map's order, exactly the
 // content hashes and text digests that KeysByContent and KeysByDigest
 // give two keys or more, on a store with shared and unshared evidence,
-// and exactly the keys that RedirectSources gives sources.
+// and exactly the keys that RedirectSources and RelationSources give
+// sources.
 func TestSharedValues(t *testing.T) {
 	ctx := context.Background()
 	_, s := corpusAndSynthetic(t, 4, 300)
@@ -127,19 +128,30 @@ func TestSharedValues(t *testing.T) {
 			}
 		}
 	}
+	for _, r := range rows {
+		for _, u := range r.Links {
+			if res, err := norm.Normalize(u); err == nil {
+				cands[res.Key] = true
+			}
+		}
+	}
 	for k := range cands {
-		srcs, err := s.RedirectSources(ctx, d, k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(srcs) > 0 {
-			want["redirect"] = append(want["redirect"], k)
+		for kind, sources := range map[string]func(context.Context, string, string) ([]string, error){"redirect": s.RedirectSources, "relation": s.RelationSources} {
+			srcs, err := sources(ctx, d, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(srcs) > 0 {
+				want[kind] = append(want[kind], k)
+			}
 		}
 	}
-	if n := len(want["redirect"]); n == 0 || n == len(cands) {
-		t.Fatalf("%d redirect targets of %d keys: want some keys with sources and some without", n, len(cands))
+	for _, kind := range []string{"redirect", "relation"} {
+		if n := len(want[kind]); n == 0 || n == len(cands) {
+			t.Fatalf("%d %s targets of %d keys: want some keys with sources and some without", n, kind, len(cands))
+		}
 	}
-	for _, kind := range []string{"content", "digest", "redirect"} {
+	for _, kind := range []string{"content", "digest", "redirect", "relation"} {
 		var got []string
 		if err := s.SharedValues(ctx, d, kind, func(v string) error {
 			got = append(got, v)
