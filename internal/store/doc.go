@@ -222,5 +222,6 @@
 // that the full listing reads no citation table. The listing's ordered
 // pass over the shared content hashes (citestore's SharedValues) is
 // SELECT value FROM view_postings WHERE policy_digest = $1 AND kind = $2
-// GROUP BY value HAVING count(*) >= 2, which Citus runs on every worker.
+// GROUP BY value HAVING count(*) >= 2 (>= 1 for the redirect and relation
+// targets), which Citus runs on every worker.
 package store
