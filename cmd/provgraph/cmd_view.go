@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/render"
 	"github.com/provgraph/provgraph/internal/service"
 )
@@ -55,7 +56,73 @@ quads.
 			return usagef("unknown command %q for %q%s", args[0], cmd.CommandPath(), hint)
 		},
 	}
-	cmd.AddCommand(newViewRebuildCommand(), newViewStatusCommand())
+	cmd.AddCommand(newViewRebuildCommand(), newViewCompactCommand(), newViewStatusCommand())
+	return cmd
+}
+
+func newViewCompactCommand() *cobra.Command {
+	var o dbOptions
+	var policy string
+	cmd := &cobra.Command{
+		Use:   "compact [flags]",
+		Short: "Merge a grouping view's sorted runs into one per map, for faster reads",
+		Long: `Compact merges the sorted runs that keep a grouping view's rows, and each of
+its postings, into one run per map. Ingest writes a view in runs that stop
+merging at a few MiB, so a large view is kept in many (85 for the rows of
+ten million citations, as 'view status' shows), and every lookup of a key,
+a content hash or a redirect target probes each run: 'groups --read view'
+and 'lineage' then slow down as the database grows. After a compaction
+each lookup reads one run. What the view holds is unchanged; later writes
+add runs again, and a compaction can be run again at any time.
+
+It writes about 64 MiB a transaction, so its memory stays bounded whatever
+the size of the view, and it changes a map in its last transaction only:
+an interrupted compaction (Ctrl-C, kill -9) leaves the view as it was, and
+the next one begins that map again. It needs free disk space about the
+size of the largest map while it runs (the old runs are freed at the end,
+for bbolt to reuse; the file does not shrink). A view kept in B-trees
+(format 5) has no runs: rebuild it instead.
+
+` + exitHelp(
+			exitLineOK,
+			"  2  usage error: bad flag, or a --policy the database does not hold",
+			"  3  I/O or internal error, including a missing database file or a policy without a view",
+			exitLineLocked,
+			exitLineCorrupt),
+		Example: `  provgraph view compact --db example.db
+  provgraph view compact --db example.db --policy provgraph-default`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			start := time.Now()
+			errOut := cmd.ErrOrStderr()
+			last := time.Now()
+			pol, maps, err := o.service().CompactView(cmd.Context(), policy, func(m citestore.CompactedMap) {
+				if time.Since(last) >= 5*time.Second {
+					last = time.Now()
+					fmt.Fprintf(errOut, "view compact: map %s: %d entries written\n", m.Map, m.Entries)
+				}
+			})
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			for _, m := range maps {
+				if m.Runs == 0 {
+					fmt.Fprintf(out, "  %-8s  kept in one run already\n", m.Map)
+					continue
+				}
+				noun := "posting"
+				if m.Map == "rows" {
+					noun = "row"
+				}
+				fmt.Fprintf(out, "  %-8s  %s merged into one: %s\n", m.Map, render.Plural(m.Runs, "run"), render.Plural(int(m.Entries), noun))
+			}
+			fmt.Fprintf(out, "view of policy %s compacted: %s\n", render.EscapeText(pol.String()), time.Since(start).Round(time.Millisecond))
+			return nil
+		},
+	}
+	o.addFlags(cmd)
+	cmd.Flags().StringVar(&policy, "policy", "", "the policy whose view to compact: NAME@VERSION, NAME or digest (default: the policy of the latest ingest or renormalize run)")
 	return cmd
 }
 

@@ -167,3 +167,55 @@ func TestViewStatusMemberRecords(t *testing.T) {
 		t.Errorf("check after a rebuild: exit %d, %s; want a consistent version 7 file", code, out)
 	}
 }
+
+// TestViewCompact: a view ingested in small batches (rows in several
+// runs) is compacted into one run per map; the groups it lists, a lineage
+// and check are the same before and after, and a second compaction finds
+// nothing to do.
+func TestViewCompact(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "v.db")
+	if code, _, stderr := run(t, "ingest", "--db", db, "--batch", "40", "../../testdata/citations.jsonl"); code != exitOK {
+		t.Fatalf("ingest: exit %d\n%s", code, stderr)
+	}
+	code, status, stderr := run(t, "view", "status", "--db", db)
+	if code != exitOK || strings.Contains(status, "(rows in 1 run)") || !strings.Contains(status, "kept in sorted runs (rows in ") {
+		t.Fatalf("view status after small batches: exit %d, want rows in several runs\n%s%s", code, status, stderr)
+	}
+	read := func() string {
+		t.Helper()
+		var all strings.Builder
+		for _, args := range [][]string{
+			{"groups", "--db", db, "--read", "view", "--format", "json"},
+			{"lineage", "--db", db, "--format", "json", "gpt-17-1"},
+		} {
+			code, out, stderr := run(t, args...)
+			if code != exitOK {
+				t.Fatalf("%s: exit %d\n%s", args[0], code, stderr)
+			}
+			all.WriteString(out)
+		}
+		return all.String()
+	}
+	before := read()
+	code, out, stderr := run(t, "view", "compact", "--db", db)
+	if code != exitOK || !strings.Contains(out, "  rows      ") || !strings.Contains(out, " merged into one: 15 rows") || !strings.Contains(out, "compacted: ") {
+		t.Fatalf("view compact: exit %d\n%s%s", code, out, stderr)
+	}
+	if after := read(); after != before {
+		t.Errorf("groups and lineage after compaction differ:\n%s\nbefore:\n%s", after, before)
+	}
+	code, status, _ = run(t, "view", "status", "--db", db)
+	if code != exitOK || !strings.Contains(status, "(rows in 1 run)") {
+		t.Errorf("view status after compaction: exit %d, want rows in 1 run\n%s", code, status)
+	}
+	if code, out, stderr := run(t, "check", "--db", db); code != exitOK {
+		t.Errorf("check after compaction: exit %d\n%s%s", code, out, stderr)
+	}
+	code, out, _ = run(t, "view", "compact", "--db", db)
+	if code != exitOK || strings.Count(out, "kept in one run already") != 7 {
+		t.Errorf("a second view compact: exit %d, want every map kept in one run already\n%s", code, out)
+	}
+	if code, _, stderr := run(t, "view", "compact", "--db", db, "--policy", "nosuch"); code != exitUsage || !strings.Contains(stderr, `policy "nosuch"`) {
+		t.Errorf("view compact --policy nosuch: exit %d, want %d naming the policy\n%s", code, exitUsage, stderr)
+	}
+}

@@ -76,6 +76,28 @@ func (d DB) RebuildView(ctx context.Context, want string, batch int, progress fu
 	return pol, rows, err
 }
 
+// CompactView merges the runs of each map of the grouping view of the
+// policy want names (ViewPolicy) into one (citestore.Store.CompactView),
+// and returns the policy and what was done to each map. progress is
+// called after each transaction.
+func (d DB) CompactView(ctx context.Context, want string, progress func(citestore.CompactedMap)) (store.PolicyRef, []citestore.CompactedMap, error) {
+	if _, err := os.Stat(d.Path); err != nil {
+		return store.PolicyRef{}, nil, fmt.Errorf("view compact: %w (ingest citations into it first)", err)
+	}
+	st, err := d.Open(false)
+	if err != nil {
+		return store.PolicyRef{}, nil, err
+	}
+	defer st.Close()
+	cs := citestore.New(st)
+	pol, err := ViewPolicy(ctx, cs, want)
+	if err != nil {
+		return pol, nil, err
+	}
+	maps, err := cs.CompactView(ctx, pol.Digest, 0, progress)
+	return pol, maps, err
+}
+
 // Views describes the grouping views the database holds.
 func (d DB) Views(ctx context.Context) ([]store.ViewInfo, error) {
 	st, err := d.Open(true)

@@ -1,0 +1,193 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCompactionKeepsMap: a map kept in several runs, with keys
+// rewritten and deleted across them, reads the same after its runs are
+// merged into one over many small transactions, and passes its check
+// (its one run holds its entries, in order, with a filter holding every
+// prefix). A compaction left unfinished (a process killed between
+// transactions) changes no read, and the next one begins again and
+// finishes. A write between two steps makes the next step fail.
+func TestCompactionKeepsMap(t *testing.T) {
+	defer func(f, b uint64) { finalMapRunBytes, bigMapMerge = f, b }(finalMapRunBytes, bigMapMerge)
+	finalMapRunBytes, bigMapMerge = 3000, 1000
+	s, err := Open(filepath.Join(t.TempDir(), "prov.db"), &Options{NoSync: true, MappedLimit: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rng := rand.New(rand.NewPCG(5, 6))
+	model := map[string]string{}
+	for tx := range 60 {
+		err := s.Update(func(w *Writer) error {
+			b := w.View("v")
+			if b == nil {
+				var err error
+				if b, err = w.CreateView("v"); err != nil {
+					return err
+				}
+			}
+			m, err := b.Runs("rows", rowPrefix, true)
+			if err != nil {
+				return err
+			}
+			for range 1 + rng.IntN(30) {
+				k := fmt.Sprintf("k%02d\x00c%03d", rng.IntN(40), rng.IntN(30))
+				if rng.IntN(4) == 0 {
+					delete(model, k)
+					if err := m.Delete([]byte(k)); err != nil {
+						return err
+					}
+					continue
+				}
+				v := strings.Repeat(fmt.Sprint(tx), 1+rng.IntN(20))
+				model[k] = v
+				if err := m.Put([]byte(k), []byte(v)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(where string, wantRuns int) {
+		t.Helper()
+		err := s.Read(func(r *Reader) error {
+			m, err := r.View("v").Runs("rows", rowPrefix, false)
+			if err != nil {
+				return err
+			}
+			if wantRuns > 0 && m.Runs() != wantRuns {
+				return fmt.Errorf("%s: %d runs, want %d", where, m.Runs(), wantRuns)
+			}
+			if problems, err := m.Check(10, nil); err != nil || len(problems) > 0 {
+				return fmt.Errorf("%s: check: %q, %v", where, problems, err)
+			}
+			for range 5 {
+				if err := compareRunMap(m, model, rng, where); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var before int
+	err = s.Read(func(r *Reader) error {
+		m, err := r.View("v").Runs("rows", rowPrefix, false)
+		before = m.Runs()
+		return err
+	})
+	if err != nil || before < 3 {
+		t.Fatalf("%d runs before (%v): the test wants several", before, err)
+	}
+	read("before", before)
+
+	begin := func() *Compaction {
+		t.Helper()
+		var c *Compaction
+		if err := s.Update(func(w *Writer) error {
+			var err error
+			c, err = w.View("v").BeginCompaction("rows", rowPrefix)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if c == nil || c.Runs() != before {
+			t.Fatalf("BeginCompaction = %v, want one of %d runs", c, before)
+		}
+		return c
+	}
+	step := func(c *Compaction) (bool, error) {
+		var done bool
+		err := s.Update(func(w *Writer) error {
+			var err error
+			done, err = c.Step(w.View("v"), 100)
+			return err
+		})
+		return done, err
+	}
+
+	// Left unfinished after two steps: the reads are unchanged.
+	c := begin()
+	for range 2 {
+		if done, err := step(c); err != nil || done {
+			t.Fatalf("first steps: done %v, %v; want more to do", done, err)
+		}
+	}
+	read("during an unfinished compaction", before)
+
+	// A write between steps: the compaction is stale.
+	c = begin()
+	if _, err := step(c); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Update(func(w *Writer) error {
+		m, err := w.View("v").Runs("rows", rowPrefix, false)
+		if err != nil {
+			return err
+		}
+		model["k41\x00c000"] = "late"
+		return m.Put([]byte("k41\x00c000"), []byte("late"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := step(c); !errors.Is(err, ErrCompactionStale) {
+		t.Fatalf("a step after a write: %v, want ErrCompactionStale", err)
+	}
+	before++
+	read("after a stale compaction", before)
+
+	// Begun again: finished, one run.
+	c = begin()
+	steps := 0
+	for done := false; !done; steps++ {
+		if done, err = step(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if steps < 5 {
+		t.Errorf("%d steps of 100 bytes: the test wants many", steps)
+	}
+	if c.Entries() != uint64(len(model)) {
+		t.Errorf("compaction wrote %d entries, want %d (deleted keys and older versions dropped)", c.Entries(), len(model))
+	}
+	read("after compaction", 1)
+	if err := s.Update(func(w *Writer) error {
+		c, err := w.View("v").BeginCompaction("rows", rowPrefix)
+		if c != nil {
+			return errors.New("a map of one run is compacted again")
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// The map goes on taking writes.
+	if err := s.Update(func(w *Writer) error {
+		m, err := w.View("v").Runs("rows", rowPrefix, false)
+		if err != nil {
+			return err
+		}
+		delete(model, "k41\x00c000")
+		return m.Delete([]byte("k41\x00c000"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	read("after a write past the compaction", 2)
+	if err := s.Check(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
