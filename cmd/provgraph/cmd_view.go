@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/render"
 	"github.com/provgraph/provgraph/internal/service"
 )
@@ -96,7 +95,7 @@ for bbolt to reuse; the file does not shrink). A view kept in B-trees
 			start := time.Now()
 			errOut := cmd.ErrOrStderr()
 			last := time.Now()
-			pol, maps, err := o.service().CompactView(cmd.Context(), policy, func(m citestore.CompactedMap) {
+			pol, maps, err := o.service().CompactView(cmd.Context(), policy, func(m service.CompactedMap) {
 				if time.Since(last) >= 5*time.Second {
 					last = time.Now()
 					fmt.Fprintf(errOut, "view compact: map %s: %d entries written\n", m.Map, m.Entries)

@@ -76,11 +76,14 @@ func (d DB) RebuildView(ctx context.Context, want string, batch int, progress fu
 	return pol, rows, err
 }
 
+// CompactedMap is what CompactView did to one map of a view.
+type CompactedMap = citestore.CompactedMap
+
 // CompactView merges the runs of each map of the grouping view of the
 // policy want names (ViewPolicy) into one (citestore.Store.CompactView),
 // and returns the policy and what was done to each map. progress is
 // called after each transaction.
-func (d DB) CompactView(ctx context.Context, want string, progress func(citestore.CompactedMap)) (store.PolicyRef, []citestore.CompactedMap, error) {
+func (d DB) CompactView(ctx context.Context, want string, progress func(CompactedMap)) (store.PolicyRef, []CompactedMap, error) {
 	if _, err := os.Stat(d.Path); err != nil {
 		return store.PolicyRef{}, nil, fmt.Errorf("view compact: %w (ingest citations into it first)", err)
 	}
