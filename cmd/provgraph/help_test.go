@@ -294,6 +294,13 @@ func TestHelpListsExitStatuses(t *testing.T) {
 			exitLocked:  {args: append([]string{"--db", locked}, wait...)},
 			exitCorrupt: {args: []string{"--db", damaged}},
 		},
+		"view compact": {
+			exitOK:      {args: []string{"--db", copyFile(t, good, p("view-compact.db"))}},
+			exitUsage:   {args: []string{"--db", good, "--policy", "no-such-policy"}},
+			exitFailure: {args: []string{"--db", p("none.db")}},
+			exitLocked:  {args: append([]string{"--db", locked}, wait...)},
+			exitCorrupt: {args: []string{"--db", damaged}},
+		},
 		"view status": {
 			exitOK:      {args: []string{"--db", good}},
 			exitUsage:   {args: []string{"--db", good, "extra"}},
