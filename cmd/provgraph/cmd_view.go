@@ -36,7 +36,8 @@ kill -9 leaves the view exactly as the quads. A database written by an
 earlier provgraph (format 4 or before), or a policy added later, has no view
 until 'provgraph view rebuild' writes one; nothing else needs it: every
 query works without a view. 'provgraph check' verifies each view against the
-quads.
+quads. On a large database, 'provgraph view compact' merges a view's sorted
+runs so that each lookup reads one.
 
 ` + exitHelp(
 			"  0  this help was printed",
