@@ -682,6 +682,7 @@ func (r *Reader) citation(n string, pol store.PolicyRef, mode readMode) (*store.
 func (r *Reader) keyOf(nrm string, c *store.Citation, pol store.PolicyRef, mode readMode) (string, error) {
 	if mode == readShown && pol.Digest != "" && !r.win.holdsLinks(r.iriID(nrm)) {
 		k := Mint("key", c.Raw, c.BaseURL, pol.Digest).Value
+		r.findNear(k, r.iriID(nrm))
 		if err := r.Node(k); err != nil {
 			return "", err
 		}
@@ -694,6 +695,33 @@ func (r *Reader) keyOf(nrm string, c *store.Citation, pol store.PolicyRef, mode 
 		return "", err
 	}
 	return key[0], nil
+}
+
+// keyNear is how many term ids after its normalization's findNear looks
+// for a comparison key's node among. Ingest mints the key right after
+// its normalization and the normalization's step log (the mapper's
+// normalization), so its id is one or two past the normalization's, or a
+// few more when the batch mints classes and predicates between them
+// (TestShownKeyNearNormalization).
+const keyNear = 8
+
+// findNear notes the term id of the IRI n if it is among the keyNear ids
+// after near: decoding those, on the page of the term near, costs far
+// less than looking n up in the dictionary's hash index (a seek in each
+// of its runs, half of a view check's time at ten million citations when
+// every Shown read of a key did it). An n already noted, or not found, is
+// left to iriID.
+func (r *Reader) findNear(n string, near graph.ID) {
+	if _, ok := r.idOf[n]; ok || near == 0 {
+		return
+	}
+	max := r.g.MaxID()
+	for id := near + 1; id <= near+keyNear && id <= max; id++ {
+		t, err := r.term(id) // notes an IRI's id
+		if err != nil || t.Kind == graph.KindIRI && t.Value == n {
+			return
+		}
+	}
 }
 
 // Generated returns the nodes of the given class that prov:wasGeneratedBy
