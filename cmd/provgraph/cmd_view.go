@@ -242,6 +242,9 @@ data (and the changed keys, up to 10,000).
 				switch v.Layout {
 				case "sorted runs":
 					fmt.Fprintf(out, "  kept in sorted runs (rows in %s)\n", render.Plural(v.RowRuns, "run"))
+					if v.Complete && v.RowRuns >= compactHintRuns {
+						fmt.Fprintf(out, "  each lookup probes every run: provgraph view compact --db %s --policy %s merges them into one\n", render.EscapeText(o.db), v.Policy.Digest)
+					}
 				case "B-trees":
 					fmt.Fprintln(out, "  kept in B-trees (format 5): provgraph view rebuild keeps it in sorted runs, faster to write")
 				}
@@ -273,6 +276,11 @@ data (and the changed keys, up to 10,000).
 	o.addFlags(cmd)
 	return cmd
 }
+
+// compactHintRuns is from how many runs of rows view status suggests
+// view compact: a lookup then probes that many filters and seeks in those
+// that may hold its key. A variable for tests, whose views are small.
+var compactHintRuns = 16
 
 // recordsState says whether group records answer provgraph queue, and if
 // not, what makes them answer again.
