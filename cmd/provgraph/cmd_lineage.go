@@ -114,7 +114,7 @@ func runLineage(cmd *cobra.Command, o lineageOptions, args []string) error {
 	if o.scope == query.ScopeDatabase {
 		tuneGCForQueries() // the whole database is loaded
 	}
-	ls, err := o.service().Lineage(cmd.Context(), service.LineageRequest{
+	ls, ix, err := o.service().LineageReviewed(cmd.Context(), service.LineageRequest{
 		ID: first(args), URL: o.url, ByURL: byURL,
 		LineageOptions: query.LineageOptions{Policy: o.policy, MaxShared: o.maxShared, Scope: o.scope},
 	})
@@ -127,10 +127,6 @@ func runLineage(cmd *cobra.Command, o lineageOptions, args []string) error {
 		for _, w := range ls[0].Warnings {
 			fmt.Fprintln(cmd.ErrOrStderr(), "warning:", render.EscapeLine(w))
 		}
-	}
-	ix, err := o.service().Decisions(cmd.Context())
-	if err != nil {
-		return err
 	}
 	out := bufio.NewWriter(cmd.OutOrStdout())
 	switch o.format {

@@ -77,7 +77,10 @@ type pageKeep struct {
 }
 
 func newPageKeep(n int) *pageKeep {
-	return &pageKeep{at: make(map[uint64]int, n), slot: make([][]byte, n), ids: make([]uint64, n)}
+	// The map grows as pages are kept: sized for n at once, it cost a
+	// lineage command, which keeps a few hundred branch pages of the 16384
+	// it may, 2% of its time in allocating and clearing the table.
+	return &pageKeep{at: make(map[uint64]int), slot: make([][]byte, n), ids: make([]uint64, n)}
 }
 
 // get copies page id into buf, resized to the page's length, when kept.

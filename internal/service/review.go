@@ -592,16 +592,6 @@ func (r *Reviewed) ExplainState(state string) ([]query.ExplainLine, error) {
 	return lines, nil
 }
 
-// Decisions opens the database read-only and reads every decision.
-func (d DB) Decisions(ctx context.Context) (*review.Index, error) {
-	st, err := d.Open(true)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	return review.Load(ctx, st)
-}
-
 // WithDecision returns the same groups with the decisions of ix, which
 // holds those of r and d: what a server serves after recording d, which
 // changes no group. It keeps the review states already computed of the
