@@ -29,8 +29,9 @@ const viewBucket = "view"
 type Writer struct {
 	s     *Store
 	tx    *bbolt.Tx
-	runs  []*run  // the hash index's runs after the transaction's terms
-	fresh []tuple // the SPO tuples the transaction added, sorted
+	runs  []*run            // the hash index's runs after the transaction's terms
+	fresh []tuple           // the SPO tuples the transaction added, sorted
+	terms map[string]uint32 // the terms the transaction added, by encoding
 	r     *Reader
 	ids   map[Term]ID // predicates and objects Added looked up
 	dmg   damage      // what a view bucket's read met, for addWith to return
@@ -106,7 +107,7 @@ func (w *Writer) Reader() (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	w.r = &Reader{s: w.s, tx: w.tx, dict: d, names: newTermReader(w.tx), cnt: readCounters(w.tx), dmg: new(damage)}
+	w.r = &Reader{s: w.s, tx: w.tx, dict: d, names: newTermReader(w.tx), cnt: readCounters(w.tx), dmg: new(damage), txTerms: w.terms}
 	return w.r, nil
 }
 

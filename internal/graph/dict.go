@@ -240,6 +240,13 @@ func (r *dictReader) preadDone() {
 
 // runCursor returns a cursor over run i of the hash index.
 func (r *dictReader) runCursor(i int) kvCursor {
+	// A run's pread cursor, once made, is taken before its bucket is
+	// looked up: in a read transaction bbolt finds a nested bucket by
+	// seeking in its parent each time, through the mapping, and a batch's
+	// lookups ask for each run again and again.
+	if r.file != nil && r.runPC[i] != nil {
+		return r.runPC[i]
+	}
 	b := r.ids.Bucket(r.runs[i].name[:])
 	if r.file == nil || b == nil {
 		return b.Cursor()

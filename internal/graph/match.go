@@ -216,6 +216,11 @@ type Reader struct {
 	runs  runCache // the runs of POS and OSP and their filters
 	cnt   counters // checked against the file (validCounters)
 	dmg   *damage  // what ID met, for Read to return
+	// txTerms are the terms a write transaction added, by encoding, for
+	// the Reader of its Writer: the derived data written after the quads
+	// asks for the ids of the batch's new nodes, which a lookup would
+	// find only by seeking in the hash index's runs.
+	txTerms map[string]uint32
 }
 
 // guard is Store.guard for a Reader method. Each method that reads has its
@@ -294,6 +299,9 @@ func (r *Reader) ID(t Term) (id ID) {
 	g := r.guard(&err)
 	defer g.done()
 	code := appendTermCode(nil, n)
+	if id, ok := r.txTerms[string(code)]; ok {
+		return ID(id)
+	}
 	if id := r.s.ids.get(code); id != 0 && uint32(id) < r.cnt.nextID {
 		return id
 	}

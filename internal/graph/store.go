@@ -127,6 +127,9 @@ type Store struct {
 		runs []*run
 		ok   bool
 	}
+	// qruns are the runs of POS and OSP as the last write transaction
+	// left them (Add only).
+	qruns quadRunCache
 
 	// recent holds the terms the last write transactions added (Add
 	// only); pmu serializes Prepare, whose ids found stay in prepKnown and
@@ -407,6 +410,7 @@ func (s *Store) addPrepared(p *Prepared, strict bool, fn func(*Writer) error) (a
 			s.loaded = true
 		}
 		s.pg.begin(tx.Size())
+		s.qruns.begin()
 		// One big merge per transaction, of the quads' runs or of a
 		// view's run maps: each holds its output in memory until the
 		// commit.
@@ -423,7 +427,7 @@ func (s *Store) addPrepared(p *Prepared, strict bool, fn func(*Writer) error) (a
 			} else {
 				s.usedPrep++
 			}
-			dw, runs, fresh, err = addTx(tx, p, ok, since, s.runs, s.hot, &s.lookup, s.pg, strict, budget, s.file)
+			dw, runs, fresh, err = addTx(tx, p, ok, since, s.runs, s.hot, &s.lookup, s.pg, strict, budget, s.file, &s.qruns)
 			added = len(fresh)
 		} else {
 			runs = s.runs
@@ -433,6 +437,9 @@ func (s *Store) addPrepared(p *Prepared, strict bool, fn func(*Writer) error) (a
 			return err
 		}
 		w := &Writer{s: s, tx: tx, runs: runs, fresh: fresh, budget: budget}
+		if dw != nil {
+			w.terms = dw.added
+		}
 		if fnErr = g.call(func() error { return fn(w) }); fnErr != nil {
 			return fnErr
 		}
@@ -454,6 +461,7 @@ func (s *Store) addPrepared(p *Prepared, strict bool, fn func(*Writer) error) (a
 	}
 	s.runs = runs
 	s.setRuns(txid, runs)
+	s.qruns.committed(txid)
 	var newTerms map[string]uint32
 	if dw != nil {
 		dw.commit()
@@ -482,7 +490,7 @@ func (e *storedError) Error() string {
 // transaction found them (Store.Prepare), and since the terms added by
 // the transactions committed after that one; otherwise the terms are
 // looked up here.
-func addTx(tx *bbolt.Tx, p *Prepared, looked bool, since []map[string]uint32, runs []*run, hot map[string]uint32, scratch *lookupScratch, pg *pager, strict bool, budget *mergeBudget, file *os.File) (*dictWriter, []*run, []tuple, error) {
+func addTx(tx *bbolt.Tx, p *Prepared, looked bool, since []map[string]uint32, runs []*run, hot map[string]uint32, scratch *lookupScratch, pg *pager, strict bool, budget *mergeBudget, file *os.File, qc *quadRunCache) (*dictWriter, []*run, []tuple, error) {
 	cnt := readCounters(tx)
 	mem := &arena{}
 	dw, err := newDictWriter(tx, runs, cnt.nextID, mem, hot, scratch, pg, budget)
@@ -577,9 +585,12 @@ func addTx(tx *bbolt.Tx, p *Prepared, looked bool, since []map[string]uint32, ru
 			o = slices.DeleteFunc(o, func(t tuple) bool { return stored[t] })
 		}
 		rw.b, rw.ind = tx.Bucket([]byte(indexBuckets[ind])), ind
-		if err := rw.add(o); err != nil {
+		rw.known = qc.get(tx, k)
+		left, err := rw.add(o)
+		if err != nil {
 			return nil, nil, nil, fmt.Errorf("index %s: %w", indexBuckets[ind], err)
 		}
+		qc.pending[k] = left
 	}
 	cnt.nextID = dw.next
 	cnt.quads += uint64(len(fresh))
