@@ -122,3 +122,57 @@ func TestQuadRunCache(t *testing.T) {
 		t.Fatal("a quad of the rolled-back batch is stored")
 	}
 }
+
+// TestWriterReaderBatchTerms checks that the Reader of a Writer finds the
+// terms its batch added from the batch itself, with the ids the commit
+// keeps, and that Added tells the batch's quads from those stored before.
+func TestWriterReaderBatchTerms(t *testing.T) {
+	s, err := Open(t.TempDir()+"/prov.db", &Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	typ, class := IRI("http://www.w3.org/1999/02/22-rdf-syntax-ns#type"), IRI("https://example.com/Citation")
+	old := Quad{S: IRI("https://example.com/c/old"), P: typ, O: class}
+	if _, err := s.Add([]Quad{old}); err != nil {
+		t.Fatal(err)
+	}
+	var fresh []Quad
+	for i := range 20 {
+		fresh = append(fresh, Quad{S: IRI(fmt.Sprintf("https://example.com/c/%d", i)), P: typ, O: class})
+	}
+	inTx := map[string]ID{}
+	_, err = s.AddWith(append([]Quad{old}, fresh...), func(w *Writer) error {
+		r, err := w.Reader()
+		if err != nil {
+			return err
+		}
+		if len(r.txTerms) != len(fresh) {
+			t.Errorf("the Writer's Reader holds %d of the batch's terms, want %d", len(r.txTerms), len(fresh))
+		}
+		for _, q := range fresh {
+			if added, err := w.Added(q); err != nil || !added {
+				t.Errorf("Added(%v) = %v, %v; want true", q, added, err)
+			}
+			inTx[q.S.Value] = r.ID(q.S)
+		}
+		if added, err := w.Added(old); err != nil || added {
+			t.Errorf("Added(%v) = %v, %v; want false (stored before)", old, added, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Read(func(r *Reader) error {
+		for _, q := range fresh {
+			if got, want := inTx[q.S.Value], r.ID(q.S); got == 0 || got != want {
+				t.Errorf("ID(%s) in the transaction = %d, after the commit %d", q.S.Value, got, want)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -110,9 +110,9 @@ type runWriter struct {
 
 // quadRunCache keeps the runs of POS and OSP from one write transaction
 // to the next. Listing them reads each run's count, a nested bucket's
-// page apiece: at ten million citations, about 300 random reads a
-// transaction, and a twentieth of an ingest's page faults once its
-// mapped pages are being released. The list a transaction leaves is good
+// page apiece: one random read per run of either index each batch,
+// about a twentieth of a 10M ingest's page faults once its mapped pages
+// were being released (docs/SCALE.md). The list a transaction leaves is good
 // for the next write transaction only (its id one more): any other write
 // in between, of this Store or after a rollback, finds the id changed
 // and lists the runs again.
