@@ -154,16 +154,57 @@ func decodeNext(prev tuple, v []byte) (t tuple, rest []byte, ok bool) {
 }
 
 // arena hands out byte slices that stay valid until the transaction ends,
-// as bbolt requires of the keys and values given to Put.
-type arena struct{ buf []byte }
+// as bbolt requires of the keys and values given to Put. reset makes its
+// blocks free for the next transaction, keeping up to arenaKept bytes of
+// them: a transaction that merges runs may take hundreds of megabytes,
+// which are given back to the collector, while an ordinary batch's few
+// megabytes are reused.
+type arena struct {
+	buf  []byte   // the block being handed out
+	used [][]byte // the blocks handed out before buf in this transaction
+	free [][]byte // blocks to hand out again
+}
+
+// arenaBlock is the size of an arena's blocks; a larger allocation gets a
+// block of its own. arenaKept is how much reset keeps.
+const (
+	arenaBlock = 1 << 20
+	arenaKept  = 32 << 20
+)
 
 func (a *arena) alloc(n int) []byte {
 	if cap(a.buf)-len(a.buf) < n {
-		a.buf = make([]byte, 0, max(n, 1<<20))
+		if a.buf != nil {
+			a.used = append(a.used, a.buf)
+		}
+		a.buf = nil
+		if n <= arenaBlock && len(a.free) > 0 {
+			a.buf = a.free[len(a.free)-1][:0]
+			a.free = a.free[:len(a.free)-1]
+		} else {
+			a.buf = make([]byte, 0, max(n, arenaBlock))
+		}
 	}
-	b := a.buf[len(a.buf) : len(a.buf)+n]
+	b := a.buf[len(a.buf) : len(a.buf)+n : len(a.buf)+n]
 	a.buf = a.buf[:len(a.buf)+n]
 	return b
+}
+
+// reset frees every slice alloc handed out: none may be used after.
+func (a *arena) reset() {
+	if a.buf != nil {
+		a.used = append(a.used, a.buf)
+		a.buf = nil
+	}
+	kept := len(a.free) * arenaBlock
+	for _, b := range a.used {
+		if cap(b) == arenaBlock && kept < arenaKept {
+			a.free = append(a.free, b[:0])
+			kept += arenaBlock
+		}
+	}
+	clear(a.used)
+	a.used = a.used[:0]
 }
 
 func (a *arena) copy(b []byte) []byte {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"unsafe"
 )
 
 // prepBatches returns n batches of quads in which each batch's new terms
@@ -186,5 +187,150 @@ func TestPrepareInvalidQuad(t *testing.T) {
 	var qe *QuadError
 	if !errors.As(err, &qe) || qe.Index != 0 {
 		t.Fatalf("Prepare of a literal predicate: %v, want a *QuadError for quad 0", err)
+	}
+}
+
+// TestPreparedSpent: AddPreparedWith writes a batch once. Its buffers go
+// to the next Prepare, which encodes the next batch in them; writing the
+// spent batch again is an error that writes nothing, and the batches
+// written through the reused buffers make the store adding them one after
+// another makes.
+func TestPreparedSpent(t *testing.T) {
+	batches := prepBatches(6)
+	want, wantStats := sequentialDump(t, batches)
+	s, err := Open(filepath.Join(t.TempDir(), "spent.db"), &Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var last *Prepared
+	var lastBuf *byte
+	for i, b := range batches {
+		p, err := s.Prepare(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i > 0 && unsafe.SliceData(p.buf) != lastBuf {
+			t.Errorf("batch %d: Prepare did not reuse the buffer of the batch written before it", i)
+		}
+		lastBuf = unsafe.SliceData(p.buf)
+		if _, err := s.AddPreparedWith(p, nil); err != nil {
+			t.Fatal(err)
+		}
+		if !p.spent || p.buf != nil || p.n != 0 {
+			t.Fatalf("batch %d: after its write the Prepared holds %d quads, spent %v", i, p.n, p.spent)
+		}
+		last = p
+	}
+	n, _ := s.Count()
+	added, err := s.AddPreparedWith(last, func(*Writer) error {
+		t.Error("the function of a spent batch's write was called")
+		return nil
+	})
+	if !errors.Is(err, errSpent) || added != 0 {
+		t.Errorf("writing a spent batch: %d added, %v; want errSpent", added, err)
+	}
+	if m, _ := s.Count(); m != n {
+		t.Errorf("writing a spent batch changed the count from %d to %d", n, m)
+	}
+	got, gotStats := storeDump(t, s)
+	if !slices.Equal(got, want) || gotStats != wantStats {
+		t.Errorf("through reused buffers: %d quads, %+v; want %d, %+v", len(got), gotStats, len(want), wantStats)
+	}
+	if err := s.Check(context.Background()); err != nil {
+		t.Errorf("Check: %v", err)
+	}
+}
+
+// TestArenaReset: an arena's slices do not overlap; after reset its
+// blocks are handed out again, up to arenaKept bytes of them, and a slice
+// larger than a block is never kept.
+func TestArenaReset(t *testing.T) {
+	var a arena
+	fill := func(n int) [][]byte {
+		var out [][]byte
+		for i := range n {
+			b := a.alloc(1000 + i%3000)
+			for j := range b {
+				b[j] = byte(i)
+			}
+			out = append(out, b)
+		}
+		return out
+	}
+	check := func(when string, got [][]byte) {
+		for i, b := range got {
+			for _, c := range b {
+				if c != byte(i) {
+					t.Fatalf("%s: slice %d was overwritten by a later one", when, i)
+				}
+			}
+			if len(b) != cap(b) {
+				t.Fatalf("%s: slice %d has room past its length (%d of %d), where the next one starts", when, i, len(b), cap(b))
+			}
+		}
+	}
+	first := fill(20000) // some 50 MB: more blocks than reset keeps
+	check("first transaction", first)
+	firstBlock := unsafe.SliceData(first[0])
+	big := a.alloc(3 * arenaBlock)
+	a.reset()
+	if len(a.free)*arenaBlock > arenaKept || len(a.free) == 0 {
+		t.Fatalf("reset kept %d blocks; want 1 to %d", len(a.free), arenaKept/arenaBlock)
+	}
+	for _, b := range a.free {
+		if unsafe.SliceData(b) == unsafe.SliceData(big) {
+			t.Fatal("reset kept a block larger than arenaBlock")
+		}
+	}
+	second := fill(20000)
+	check("second transaction", second)
+	reused := false
+	for _, b := range second {
+		if unsafe.SliceData(b) == firstBlock {
+			reused = true
+		}
+	}
+	if !reused {
+		t.Error("the second transaction was not handed the first one's blocks")
+	}
+}
+
+// TestWriteBufsDefaultGraph: a write transaction's slices are the last
+// one's, and a quad in the default graph after a batch of quads in named
+// graphs at the same positions stays in the default graph.
+func TestWriteBufsDefaultGraph(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "g.db"), &Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	batch := func(name string, g Term) []Quad {
+		var qs []Quad
+		for i := range 50 {
+			qs = append(qs, Quad{S: IRI(fmt.Sprintf("https://example.test/%s/%d", name, i)), P: IRI("https://example.test/p"), O: Literal(name, ""), G: g})
+		}
+		return qs
+	}
+	if _, err := s.Add(batch("named", IRI("https://example.test/g"))); err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Prepare(batch("default", Term{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddPreparedWith(p, nil); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	err = s.Match(context.Background(), Quad{O: Literal("default", "")}, func(q Quad) error {
+		n++
+		if !q.G.IsZero() {
+			t.Errorf("%s: in graph %s, want the default graph", q.S, q.G)
+		}
+		return nil
+	})
+	if err != nil || n != 50 {
+		t.Errorf("matched %d default-graph quads (%v); want 50", n, err)
 	}
 }

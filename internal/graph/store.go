@@ -139,6 +139,26 @@ type Store struct {
 	pmu         sync.Mutex
 	prepKnown   map[string]uint32
 	prepScratch lookupScratch
+	// spare holds the buffers of the last batch AddPreparedWith wrote,
+	// for the next Prepare (prepare.go, prepBufs).
+	spareMu sync.Mutex
+	spare   prepBufs
+	// wbufs are the slices and arena of a write transaction, for the
+	// next (Add only).
+	wbufs writeBufs
+}
+
+// writeBufs are the slices a write transaction fills for its batch (the
+// batch's SPO, POS and OSP tuples, which SPO found stored, which are new)
+// and its arena, kept for the next one: a loader's batches are alike in
+// size, and fresh memory for each is a page fault per page first touched.
+// What a transaction returns in them (the new tuples, which Writer.Added
+// reads) is valid until the next write transaction starts.
+type writeBufs struct {
+	spo, fresh []tuple
+	other      [2][]tuple
+	dup        []bool
+	mem        arena
 }
 
 // dict returns a dictionary reader for tx.
@@ -361,10 +381,11 @@ func (s *Store) addWith(quads []Quad, strict bool, fn func(*Writer) error) (adde
 	if s.readOnly {
 		return 0, &Error{Op: "add", Path: s.path, Err: ErrReadOnly}
 	}
-	p, err := prepare(quads)
+	p, err := prepare(quads, s.takeSpare())
 	if err != nil {
 		return 0, &Error{Op: "add", Path: s.path, Err: err}
 	}
+	defer s.recycle(p)
 	return s.addPrepared(p, strict, fn)
 }
 
@@ -427,7 +448,7 @@ func (s *Store) addPrepared(p *Prepared, strict bool, fn func(*Writer) error) (a
 			} else {
 				s.usedPrep++
 			}
-			dw, runs, fresh, err = addTx(tx, p, ok, since, s.runs, s.hot, &s.lookup, s.pg, strict, budget, s.file, &s.qruns)
+			dw, runs, fresh, err = addTx(tx, p, ok, since, s.runs, s.hot, &s.lookup, s.pg, strict, budget, s.file, &s.qruns, &s.wbufs)
 			added = len(fresh)
 		} else {
 			runs = s.runs
@@ -490,9 +511,10 @@ func (e *storedError) Error() string {
 // transaction found them (Store.Prepare), and since the terms added by
 // the transactions committed after that one; otherwise the terms are
 // looked up here.
-func addTx(tx *bbolt.Tx, p *Prepared, looked bool, since []map[string]uint32, runs []*run, hot map[string]uint32, scratch *lookupScratch, pg *pager, strict bool, budget *mergeBudget, file *os.File, qc *quadRunCache) (*dictWriter, []*run, []tuple, error) {
+func addTx(tx *bbolt.Tx, p *Prepared, looked bool, since []map[string]uint32, runs []*run, hot map[string]uint32, scratch *lookupScratch, pg *pager, strict bool, budget *mergeBudget, file *os.File, qc *quadRunCache, wb *writeBufs) (*dictWriter, []*run, []tuple, error) {
 	cnt := readCounters(tx)
-	mem := &arena{}
+	mem := &wb.mem
+	mem.reset()
 	dw, err := newDictWriter(tx, runs, cnt.nextID, mem, hot, scratch, pg, budget)
 	if err != nil {
 		return nil, nil, nil, err
@@ -503,7 +525,8 @@ func addTx(tx *bbolt.Tx, p *Prepared, looked bool, since []map[string]uint32, ru
 		dw.prefetch(p)
 	}
 	defer scratch.trim()
-	spo := make([]tuple, p.n)
+	spo := reuse(wb.spo, p.n)
+	clear(spo) // the default graph's position is left 0 below
 	for i := range p.n {
 		for j := range 4 {
 			enc := p.enc(4*i + j)
@@ -549,7 +572,7 @@ func addTx(tx *bbolt.Tx, p *Prepared, looked bool, since []map[string]uint32, ru
 		sorted.Add(1)
 		go func() {
 			defer sorted.Done()
-			o := make([]tuple, len(spo))
+			o := reuse(wb.other[k], len(spo))
 			for i, t := range spo {
 				o[i] = order(ind, ids4(t))
 			}
@@ -557,7 +580,8 @@ func addTx(tx *bbolt.Tx, p *Prepared, looked bool, since []map[string]uint32, ru
 			other[k] = o
 		}()
 	}
-	dup := make([]bool, len(spo))
+	dup := reuse(wb.dup, len(spo))
+	clear(dup)
 	w := &indexWriter{mem: mem, pg: pg}
 	w.b = tx.Bucket([]byte(indexBuckets[idxSPO]))
 	w.b.FillPercent = fillPercent
@@ -566,7 +590,7 @@ func addTx(tx *bbolt.Tx, p *Prepared, looked bool, since []map[string]uint32, ru
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	fresh := spo[:0:0]
+	fresh := wb.fresh[:0]
 	for i, t := range spo {
 		if !dup[i] {
 			fresh = append(fresh, t)
@@ -592,6 +616,7 @@ func addTx(tx *bbolt.Tx, p *Prepared, looked bool, since []map[string]uint32, ru
 		}
 		qc.pending[k] = left
 	}
+	wb.spo, wb.other, wb.dup, wb.fresh = spo, other, dup, fresh
 	cnt.nextID = dw.next
 	cnt.quads += uint64(len(fresh))
 	if err := writeCounters(tx, cnt); err != nil {
