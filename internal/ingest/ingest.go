@@ -420,6 +420,7 @@ func FromFile(ctx context.Context, st *graph.Store, f *os.File, name string, opt
 		readErr <- err
 	}()
 	var writeErr error
+	var rows citestore.NewRows // the view rows of each batch, one goroutine
 	for b := range batches {
 		if writeErr != nil {
 			continue // drain, so that the reader ends
@@ -428,7 +429,7 @@ func FromFile(ctx context.Context, st *graph.Store, f *os.File, name string, opt
 		// meanwhile: the batch is written whole or not at all, and the
 		// next check of ctx stops the run.
 		added, err := st.AddPreparedWith(b.prep, func(w *graph.Writer) error {
-			return citestore.WriteNewViewRows(context.WithoutCancel(ctx), w, opts.Policy.Digest(), b.cits)
+			return rows.Write(context.WithoutCancel(ctx), w, opts.Policy.Digest(), b.cits)
 		})
 		sum.QuadsAdded += added
 		sum.URLRejected += b.rejected

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/model"
@@ -590,4 +591,81 @@ func TestWindowReleasesAsItReads(t *testing.T) {
 		}
 		return nil
 	}))
+}
+
+// TestNewRowsAcrossBatches: a NewRows writing an ingest's batches one
+// after another writes the view WriteNewViewRows writes batch by batch,
+// and keeps the policy it found after the first batch (its node, and no
+// LastRun, which changes with each run), for the batches after.
+func TestNewRowsAcrossBatches(t *testing.T) {
+	ctx := context.Background()
+	pol := normalize.Default()
+	d := pol.Digest()
+	records := storetest.Corpus(t)
+	write := func(name string, rows func(w *graph.Writer, cits []Citation) error) (*graph.Store, []string) {
+		g, err := graph.Open(filepath.Join(t.TempDir(), name), &graph.Options{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { g.Close() })
+		m, err := NewMapper(pol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for start := 0; start < len(records); start += 3 {
+			var quads []graph.Quad
+			if start == 0 {
+				quads = append(quads, m.PolicyQuads()...)
+			}
+			var cits []Citation
+			for _, r := range records[start:min(start+3, len(records))] {
+				var c Citation
+				if quads, c, err = m.Quads(quads, r); err != nil {
+					t.Fatal(err)
+				}
+				cits = append(cits, c)
+			}
+			_, err := g.AddWith(quads, func(w *graph.Writer) error {
+				if start == 0 {
+					if err := StartView(w, d, time.Unix(0, 0)); err != nil {
+						return err
+					}
+				}
+				return rows(w, cits)
+			})
+			if err != nil {
+				t.Fatalf("%s, batch at record %d: %v", name, start, err)
+			}
+		}
+		var dump []string
+		err = g.Read(func(r *graph.Reader) error {
+			var err error
+			dump, err = DumpView(r, d)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g, dump
+	}
+	_, want := write("each.db", func(w *graph.Writer, cits []Citation) error {
+		return WriteNewViewRows(ctx, w, d, cits)
+	})
+	var nr NewRows
+	g, got := write("kept.db", func(w *graph.Writer, cits []Citation) error {
+		return nr.Write(ctx, w, d, cits)
+	})
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("a NewRows over the batches wrote %d view entries unlike WriteNewViewRows' %d", len(got), len(want))
+	}
+	if len(want) == 0 {
+		t.Fatal("no view entries written")
+	}
+	p, ok := nr.pols[d]
+	if !ok || p.Node == "" || !p.LastRun.IsZero() {
+		t.Errorf("NewRows kept %+v (%v) for the policy; want its node and no LastRun", p, ok)
+	}
+	if err := New(g).Check(ctx); err != nil {
+		t.Errorf("check of the view a NewRows wrote: %v", err)
+	}
 }
