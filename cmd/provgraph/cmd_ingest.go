@@ -143,7 +143,10 @@ citations), so a load of millions may leave it out and run 'provgraph view
 rebuild' after. A database without a view of the policy (written by an
 earlier provgraph) gets none; ingest says so once on standard error, with
 the 'provgraph view rebuild' command to run. RDF input removes the views
-(its statements can change any citation) and says so.
+(its statements can change any citation) and says so. A view's rows are
+kept in sorted runs that each batch adds to; once they are in 16 runs or
+more, ingest names the 'provgraph view compact' command that merges them,
+after which groups and lineage read one run instead of every run.
 
 Memory and temporary files: the validation pass checks every citation_id
 against the rest of the input within --work-mem (40 bytes an id; the
@@ -334,6 +337,11 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 			why = "--no-view"
 		}
 		fmt.Fprintf(stderr, "the database keeps no grouping view of policy %s (%s); queries scan until you run: provgraph view rebuild --db %s --policy %s\n", render.EscapeText(pol.Name()), why, render.EscapeText(o.db), render.EscapeText(pol.Digest()))
+	default:
+		// The ingest is done: an interrupt now has nothing left to stop.
+		if hint := compactHint(context.WithoutCancel(cmd.Context()), &o.dbOptions, pol.Digest()); hint != "" {
+			fmt.Fprintln(stderr, hint)
+		}
 	}
 	if err != nil {
 		return service.ErrRejected

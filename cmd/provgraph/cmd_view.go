@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -275,6 +276,30 @@ data (and the changed keys, up to 10,000).
 	}
 	o.addFlags(cmd)
 	return cmd
+}
+
+// compactHint is what ingest says after writing into the view of the
+// policy with digest d when the view's rows are kept in compactHintRuns
+// runs or more: that view compact merges them, which makes each lookup of
+// groups and lineage read one run (at ten million citations, groups from
+// the view 40-47 s instead of 74-77 s). Empty otherwise, or when the view
+// cannot be read: it is advice, and the ingest has succeeded.
+func compactHint(ctx context.Context, o *dbOptions, d string) string {
+	st, err := o.open(true)
+	if err != nil {
+		return ""
+	}
+	defer st.Close()
+	views, err := st.Views(ctx)
+	if err != nil {
+		return ""
+	}
+	for _, v := range views {
+		if v.Policy.Digest == d && v.Complete && v.RowRuns >= compactHintRuns {
+			return fmt.Sprintf("the grouping view is kept in %d runs, each of which a lookup probes: provgraph view compact --db %s --policy %s merges them into one (about 80 s at ten million citations), after which groups and lineage read faster", v.RowRuns, render.EscapeText(o.db), d)
+		}
+	}
+	return ""
 }
 
 // compactHintRuns is from how many runs of rows view status suggests

@@ -169,16 +169,17 @@ func TestViewStatusMemberRecords(t *testing.T) {
 }
 
 // TestViewCompact: a view ingested in small batches (rows in several
-// runs, which view status says view compact merges) is compacted into one run per map; the groups it lists, a lineage
+// runs, which ingest and view status say view compact merges) is compacted into one run per map; the groups it lists, a lineage
 // and check are the same before and after, and a second compaction finds
 // nothing to do.
 func TestViewCompact(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "v.db")
-	if code, _, stderr := run(t, "ingest", "--db", db, "--batch", "40", "../../testdata/citations.jsonl"); code != exitOK {
-		t.Fatalf("ingest: exit %d\n%s", code, stderr)
-	}
 	defer func(n int) { compactHintRuns = n }(compactHintRuns)
 	compactHintRuns = 2
+	const ingestHint = "runs, each of which a lookup probes: provgraph view compact --db "
+	if code, _, stderr := run(t, "ingest", "--db", db, "--batch", "40", "../../testdata/citations.jsonl"); code != exitOK || !strings.Contains(stderr, ingestHint) {
+		t.Fatalf("ingest in small batches: exit %d, want the hint %q\n%s", code, ingestHint, stderr)
+	}
 	const hint = "each lookup probes every run: provgraph view compact --db "
 	code, status, stderr := run(t, "view", "status", "--db", db)
 	if code != exitOK || strings.Contains(status, "(rows in 1 run)") || !strings.Contains(status, "kept in sorted runs (rows in ") || !strings.Contains(status, hint) {
@@ -213,6 +214,9 @@ func TestViewCompact(t *testing.T) {
 	}
 	if code, out, stderr := run(t, "check", "--db", db); code != exitOK {
 		t.Errorf("check after compaction: exit %d\n%s%s", code, out, stderr)
+	}
+	if code, _, stderr := run(t, "ingest", "--db", db, "../../testdata/citations.jsonl"); code != exitOK || strings.Contains(stderr, ingestHint) {
+		t.Errorf("ingest of nothing new into the compacted view: exit %d, want no hint\n%s", code, stderr)
 	}
 	code, out, _ = run(t, "view", "compact", "--db", db)
 	if code != exitOK || strings.Count(out, "kept in one run already") != 7 {
