@@ -191,7 +191,8 @@ func TestPrepareInvalidQuad(t *testing.T) {
 }
 
 // TestPreparedSpent: AddPreparedWith writes a batch once. Its buffers go
-// to the next Prepare, which encodes the next batch in them; writing the
+// to the next Prepare, which encodes the next batch in them, and its
+// arena's blocks are free once it is written; writing the
 // spent batch again is an error that writes nothing, and the batches
 // written through the reused buffers make the store adding them one after
 // another makes.
@@ -219,6 +220,9 @@ func TestPreparedSpent(t *testing.T) {
 		}
 		if !p.spent || p.buf != nil || p.n != 0 {
 			t.Fatalf("batch %d: after its write the Prepared holds %d quads, spent %v", i, p.n, p.spent)
+		}
+		if a := &s.wbufs.mem; a.buf != nil || len(a.used) != 0 || len(a.free) == 0 {
+			t.Fatalf("batch %d: after its write the arena holds %d blocks in use (%v), %d free; want none in use and its blocks free", i, len(a.used), a.buf != nil, len(a.free))
 		}
 		last = p
 	}

@@ -153,7 +153,8 @@ type Store struct {
 // and its arena, kept for the next one: a loader's batches are alike in
 // size, and fresh memory for each is a page fault per page first touched.
 // What a transaction returns in them (the new tuples, which Writer.Added
-// reads) is valid until the next write transaction starts.
+// reads) is valid until the next write transaction starts; the arena's
+// blocks are freed (reset) as soon as the transaction is over.
 type writeBufs struct {
 	spo, fresh []tuple
 	other      [2][]tuple
@@ -474,6 +475,9 @@ func (s *Store) addPrepared(p *Prepared, strict bool, fn func(*Writer) error) (a
 		}
 		return w.dmg.get()
 	})
+	// Nothing refers to the arena once the transaction is over: a big
+	// merge's blocks go back to the collector now, not at the next batch.
+	s.wbufs.mem.reset()
 	if fnErr != nil {
 		return 0, fnErr
 	}
