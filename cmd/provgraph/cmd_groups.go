@@ -207,7 +207,7 @@ func runGroups(cmd *cobra.Command, o groupsOptions) error {
 		reviewed = has
 	}
 	if reviewed {
-		return runReviewedGroups(cmd, o, opts)
+		return runReviewedGroups(cmd, o, opts, how)
 	}
 	set, done, err := o.service().GroupsFrom(cmd.Context(), o.policy, query.GroupOptions{MaxShared: o.maxShared, MinSize: o.minSize, Verdict: o.verdict, Review: o.review}, how)
 	if err != nil {
@@ -231,8 +231,10 @@ func runGroups(cmd *cobra.Command, o groupsOptions) error {
 }
 
 // runReviewedGroups lists the groups with their review state, filtered,
-// ordered and paged.
-func runReviewedGroups(cmd *cobra.Command, o groupsOptions, opts query.GroupOptions) error {
+// ordered and paged. In the groups' own order they are written as they
+// are found (service.ReviewedSet), read as how says; --sort holds every
+// group to order them (service.Reviewed).
+func runReviewedGroups(cmd *cobra.Command, o groupsOptions, opts query.GroupOptions, how service.GroupsRead) error {
 	if err := o.filter.Check(); err != nil {
 		return err
 	}
@@ -245,6 +247,34 @@ func runReviewedGroups(cmd *cobra.Command, o groupsOptions, opts query.GroupOpti
 		}
 		return runOneGroup(cmd, o, opts, sel)
 	}
+	opts.Detail = o.filter.NeedsDetail()
+	if o.filter.Sort != "" {
+		return runSortedGroups(cmd, o, opts)
+	}
+	rs, err := o.service().ReviewedFrom(cmd.Context(), o.policy, opts, how)
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	if o.read == "auto" && rs.Set.FromView() && !rs.Set.FromRecords() {
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: more than %d citations, about %d bytes each, would not fit in the working memory (--work-mem): reading the grouping view a batch of keys at a time, which is slower (--read scan loads them all)\n", how.ScanLimit, groupsBytesPerCitation)
+	}
+	for _, w := range render.RedactIf(o.redact, rs.Set.Warnings()) {
+		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", render.EscapeLine(w))
+	}
+	return render.ReviewedStream(cmd.OutOrStdout(), o.format, render.RedactIf(o.redact, rs.Set.Policy()), func(encode func([]byte, *query.Group, *review.Status) []byte, write func([]byte) error) (int, int, string, error) {
+		enc := encode
+		if o.redact {
+			enc = func(b []byte, g *query.Group, s *review.Status) []byte { return encode(b, render.Redacted(g), s) }
+		}
+		l, err := rs.Write(cmd.Context(), o.filter, enc, write)
+		return l.Shown, l.Total, l.Next, err
+	})
+}
+
+// runSortedGroups lists the groups with their review state in the order
+// --sort names, which holds every group in memory.
+func runSortedGroups(cmd *cobra.Command, o groupsOptions, opts query.GroupOptions) error {
 	r, err := o.service().Reviewed(cmd.Context(), o.policy, opts)
 	if err != nil {
 		return err

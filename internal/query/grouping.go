@@ -912,7 +912,11 @@ func LoadGroups(ctx context.Context, src Source, policy string, opts GroupOption
 	if err != nil {
 		return nil, err
 	}
-	f, err := rowFacts(ctx, src, snap.Policy.Digest, store.FieldCitation)
+	fields := store.FieldCitation
+	if opts.Detail {
+		fields |= store.FieldDetail
+	}
+	f, err := rowFacts(ctx, src, snap.Policy.Digest, fields)
 	if err != nil {
 		return nil, err
 	}

@@ -38,6 +38,12 @@ type GroupOptions struct {
 	// citations (an AMP page and its origin, an archive snapshot and its
 	// live page) is never left out.
 	Review bool
+	// Detail makes each listed member's citation whole (Member.Citation:
+	// the engine, the observation time and every other stored field),
+	// as a filter on them needs. It is read by a scan with
+	// store.FieldDetail, never from a grouping view (whose rows keep what
+	// a group lists, store.Listed): LoadGroupsFromView returns nil for it.
+	Detail bool
 }
 
 // Report is the result of Groups.

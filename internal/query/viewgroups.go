@@ -109,14 +109,14 @@ type viewGroups struct {
 // LoadGroupsFromView returns the review groups of src under policy (as
 // LoadGroups takes it), to be written from src's grouping view of the
 // policy a batch of keys at a time (ViewRead), so that memory does not
-// grow with the database. It
-// returns nil and no error when src keeps no view usable for the policy
-// (none, or one this build's normalization engine would key otherwise):
-// the caller then uses LoadGroups. Write reads src, which must stay open
+// grow with the database. It returns nil and no error when src keeps no
+// view usable for the policy (none, or one this build's normalization
+// engine would key otherwise) or opts asks for Detail: the caller then
+// uses LoadGroups. Write reads src, which must stay open
 // until it returns. It reads; it never writes.
 func LoadGroupsFromView(ctx context.Context, src Source, policy string, opts GroupOptions, how ViewRead) (*GroupSet, error) {
 	vs, ok := src.(ViewSource)
-	if !ok {
+	if !ok || opts.Detail {
 		return nil, nil
 	}
 	if _, ok := src.(RowPager); !ok {

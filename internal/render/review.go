@@ -29,63 +29,120 @@ type reviewedGroup struct {
 	Review *review.Status `json:"review"`
 }
 
-// ReviewedGroups writes a page of groups in format (table, json or csv):
-// each group as Groups writes it, then its review state (the latest
-// decision, stale and what changed). JSON is {"policy", "total", "next",
-// "groups"}, each group with a "review" object; CSV adds the columns
-// review_state, decision, reviewer and review_id.
+// ReviewedWriter lists groups with their review state, in order: encode
+// appends one group's bytes (it may run on several goroutines at once),
+// write gets them in order. It returns how many it listed (shown) of how
+// many the filter selects (total), and the cursor of the next page ("" on
+// the last).
+type ReviewedWriter func(encode func(buf []byte, g *query.Group, s *review.Status) []byte, write func([]byte) error) (shown, total int, next string, err error)
+
+// ReviewedGroups writes a page of groups in format (table, json or csv),
+// as ReviewedStream does.
 func ReviewedGroups(w io.Writer, format string, p ReviewedPage) error {
-	bw := bufio.NewWriterSize(w, 1<<16)
+	return ReviewedStream(w, format, p.Policy, func(encode func([]byte, *query.Group, *review.Status) []byte, write func([]byte) error) (int, int, string, error) {
+		var b []byte
+		for _, g := range p.Groups {
+			b = encode(b[:0], g, p.Status(g))
+			if err := write(b); err != nil {
+				return 0, 0, "", err
+			}
+		}
+		return len(p.Groups), p.Total, p.Next, nil
+	})
+}
+
+// ReviewedStream writes the groups groups lists in format (table, json or
+// csv), each as Groups writes it, then its review state (the latest
+// decision, stale and what changed), as they come: nothing but the
+// group being encoded is held. JSON is {"policy", "groups", "total",
+// "next"}, each group with a "review" object; CSV adds the columns
+// review_state, decision, reviewer and review_id; a table ends with a
+// line "# N of TOTAL groups" and the cursor of the next page.
+func ReviewedStream(w io.Writer, format string, pol query.PolicyRef, groups ReviewedWriter) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	write := func(p []byte) error {
+		_, err := bw.Write(p)
+		return err
+	}
 	switch format {
 	case "json":
-		gs := make([]reviewedGroup, 0, len(p.Groups))
-		for _, g := range p.Groups {
-			gs = append(gs, reviewedGroup{g, p.Status(g)})
-		}
-		if err := JSON(bw, struct {
-			Policy query.PolicyRef `json:"policy"`
-			Total  int             `json:"total"`
-			Next   string          `json:"next"`
-			Groups []reviewedGroup `json:"groups"`
-		}{p.Policy, p.Total, p.Next, gs}); err != nil {
+		// As Groups: each group is ",\n    {...}", the first comma dropped.
+		bw.WriteString("{\n  \"policy\": ")
+		bw.Write(jsonValue(pol, "  "))
+		bw.WriteString(",\n  \"groups\": [")
+		first := true
+		_, total, next, err := groups(func(buf []byte, g *query.Group, s *review.Status) []byte {
+			return appendReviewedJSON(append(buf, ",\n    "...), g, s, "    ")
+		}, func(p []byte) error {
+			if first {
+				p, first = p[1:], false
+			}
+			return write(p)
+		})
+		if err != nil {
 			return err
 		}
-	case "csv":
-		cw := csv.NewWriter(bw)
-		cw.Write([]string{"group_id", "verdict", "group_key", "citation_id", "raw_url", "fragment", "resolved_url", "key", "reasons", "review_state", "decision", "reviewer", "review_id"})
-		for _, g := range p.Groups {
-			s := p.Status(g)
-			dec, who, id := "", "", ""
-			if s.Latest != nil {
-				dec, who, id = s.Latest.Decision, s.Latest.Reviewer, s.Latest.ID
-			}
-			for _, m := range g.Members {
-				frag := ""
-				if m.Fragment != nil {
-					frag = *m.Fragment
-				}
-				cw.Write(EscapeAll([]string{g.ID, g.Verdict, g.Key, m.CitationID, m.RawURL, frag, m.ResolvedURL, m.Key, strings.Join(m.Reasons, "; "), s.State, dec, who, id}))
-			}
+		if !first {
+			bw.WriteString("\n  ")
 		}
-		cw.Flush()
-		if err := cw.Error(); err != nil {
+		fmt.Fprintf(bw, "],\n  \"total\": %d,\n  \"next\": ", total)
+		bw.Write(appendJSONString(nil, next))
+		bw.WriteString("\n}\n")
+	case "csv":
+		bw.WriteString("group_id,verdict,group_key,citation_id,raw_url,fragment,resolved_url,key,reasons,review_state,decision,reviewer,review_id\n")
+		if _, _, _, err := groups(reviewedCSV, write); err != nil {
 			return err
 		}
 	default:
-		bw.WriteString(policyHeader(p.Policy))
-		var b []byte
-		for _, g := range p.Groups {
-			b = groupTable(b[:0], g)
-			b = appendStatus(b, p.Status(g))
-			bw.Write(b)
+		bw.WriteString(policyHeader(pol))
+		shown, total, next, err := groups(func(b []byte, g *query.Group, s *review.Status) []byte {
+			return appendStatus(groupTable(b, g), s)
+		}, write)
+		if err != nil {
+			return err
 		}
-		fmt.Fprintf(bw, "\n# %d of %d groups", len(p.Groups), p.Total)
-		if p.Next != "" {
-			fmt.Fprintf(bw, "; next page: --cursor %s", p.Next)
+		fmt.Fprintf(bw, "\n# %d of %d groups", shown, total)
+		if next != "" {
+			fmt.Fprintf(bw, "; next page: --cursor %s", next)
 		}
 		bw.WriteString("\n")
 	}
 	return bw.Flush()
+}
+
+// appendReviewedJSON appends g with its review state as encoding/json
+// writes reviewedGroup{g, s} with SetIndent(prefix, "  "): the group's
+// members, then "review".
+func appendReviewedJSON(b []byte, g *query.Group, s *review.Status, prefix string) []byte {
+	b = appendGroupJSON(b, g, prefix)
+	b = b[:len(b)-1] // the group's closing brace, after its indentation
+	b = bytes.TrimRight(b, " \n")
+	b = append(b, ",\n"...)
+	b = append(b, prefix...)
+	b = append(b, "  \"review\": "...)
+	b = append(b, jsonValue(s, prefix+"  ")...)
+	b = append(b, '\n')
+	b = append(b, prefix...)
+	return append(b, '}')
+}
+
+// reviewedCSV appends one CSV row per member of g, with its review state.
+func reviewedCSV(b []byte, g *query.Group, s *review.Status) []byte {
+	dec, who, id := "", "", ""
+	if s.Latest != nil {
+		dec, who, id = s.Latest.Decision, s.Latest.Reviewer, s.Latest.ID
+	}
+	var buf bytes.Buffer
+	cw := csv.NewWriter(&buf)
+	for _, m := range g.Members {
+		frag := ""
+		if m.Fragment != nil {
+			frag = *m.Fragment
+		}
+		cw.Write(EscapeAll([]string{g.ID, g.Verdict, g.Key, m.CitationID, m.RawURL, frag, m.ResolvedURL, m.Key, strings.Join(m.Reasons, "; "), s.State, dec, who, id}))
+	}
+	cw.Flush()
+	return append(b, buf.Bytes()...)
 }
 
 // appendStatus appends a group's review lines to its table entry.

@@ -436,58 +436,20 @@ func (r *Reviewed) Filter(f GroupFilter) (*Page, error) {
 		return nil, err
 	}
 	off, _ := decodeCursor(f.Cursor)
-	var since time.Time
-	if f.Since != "" {
-		since, _ = time.Parse(time.RFC3339, f.Since)
-		if since.IsZero() {
-			since, _ = time.Parse(time.DateOnly, f.Since)
-		}
-	}
+	match := f.selector()
 	base := r.ordered(f.Sort)
 	if f.Queue {
 		base = r.queue(f.Sort)
 	}
 	// With no filter but the queue, the page is a slice of base.
 	sel := base
-	if f.ID != "" || f.Verdict != "" || f.Key != "" || f.Domain != "" || f.Engine != "" || !since.IsZero() || f.State != "" {
+	if match.any() {
 		sel = nil
-	} else {
-		base = nil
-	}
-	for _, g := range base {
-		if f.ID != "" && g.ID != f.ID || f.Verdict != "" && g.Verdict != f.Verdict {
-			continue
-		}
-		if f.Key != "" && g.Key != f.Key && !slices.Contains(g.Keys, f.Key) {
-			continue
-		}
-		if f.Domain != "" || f.Engine != "" || !since.IsZero() {
-			ok := [3]bool{f.Domain == "", f.Engine == "", since.IsZero()}
-			for _, m := range g.Members {
-				if !ok[0] && domainOf(m.Key) == strings.ToLower(f.Domain) {
-					ok[0] = true
-				}
-				c := m.Citation()
-				if c == nil {
-					continue
-				}
-				if !ok[1] && c.Engine == f.Engine {
-					ok[1] = true
-				}
-				if !ok[2] {
-					if t, err := time.Parse(time.RFC3339, c.ObservedAt); err == nil && !t.Before(since) {
-						ok[2] = true
-					}
-				}
-			}
-			if !ok[0] || !ok[1] || !ok[2] {
-				continue
+		for _, g := range base {
+			if match.match(g, r.Status) {
+				sel = append(sel, g)
 			}
 		}
-		if f.State != "" && r.Status(g).State != f.State {
-			continue
-		}
-		sel = append(sel, g)
 	}
 	p := &Page{Total: len(sel)}
 	if off > len(sel) {

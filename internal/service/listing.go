@@ -1,0 +1,192 @@
+package service
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/provgraph/provgraph/internal/query"
+	"github.com/provgraph/provgraph/internal/review"
+)
+
+// This file lists the groups with their review state as they are found,
+// a batch at a time, instead of holding every group (Reviewed): a filtered
+// listing in the groups' own order needs only the decisions in memory,
+// and reads the database as `provgraph groups` without decisions does
+// (from the grouping view, in memory bounded by the batch, when there is
+// one). Ordering by size or risk needs every group at once and stays
+// with Reviewed.
+
+// selector is a GroupFilter's test of one group, for every field but
+// Queue, Sort and the page (Limit, Cursor).
+type selector struct {
+	f     GroupFilter
+	since time.Time
+}
+
+func (f GroupFilter) selector() selector {
+	s := selector{f: f}
+	if f.Since != "" {
+		s.since, _ = time.Parse(time.RFC3339, f.Since)
+		if s.since.IsZero() {
+			s.since, _ = time.Parse(time.DateOnly, f.Since)
+		}
+	}
+	return s
+}
+
+// any says whether the filter selects among the groups at all.
+func (s selector) any() bool {
+	f := s.f
+	return f.ID != "" || f.Verdict != "" || f.Key != "" || f.Domain != "" || f.Engine != "" || !s.since.IsZero() || f.State != ""
+}
+
+// match says whether g passes the filter; status gives its review state,
+// asked for only when the filter names one.
+func (s selector) match(g *query.Group, status func(*query.Group) *review.Status) bool {
+	f := s.f
+	if f.ID != "" && g.ID != f.ID || f.Verdict != "" && g.Verdict != f.Verdict {
+		return false
+	}
+	if f.Key != "" && g.Key != f.Key && !slices.Contains(g.Keys, f.Key) {
+		return false
+	}
+	if f.Domain != "" || f.Engine != "" || !s.since.IsZero() {
+		ok := [3]bool{f.Domain == "", f.Engine == "", s.since.IsZero()}
+		for _, m := range g.Members {
+			if !ok[0] && domainOf(m.Key) == strings.ToLower(f.Domain) {
+				ok[0] = true
+			}
+			c := m.Citation()
+			if c == nil {
+				continue
+			}
+			if !ok[1] && c.Engine == f.Engine {
+				ok[1] = true
+			}
+			if !ok[2] {
+				if t, err := time.Parse(time.RFC3339, c.ObservedAt); err == nil && !t.Before(s.since) {
+					ok[2] = true
+				}
+			}
+		}
+		if !ok[0] || !ok[1] || !ok[2] {
+			return false
+		}
+	}
+	return f.State == "" || status(g).State == f.State
+}
+
+// NeedsDetail says whether the filter tests what a lean read of the
+// citations leaves out (the engine, the observation time): the groups
+// must then be read with query.GroupOptions.Detail.
+func (f GroupFilter) NeedsDetail() bool { return f.Engine != "" || f.Since != "" }
+
+// Listing is what a streamed listing wrote: Shown groups of the Total the
+// filter selects, and the cursor of the next page ("" on the last).
+type Listing struct {
+	Shown, Total int
+	Next         string
+}
+
+// ReviewedSet is the groups of a database with the decisions about them,
+// to be listed with their review state as they are found
+// (ReviewedSet.Write). Close it once written.
+type ReviewedSet struct {
+	Set   *query.GroupSet
+	Index *review.Index
+	done  func()
+}
+
+// ReviewedFrom reads the groups of the database under policy as
+// GroupsFrom does (from the grouping view when how says so and the
+// database keeps one), and its decisions.
+func (d DB) ReviewedFrom(ctx context.Context, policy string, opts query.GroupOptions, how GroupsRead) (*ReviewedSet, error) {
+	st, err := d.Open(true)
+	if err != nil {
+		return nil, err
+	}
+	ix, err := review.Load(ctx, st)
+	st.Close()
+	if err != nil {
+		return nil, err
+	}
+	set, done, err := d.GroupsFrom(ctx, policy, opts, how)
+	if err != nil {
+		return nil, err
+	}
+	return &ReviewedSet{Set: set, Index: ix, done: done}, nil
+}
+
+// Close lets go of the database.
+func (r *ReviewedSet) Close() {
+	if r.done != nil {
+		r.done()
+		r.done = nil
+	}
+}
+
+// ErrSortedStream is returned by ReviewedSet.Write for a filter with a
+// Sort: ordering needs every group at once (Reviewed.Filter).
+var ErrSortedStream = errors.New("a sorted listing holds every group: use Reviewed.Filter")
+
+// Write lists the groups f selects, in the groups' own order, with their
+// review state: encode appends one group's bytes (it runs on several
+// goroutines at once, as for query.GroupSet.Write), write gets them in
+// order. Every group is judged and counted (Total), but only the page's
+// are encoded. f.Queue and f.Sort are not supported: they need every
+// group at once.
+func (r *ReviewedSet) Write(ctx context.Context, f GroupFilter, encode func(buf []byte, g *query.Group, s *review.Status) []byte, write func([]byte) error) (Listing, error) {
+	if err := f.Check(); err != nil {
+		return Listing{}, err
+	}
+	if f.Sort != "" || f.Queue {
+		return Listing{}, ErrSortedStream
+	}
+	off, _ := decodeCursor(f.Cursor)
+	sel := f.selector()
+	digest := r.Set.Policy().Digest
+	status := func(g *query.Group) *review.Status { return r.Index.Status(review.EvidenceOf(g, digest)) }
+	// Each group the filter selects is one frame: its encoding's length
+	// (4 bytes, big-endian), then the encoding. The workers cannot know
+	// which selected group is on the page (that needs the count of those
+	// before it), so each encodes its selected groups and the ordered
+	// writer below keeps the page's.
+	enc := func(buf []byte, g *query.Group) []byte {
+		if !sel.match(g, status) {
+			return buf
+		}
+		at := len(buf)
+		buf = append(buf, 0, 0, 0, 0)
+		buf = encode(buf, g, status(g))
+		binary.BigEndian.PutUint32(buf[at:], uint32(len(buf)-at-4))
+		return buf
+	}
+	var l Listing
+	_, err := r.Set.Write(ctx, enc, func(p []byte) error {
+		for len(p) > 0 {
+			n := int(binary.BigEndian.Uint32(p))
+			frame := p[4 : 4+n]
+			p = p[4+n:]
+			l.Total++
+			if l.Total <= off || f.Limit > 0 && l.Shown == f.Limit {
+				continue
+			}
+			if err := write(frame); err != nil {
+				return err
+			}
+			l.Shown++
+		}
+		return nil
+	})
+	if err != nil {
+		return Listing{}, err
+	}
+	if f.Limit > 0 && off+f.Limit < l.Total {
+		l.Next = encodeCursor(off + f.Limit)
+	}
+	return l, nil
+}
