@@ -138,7 +138,9 @@ first.
 			if err := f.Check(); err != nil {
 				return err
 			}
-			r, err := o.service().Reviewed(cmd.Context(), o.policy, o.groupOptions())
+			opts := o.groupOptions()
+			opts.Detail = f.NeedsDetail()
+			r, err := o.service().Reviewed(cmd.Context(), o.policy, opts)
 			if err != nil {
 				return err
 			}
@@ -178,11 +180,15 @@ a member in the group and about relations with the group at either end
 			}
 			opts := o.groupOptions()
 			opts.MinSize = 1
-			r, err := o.service().Reviewed(cmd.Context(), o.policy, opts)
+			st, err := o.open(true)
 			if err != nil {
 				return err
 			}
-			g := r.Group(args[0])
+			defer st.Close()
+			r, g, err := service.ShowReviewed(cmd.Context(), st.Quads, o.policy, opts, args[0])
+			if err != nil {
+				return err
+			}
 			if g == nil {
 				return service.InputError{Err: fmt.Errorf("%w %q under policy %s in %s", service.ErrNoGroup, args[0], r.Report.Policy.String(), o.db)}
 			}
@@ -264,7 +270,13 @@ relation when either group's did.
 			defer st.Close()
 			opts := o.groupOptions()
 			opts.MinSize = 1
-			r, err := service.LoadReviewed(cmd.Context(), st.Quads, o.policy, opts)
+			var groups []string
+			for _, id := range []string{req.GroupID, req.RelatedTo} {
+				if id != "" {
+					groups = append(groups, id)
+				}
+			}
+			r, err := service.LoadReviewedAround(cmd.Context(), st.Quads, o.policy, opts, groups, req.Citations)
 			if err != nil {
 				return err
 			}

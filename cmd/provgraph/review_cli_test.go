@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // cli runs provgraph in process and returns its exit status and output.
@@ -144,11 +148,216 @@ func TestGroupsFilterAndCursor(t *testing.T) {
 	if p := get("--engine", "nobody"); p.Total != 0 {
 		t.Errorf("--engine nobody: %+v", p)
 	}
+	// --engine and --since select by what a lean read of the citations
+	// leaves out: each listed group has a member with that engine, or
+	// observed at or after the time, and every such group is listed.
+	engines, observed := citationFacts(t, "../../testdata/citations.jsonl")
+	whole := getMembers(t, db)
+	for _, c := range []struct {
+		flag, value string
+		has         func(id string) bool
+	}{
+		{"--engine", "perplexity", func(id string) bool { return engines[id] == "perplexity" }},
+		{"--engine", "chatgpt", func(id string) bool { return engines[id] == "chatgpt" }},
+		{"--since", "2026-11-03", func(id string) bool { return !observed[id].Before(time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)) }},
+		// 10:02:11+01:00 is before 10:00 UTC.
+		{"--since", "2026-11-02T09:10:00Z", func(id string) bool { return !observed[id].Before(time.Date(2026, 11, 2, 9, 10, 0, 0, time.UTC)) }},
+	} {
+		var want []string
+		for _, g := range whole {
+			if slices.ContainsFunc(g.members, c.has) {
+				want = append(want, g.id)
+			}
+		}
+		var got []string
+		for _, g := range getMembers(t, db, c.flag, c.value) {
+			got = append(got, g.id)
+		}
+		if len(want) == 0 || len(want) == len(whole) || !slices.Equal(got, want) {
+			t.Errorf("%s %s listed %v, want %v (of %d groups)", c.flag, c.value, got, want, len(whole))
+		}
+	}
 	if p := get("--domain", "w3.org"); p.Total == 0 {
 		t.Errorf("--domain w3.org selects nothing")
 	}
 	if code, _, stderr := cli(t, "groups", "--db", db, "--cursor", "nonsense"); code != exitUsage || !strings.Contains(stderr, "cursor") {
 		t.Errorf("bad cursor: exit %d: %s", code, stderr)
+	}
+}
+
+// citationFacts returns the engine and observation time of each citation
+// of a JSON Lines file.
+func citationFacts(t *testing.T, path string) (engine map[string]string, observed map[string]time.Time) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine, observed = map[string]string{}, map[string]time.Time{}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var r struct {
+			ID         string `json:"citation_id"`
+			Engine     string `json:"engine"`
+			ObservedAt string `json:"observed_at"`
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		at, err := time.Parse(time.RFC3339, r.ObservedAt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		engine[r.ID], observed[r.ID] = r.Engine, at
+	}
+	return engine, observed
+}
+
+// listedGroup is a listed group's id and its members' citation ids.
+type listedGroup struct {
+	id      string
+	members []string
+}
+
+// getMembers lists the groups of db with the extra flags.
+func getMembers(t *testing.T, db string, args ...string) []listedGroup {
+	t.Helper()
+	code, out, stderr := cli(t, append([]string{"groups", "--db", db, "--format", "json"}, args...)...)
+	if code != exitOK {
+		t.Fatalf("groups %v: exit %d: %s", args, code, stderr)
+	}
+	var p struct {
+		Groups []struct {
+			ID      string
+			Members []struct {
+				CitationID string `json:"citation_id"`
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatalf("groups %v: %v", args, err)
+	}
+	var gs []listedGroup
+	for _, g := range p.Groups {
+		lg := listedGroup{id: g.ID}
+		for _, m := range g.Members {
+			lg.members = append(lg.members, m.CitationID)
+		}
+		gs = append(gs, lg)
+	}
+	return gs
+}
+
+// TestReviewedGroupsReadEqual: with decisions stored, groups lists the
+// same bytes whether it reads the grouping view (a few keys a batch) or
+// scans, in every format, with a filter and a page, and the sorted
+// listing (which holds every group) selects the same groups.
+func TestReviewedGroupsReadEqual(t *testing.T) {
+	t.Setenv("PROVGRAPH_VIEW_BATCH", "3")
+	db := filepath.Join(t.TempDir(), "r.db")
+	if code, _, stderr := cli(t, "ingest", "--db", db, "../../testdata/citations.jsonl"); code != exitOK {
+		t.Fatal(stderr)
+	}
+	if code, _, stderr := cli(t, "review", "decide", "--db", db, "g-6e48bcc4a04d", "same", "--reviewer", "alice"); code != exitOK {
+		t.Fatal(stderr)
+	}
+	for _, args := range [][]string{
+		{},
+		{"--min-size", "1"},
+		{"--state", "decided"},
+		{"--state", "unreviewed", "--limit", "2"},
+		{"--limit", "2", "--cursor", "bzI"},
+		{"--engine", "perplexity"},
+		{"--redact-userinfo"},
+	} {
+		for _, format := range []string{"table", "json", "csv"} {
+			run := func(read string) string {
+				code, out, stderr := cli(t, append([]string{"groups", "--db", db, "--read", read, "--format", format}, args...)...)
+				if code != exitOK {
+					t.Fatalf("groups --read %s %v: exit %d: %s", read, args, code, stderr)
+				}
+				return out
+			}
+			scan, view := run("scan"), run("view")
+			if scan != view {
+				t.Errorf("groups %v --format %s: the view's listing differs from the scan's:\n%s\nscan:\n%s", args, format, view, scan)
+			}
+			if format == "table" && !strings.Contains(scan, "review: ") {
+				t.Errorf("groups %v: no review state listed:\n%s", args, scan)
+			}
+		}
+		var ids, sorted []string
+		for _, g := range getMembers(t, db, args...) {
+			ids = append(ids, g.id)
+		}
+		for _, g := range getMembers(t, db, append([]string{"--sort", "size"}, args...)...) {
+			sorted = append(sorted, g.id)
+		}
+		if !slices.Contains(args, "--limit") {
+			slices.Sort(ids)
+			slices.Sort(sorted)
+			if !slices.Equal(ids, sorted) {
+				t.Errorf("groups %v: listed %v, sorted by size %v", args, ids, sorted)
+			}
+		}
+	}
+}
+
+// TestReviewDecideWithAndWithoutView: a decision recorded on a database
+// that keeps a grouping view (the group read from it) and on its RDF copy,
+// which keeps none (every group read), records the same evidence digest,
+// and review show gives the same page on both.
+func TestReviewDecideWithAndWithoutView(t *testing.T) {
+	dir := t.TempDir()
+	db, nq, copyDB := filepath.Join(dir, "v.db"), filepath.Join(dir, "v.nq"), filepath.Join(dir, "c.db")
+	if code, _, stderr := cli(t, "ingest", "--db", db, "../../testdata/citations.jsonl"); code != exitOK {
+		t.Fatal(stderr)
+	}
+	if code, _, stderr := cli(t, "export", "--db", db, "--format", "nq", "--output", nq); code != exitOK {
+		t.Fatal(stderr)
+	}
+	if code, _, stderr := cli(t, "ingest", "--db", copyDB, "--format", "nq", nq); code != exitOK {
+		t.Fatal(stderr)
+	}
+	if _, out, _ := cli(t, "view", "status", "--db", copyDB); !strings.Contains(out, "no grouping view is kept") {
+		t.Fatalf("the RDF copy keeps a view:\n%s", out)
+	}
+	const g, other = "g-6e48bcc4a04d", "g-f42986996d00"
+	for _, args := range [][]string{
+		{g, "same"},
+		{"--pair", "pplx-001-2", "gpt-17-2", "different"},
+		{"--between", g, other, "related", "--relation", "other"},
+	} {
+		var digests []string
+		for _, d := range []string{db, copyDB} {
+			code, out, stderr := cli(t, append([]string{"review", "decide", "--db", d, "--reviewer", "alice", "--format", "json"}, args...)...)
+			if code != exitOK {
+				t.Fatalf("decide %v on %s: exit %d: %s", args, filepath.Base(d), code, stderr)
+			}
+			var ds []struct {
+				Digest string `json:"evidence_digest"`
+			}
+			if err := json.Unmarshal([]byte(out), &ds); err != nil || len(ds) != 1 || ds[0].Digest == "" {
+				t.Fatalf("decide %v printed %s (%v)", args, out, err)
+			}
+			digests = append(digests, ds[0].Digest)
+		}
+		if digests[0] != digests[1] {
+			t.Errorf("decide %v: evidence digest %s with the view, %s without", args, digests[0], digests[1])
+		}
+	}
+	show := func(d string) string {
+		code, out, stderr := cli(t, "review", "show", "--db", d, g)
+		if code != exitOK {
+			t.Fatalf("review show on %s: exit %d: %s", filepath.Base(d), code, stderr)
+		}
+		// The decisions' times and ids differ between the two files.
+		return regexp.MustCompile(`at \S+ \(r-[0-9a-f]+\)`).ReplaceAllString(out, "at T (r-ID)")
+	}
+	if a, b := show(db), show(copyDB); a != b || !strings.Contains(a, "decided: pair gpt-17-2 pplx-001-2: different") || !strings.Contains(a, "relation "+g+" -> "+other) {
+		t.Errorf("review show with the view:\n%s\nwithout:\n%s", a, b)
+	}
+	if code, _, stderr := cli(t, "review", "decide", "--db", db, "--pair", "pplx-001-2", "no-such", "same", "--reviewer", "a"); code == exitOK || !strings.Contains(stderr, "no-such") {
+		t.Errorf("decide about an unknown citation: exit %d: %s", code, stderr)
 	}
 }
 

@@ -670,3 +670,48 @@ func withPolicy(m *Citation, pol *PolicyRef) *Citation {
 	c.Norm = &n
 	return &c
 }
+
+// GroupsAround returns the groups that keysOrIDs name (as GroupOf takes
+// them) and the group of each citation in citationIDs (the group of its
+// key under the policy), each as the full report has it, read from src's
+// grouping view of the policy: a few reads each, whatever the size of the
+// database, which is what recording or showing one decision needs. A
+// key, id or citation with no group under the policy is left out; a
+// group named twice is returned once. ok is false when src keeps no view
+// usable for the policy: the caller then groups the whole database.
+func GroupsAround(ctx context.Context, src Source, policy string, keysOrIDs, citationIDs []string, opts GroupOptions) (pol PolicyRef, groups []*Group, ok bool, err error) {
+	vs, isView := src.(ViewSource)
+	if !isView {
+		return PolicyRef{}, nil, false, nil
+	}
+	snap, err := usableView(ctx, vs, policy)
+	if snap == nil || err != nil {
+		return PolicyRef{}, nil, false, err
+	}
+	sel := slices.Clone(keysOrIDs)
+	if len(citationIDs) > 0 {
+		cs, err := vs.Citations(ctx, snap.Policy.Digest, citationIDs)
+		if err != nil {
+			return PolicyRef{}, nil, false, err
+		}
+		for _, c := range cs {
+			if c != nil && c.Norm != nil && c.Norm.Key != "" {
+				sel = append(sel, c.Norm.Key)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, s := range sel {
+		a, err := viewGroupOf(ctx, vs, snap, s, opts)
+		switch {
+		case errors.Is(err, ErrNoGroup):
+			continue
+		case err != nil:
+			return PolicyRef{}, nil, false, err
+		case !seen[a.Group.ID]:
+			seen[a.Group.ID] = true
+			groups = append(groups, a.Group)
+		}
+	}
+	return snap.Policy, groups, true, nil
+}

@@ -277,7 +277,9 @@ func (s *Server) reviewed(ctx context.Context) (*service.Reviewed, error) {
 // refresh computes the groups and decisions from the store and serves
 // them from then on.
 func (s *Server) refresh(ctx context.Context) (*service.Reviewed, error) {
-	r, err := service.LoadReviewed(ctx, s.st, s.o.Policy, query.GroupOptions{MaxShared: s.o.MaxShared, MinSize: 1, Review: true})
+	// Detail: the engine and observation time the engine and since
+	// filters test (6 % more memory at a million citations).
+	r, err := service.LoadReviewed(ctx, s.st, s.o.Policy, query.GroupOptions{MaxShared: s.o.MaxShared, MinSize: 1, Review: true, Detail: true})
 	if err != nil {
 		return nil, err
 	}

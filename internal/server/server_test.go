@@ -116,6 +116,15 @@ func TestAPIGroupsAndDecide(t *testing.T) {
 	if code != 200 || !strings.Contains(body, `"total": 1`) {
 		t.Errorf("GET groups?state=decided: %d\n%s", code, body)
 	}
+	// The engine and since filters test what a lean read leaves out.
+	for _, q := range []string{"engine=perplexity", "since=2026-11-05", "engine=nobody", "since=2030-01-01"} {
+		code, body, _ = do(t, ts, "GET", "/api/groups?all=true&"+q, "", "")
+		var p struct{ Total int }
+		json.Unmarshal([]byte(body), &p)
+		if want := !strings.Contains(q, "nobody") && !strings.Contains(q, "2030"); code != 200 || (p.Total > 0) != want {
+			t.Errorf("GET groups?%s: %d, %d groups\n%s", q, code, p.Total, body)
+		}
+	}
 }
 
 // TestAPIRejectsAndWritesNothing: bad JSON, an unknown decision or field,
