@@ -129,19 +129,28 @@ quarters of the machine's memory when --work-mem is not set). Reading the
 view, it holds a few hundred MB of heap and keeps half of --work-mem of
 the database file mapped (256 MiB at least; 1 GiB when --work-mem is not
 set): more --work-mem makes it faster on a file larger than that. Without
-a usable view (none, or one made by another normalization engine) every
-mode scans.
+a usable view (none, as after an RDF load, or one made by another
+normalization engine), auto scans only when the citations fit in
+--work-mem, and view never: groups then exits 2 and names the command
+that writes the view once in bounded memory (provgraph view rebuild) and
+--read scan, which groups in memory whatever it takes; --engine and
+--since, which the view cannot answer, likewise.
 The output is the same byte for byte.
 
 Review (see provgraph review): when the database holds decisions, or a
 filter flag is given, each group is followed by its review state
 (unreviewed, decided, stale with what changed) and latest decision; JSON is
-then {"policy", "total", "next", "groups"} with a "review" object per group,
+then {"policy", "groups", "total", "next"} with a "review" object per group,
 and CSV adds review_state, decision, reviewer and review_id. --id, --key,
 --domain, --engine, --since and --state select groups, --sort orders them
 (size, risk), and --limit pages them: the last line (JSON: next) gives the
 --cursor of the next page. --id and --key also find single-member groups
-unless --min-size is given.
+unless --min-size is given. The groups are written as they are found, read
+as --read says, with only the decisions held besides; --sort holds every
+group to order them (about 2.3 GB at a million citations: provgraph queue
+pages the sorted queue from kept records), and --engine and --since read
+the engine and observation time of every citation, which the grouping
+view does not keep (they scan).
 
 One group: --id or --key without the other filter flags reads that group
 alone, not every group, and prints what the filtered listing prints for it
@@ -175,7 +184,7 @@ output. A key no citation has, or an id no group has, exits 1.
 	f.StringVar(&o.verdict, "verdict", "", "list only groups with this verdict: "+strings.Join(verdicts, ", "))
 	f.IntVar(&o.maxShared, "max-shared", model.DefaultMaxShared, "a redirect target or content hash shared by more groups than this is not duplicate evidence")
 	f.StringVar(&o.workMem, "work-mem", "", workMemHelp)
-	f.StringVar(&o.read, "read", "auto", "how to read the database: scan (every citation at once: fastest, memory grows with the database), view (the grouping view a batch of keys at a time: bounded memory, slower) or auto (view when the citations would not fit in --work-mem)")
+	f.StringVar(&o.read, "read", "auto", "how to read the database: scan (every citation at once: memory grows with the database), view (the grouping view a batch of keys at a time: bounded memory) or auto (the view when its rows keep member records or the citations would not fit in --work-mem; a scan only when they fit)")
 	addRedactFlag(cmd, &o.redact)
 	addFilterFlags(cmd, &o.filter)
 	return cmd
@@ -245,7 +254,7 @@ func runReviewedGroups(cmd *cobra.Command, o groupsOptions, opts query.GroupOpti
 		if err != nil {
 			return err
 		}
-		return runOneGroup(cmd, o, opts, sel)
+		return runOneGroup(cmd, o, opts, sel, how)
 	}
 	opts.Detail = o.filter.NeedsDetail()
 	if o.filter.Sort != "" {
@@ -326,8 +335,8 @@ func oneGroup(cmd *cobra.Command, f service.GroupFilter) (string, bool, error) {
 // runOneGroup prints the group of a key or id as the filtered listing
 // prints it: a page of that group, or of none when the options do not list
 // it (--verdict, --min-size).
-func runOneGroup(cmd *cobra.Command, o groupsOptions, opts query.GroupOptions, sel string) error {
-	a, status, err := o.service().OneGroup(cmd.Context(), o.policy, sel, opts)
+func runOneGroup(cmd *cobra.Command, o groupsOptions, opts query.GroupOptions, sel string, how service.GroupsRead) error {
+	a, status, err := o.service().OneGroup(cmd.Context(), o.policy, sel, opts, how)
 	if err != nil {
 		return err
 	}
@@ -353,7 +362,7 @@ func runOneGroup(cmd *cobra.Command, o groupsOptions, opts query.GroupOptions, s
 // here, against over an hour), and a view with them always
 // (service.GroupsRead.ScanLimit).
 func groupsRead(read string, workMem int64) (service.GroupsRead, error) {
-	view := service.GroupsRead{View: true, Batch: groupsViewBatch(), Mapped: groupsViewMapped(workMem)}
+	view := service.GroupsRead{View: true, Batch: groupsViewBatch(), Mapped: groupsViewMapped(workMem), Strict: true}
 	switch read {
 	case "scan":
 		return service.GroupsScan, nil

@@ -171,6 +171,10 @@ its members, newest first; then the decisions about pairs of citations with
 a member in the group and about relations with the group at either end
 (decide --pair, --between), each with its own state and history.
 
+It reads only the groups it shows from the database's grouping view (the
+group's neighbourhood, as groups --id does) when the database keeps one,
+and groups every citation otherwise (seconds and GBs at a million).
+
 ` + reviewGroupExit,
 		Example: `  provgraph review show --db example.db g-6e48bcc4a04d`,
 		Args:    exactArgs(1),
@@ -225,6 +229,10 @@ review state. Each subject has its own revisions: a later decision about
 the same pair, or the same two groups in either direction, revises the
 earlier one. A pair is stale when either citation's evidence changed, a
 relation when either group's did.
+
+The groups the decision is about are read from the database's grouping
+view (their neighbourhoods only) when it keeps one, and by grouping every
+citation otherwise; the evidence digest recorded is the same.
 
 ` + reviewHelp + `
 

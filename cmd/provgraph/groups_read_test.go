@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -158,5 +159,88 @@ func TestGroupsReadViewInterrupted(t *testing.T) {
 		if at > 10000 {
 			t.Fatal("no end to the cancellation checks")
 		}
+	}
+}
+
+// TestGroupsWithoutViewBounded: on a database that keeps no grouping view
+// (an RDF copy), groups never holds more citations in memory than the
+// working memory allows: --read view, and --read auto past --work-mem,
+// exit 2 naming view rebuild and --read scan, print nothing and write
+// nothing, on every path (the listing, one group, a listing with
+// decisions); within --work-mem, or with --read scan, they group in
+// memory; after view rebuild, --read view lists the scan's bytes. --engine
+// and --since, which the view cannot answer, follow the same rule.
+func TestGroupsWithoutViewBounded(t *testing.T) {
+	dir := t.TempDir()
+	db, nq, copyDB := filepath.Join(dir, "v.db"), filepath.Join(dir, "v.nq"), filepath.Join(dir, "c.db")
+	in, err := os.ReadFile("../../testdata/citations.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	more := slices.Clone(in)
+	for k := range 4 {
+		more = append(more, strings.ReplaceAll(string(in), `"citation_id":"`, fmt.Sprintf(`"citation_id":"copy%d-`, k))...)
+	}
+	src := filepath.Join(dir, "more.jsonl")
+	if err := os.WriteFile(src, more, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := run(t, "ingest", "--db", db, src); code != exitOK {
+		t.Fatal(stderr)
+	}
+	if code, _, stderr := run(t, "export", "--db", db, "--format", "nq", "--output", nq); code != exitOK {
+		t.Fatal(stderr)
+	}
+	if code, _, stderr := run(t, "ingest", "--db", copyDB, "--format", "nq", nq); code != exitOK {
+		t.Fatal(stderr)
+	}
+	_, want, _ := run(t, "groups", "--db", copyDB, "--read", "scan")
+	if !strings.Contains(want, "g-6e48bcc4a04d") {
+		t.Fatalf("the scan lists no group:\n%s", want)
+	}
+	before, err := os.ReadFile(copyDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 65 citations: 16 KiB holds 40 at 400 bytes each, 64 KiB 163.
+	refused := [][]string{
+		{"--read", "view"},
+		{"--read", "auto", "--work-mem", "16KiB"},
+		{"--read", "view", "--id", "g-6e48bcc4a04d"},
+		{"--read", "auto", "--work-mem", "16KiB", "--key", "https://www.w3.org/TR/prov-o/"},
+		{"--read", "auto", "--work-mem", "16KiB", "--state", "unreviewed"},
+		{"--read", "view", "--engine", "perplexity"},
+	}
+	for _, args := range refused {
+		code, out, stderr := run(t, append([]string{"groups", "--db", copyDB}, args...)...)
+		hint := "view rebuild --db " + copyDB
+		if slices.Contains(args, "--engine") {
+			hint = "--read scan"
+		}
+		if code != exitUsage || out != "" || !strings.Contains(stderr, hint) || !strings.Contains(stderr, "--read scan") {
+			t.Errorf("groups %v without a view: exit %d, want %d naming %q and --read scan; stdout %q\n%s", args, code, exitUsage, hint, out, stderr)
+		}
+	}
+	for _, args := range [][]string{{"--read", "auto", "--work-mem", "64KiB"}, {"--read", "scan", "--work-mem", "16KiB"}, {"--read", "auto"}} {
+		if code, out, stderr := run(t, append([]string{"groups", "--db", copyDB}, args...)...); code != exitOK || out != want {
+			t.Errorf("groups %v without a view: exit %d, the scan's output %v\n%s", args, code, out == want, stderr)
+		}
+	}
+	_, engine, _ := run(t, "groups", "--db", copyDB, "--read", "scan", "--engine", "perplexity", "--format", "json")
+	if code, out, stderr := run(t, "groups", "--db", copyDB, "--read", "auto", "--work-mem", "64KiB", "--engine", "perplexity", "--format", "json"); code != exitOK || out != engine || strings.Contains(out, `"total": 0`) {
+		t.Errorf("groups --engine within --work-mem: exit %d, the scan's output %v\n%s%s", code, out == engine, out, stderr)
+	}
+	after, err := os.ReadFile(copyDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Error("groups changed the database file")
+	}
+	if code, _, stderr := run(t, "view", "rebuild", "--db", copyDB); code != exitOK {
+		t.Fatalf("view rebuild: exit %d: %s", code, stderr)
+	}
+	if code, out, stderr := run(t, "groups", "--db", copyDB, "--read", "view"); code != exitOK || out != want {
+		t.Errorf("groups --read view after view rebuild: exit %d, the scan's output %v\n%s", code, out == want, stderr)
 	}
 }

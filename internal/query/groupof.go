@@ -715,3 +715,15 @@ func GroupsAround(ctx context.Context, src Source, policy string, keysOrIDs, cit
 	}
 	return snap.Policy, groups, true, nil
 }
+
+// ViewUsable reports whether src keeps a grouping view of policy (as Load
+// takes it) that this build can read: GroupOf and LoadGroupsFromView then
+// read it instead of grouping the whole database.
+func ViewUsable(ctx context.Context, src Source, policy string) (bool, error) {
+	vs, ok := src.(ViewSource)
+	if !ok {
+		return false, nil
+	}
+	snap, err := usableView(ctx, vs, policy)
+	return snap != nil, err
+}

@@ -218,3 +218,14 @@ func workers() int                                    { return cores.N() }
 func parallel(n int, fn func(w, lo, hi int))          { cores.Split(n, fn) }
 func sortParallel[T any](s []T, cmp func(a, b T) int) { cores.Sort(s, cmp) }
 func sortByText[T any](s []T, text func(T) string)    { cores.SortByText(s, text) }
+
+// PolicyOf returns the policy that want names among those c stores (as
+// Load takes it: "name@version", "name", a digest, or "" for the policy of
+// the most recent ingest run), its stored text verified.
+func PolicyOf(ctx context.Context, c store.Catalog, want string) (PolicyRef, error) {
+	snap, err := choose(ctx, c, want)
+	if err != nil {
+		return PolicyRef{}, err
+	}
+	return snap.Policy, nil
+}

@@ -111,7 +111,18 @@ type GroupsRead struct {
 	// the memory) or the view holds more citations than ScanLimit: below
 	// it, the scan's memory is allowed for its speed.
 	ScanLimit int64
+	// Strict never scans past the working memory: with View, when the
+	// database keeps no view usable for the policy (or opts asks for
+	// query.GroupOptions.Detail, which a view does not keep), GroupsFrom
+	// fails with a Usage error naming what to do (view rebuild, --read
+	// scan, more --work-mem) rather than scan, when ScanLimit is 0 (the
+	// view was asked for) or the citations are more than ScanLimit.
+	Strict bool
 }
+
+// ErrScanTooBig is returned (wrapped, Usage) by GroupsFrom when a Strict
+// read would have to group more citations in memory than it allows.
+var ErrScanTooBig = errors.New("grouping holds every citation in memory")
 
 // GroupsScan loads every citation (query.LoadGroups).
 var GroupsScan = GroupsRead{}
@@ -135,6 +146,9 @@ func (d DB) GroupsFrom(ctx context.Context, policy string, opts query.GroupOptio
 			set, err = query.LoadGroupsFromView(ctx, cs, policy, opts, query.ViewRead{Batch: how.Batch, Mapped: how.Mapped})
 		}
 	}
+	if err == nil && set == nil && how.View && how.Strict {
+		err = d.scanAllowed(ctx, cs, policy, opts, how)
+	}
 	if err == nil && set == nil {
 		set, err = query.LoadGroups(ctx, cs, policy, opts)
 	}
@@ -147,6 +161,32 @@ func (d DB) GroupsFrom(ctx context.Context, policy string, opts query.GroupOptio
 		return set, func() {}, nil
 	}
 	return set, func() { st.Close() }, nil
+}
+
+// scanAllowed says whether a Strict read may group every citation in
+// memory, the view being of no use: nil when it may, else an error
+// naming the way on.
+func (d DB) scanAllowed(ctx context.Context, cs *citestore.Store, policy string, opts query.GroupOptions, how GroupsRead) error {
+	n, err := cs.CitationCount(ctx)
+	if err != nil {
+		return err
+	}
+	if n == 0 || how.ScanLimit > 0 && n <= how.ScanLimit {
+		return nil
+	}
+	pol, err := query.PolicyOf(ctx, cs, policy)
+	if err != nil {
+		return err
+	}
+	size := ""
+	if how.ScanLimit > 0 {
+		size = fmt.Sprintf(" (%d citations, more than the %d the working memory holds: --work-mem)", n, how.ScanLimit)
+	}
+	if opts.Detail {
+		return UsageError{fmt.Errorf("--engine and --since read every citation's engine and observation time, which the grouping view does not keep, and %w%s: give --read scan, or more --work-mem, to group them in memory", ErrScanTooBig, size)}
+	}
+	return UsageError{fmt.Errorf("%s keeps no grouping view of policy %s that this provgraph can read (none, or one made by another normalization engine), and without one %w%s: run 'provgraph view rebuild --db %s --policy %s' once (it writes the view in bounded memory, and ingest keeps it current), or give --read scan to group them in memory",
+		d.Path, pol.String(), ErrScanTooBig, size, d.Path, pol.Digest)}
 }
 
 // viewPreferred reports whether some complete grouping view of the

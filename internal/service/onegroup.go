@@ -16,12 +16,24 @@ import (
 // group's neighbourhood when the database keeps a grouping view of the
 // policy, and groups the whole database otherwise, with the same answer.
 // A key no citation has, or an id no group has, is an InputError.
-func (d DB) OneGroup(ctx context.Context, policy, keyOrID string, opts query.GroupOptions) (*query.GroupAnswer, *review.Status, error) {
+// how's Strict and ScanLimit apply as for GroupsFrom when the database
+// keeps no usable view.
+func (d DB) OneGroup(ctx context.Context, policy, keyOrID string, opts query.GroupOptions, how GroupsRead) (*query.GroupAnswer, *review.Status, error) {
 	st, err := d.openOnce()
 	if err != nil {
 		return nil, nil, err
 	}
 	defer st.Close()
+	if how.Strict {
+		cs := citestore.New(st.Quads)
+		ok, err := query.ViewUsable(ctx, cs, policy)
+		if err == nil && !ok {
+			err = d.scanAllowed(ctx, cs, policy, opts, how)
+		}
+		if err != nil {
+			return nil, nil, QueryError(err)
+		}
+	}
 	a, err := query.GroupOf(ctx, groupSource(st.Quads), policy, keyOrID, opts)
 	switch {
 	case errors.Is(err, query.ErrNoGroup):

@@ -796,6 +796,31 @@ func RetrievalCitations(ctx context.Context, w *graph.Writer, ret graph.Term) ([
 	return out, err
 }
 
+// CitationCount returns how many citations the database holds: the rows
+// of a complete view when it keeps one (of any policy: a view has a row
+// per citation), else the instances of pg:Citation counted in the POS
+// index (a pass over 4 bytes a citation, about a second at ten million).
+func (s *Store) CitationCount(ctx context.Context) (int64, error) {
+	infos, err := s.Views(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for _, v := range infos {
+		if v.Complete {
+			return v.Rows, nil
+		}
+	}
+	var n int64
+	err = s.within(func(r *graph.Reader) error {
+		typ, cls := r.ID(iri(vocab.RDFType)), r.ID(citationClass)
+		if typ == 0 || cls == 0 {
+			return nil
+		}
+		return r.Subjects(ctx, typ, cls, func(graph.ID) { n++ })
+	})
+	return n, err
+}
+
 // DefaultRebuildBatch is how many citations a view rebuild writes per
 // transaction.
 const DefaultRebuildBatch = 20000
