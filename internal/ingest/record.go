@@ -268,6 +268,8 @@ func notAnObject(line []byte) string {
 		return "the line starts with a byte-order mark (U+FEFF), which only the first line of the file may have; remove it (files joined with cat?)"
 	case line[0] == '[':
 		return "the line is a JSON array; ingest expects JSON Lines, one citation object per line (convert an array with jq -c '.[]')"
+	case line[0] == '<', line[0] == '_' && bytes.HasPrefix(line, []byte("_:")), line[0] == '@' && (bytes.HasPrefix(line, []byte("@prefix")) || bytes.HasPrefix(line, []byte("@base"))):
+		return fmt.Sprintf("the line starts with %q, as RDF does (N-Quads, N-Triples, Turtle); ingest reads JSON Lines unless told: give --format nq, nt or ttl", firstRune(line))
 	default:
 		return fmt.Sprintf("the line starts with %q, not \"{\"; ingest expects JSON Lines, one citation object per line (a CSV file, or pretty-printed JSON?)", firstRune(line))
 	}

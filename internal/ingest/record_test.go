@@ -66,6 +66,9 @@ func TestParseRecordErrors(t *testing.T) {
 
 		// Issue 18.13: whole files in another format are named.
 		{`raw_url,observed_at`, "", `the line starts with "r", not "{"; ingest expects JSON Lines, one citation object per line (a CSV file, or pretty-printed JSON?)`},
+		{`<https://a.example/s> <https://a.example/p> "o" <https://a.example/g> .`, "", `as RDF does (N-Quads, N-Triples, Turtle); ingest reads JSON Lines unless told: give --format nq, nt or ttl`},
+		{`@prefix prov: <http://www.w3.org/ns/prov#> .`, "", `give --format nq, nt or ttl`},
+		{`_:b0 <https://a.example/p> "o" .`, "", `give --format nq, nt or ttl`},
 		{`  "raw_url": "x",`, "", `starts with "\"", not "{"`},
 		{`{`, "", "ingest expects JSON Lines, one whole object per line (pretty-printed JSON?"},
 		{`[{"raw_url":"x","observed_at":"2025-01-01T00:00:00Z"}]`, "", "the line is a JSON array; ingest expects JSON Lines, one citation object per line"},
