@@ -97,7 +97,8 @@ func TestGroupsRead(t *testing.T) {
 
 // TestGroupsReadChoice: --read auto reads the view once the citations
 // would take more than --work-mem at groupsBytesPerCitation each; view
-// and scan are what they say; a read of the view keeps half of --work-mem
+// and scan are what they say, and neither view nor auto scans past the
+// working memory (Strict); a read of the view keeps half of --work-mem
 // of the file mapped, 256 MiB at least (the default, 0, without
 // --work-mem); $PROVGRAPH_VIEW_BATCH sets the batch.
 func TestGroupsReadChoice(t *testing.T) {
@@ -108,11 +109,11 @@ func TestGroupsReadChoice(t *testing.T) {
 		want    service.GroupsRead
 	}{
 		{"scan", 1 << 30, service.GroupsScan},
-		{"view", 0, service.GroupsRead{View: true}},
-		{"view", 1 << 30, service.GroupsRead{View: true, Mapped: 512 << 20}},
-		{"view", 100 << 20, service.GroupsRead{View: true, Mapped: 256 << 20}},
-		{"auto", 1 << 30, service.GroupsRead{View: true, Mapped: 512 << 20, ScanLimit: (1 << 30) / groupsBytesPerCitation}},
-		{"auto", 8 << 30, service.GroupsRead{View: true, Mapped: 4 << 30, ScanLimit: (8 << 30) / groupsBytesPerCitation}},
+		{"view", 0, service.GroupsRead{View: true, Strict: true}},
+		{"view", 1 << 30, service.GroupsRead{View: true, Mapped: 512 << 20, Strict: true}},
+		{"view", 100 << 20, service.GroupsRead{View: true, Mapped: 256 << 20, Strict: true}},
+		{"auto", 1 << 30, service.GroupsRead{View: true, Mapped: 512 << 20, ScanLimit: (1 << 30) / groupsBytesPerCitation, Strict: true}},
+		{"auto", 8 << 30, service.GroupsRead{View: true, Mapped: 4 << 30, ScanLimit: (8 << 30) / groupsBytesPerCitation, Strict: true}},
 	} {
 		got, err := groupsRead(tc.read, tc.workMem)
 		if err != nil || got != tc.want {
