@@ -100,16 +100,19 @@ An ingest or resolve run that never completed is named on standard error
 (and in JSON, incomplete_runs): the groups may miss what it did not write.
 An empty database gives no group and zero counts.
 
-Memory: the command holds about 400 bytes a citation while it groups at a
-million citations (400 MB of heap), 280 at ten million (2.8 GB); it keeps
-at most 128 MiB of the database file mapped while it reads it. The garbage
+Memory: a scan (--read scan, or auto when the citations fit in --work-mem)
+holds about 400 bytes a citation while it groups at a million citations
+(400 MB of heap), 280 at ten million (2.8 GB), and keeps at most 128 MiB
+of the database file mapped while it reads it; reading the view holds the
+batches in hand (below, --read). The garbage
 collector runs at a target of 100, and of 25 once a collection finds more
 than 1 GiB live, so that a large heap stays within a quarter above what is
 held (GOGC, when set, is used instead).
 --work-mem (default $PROVGRAPH_WORK_MEM, the variable ingest's --work-mem
 reads) is the heap's soft limit: the garbage collector runs more often to
-stay under it, so a limit near what is held costs CPU time, and a limit
-below it cannot be kept (nothing is spilled to disk yet).
+stay under it, so a limit near what is held costs CPU time; it is also
+the working memory --read auto and view keep to (a scan that would hold
+more is refused, with what to do instead).
 
 Reading (--read): "scan" loads every citation's grouping facts at once,
 which holds about 280 to 400 bytes a citation (3.4 GiB at 10 million
