@@ -1,10 +1,14 @@
 package query
 
 import (
+	"bufio"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -63,8 +67,25 @@ func recordOf(a *GroupAnswer) *GroupRecord {
 
 // BuildRecords writes the record of every group of src under policy and
 // maxShared (0: model.DefaultMaxShared) into rs, from a whole grouping.
+// When src keeps a grouping view usable for the policy, the groups are
+// read from it a batch of keys at a time (LoadGroupsFromView) and their
+// records spooled to a temporary file in os.TempDir ($TMPDIR), unlinked
+// as soon as it is made so that no exit leaves it behind: memory is the
+// view read's batches and the ids of the groups a relation to review
+// points at, not the database. Otherwise every citation is grouped in
+// memory (LoadGroups).
 func BuildRecords(ctx context.Context, src Source, policy string, maxShared int, rs RecordStore) error {
-	set, err := LoadGroups(ctx, src, policy, recordOptions(maxShared))
+	opts := recordOptions(maxShared)
+	every := opts
+	every.MinSize = 1
+	set, err := LoadGroupsFromView(ctx, src, policy, every, ViewRead{})
+	if err != nil {
+		return err
+	}
+	if set != nil {
+		return buildRecordsFromView(ctx, set, rs)
+	}
+	set, err = LoadGroups(ctx, src, policy, opts)
 	if err != nil {
 		return err
 	}
@@ -79,6 +100,131 @@ func BuildRecords(ctx context.Context, src Source, policy string, maxShared int,
 		}
 	}
 	return nil
+}
+
+// buildRecordsFromView writes the records of every group set lists (it
+// is read with MinSize 1: every group). A group is queued when it has two
+// members or more or is the source or the target of a relation to review
+// (what GroupAnswer.Listed says under recordOptions): the targets are
+// known only once every group is read, so the records go to a spool file
+// first, and into rs once the targets are known.
+func buildRecordsFromView(ctx context.Context, set *GroupSet, rs RecordStore) error {
+	spool, err := os.CreateTemp("", "provgraph-records-*")
+	if err != nil {
+		return fmt.Errorf("query: group records: spool: %w", err)
+	}
+	defer spool.Close()
+	if err := os.Remove(spool.Name()); err != nil {
+		return fmt.Errorf("query: group records: spool: %w", err)
+	}
+	var mu sync.Mutex
+	targets := map[string]bool{}
+	bw := bufio.NewWriterSize(spool, 1<<20)
+	_, err = set.Write(ctx, func(buf []byte, g *Group) []byte {
+		rec := recordOf(&GroupAnswer{Group: g})
+		for _, r := range g.Relations {
+			if r.Review && r.To != "" {
+				mu.Lock()
+				targets[r.To] = true
+				mu.Unlock()
+			}
+		}
+		return appendSpooled(buf, rec)
+	}, func(p []byte) error {
+		_, err := bw.Write(p)
+		return err
+	})
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		_, err = spool.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		return fmt.Errorf("query: group records: %w", err)
+	}
+	br := bufio.NewReaderSize(spool, 1<<20)
+	for {
+		rec, err := readSpooled(br)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("query: group records: spool: %w", err)
+		}
+		rec.Queued = rec.Members >= 2 || rec.ReviewRelation || targets[rec.ID]
+		if err := rs.Put(ctx, rec); err != nil {
+			return err
+		}
+	}
+}
+
+// appendSpooled appends rec to a spool: its strings length-prefixed
+// (uvarint), then the number of keys and the keys, the members and the
+// review-relation flag. Queued is not spooled.
+func appendSpooled(b []byte, rec *GroupRecord) []byte {
+	str := func(b []byte, s string) []byte { return append(binary.AppendUvarint(b, uint64(len(s))), s...) }
+	b = str(str(str(b, rec.ID), rec.Key), rec.Verdict)
+	b = binary.AppendUvarint(b, uint64(len(rec.Keys)))
+	for _, k := range rec.Keys {
+		b = str(b, k)
+	}
+	b = binary.AppendUvarint(b, uint64(rec.Members))
+	if rec.ReviewRelation {
+		return append(b, 1)
+	}
+	return append(b, 0)
+}
+
+// readSpooled reads a record appendSpooled wrote; io.EOF at the end.
+func readSpooled(r *bufio.Reader) (*GroupRecord, error) {
+	str := func() (string, error) {
+		n, err := binary.ReadUvarint(r)
+		if err != nil {
+			return "", err
+		}
+		b := make([]byte, n)
+		_, err = io.ReadFull(r, b)
+		return string(b), err
+	}
+	rec := &GroupRecord{}
+	var err error
+	if rec.ID, err = str(); err != nil {
+		return nil, err // io.EOF only here, between records
+	}
+	unexpected := func(err error) error {
+		if err == io.EOF {
+			return io.ErrUnexpectedEOF
+		}
+		return err
+	}
+	if rec.Key, err = str(); err != nil {
+		return nil, unexpected(err)
+	}
+	if rec.Verdict, err = str(); err != nil {
+		return nil, unexpected(err)
+	}
+	n, err := binary.ReadUvarint(r)
+	if err != nil {
+		return nil, unexpected(err)
+	}
+	rec.Keys = make([]string, n)
+	for i := range rec.Keys {
+		if rec.Keys[i], err = str(); err != nil {
+			return nil, unexpected(err)
+		}
+	}
+	m, err := binary.ReadUvarint(r)
+	if err != nil {
+		return nil, unexpected(err)
+	}
+	rec.Members = int(m)
+	flag, err := r.ReadByte()
+	if err != nil {
+		return nil, unexpected(err)
+	}
+	rec.ReviewRelation = flag == 1
+	return rec, nil
 }
 
 // RefreshRecords brings the records of rs up to date after a batch changed
