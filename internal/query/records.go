@@ -184,7 +184,9 @@ func readSpooled(r *bufio.Reader) (*GroupRecord, error) {
 			return "", err
 		}
 		b := make([]byte, n)
-		_, err = io.ReadFull(r, b)
+		if _, err = io.ReadFull(r, b); err == io.EOF {
+			err = io.ErrUnexpectedEOF // the length was read
+		}
 		return string(b), err
 	}
 	rec := &GroupRecord{}
