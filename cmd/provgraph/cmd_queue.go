@@ -37,8 +37,11 @@ when it has more than one key; --format json gives {"policy", "groups": [{"id",
 --counts {"policy", "counts"}.
 
 The records are built by 'provgraph queue --build': a full grouping of the
-database, with the memory 'provgraph groups' needs, --max-shared and
---policy choosing which records. From then on, every ingest, resolve,
+database, read from its grouping view a batch of keys at a time as
+'provgraph groups' reads it (without a view, every citation grouped in
+memory), --max-shared and --policy choosing which records. The records
+are spooled to a temporary file in $TMPDIR, unlinked as soon as it is
+made, and written at the end (78 s and 1.4 GiB at ten million citations). From then on, every ingest, resolve,
 extract and renormalize run marks the keys whose view rows it writes
 (in the transaction of its quads) and, at its end, refreshes the records
 of the groups those keys can change, when they are at most 1000 keys or at
@@ -125,7 +128,7 @@ grouping, which is what 'provgraph groups' is for.
 	f.IntVar(&req.Limit, "limit", 50, "groups per page (0: all)")
 	f.BoolVar(&req.Counts, "counts", false, "print the number of groups by verdict, and of groups, instead of a page")
 	f.StringVar(&format, "format", "text", "output format: text or json")
-	f.BoolVar(&build, "build", false, "build the records with a full grouping (the memory of provgraph groups), replacing any")
+	f.BoolVar(&build, "build", false, "build the records with a full grouping, read from the grouping view in bounded memory, replacing any")
 	return cmd
 }
 
