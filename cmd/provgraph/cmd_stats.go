@@ -20,7 +20,13 @@ type statsOptions struct {
 	explain   string
 	maxShared int
 	redact    bool
+	workMem   string
 }
+
+// statsBytesPerCitation is what stats holds per citation: it loads every
+// citation whole, then groups them (3.10 GB of peak RSS at a million
+// citations, 3.49 GB with review decisions, whose listing it also holds).
+const statsBytesPerCitation = 3500
 
 func newStatsCommand() *cobra.Command {
 	var o statsOptions
@@ -50,6 +56,17 @@ Every deduplicated count can be explained: --explain lists what is behind it.
   --explain review-state:S  the groups in review state S (unreviewed,
                             decided, stale), each with its latest decision
 
+Memory: stats loads every citation whole and groups them, about 3.5 KB a
+citation (3.1 GB of peak RSS at a million citations, 3.5 GB with review
+decisions). Before loading, it counts the citations and exits 2 when they
+would take more than the working memory: --work-mem (default
+$PROVGRAPH_WORK_MEM, else three quarters of the machine's or cgroup's
+memory), so that a database too large for the machine is refused at once
+rather than killed for lack of memory minutes later. Parts of it are
+answered in bounded memory by other commands: groups (the counts at the
+end of its listing), queue --counts (groups by verdict, from the group
+records) and view status (citations).
+
 When the database holds review decisions (provgraph review), stats adds
 their counts, over the groups groups lists by default: unreviewed, decided
 and stale groups, groups by latest decision, splits (groups decided
@@ -78,12 +95,41 @@ under "reviews".
 	f.StringVar(&o.explain, "explain", "", "list what is behind a count (see above)")
 	f.IntVar(&o.maxShared, "max-shared", model.DefaultMaxShared, "as for groups")
 	addRedactFlag(cmd, &o.redact)
+	f.StringVar(&o.workMem, "work-mem", "", "the memory stats may take, e.g. 8GiB: more citations than it holds at 3.5 KB each are refused (default $PROVGRAPH_WORK_MEM, else three quarters of the machine's or cgroup's memory)")
 	return cmd
+}
+
+// statsFits refuses a database whose citations stats would hold in more
+// than the working memory.
+func statsFits(cmd *cobra.Command, o statsOptions) error {
+	workMem, err := workMemFlag(o.workMem)
+	if err != nil {
+		return err
+	}
+	room := workMem
+	if room <= 0 {
+		room = memoryLimit() / 4 * 3
+	}
+	if room <= 0 {
+		return nil
+	}
+	n, err := o.service().CitationCount(cmd.Context())
+	if err != nil {
+		return err
+	}
+	if need := n * statsBytesPerCitation; need > room {
+		return usagef("stats holds every citation whole, about %d bytes each: the %d citations of %s would take about %s, more than the working memory (%s: --work-mem, or three quarters of the machine's memory). A larger --work-mem runs it anyway; groups (its counts at the end), queue --counts and view status answer in bounded memory",
+			statsBytesPerCitation, n, o.db, formatBytes(need), formatBytes(room))
+	}
+	return nil
 }
 
 func runStats(cmd *cobra.Command, o statsOptions) error {
 	if o.format != "table" && o.format != "json" {
 		return usagef("--format %q: want table or json", o.format)
+	}
+	if err := statsFits(cmd, o); err != nil {
+		return err
 	}
 	tuneGCForQueries()
 	if state, ok := strings.CutPrefix(o.explain, "review-state:"); ok {
@@ -142,4 +188,16 @@ func runStats(cmd *cobra.Command, o statsOptions) error {
 		return err
 	}
 	return render.ReviewCounts(out, counts)
+}
+
+// formatBytes writes n bytes in GiB (one decimal) from 1 GiB, else in MiB
+// or KiB.
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 }

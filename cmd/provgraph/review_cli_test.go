@@ -436,3 +436,33 @@ func TestReviewDecidePairAndRelation(t *testing.T) {
 		t.Errorf("check: exit %d\n%s%s", code, out, stderr)
 	}
 }
+
+// TestStatsWorkMem: stats counts the citations before loading them and
+// refuses, exit 2 and nothing printed, those it would hold in more than
+// --work-mem (or $PROVGRAPH_WORK_MEM), naming the bounded commands; within
+// it, it counts.
+func TestStatsWorkMem(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "s.db")
+	if code, _, stderr := cli(t, "ingest", "--db", db, "../../testdata/citations.jsonl"); code != exitOK {
+		t.Fatal(stderr)
+	}
+	// 15 citations at 3,500 bytes: 51 KiB.
+	for _, c := range []struct {
+		args []string
+		env  string
+	}{
+		{[]string{"--work-mem", "16KiB"}, ""},
+		{nil, "32KiB"},
+		{[]string{"--work-mem", "16KiB", "--explain", "review-state:decided"}, ""},
+	} {
+		t.Setenv(workMemEnv, c.env)
+		code, out, stderr := cli(t, append([]string{"stats", "--db", db}, c.args...)...)
+		if code != exitUsage || out != "" || !strings.Contains(stderr, "the 15 citations of "+db) || !strings.Contains(stderr, "queue --counts") {
+			t.Errorf("stats %v with %s=%q: exit %d, stdout %q\n%s", c.args, workMemEnv, c.env, code, out, stderr)
+		}
+	}
+	t.Setenv(workMemEnv, "")
+	if code, out, stderr := cli(t, "stats", "--db", db, "--work-mem", "64KiB"); code != exitOK || !strings.Contains(out, "citations                          15") {
+		t.Errorf("stats --work-mem 64KiB: exit %d\n%s%s", code, out, stderr)
+	}
+}

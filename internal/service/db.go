@@ -189,6 +189,19 @@ func (d DB) scanAllowed(ctx context.Context, cs *citestore.Store, policy string,
 		d.Path, pol.String(), ErrScanTooBig, size, d.Path, pol.Digest)}
 }
 
+// CitationCount returns how many citations the database holds (from a
+// complete view's rows, or the pg:Citation instances), without loading
+// them: a command that holds every citation checks it against its
+// working memory first.
+func (d DB) CitationCount(ctx context.Context) (int64, error) {
+	st, err := d.Open(true)
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	return citestore.New(st).CitationCount(ctx)
+}
+
 // viewPreferred reports whether some complete grouping view of the
 // database keeps member records or holds more than n rows (one per
 // citation).
