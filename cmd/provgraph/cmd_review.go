@@ -114,6 +114,7 @@ func newReviewListCommand() *cobra.Command {
 	var o reviewOptions
 	var f service.GroupFilter
 	var decisions bool
+	var workMem string
 	cmd := &cobra.Command{
 		Use:   "list [flags]",
 		Short: "List the review queue: groups in risk order with their review state",
@@ -138,6 +139,12 @@ first.
 			if err := f.Check(); err != nil {
 				return err
 			}
+			if !decisions {
+				if err := fitsWorkMem(cmd, o.service(), o.db, workMem, sortBytesPerCitation,
+					"review list holds every listed group with its members to order them", "groups lists them as they are found in bounded memory (--state, --verdict and the other filters), queue pages the queue from kept records"); err != nil {
+					return err
+				}
+			}
 			opts := o.groupOptions()
 			opts.Detail = f.NeedsDetail()
 			r, err := o.service().Reviewed(cmd.Context(), o.policy, opts)
@@ -157,6 +164,7 @@ first.
 	o.addFlags(cmd)
 	addFilterFlags(cmd, &f)
 	cmd.Flags().BoolVar(&decisions, "decisions", false, "list every stored decision, newest first, instead of groups")
+	cmd.Flags().StringVar(&workMem, "work-mem", "", "the memory review list may take, e.g. 8GiB: more citations than it holds at 1.3 KB each are refused (default $PROVGRAPH_WORK_MEM, else three quarters of the machine's or cgroup's memory)")
 	return cmd
 }
 

@@ -102,7 +102,18 @@ under "reviews".
 // statsFits refuses a database whose citations stats would hold in more
 // than the working memory.
 func statsFits(cmd *cobra.Command, o statsOptions) error {
-	workMem, err := workMemFlag(o.workMem)
+	return fitsWorkMem(cmd, o.service(), o.db, o.workMem, statsBytesPerCitation,
+		"stats holds every citation whole", "groups (its counts at the end), queue --counts and view status answer in bounded memory")
+}
+
+// fitsWorkMem refuses (a usage error) a database whose citations a command
+// would hold in more than the working memory, at perCitation bytes each:
+// --work-mem (flag; $PROVGRAPH_WORK_MEM when empty), else three quarters
+// of the machine's memory. It counts the citations without loading them
+// (service.DB.CitationCount). what says what the command holds, instead
+// what answers in bounded memory.
+func fitsWorkMem(cmd *cobra.Command, db service.DB, path, flag string, perCitation int64, what, instead string) error {
+	workMem, err := workMemFlag(flag)
 	if err != nil {
 		return err
 	}
@@ -113,13 +124,13 @@ func statsFits(cmd *cobra.Command, o statsOptions) error {
 	if room <= 0 {
 		return nil
 	}
-	n, err := o.service().CitationCount(cmd.Context())
+	n, err := db.CitationCount(cmd.Context())
 	if err != nil {
 		return err
 	}
-	if need := n * statsBytesPerCitation; need > room {
-		return usagef("stats holds every citation whole, about %d bytes each: the %d citations of %s would take about %s, more than the working memory (%s: --work-mem, or three quarters of the machine's memory). A larger --work-mem runs it anyway; groups (its counts at the end), queue --counts and view status answer in bounded memory",
-			statsBytesPerCitation, n, o.db, formatBytes(need), formatBytes(room))
+	if need := n * perCitation; need > room {
+		return usagef("%s, about %d bytes a citation: the %d citations of %s would take about %s, more than the working memory (%s: --work-mem, or three quarters of the machine's memory). A larger --work-mem runs it anyway; %s",
+			what, perCitation, n, path, formatBytes(need), formatBytes(room), instead)
 	}
 	return nil
 }

@@ -466,3 +466,34 @@ func TestStatsWorkMem(t *testing.T) {
 		t.Errorf("stats --work-mem 64KiB: exit %d\n%s%s", code, out, stderr)
 	}
 }
+
+// TestOrderedListingsWorkMem: groups --sort and review list, which hold
+// every listed group to order them, refuse (exit 2, nothing printed) the
+// citations they would hold in more than --work-mem, naming the listing
+// that does not; within it, or with --read scan for groups, they list.
+func TestOrderedListingsWorkMem(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "o.db")
+	if code, _, stderr := cli(t, "ingest", "--db", db, "../../testdata/citations.jsonl"); code != exitOK {
+		t.Fatal(stderr)
+	}
+	// 15 citations at 1,300 bytes: 19.0 KiB.
+	for _, args := range [][]string{
+		{"groups", "--sort", "risk", "--work-mem", "16KiB"},
+		{"review", "list", "--work-mem", "16KiB"},
+	} {
+		code, out, stderr := cli(t, append(args, "--db", db)...)
+		if code != exitUsage || out != "" || !strings.Contains(stderr, "the 15 citations of "+db) || !strings.Contains(stderr, "bounded memory") {
+			t.Errorf("%v: exit %d, stdout %q\n%s", args, code, out, stderr)
+		}
+	}
+	for _, args := range [][]string{
+		{"groups", "--sort", "risk", "--work-mem", "64KiB"},
+		{"groups", "--sort", "risk", "--work-mem", "16KiB", "--read", "scan"},
+		{"review", "list", "--work-mem", "64KiB"},
+		{"review", "list", "--work-mem", "16KiB", "--decisions"},
+	} {
+		if code, _, stderr := cli(t, append(args, "--db", db)...); code != exitOK {
+			t.Errorf("%v: exit %d\n%s", args, code, stderr)
+		}
+	}
+}
