@@ -136,8 +136,10 @@ var ErrSortedStream = errors.New("a sorted listing holds every group: use Review
 // Write lists the groups f selects, in the groups' own order, with their
 // review state: encode appends one group's bytes (it runs on several
 // goroutines at once, as for query.GroupSet.Write), write gets them in
-// order. Every group is judged and counted (Total), but only the page's
-// are encoded. f.Queue and f.Sort are not supported: they need every
+// order. Every group is judged, and each one selected is encoded and
+// counted (Total), but only the page's are written: a worker cannot know
+// how many selected groups come before its own. f.Queue and f.Sort are
+// not supported: they need every
 // group at once.
 func (r *ReviewedSet) Write(ctx context.Context, f GroupFilter, encode func(buf []byte, g *query.Group, s *review.Status) []byte, write func([]byte) error) (Listing, error) {
 	if err := f.Check(); err != nil {
