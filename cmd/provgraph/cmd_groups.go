@@ -151,8 +151,10 @@ The output is the same byte for byte.
 Review (see provgraph review): when the database holds decisions, or a
 filter flag is given, each group is followed by its review state
 (unreviewed, decided, stale with what changed) and latest decision; JSON is
-then {"policy", "groups", "total", "next"} with a "review" object per group,
-and CSV adds review_state, decision, reviewer and review_id. --id, --key,
+then {"policy", "groups", "total", "next", "rejected", "unnormalized",
+"counts", "incomplete_runs"} with a "review" object per group (the last
+four as without review state; the counts are the database's), and CSV
+adds review_state, decision, reviewer and review_id. --id, --key,
 --domain, --engine, --since and --state select groups, --sort orders them
 (size, risk), and --limit pages them: the last line (JSON: next) gives the
 --cursor of the next page. --id and --key also find single-member groups
@@ -283,13 +285,23 @@ func runReviewedGroups(cmd *cobra.Command, o groupsOptions, opts query.GroupOpti
 	for _, w := range render.RedactIf(o.redact, rs.Set.Warnings()) {
 		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", render.EscapeLine(w))
 	}
-	return render.ReviewedStream(cmd.OutOrStdout(), o.format, render.RedactIf(o.redact, rs.Set.Policy()), func(encode func([]byte, *query.Group, *review.Status) []byte, write func([]byte) error) (int, int, string, error) {
+	return render.ReviewedStream(cmd.Context(), cmd.OutOrStdout(), o.format, render.RedactIf(o.redact, rs.Set.Policy()), func(encode func([]byte, *query.Group, *review.Status) []byte, write func([]byte) error) (render.Listed, error) {
 		enc := encode
 		if o.redact {
 			enc = func(b []byte, g *query.Group, s *review.Status) []byte { return encode(b, render.Redacted(g), s) }
 		}
 		l, err := rs.Write(cmd.Context(), o.filter, enc, write)
-		return l.Shown, l.Total, l.Next, err
+		if err != nil {
+			return render.Listed{}, err
+		}
+		rest := l.Rest
+		if o.redact && rest != nil {
+			// The rejected citations a report reads again when written
+			// are redacted as they are read, as for groups without
+			// review state.
+			rest = render.Redacted(rest).WithRejectedMap(render.Redacted[query.RejectedURL])
+		}
+		return render.Listed{Shown: l.Shown, Total: l.Total, Next: l.Next, Rest: rest}, nil
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -494,6 +495,64 @@ func TestOrderedListingsWorkMem(t *testing.T) {
 	} {
 		if code, _, stderr := cli(t, append(args, "--db", db)...); code != exitOK {
 			t.Errorf("%v: exit %d\n%s", args, code, stderr)
+		}
+	}
+}
+
+// TestReviewedJSONKeepsReport: once a decision is stored, groups --format
+// json still carries the rejected and unnormalized citations, the counts
+// and the incomplete runs that it carried before (a consumer of the
+// listing reads them the same), from the view and from a scan, with the
+// userinfo of rejected raw URLs redacted under --redact-userinfo.
+func TestReviewedJSONKeepsReport(t *testing.T) {
+	in, err := os.ReadFile("../../testdata/citations.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in = append(in, `{"citation_id":"secret-1","engine":"e","answer_id":"a","position":1,"observed_at":"2026-11-10T10:00:00Z","raw_url":"https://user:hunter2@example.com/x"}`+"\n"...)
+	dir := t.TempDir()
+	src, db := filepath.Join(dir, "in.jsonl"), filepath.Join(dir, "r.db")
+	if err := os.WriteFile(src, in, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := cli(t, "ingest", "--db", db, src); code != exitOK {
+		t.Fatal(stderr)
+	}
+	type rest struct {
+		Rejected       []map[string]any `json:"rejected"`
+		Unnormalized   []string         `json:"unnormalized"`
+		Counts         map[string]int   `json:"counts"`
+		IncompleteRuns []any            `json:"incomplete_runs"`
+	}
+	get := func(args ...string) (rest, string) {
+		t.Helper()
+		code, out, stderr := cli(t, append([]string{"groups", "--db", db, "--format", "json"}, args...)...)
+		if code != exitOK {
+			t.Fatalf("groups %v: exit %d: %s", args, code, stderr)
+		}
+		var r rest
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("groups %v: %v", args, err)
+		}
+		return r, out
+	}
+	before, _ := get()
+	if len(before.Rejected) < 2 || before.Counts["citations"] != 16 {
+		t.Fatalf("before a decision: %d rejected, counts %v", len(before.Rejected), before.Counts)
+	}
+	if code, _, stderr := cli(t, "review", "decide", "--db", db, "g-6e48bcc4a04d", "same", "--reviewer", "alice"); code != exitOK {
+		t.Fatal(stderr)
+	}
+	for _, read := range []string{"view", "scan"} {
+		after, out := get("--read", read)
+		if !strings.Contains(out, `"review": {`) || !strings.Contains(out, `"total": `) {
+			t.Fatalf("--read %s: not the listing with review state:\n%.500s", read, out)
+		}
+		if !reflect.DeepEqual(after, before) {
+			t.Errorf("--read %s: with a decision %+v, before it %+v", read, after, before)
+		}
+		if _, out := get("--read", read, "--redact-userinfo"); strings.Contains(out, "hunter2") || !strings.Contains(out, "secret-1") {
+			t.Errorf("--read %s --redact-userinfo: the password is shown, or the rejected citation is not listed", read)
 		}
 	}
 }

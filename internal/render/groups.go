@@ -95,22 +95,10 @@ func Groups(ctx context.Context, w io.Writer, format string, pol query.PolicyRef
 		if !first {
 			bw.WriteString("\n  ")
 		}
-		bw.WriteString("],\n  \"rejected\": ")
-		if err := jsonList(bw, func(each func(any) error) error {
-			return rest.EachRejected(ctx, func(r query.RejectedURL) error { return each(r) })
-		}); err != nil {
+		bw.WriteString("]")
+		if err := writeRestJSON(ctx, bw, rest); err != nil {
 			return err
 		}
-		bw.WriteString(",\n  \"unnormalized\": ")
-		if err := jsonList(bw, func(each func(any) error) error {
-			return rest.EachMissing(ctx, func(id string) error { return each(id) })
-		}); err != nil {
-			return err
-		}
-		bw.WriteString(",\n  \"counts\": ")
-		bw.Write(jsonValue(rest.Counts, "  "))
-		bw.WriteString(",\n  \"incomplete_runs\": ")
-		bw.Write(jsonValue(rest.IncompleteRuns, "  "))
 		if len(warnings) > 0 {
 			bw.WriteString(",\n  \"warnings\": ")
 			bw.Write(jsonValue(warnings, "  "))
@@ -148,6 +136,29 @@ func Groups(ctx context.Context, w io.Writer, format string, pol query.PolicyRef
 		}
 	}
 	return bw.Flush()
+}
+
+// writeRestJSON writes the members of a groups report that follow its
+// groups: ",\n  \"rejected\": [...]", then "unnormalized", "counts" and
+// "incomplete_runs", the lists read from rest as they are written.
+func writeRestJSON(ctx context.Context, bw *bufio.Writer, rest *query.Report) error {
+	bw.WriteString(",\n  \"rejected\": ")
+	if err := jsonList(bw, func(each func(any) error) error {
+		return rest.EachRejected(ctx, func(r query.RejectedURL) error { return each(r) })
+	}); err != nil {
+		return err
+	}
+	bw.WriteString(",\n  \"unnormalized\": ")
+	if err := jsonList(bw, func(each func(any) error) error {
+		return rest.EachMissing(ctx, func(id string) error { return each(id) })
+	}); err != nil {
+		return err
+	}
+	bw.WriteString(",\n  \"counts\": ")
+	bw.Write(jsonValue(rest.Counts, "  "))
+	bw.WriteString(",\n  \"incomplete_runs\": ")
+	bw.Write(jsonValue(rest.IncompleteRuns, "  "))
+	return nil
 }
 
 // policyHeader is the first line of a table: the policy, or that an

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -31,23 +32,32 @@ type reviewedGroup struct {
 
 // ReviewedWriter lists groups with their review state, in order: encode
 // appends one group's bytes (it may run on several goroutines at once),
-// write gets them in order. It returns how many it listed (shown) of how
-// many the filter selects (total), and the cursor of the next page ("" on
-// the last).
-type ReviewedWriter func(encode func(buf []byte, g *query.Group, s *review.Status) []byte, write func([]byte) error) (shown, total int, next string, err error)
+// write gets them in order. It returns what it listed.
+type ReviewedWriter func(encode func(buf []byte, g *query.Group, s *review.Status) []byte, write func([]byte) error) (Listed, error)
+
+// Listed is what a ReviewedWriter listed: Shown groups of the Total the
+// filter selects, the cursor of the Next page ("" on the last), and, when
+// the whole database was grouped for it, the Rest of its report (the
+// rejected and unnormalized citations, the counts, the incomplete runs),
+// which JSON then carries as the listing without review state does.
+type Listed struct {
+	Shown, Total int
+	Next         string
+	Rest         *query.Report
+}
 
 // ReviewedGroups writes a page of groups in format (table, json or csv),
 // as ReviewedStream does.
 func ReviewedGroups(w io.Writer, format string, p ReviewedPage) error {
-	return ReviewedStream(w, format, p.Policy, func(encode func([]byte, *query.Group, *review.Status) []byte, write func([]byte) error) (int, int, string, error) {
+	return ReviewedStream(context.Background(), w, format, p.Policy, func(encode func([]byte, *query.Group, *review.Status) []byte, write func([]byte) error) (Listed, error) {
 		var b []byte
 		for _, g := range p.Groups {
 			b = encode(b[:0], g, p.Status(g))
 			if err := write(b); err != nil {
-				return 0, 0, "", err
+				return Listed{}, err
 			}
 		}
-		return len(p.Groups), p.Total, p.Next, nil
+		return Listed{Shown: len(p.Groups), Total: p.Total, Next: p.Next}, nil
 	})
 }
 
@@ -57,8 +67,12 @@ func ReviewedGroups(w io.Writer, format string, p ReviewedPage) error {
 // group being encoded is held. JSON is {"policy", "groups", "total",
 // "next"}, each group with a "review" object; CSV adds the columns
 // review_state, decision, reviewer and review_id; a table ends with a
-// line "# N of TOTAL groups" and the cursor of the next page.
-func ReviewedStream(w io.Writer, format string, pol query.PolicyRef, groups ReviewedWriter) error {
+// line "# N of TOTAL groups" and the cursor of the next page. With the
+// Rest of the report, JSON also has "rejected", "unnormalized", "counts"
+// and "incomplete_runs" after "next", as Groups writes them: a consumer
+// of the listing without review state reads them the same once a
+// decision is stored.
+func ReviewedStream(ctx context.Context, w io.Writer, format string, pol query.PolicyRef, groups ReviewedWriter) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	write := func(p []byte) error {
 		_, err := bw.Write(p)
@@ -71,7 +85,7 @@ func ReviewedStream(w io.Writer, format string, pol query.PolicyRef, groups Revi
 		bw.Write(jsonValue(pol, "  "))
 		bw.WriteString(",\n  \"groups\": [")
 		first := true
-		_, total, next, err := groups(func(buf []byte, g *query.Group, s *review.Status) []byte {
+		l, err := groups(func(buf []byte, g *query.Group, s *review.Status) []byte {
 			return appendReviewedJSON(append(buf, ",\n    "...), g, s, "    ")
 		}, func(p []byte) error {
 			if first {
@@ -85,25 +99,30 @@ func ReviewedStream(w io.Writer, format string, pol query.PolicyRef, groups Revi
 		if !first {
 			bw.WriteString("\n  ")
 		}
-		fmt.Fprintf(bw, "],\n  \"total\": %d,\n  \"next\": ", total)
-		bw.Write(appendJSONString(nil, next))
+		fmt.Fprintf(bw, "],\n  \"total\": %d,\n  \"next\": ", l.Total)
+		bw.Write(appendJSONString(nil, l.Next))
+		if rest := l.Rest; rest != nil {
+			if err := writeRestJSON(ctx, bw, rest); err != nil {
+				return err
+			}
+		}
 		bw.WriteString("\n}\n")
 	case "csv":
 		bw.WriteString("group_id,verdict,group_key,citation_id,raw_url,fragment,resolved_url,key,reasons,review_state,decision,reviewer,review_id\n")
-		if _, _, _, err := groups(reviewedCSV, write); err != nil {
+		if _, err := groups(reviewedCSV, write); err != nil {
 			return err
 		}
 	default:
 		bw.WriteString(policyHeader(pol))
-		shown, total, next, err := groups(func(b []byte, g *query.Group, s *review.Status) []byte {
+		l, err := groups(func(b []byte, g *query.Group, s *review.Status) []byte {
 			return appendStatus(groupTable(b, g), s)
 		}, write)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(bw, "\n# %d of %d groups", shown, total)
-		if next != "" {
-			fmt.Fprintf(bw, "; next page: --cursor %s", next)
+		fmt.Fprintf(bw, "\n# %d of %d groups", l.Shown, l.Total)
+		if l.Next != "" {
+			fmt.Fprintf(bw, "; next page: --cursor %s", l.Next)
 		}
 		bw.WriteString("\n")
 	}

@@ -86,10 +86,13 @@ func (s selector) match(g *query.Group, status func(*query.Group) *review.Status
 func (f GroupFilter) NeedsDetail() bool { return f.Engine != "" || f.Since != "" }
 
 // Listing is what a streamed listing wrote: Shown groups of the Total the
-// filter selects, and the cursor of the next page ("" on the last).
+// filter selects, the cursor of the next page ("" on the last), and the
+// rest of the database's report (rejected and unnormalized citations,
+// counts, incomplete runs: query.GroupSet.Write's).
 type Listing struct {
 	Shown, Total int
 	Next         string
+	Rest         *query.Report
 }
 
 // ReviewedSet is the groups of a database with the decisions about them,
@@ -168,7 +171,7 @@ func (r *ReviewedSet) Write(ctx context.Context, f GroupFilter, encode func(buf 
 		return buf
 	}
 	var l Listing
-	_, err := r.Set.Write(ctx, enc, func(p []byte) error {
+	rest, err := r.Set.Write(ctx, enc, func(p []byte) error {
 		for len(p) > 0 {
 			n := int(binary.BigEndian.Uint32(p))
 			frame := p[4 : 4+n]
@@ -190,5 +193,6 @@ func (r *ReviewedSet) Write(ctx context.Context, f GroupFilter, encode func(buf 
 	if f.Limit > 0 && off+f.Limit < l.Total {
 		l.Next = encodeCursor(off + f.Limit)
 	}
+	l.Rest = rest
 	return l, nil
 }
