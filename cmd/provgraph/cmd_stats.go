@@ -21,11 +21,13 @@ type statsOptions struct {
 	maxShared int
 	redact    bool
 	workMem   string
+	read      string
 }
 
-// statsBytesPerCitation is what stats holds per citation: it loads every
-// citation whole, then groups them (3.10 GB of peak RSS at a million
-// citations, 3.49 GB with review decisions, whose listing it also holds).
+// statsBytesPerCitation is what stats --explain holds per citation: it
+// loads every citation whole, then groups them (3.10 GB of peak RSS at a
+// million citations, 3.49 GB with review decisions, whose listing it also
+// held before the counts were streamed).
 const statsBytesPerCitation = 3500
 
 func newStatsCommand() *cobra.Command {
@@ -56,16 +58,19 @@ Every deduplicated count can be explained: --explain lists what is behind it.
   --explain review-state:S  the groups in review state S (unreviewed,
                             decided, stale), each with its latest decision
 
-Memory: stats loads every citation whole and groups them, about 3.5 KB a
-citation (3.1 GB of peak RSS at a million citations, 3.5 GB with review
-decisions). Before loading, it counts the citations and exits 2 when they
-would take more than the working memory: --work-mem (default
-$PROVGRAPH_WORK_MEM, else three quarters of the machine's or cgroup's
-memory), so that a database too large for the machine is refused at once
-rather than killed for lack of memory minutes later. Parts of it are
-answered in bounded memory by other commands: groups (the counts at the
-end of its listing), queue --counts (groups by verdict, from the group
-records) and view status (citations).
+Memory: the counts are made as the groups are written, as groups writes
+them: from the grouping view a batch of keys at a time (memory bounded by
+the batch and --work-mem, whatever the size of the database), with one
+more lean pass over the citations' raw and final URLs that keeps a bit
+per distinct value. --read says how, as for groups: auto (the default)
+reads the view, or scans when the citations fit in --work-mem; without a
+usable view, past --work-mem it exits 2 naming 'provgraph view rebuild'.
+--explain lists every item behind a count, so it loads every citation
+whole, about 3.5 KB each (3.1 GB of peak RSS at a million citations): it
+counts the citations first and exits 2 when they would take more than the
+working memory, --work-mem (default $PROVGRAPH_WORK_MEM, else three
+quarters of the machine's or cgroup's memory), rather than be killed for
+lack of memory minutes later.
 
 When the database holds review decisions (provgraph review), stats adds
 their counts, over the groups groups lists by default: unreviewed, decided
@@ -95,15 +100,16 @@ under "reviews".
 	f.StringVar(&o.explain, "explain", "", "list what is behind a count (see above)")
 	f.IntVar(&o.maxShared, "max-shared", model.DefaultMaxShared, "as for groups")
 	addRedactFlag(cmd, &o.redact)
-	f.StringVar(&o.workMem, "work-mem", "", "the memory stats may take, e.g. 8GiB: more citations than it holds at 3.5 KB each are refused (default $PROVGRAPH_WORK_MEM, else three quarters of the machine's or cgroup's memory)")
+	f.StringVar(&o.workMem, "work-mem", "", "the memory stats may take, e.g. 8GiB: the view's reads keep half of it mapped, a scan and --explain refuse more citations than it holds (default $PROVGRAPH_WORK_MEM, else three quarters of the machine's or cgroup's memory)")
+	f.StringVar(&o.read, "read", "auto", "how the counts read the groups, as for groups: scan (every citation at once), view (the grouping view a batch of keys at a time: bounded memory) or auto (the view unless the citations fit in --work-mem)")
 	return cmd
 }
 
-// statsFits refuses a database whose citations stats would hold in more
-// than the working memory.
+// statsFits refuses a database whose citations stats --explain would hold
+// in more than the working memory.
 func statsFits(cmd *cobra.Command, o statsOptions) error {
 	return fitsWorkMem(cmd, o.service(), o.db, o.workMem, statsBytesPerCitation,
-		"stats holds every citation whole", "groups (its counts at the end), queue --counts and view status answer in bounded memory")
+		"stats --explain holds every citation whole", "stats without --explain and groups --id or --key answer in bounded memory")
 }
 
 // fitsWorkMem refuses (a usage error) a database whose citations a command
@@ -139,8 +145,18 @@ func runStats(cmd *cobra.Command, o statsOptions) error {
 	if o.format != "table" && o.format != "json" {
 		return usagef("--format %q: want table or json", o.format)
 	}
-	if err := statsFits(cmd, o); err != nil {
+	workMem, err := workMemFlag(o.workMem)
+	if err != nil {
 		return err
+	}
+	how, err := groupsRead(o.read, workMem)
+	if err != nil {
+		return err
+	}
+	if o.explain != "" {
+		if err := statsFits(cmd, o); err != nil {
+			return err
+		}
 	}
 	tuneGCForQueries()
 	if state, ok := strings.CutPrefix(o.explain, "review-state:"); ok {
@@ -158,7 +174,7 @@ func runStats(cmd *cobra.Command, o statsOptions) error {
 		}
 		return render.Explain(cmd.OutOrStdout(), o.explain, r.Report.Policy, lines)
 	}
-	res, err := o.service().Stats(cmd.Context(), service.StatsRequest{Policy: o.policy, MaxShared: o.maxShared, Explain: o.explain})
+	res, err := o.service().Stats(cmd.Context(), service.StatsRequest{Policy: o.policy, MaxShared: o.maxShared, Explain: o.explain, Read: how})
 	if err != nil {
 		return err
 	}
@@ -184,11 +200,17 @@ func runStats(cmd *cobra.Command, o statsOptions) error {
 		}
 		return render.StatsTable(out, s)
 	}
-	r, err := o.service().Reviewed(cmd.Context(), o.policy, query.GroupOptions{MaxShared: o.maxShared, MinSize: 2, Review: true})
+	// The review counts are over the groups review lists (two members or
+	// more, or in a relation to review), counted as they are found.
+	r, err := o.service().ReviewedFrom(cmd.Context(), o.policy, query.GroupOptions{MaxShared: o.maxShared, MinSize: 2, Review: true}, how)
 	if err != nil {
 		return err
 	}
-	counts := r.Counts()
+	defer r.Close()
+	counts, err := r.Counts(cmd.Context())
+	if err != nil {
+		return err
+	}
 	if o.format == "json" {
 		return render.JSON(out, struct {
 			*query.Stats

@@ -438,33 +438,85 @@ func TestReviewDecidePairAndRelation(t *testing.T) {
 	}
 }
 
-// TestStatsWorkMem: stats counts the citations before loading them and
-// refuses, exit 2 and nothing printed, those it would hold in more than
-// --work-mem (or $PROVGRAPH_WORK_MEM), naming the bounded commands; within
-// it, it counts.
+// TestStatsWorkMem: stats counts from the grouping view in any working
+// memory, with review decisions, and says the same as a scan; on a copy
+// without a view --read view refuses (exit 2, nothing printed, the file
+// unchanged), naming view rebuild, and a scan answers the same counts; --explain, which holds every citation, refuses past it.
 func TestStatsWorkMem(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "s.db")
+	dir := t.TempDir()
+	db, nq, copyDB := filepath.Join(dir, "s.db"), filepath.Join(dir, "s.nq"), filepath.Join(dir, "c.db")
 	if code, _, stderr := cli(t, "ingest", "--db", db, "../../testdata/citations.jsonl"); code != exitOK {
 		t.Fatal(stderr)
 	}
-	// 15 citations at 3,500 bytes: 51 KiB.
+	if code, _, stderr := cli(t, "review", "decide", "--db", db, "g-6e48bcc4a04d", "same", "--reviewer", "alice"); code != exitOK {
+		t.Fatal(stderr)
+	}
+	t.Setenv(workMemEnv, "")
+	want := map[string]string{}
+	for _, format := range []string{"table", "json"} {
+		code, out, stderr := cli(t, "stats", "--db", db, "--read", "scan", "--format", format)
+		if code != exitOK || !strings.Contains(out, "15") || !strings.Contains(out, "decided") {
+			t.Fatalf("stats --read scan --format %s: exit %d\n%s%s", format, code, out, stderr)
+		}
+		want[format] = out
+	}
 	for _, c := range []struct {
 		args []string
 		env  string
 	}{
 		{[]string{"--work-mem", "16KiB"}, ""},
+		{[]string{"--read", "view"}, ""},
 		{nil, "32KiB"},
-		{[]string{"--work-mem", "16KiB", "--explain", "review-state:decided"}, ""},
 	} {
 		t.Setenv(workMemEnv, c.env)
-		code, out, stderr := cli(t, append([]string{"stats", "--db", db}, c.args...)...)
-		if code != exitUsage || out != "" || !strings.Contains(stderr, "the 15 citations of "+db) || !strings.Contains(stderr, "queue --counts") {
-			t.Errorf("stats %v with %s=%q: exit %d, stdout %q\n%s", c.args, workMemEnv, c.env, code, out, stderr)
+		for _, format := range []string{"table", "json"} {
+			code, out, stderr := cli(t, append([]string{"stats", "--db", db, "--format", format}, c.args...)...)
+			if code != exitOK || out != want[format] {
+				t.Errorf("stats %v --format %s with %s=%q: exit %d\n%s\nwant\n%s%s", c.args, format, workMemEnv, c.env, code, out, want[format], stderr)
+			}
 		}
 	}
 	t.Setenv(workMemEnv, "")
-	if code, out, stderr := cli(t, "stats", "--db", db, "--work-mem", "64KiB"); code != exitOK || !strings.Contains(out, "citations                          15") {
-		t.Errorf("stats --work-mem 64KiB: exit %d\n%s%s", code, out, stderr)
+	// 15 citations at 3,500 bytes: 51 KiB.
+	for _, args := range [][]string{
+		{"--work-mem", "16KiB", "--explain", "review-state:decided"},
+		{"--work-mem", "16KiB", "--explain", "keys"},
+	} {
+		code, out, stderr := cli(t, append([]string{"stats", "--db", db}, args...)...)
+		if code != exitUsage || out != "" || !strings.Contains(stderr, "the 15 citations of "+db) || !strings.Contains(stderr, "stats without --explain") {
+			t.Errorf("stats %v: exit %d, stdout %q\n%s", args, code, out, stderr)
+		}
+	}
+	if code, out, stderr := cli(t, "stats", "--db", db, "--explain", "keys", "--work-mem", "64KiB"); code != exitOK || !strings.Contains(out, "# keys under policy") {
+		t.Errorf("stats --explain keys --work-mem 64KiB: exit %d\n%s%s", code, out, stderr)
+	}
+
+	// A copy without a view.
+	if code, _, stderr := cli(t, "export", "--db", db, "--format", "nq", "--output", nq); code != exitOK {
+		t.Fatal(stderr)
+	}
+	if code, _, stderr := cli(t, "ingest", "--db", copyDB, "--format", "nq", nq); code != exitOK {
+		t.Fatal(stderr)
+	}
+	before, err := os.ReadFile(copyDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"--read", "view"}, {"--read", "view", "--format", "json"}} {
+		code, out, stderr := cli(t, append([]string{"stats", "--db", copyDB}, args...)...)
+		if code != exitUsage || out != "" || !strings.Contains(stderr, "provgraph view rebuild --db "+copyDB) {
+			t.Errorf("stats %v on a copy without a view: exit %d, stdout %q\n%s", args, code, out, stderr)
+		}
+	}
+	if after, err := os.ReadFile(copyDB); err != nil || !bytes.Equal(after, before) {
+		t.Errorf("the refused stats changed the file (%v)", err)
+	}
+	// 16 KiB holds the 15 citations at 400 bytes (groups --read auto).
+	for _, args := range [][]string{{"--read", "scan", "--work-mem", "16KiB"}, {"--work-mem", "16KiB"}, nil} {
+		code, out, stderr := cli(t, append([]string{"stats", "--db", copyDB}, args...)...)
+		if code != exitOK || out != want["table"] {
+			t.Errorf("stats %v on a copy without a view: exit %d\n%s\nwant\n%s%s", args, code, out, want["table"], stderr)
+		}
 	}
 }
 

@@ -1,14 +1,17 @@
 package query
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
+	"sync"
 
 	"golang.org/x/net/publicsuffix"
 
 	"github.com/provgraph/provgraph/internal/model"
+	"github.com/provgraph/provgraph/internal/store"
 )
 
 // Stats are the counts of a snapshot. URL counts and ownership (by
@@ -47,13 +50,50 @@ type DomainCount struct {
 	Groups    int    `json:"groups"`
 }
 
-// ComputeStats counts a snapshot and its groups.
+// ComputeStats counts a snapshot and its groups, all in memory. The
+// counts of a database too large for that are made as its groups are
+// written (StatsCounter, DistinctURLs); TestStreamedStatsEqual holds the
+// two equal.
 func ComputeStats(snap *Snapshot, rep *Report) *Stats {
-	s := &Stats{
-		Policy: snap.Policy, Citations: len(snap.Citations),
-		GroupsByVerdict: map[string]int{}, RelationsByType: map[string]int{}, GroupsByConfirmation: map[string]int{},
-		Rejected: len(rep.Rejected), Unnormalized: len(rep.Missing), Groups: len(rep.Groups),
-		Domains: []DomainCount{}, IncompleteRuns: rep.IncompleteRuns,
+	c := NewStatsCounter(snap.Policy)
+	raws, resolvedURLs, keys := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, cit := range snap.Citations {
+		raws[cit.Raw] = true
+		for _, r := range cit.Retrievals {
+			if r.FinalURL != "" {
+				resolvedURLs[r.FinalURL] = true
+			}
+		}
+		if cit.Norm != nil && !cit.Norm.Rejected() {
+			keys[cit.Norm.Key] = true
+		}
+	}
+	for _, g := range rep.Groups {
+		c.Group(g)
+	}
+	s := c.Stats(len(snap.Citations), len(raws), len(resolvedURLs), rep)
+	s.Rejected, s.Unnormalized, s.Groups = len(rep.Rejected), len(rep.Missing), len(rep.Groups)
+	s.DistinctKeys = len(keys)
+	return s
+}
+
+// StatsCounter makes Stats a group at a time, as a listing of every group
+// (GroupOptions.MinSize 1) is written: its memory is the counts by
+// verdict, relation type and registrable domain, not the groups. It is
+// safe for concurrent use (GroupSet.Write's encode runs on every core).
+type StatsCounter struct {
+	mu      sync.Mutex
+	s       *Stats
+	groups  int
+	keys    int // distinct keys: a key is in one group only
+	domains map[string]*DomainCount
+}
+
+// NewStatsCounter returns a counter of the groups of policy pol.
+func NewStatsCounter(pol PolicyRef) *StatsCounter {
+	return &StatsCounter{domains: map[string]*DomainCount{}, s: &Stats{
+		Policy: pol, GroupsByVerdict: map[string]int{}, RelationsByType: map[string]int{}, GroupsByConfirmation: map[string]int{},
+		Domains: []DomainCount{},
 		Explain: map[string]string{
 			"distinct_raw_urls":      "raw-urls",
 			"distinct_resolved_urls": "resolved-urls",
@@ -65,53 +105,73 @@ func ComputeStats(snap *Snapshot, rep *Report) *Stats {
 			"groups_by_confirmation": "confirmed:EVIDENCE",
 			"relations_by_type":      "relation:TYPE",
 		},
+	}}
+}
+
+// Group counts g, one of the groups: each group once.
+func (c *StatsCounter) Group(g *Group) {
+	// The registrable domains first, outside the lock: the public suffix
+	// list is most of the work.
+	type domainCount struct {
+		d               string
+		citations, keys int
 	}
-	raws, resolvedURLs, keys := map[string]bool{}, map[string]bool{}, map[string]bool{}
-	for _, c := range snap.Citations {
-		raws[c.Raw] = true
-		for _, r := range c.Retrievals {
-			if r.FinalURL != "" {
-				resolvedURLs[r.FinalURL] = true
-			}
+	var ds []domainCount
+	seenKey := map[string]bool{}
+	for _, m := range g.Members {
+		d := RegistrableDomain(host(m.Key))
+		i := slices.IndexFunc(ds, func(x domainCount) bool { return x.d == d })
+		if i < 0 {
+			ds = append(ds, domainCount{d: d})
+			i = len(ds) - 1
 		}
-		if c.Norm != nil && !c.Norm.Rejected() {
-			keys[c.Norm.Key] = true
-		}
-	}
-	s.DistinctRawURLs, s.DistinctResolvedURLs, s.DistinctKeys = len(raws), len(resolvedURLs), len(keys)
-	domains := map[string]*DomainCount{}
-	for _, g := range rep.Groups {
-		if len(g.Members) > 1 {
-			s.GroupsWithSeveral++
-		}
-		s.GroupsByVerdict[g.Verdict]++
-		if g.ConfirmedBy != "" {
-			s.GroupsByConfirmation[g.ConfirmedBy]++
-		}
-		for _, r := range g.Relations {
-			s.RelationsByType[r.Type]++
-		}
-		seenKey := map[string]bool{}
-		seenDomain := map[string]bool{}
-		for _, m := range g.Members {
-			d := RegistrableDomain(host(m.Key))
-			dc := domains[d]
-			if dc == nil {
-				dc = &DomainCount{Domain: d}
-				domains[d] = dc
-			}
-			dc.Citations++
-			if !seenKey[m.Key] {
-				seenKey[m.Key] = true
-				dc.Keys++
-			}
-			if !seenDomain[d] {
-				seenDomain[d] = true
-				dc.Groups++
-			}
+		ds[i].citations++
+		if !seenKey[m.Key] {
+			seenKey[m.Key] = true
+			ds[i].keys++
 		}
 	}
-	for _, d := range domains {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.s
+	c.groups++
+	c.keys += len(seenKey)
+	if len(g.Members) > 1 {
+		s.GroupsWithSeveral++
+	}
+	s.GroupsByVerdict[g.Verdict]++
+	if g.ConfirmedBy != "" {
+		s.GroupsByConfirmation[g.ConfirmedBy]++
+	}
+	for _, r := range g.Relations {
+		s.RelationsByType[r.Type]++
+	}
+	for _, x := range ds {
+		dc := c.domains[x.d]
+		if dc == nil {
+			dc = &DomainCount{Domain: x.d}
+			c.domains[x.d] = dc
+		}
+		dc.Citations += x.citations
+		dc.Keys += x.keys
+		dc.Groups++
+	}
+}
+
+// Stats returns the counts of the groups counted, with the database's:
+// its citations and distinct raw and resolved URLs (DistinctURLs), and
+// from rep (GroupSet.Write's report) the rejected and unnormalized
+// citations (Counts) and the incomplete runs.
+func (c *StatsCounter) Stats(citations, rawURLs, resolvedURLs int, rep *Report) *Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.s
+	s.Citations, s.DistinctRawURLs, s.DistinctResolvedURLs = citations, rawURLs, resolvedURLs
+	s.Groups, s.DistinctKeys = c.groups, c.keys
+	s.Rejected, s.Unnormalized = rep.Counts["rejected"], rep.Counts["unnormalized"]
+	s.IncompleteRuns = rep.IncompleteRuns
+	s.Domains = s.Domains[:0]
+	for _, d := range c.domains {
 		s.Domains = append(s.Domains, *d)
 	}
 	slices.SortFunc(s.Domains, func(a, b DomainCount) int {
@@ -121,6 +181,49 @@ func ComputeStats(snap *Snapshot, rep *Report) *Stats {
 		return strings.Compare(a.Domain, b.Domain)
 	})
 	return s
+}
+
+// DistinctURLs counts the citations of src and their distinct raw URLs and
+// final URLs of retrievals by one scan of those two fields, a bit per
+// handle: equal handles are equal texts within a scan (store.Handle), so
+// no URL is held. Handles are dense (term ids in the bbolt backend): at
+// ten million citations the two bit sets take a few tens of MB.
+func DistinctURLs(ctx context.Context, src store.Scanner, policyDigest string) (citations, raw, resolved int, err error) {
+	var rawSeen, finalSeen bitSet
+	_, err = src.Scan(ctx, policyDigest, store.FieldRaw|store.FieldFinalURL, func(r *store.Row) error {
+		citations++
+		if r.Raw != 0 && rawSeen.add(r.Raw) {
+			raw++
+		}
+		for _, h := range r.FinalURL {
+			if h != 0 && finalSeen.add(h) {
+				resolved++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("query: distinct URLs: %w", err)
+	}
+	return citations, raw, resolved, nil
+}
+
+// bitSet is a set of handles, a bit each, grown as they come.
+type bitSet []uint64
+
+// add adds h and says whether it was new.
+func (b *bitSet) add(h store.Handle) bool {
+	i := int(h >> 6)
+	if i >= len(*b) {
+		n := max(i+1, 2*len(*b))
+		*b = slices.Grow(*b, n-len(*b))[:n]
+	}
+	w, bit := &(*b)[i], uint64(1)<<(h&63)
+	if *w&bit != 0 {
+		return false
+	}
+	*w |= bit
+	return true
 }
 
 // RegistrableDomain returns the eTLD+1 of a host, or the host itself for an
@@ -232,4 +335,21 @@ func Explain(snap *Snapshot, rep *Report, what string) ([]ExplainLine, error) {
 		return nil, fmt.Errorf("explain %q: want groups, keys, raw-urls, resolved-urls, rejected, domain:D, verdict:V, confirmed:E or relation:T", what)
 	}
 	return out, nil
+}
+
+// StreamStats counts the groups of set as they are written, in the memory
+// the set's read takes (from a grouping view: its batches), with rawURLs
+// and resolvedURLs the database's distinct raw and resolved URLs
+// (DistinctURLs). set must list every group: read with MinSize 1 and no
+// Verdict. The counts equal ComputeStats' on the same database.
+func StreamStats(ctx context.Context, set *GroupSet, rawURLs, resolvedURLs int) (*Stats, error) {
+	c := NewStatsCounter(set.Policy())
+	rep, err := set.Write(ctx, func(buf []byte, g *Group) []byte {
+		c.Group(g)
+		return buf
+	}, func([]byte) error { return nil })
+	if err != nil {
+		return nil, err
+	}
+	return c.Stats(rep.Counts["citations"], rawURLs, resolvedURLs, rep), nil
 }

@@ -290,6 +290,10 @@ type StatsRequest struct {
 	Policy    string
 	MaxShared int
 	Explain   string
+	// Read says how the counts without Explain read the groups
+	// (GroupsFrom): from the grouping view, their memory is the view
+	// read's. Explain always loads every citation whole.
+	Read GroupsRead
 }
 
 // StatsResult is the answer to a StatsRequest: Stats without Explain,
@@ -302,21 +306,51 @@ type StatsResult struct {
 }
 
 // Stats counts the database. An Explain that names no count is Usage.
+// Without Explain the groups are counted as they are written
+// (query.StreamStats), read as req.Read says: no citation is held.
 func (d DB) Stats(ctx context.Context, req StatsRequest) (*StatsResult, error) {
+	if req.Explain == "" {
+		return d.streamStats(ctx, req)
+	}
 	snap, err := d.Load(ctx, req.Policy)
 	if err != nil {
 		return nil, err
 	}
 	rep := query.Groups(snap, query.GroupOptions{MaxShared: req.MaxShared})
 	res := &StatsResult{Policy: snap.Policy, Warnings: rep.Warnings}
-	if req.Explain != "" {
-		if res.Lines, err = query.Explain(snap, rep, req.Explain); err != nil {
-			return nil, UsageError{err}
-		}
-		return res, nil
+	if res.Lines, err = query.Explain(snap, rep, req.Explain); err != nil {
+		return nil, UsageError{err}
 	}
-	res.Stats = query.ComputeStats(snap, rep)
 	return res, nil
+}
+
+// streamStats is Stats without Explain: every group (MinSize 1) written
+// to a query.StatsCounter, and the distinct URLs counted by a lean scan.
+func (d DB) streamStats(ctx context.Context, req StatsRequest) (*StatsResult, error) {
+	st, err := d.Open(true)
+	if err != nil {
+		return nil, err
+	}
+	cs := citestore.New(st)
+	pol, err := query.PolicyOf(ctx, cs, req.Policy)
+	var raw, resolved int
+	if err == nil {
+		_, raw, resolved, err = query.DistinctURLs(ctx, cs, pol.Digest)
+	}
+	st.Close()
+	if err != nil {
+		return nil, QueryError(err)
+	}
+	set, done, err := d.GroupsFrom(ctx, req.Policy, query.GroupOptions{MaxShared: req.MaxShared, MinSize: 1}, req.Read)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	s, err := query.StreamStats(ctx, set, raw, resolved)
+	if err != nil {
+		return nil, QueryError(err)
+	}
+	return &StatsResult{Policy: s.Policy, Warnings: set.Warnings(), Stats: s}, nil
 }
 
 // PolicyDiff compares the review groups of the database under policies a

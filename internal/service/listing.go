@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/provgraph/provgraph/internal/query"
@@ -195,4 +196,25 @@ func (r *ReviewedSet) Write(ctx context.Context, f GroupFilter, encode func(buf 
 	}
 	l.Rest = rest
 	return l, nil
+}
+
+// Counts returns the review counts of the groups of the set (read as
+// Reviewed reads them for its counts: MinSize 2 and Review), as
+// Reviewed.Counts does, counting each group as it is found instead of
+// holding them.
+func (r *ReviewedSet) Counts(ctx context.Context) (*review.Counts, error) {
+	c := &review.Counts{ByDecision: map[string]int{}, Decisions: r.Index.Len()}
+	digest := r.Set.Policy().Digest
+	var mu sync.Mutex
+	_, err := r.Set.Write(ctx, func(buf []byte, g *query.Group) []byte {
+		s := r.Index.Status(review.EvidenceOf(g, digest))
+		mu.Lock()
+		countGroup(c, g, s)
+		mu.Unlock()
+		return buf
+	}, func([]byte) error { return nil })
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
 }

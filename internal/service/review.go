@@ -553,29 +553,33 @@ func domainOf(key string) string {
 func (r *Reviewed) Counts() *review.Counts {
 	c := &review.Counts{ByDecision: map[string]int{}, Decisions: r.Index.Len()}
 	for _, g := range r.Report.Groups {
-		s := r.Status(g)
-		c.Groups++
-		switch s.State {
-		case review.StateUnreviewed:
-			c.Unreviewed++
-			if len(g.Members) > 1 {
-				c.UnreviewedMembers += len(g.Members)
-			}
-			continue
-		case review.StateStale:
-			c.Stale++
-		default:
-			c.Decided++
-		}
-		c.ByDecision[s.Latest.Decision]++
-		switch {
-		case s.Latest.Decision == review.Different:
-			c.Splits++
-		case s.Latest.Decision == review.Same && s.State == review.StateDecided && len(g.Members) > 1:
-			c.ConfirmedMembers += len(g.Members)
-		}
+		countGroup(c, g, r.Status(g))
 	}
 	return c
+}
+
+// countGroup counts group g, with review status s, into c.
+func countGroup(c *review.Counts, g *query.Group, s *review.Status) {
+	c.Groups++
+	switch s.State {
+	case review.StateUnreviewed:
+		c.Unreviewed++
+		if len(g.Members) > 1 {
+			c.UnreviewedMembers += len(g.Members)
+		}
+		return
+	case review.StateStale:
+		c.Stale++
+	default:
+		c.Decided++
+	}
+	c.ByDecision[s.Latest.Decision]++
+	switch {
+	case s.Latest.Decision == review.Different:
+		c.Splits++
+	case s.Latest.Decision == review.Same && s.State == review.StateDecided && len(g.Members) > 1:
+		c.ConfirmedMembers += len(g.Members)
+	}
 }
 
 // errFound stops a Match at its first quad.
