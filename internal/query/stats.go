@@ -183,15 +183,33 @@ func (c *StatsCounter) Stats(citations, rawURLs, resolvedURLs int, rep *Report) 
 	return s
 }
 
-// DistinctURLs counts the citations of src and their distinct raw URLs and
-// final URLs of retrievals by one scan of those two fields, a bit per
-// handle: equal handles are equal texts within a scan (store.Handle), so
-// no URL is held. Handles are dense (term ids in the bbolt backend): at
-// ten million citations the two bit sets take a few tens of MB.
-func DistinctURLs(ctx context.Context, src store.Scanner, policyDigest string) (citations, raw, resolved int, err error) {
+// urlCounter counts the distinct raw and final URLs without a scan
+// (citestore.Store.DistinctURLs, from its POS index): a backend's scan
+// may hold every citation's fields (the bbolt one does, about 280 bytes a
+// citation).
+type urlCounter interface {
+	DistinctURLs(ctx context.Context) (raw, final int, err error)
+}
+
+// DistinctURLs counts the distinct raw URLs of src's citations and the
+// distinct final URLs of their retrievals: by the backend when it can
+// (urlCounter), else by one scan of those two fields, a bit per handle:
+// equal handles are equal texts within a scan (store.Handle), so no URL is
+// held.
+func DistinctURLs(ctx context.Context, src store.Scanner, policyDigest string) (raw, resolved int, err error) {
+	if uc, ok := src.(urlCounter); ok {
+		if raw, resolved, err = uc.DistinctURLs(ctx); err != nil {
+			return 0, 0, fmt.Errorf("query: distinct URLs: %w", err)
+		}
+		return raw, resolved, nil
+	}
+	return distinctScanned(ctx, src, policyDigest)
+}
+
+// distinctScanned is DistinctURLs by a scan.
+func distinctScanned(ctx context.Context, src store.Scanner, policyDigest string) (raw, resolved int, err error) {
 	var rawSeen, finalSeen bitSet
 	_, err = src.Scan(ctx, policyDigest, store.FieldRaw|store.FieldFinalURL, func(r *store.Row) error {
-		citations++
 		if r.Raw != 0 && rawSeen.add(r.Raw) {
 			raw++
 		}
@@ -203,9 +221,9 @@ func DistinctURLs(ctx context.Context, src store.Scanner, policyDigest string) (
 		return nil
 	})
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("query: distinct URLs: %w", err)
+		return 0, 0, fmt.Errorf("query: distinct URLs: %w", err)
 	}
-	return citations, raw, resolved, nil
+	return raw, resolved, nil
 }
 
 // bitSet is a set of handles, a bit each, grown as they come.

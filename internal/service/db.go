@@ -335,7 +335,7 @@ func (d DB) streamStats(ctx context.Context, req StatsRequest) (*StatsResult, er
 	pol, err := query.PolicyOf(ctx, cs, req.Policy)
 	var raw, resolved int
 	if err == nil {
-		_, raw, resolved, err = query.DistinctURLs(ctx, cs, pol.Digest)
+		raw, resolved, err = query.DistinctURLs(ctx, cs, pol.Digest)
 	}
 	st.Close()
 	if err != nil {

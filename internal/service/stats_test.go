@@ -13,6 +13,7 @@ import (
 	"github.com/provgraph/provgraph/internal/ingest"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/query"
+	"github.com/provgraph/provgraph/internal/store"
 	"github.com/provgraph/provgraph/internal/synth"
 )
 
@@ -74,6 +75,12 @@ func TestStreamedStatsEqual(t *testing.T) {
 			t.Fatalf("policy %s: %+v: the data should give unnormalized and rejected citations, relations and groups", d, s)
 		}
 		want = append(want, js(t, s))
+		// The scan's count, a bit per handle, for a backend that cannot
+		// count from an index.
+		raw, resolved, err := query.DistinctURLs(ctx, scanOnly{citestore.New(st)}, d)
+		if err != nil || raw != s.DistinctRawURLs || resolved != s.DistinctResolvedURLs {
+			t.Errorf("policy %s: scanned %d raw and %d resolved URLs (%v), want %d and %d", d, raw, resolved, err, s.DistinctRawURLs, s.DistinctResolvedURLs)
+		}
 	}
 	st.Close()
 	for i, d := range digests {
@@ -100,6 +107,9 @@ func TestStreamedStatsEqual(t *testing.T) {
 		}
 	}
 }
+
+// scanOnly is a store that can only scan.
+type scanOnly struct{ store.Scanner }
 
 func js(t *testing.T, v any) string {
 	t.Helper()
