@@ -36,14 +36,6 @@ type groupsOptions struct {
 // citations would take more than the working memory.
 const groupsBytesPerCitation = 400
 
-// sortBytesPerCitation is what an ordered listing (groups --sort, review
-// list) holds per citation: every listed group built whole. 1.92 GB of
-// peak RSS for groups --sort size at a million citations, 1.64 GB for
-// review list; 12.0 GiB at ten million for the same listing held whole
-// (groups with a decision, before it was streamed). The figure at scale
-// is the one that matters: below it the refusal is not needed.
-const sortBytesPerCitation = 1300
-
 // verdicts are the verdicts' names, in the codebook's order.
 var verdicts = func() []string {
 	var names []string
@@ -254,9 +246,8 @@ func runGroups(cmd *cobra.Command, o groupsOptions) error {
 }
 
 // runReviewedGroups lists the groups with their review state, filtered,
-// ordered and paged. In the groups' own order they are written as they
-// are found (service.ReviewedSet), read as how says; --sort holds every
-// group to order them (service.Reviewed).
+// ordered and paged, as they are found (service.ReviewedSet), read as how
+// says; --sort spools them to order them.
 func runReviewedGroups(cmd *cobra.Command, o groupsOptions, opts query.GroupOptions, how service.GroupsRead) error {
 	if err := o.filter.Check(); err != nil {
 		return err
@@ -271,9 +262,6 @@ func runReviewedGroups(cmd *cobra.Command, o groupsOptions, opts query.GroupOpti
 		return runOneGroup(cmd, o, opts, sel, how)
 	}
 	opts.Detail = o.filter.NeedsDetail()
-	if o.filter.Sort != "" {
-		return runSortedGroups(cmd, o, opts)
-	}
 	rs, err := o.service().ReviewedFrom(cmd.Context(), o.policy, opts, how)
 	if err != nil {
 		return err
@@ -303,38 +291,6 @@ func runReviewedGroups(cmd *cobra.Command, o groupsOptions, opts query.GroupOpti
 		}
 		return render.Listed{Shown: l.Shown, Total: l.Total, Next: l.Next, Rest: rest}, nil
 	})
-}
-
-// runSortedGroups lists the groups with their review state in the order
-// --sort names, which holds every group in memory.
-func runSortedGroups(cmd *cobra.Command, o groupsOptions, opts query.GroupOptions) error {
-	if o.read != "scan" {
-		if err := fitsWorkMem(cmd, o.service(), o.db, o.workMem, sortBytesPerCitation,
-			"--sort holds every listed group with its members to order them", "without --sort the groups are listed as they are found, in bounded memory"); err != nil {
-			return err
-		}
-	}
-	r, err := o.service().Reviewed(cmd.Context(), o.policy, opts)
-	if err != nil {
-		return err
-	}
-	for _, w := range render.RedactIf(o.redact, r.Report.Warnings) {
-		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", render.EscapeLine(w))
-	}
-	page, err := r.Filter(o.filter)
-	if err != nil {
-		return err
-	}
-	groups := page.Groups
-	status := r.Status
-	if o.redact {
-		groups = make([]*query.Group, len(page.Groups))
-		for i, g := range page.Groups {
-			groups[i] = render.Redacted(g)
-		}
-		status = func(g *query.Group) *review.Status { return r.Status(r.Group(g.ID)) }
-	}
-	return render.ReviewedGroups(cmd.OutOrStdout(), o.format, render.ReviewedPage{Policy: render.RedactIf(o.redact, r.Report.Policy), Groups: groups, Status: status, Total: page.Total, Next: page.Next})
 }
 
 // oneGroup returns the key or id that --key or --id names when it is the

@@ -520,34 +520,50 @@ func TestStatsWorkMem(t *testing.T) {
 	}
 }
 
-// TestOrderedListingsWorkMem: groups --sort and review list, which hold
-// every listed group to order them, refuse (exit 2, nothing printed) the
-// citations they would hold in more than --work-mem, naming the listing
-// that does not; within it, or with --read scan for groups, they list.
-func TestOrderedListingsWorkMem(t *testing.T) {
+// TestOrderedListingsBounded: groups --sort and review list, ordered
+// from a spool file while the groups are read from the grouping view in
+// small batches under the smallest --work-mem, list what a scan lists,
+// byte for byte, page by page, with and without decisions; the spool is
+// gone afterwards, and review list --decisions lists the decisions.
+func TestOrderedListingsBounded(t *testing.T) {
+	t.Setenv("PROVGRAPH_VIEW_BATCH", "3")
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
 	db := filepath.Join(t.TempDir(), "o.db")
 	if code, _, stderr := cli(t, "ingest", "--db", db, "../../testdata/citations.jsonl"); code != exitOK {
 		t.Fatal(stderr)
 	}
-	// 15 citations at 1,300 bytes: 19.0 KiB.
-	for _, args := range [][]string{
-		{"groups", "--sort", "risk", "--work-mem", "16KiB"},
-		{"review", "list", "--work-mem", "16KiB"},
-	} {
-		code, out, stderr := cli(t, append(args, "--db", db)...)
-		if code != exitUsage || out != "" || !strings.Contains(stderr, "the 15 citations of "+db) || !strings.Contains(stderr, "bounded memory") {
-			t.Errorf("%v: exit %d, stdout %q\n%s", args, code, out, stderr)
+	lists := [][]string{
+		{"groups", "--sort", "risk"},
+		{"groups", "--sort", "size", "--min-size", "1", "--format", "json"},
+		{"groups", "--sort", "risk", "--limit", "2", "--cursor", "bzI", "--format", "csv"},
+		{"review", "list"},
+		{"review", "list", "--limit", "3"},
+		{"review", "list", "--sort", "size", "--format", "json"},
+	}
+	for step := range 2 {
+		if step == 1 {
+			if code, _, stderr := cli(t, "review", "decide", "--db", db, "g-f42986996d00", "different", "--reviewer", "bob"); code != exitOK {
+				t.Fatal(stderr)
+			}
+		}
+		for _, args := range lists {
+			code, view, stderr := cli(t, append(args, "--db", db, "--read", "view", "--work-mem", "16KiB")...)
+			if code != exitOK {
+				t.Fatalf("%v: exit %d\n%s", args, code, stderr)
+			}
+			_, scan, _ := cli(t, append(args, "--db", db, "--read", "scan")...)
+			if view != scan || !strings.Contains(view, "g-f42986996d00") && !slices.Contains(args, "--cursor") {
+				t.Errorf("%v (decision stored: %v): from the view\n%s\nscan\n%s", args, step == 1, view, scan)
+			}
 		}
 	}
-	for _, args := range [][]string{
-		{"groups", "--sort", "risk", "--work-mem", "64KiB"},
-		{"groups", "--sort", "risk", "--work-mem", "16KiB", "--read", "scan"},
-		{"review", "list", "--work-mem", "64KiB"},
-		{"review", "list", "--work-mem", "16KiB", "--decisions"},
-	} {
-		if code, _, stderr := cli(t, append(args, "--db", db)...); code != exitOK {
-			t.Errorf("%v: exit %d\n%s", args, code, stderr)
-		}
+	code, out, stderr := cli(t, "review", "list", "--db", db, "--decisions")
+	if code != exitOK || !strings.Contains(out, "bob") {
+		t.Errorf("review list --decisions: exit %d\n%s%s", code, out, stderr)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("left in $TMPDIR: %v", left)
 	}
 }
 
