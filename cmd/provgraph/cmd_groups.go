@@ -151,12 +151,12 @@ adds review_state, decision, reviewer and review_id. --id, --key,
 (size, risk), and --limit pages them: the last line (JSON: next) gives the
 --cursor of the next page. --id and --key also find single-member groups
 unless --min-size is given. The groups are written as they are found, read
-as --read says, with only the decisions held besides; --sort holds every
-group to order them (1.9 GB at a million citations, 12 GiB at ten
-million; past --work-mem at 1.3 KB a citation it exits 2, unless --read
-scan), and --engine and --since read
-the engine and observation time of every citation, which the grouping
-view does not keep (they scan).
+as --read says, with only the decisions held besides; --sort writes each
+one to a temporary file in $TMPDIR (unlinked at once, so nothing is left
+behind) and holds its place and sort key, 24 bytes a group, to read the
+page back in order; --engine and --since read the engine and observation
+time of every citation, which the grouping view does not keep (they
+scan).
 
 One group: --id or --key without the other filter flags reads that group
 alone, not every group, and prints what the filtered listing prints for it

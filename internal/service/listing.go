@@ -3,6 +3,7 @@ package service
 import (
 	"bufio"
 	"cmp"
+	"container/heap"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -214,19 +215,83 @@ type sortedEntry struct {
 	size int32
 }
 
-// writeSorted is Write with f.Sort: each selected group's encoding goes to
-// a spool file (in os.TempDir, $TMPDIR, unlinked as soon as it is made, so
-// that no exit leaves it behind) as it is found, and only its sort key and
-// place in the spool are held, 24 bytes a selected group (about 10 MB for
-// the 410,000 groups of ten million citations, where holding the groups
-// took 12 GiB). The entries are then ordered as Reviewed.Filter orders the
-// groups (by the key, largest first, stable in the groups' own order) and
-// the page's encodings read back. The listing's Rest is nil, as for the
-// page Reviewed.Filter returns.
+// sortedTop is how many groups (the cursor's offset plus the page) a
+// sorted listing keeps encoded in memory instead of spooling every group
+// it selects: a page of the review queue then writes no file (at ten
+// million citations the spool of the whole queue is some 3.6 GB).
+var sortedTop = 1000 // a variable for tests
+
+// writeSorted is Write with f.Sort. The groups are found as Write finds
+// them, and each selected one is judged by its sort key; they are then
+// written as Reviewed.Filter orders them (by the key, largest first,
+// stable in the groups' own order). A page that ends within the first
+// sortedTop groups keeps only the best of them, encoded, in a heap.
+// Otherwise each selected group's encoding goes to a spool file (in
+// os.TempDir, $TMPDIR, unlinked as soon as it is made, so that no exit
+// leaves it behind) as it is found, and only its sort key and place in
+// the spool are held, 24 bytes a group (about 10 MB for the 410,000 groups
+// of ten million citations, where holding the groups took 12 GiB); the
+// page's encodings are read back in order. The listing's Rest is nil, as
+// for the page Reviewed.Filter returns.
 func (r *ReviewedSet) writeSorted(ctx context.Context, f GroupFilter, off int, sel selector, status func(*query.Group) *review.Status, encode func(buf []byte, g *query.Group, s *review.Status) []byte, write func([]byte) error) (Listing, error) {
 	sortKey := func(g *query.Group) int64 { return int64(len(g.Members)) }
 	if f.Sort == "risk" {
 		sortKey = func(g *query.Group) int64 { return int64(Risk(g)) }
+	}
+	// Each selected group is one frame: its sort key (8 bytes), its
+	// encoding's length (4 bytes), then the encoding.
+	frames := func(buf []byte, g *query.Group) []byte {
+		if !sel.match(g, status) {
+			return buf
+		}
+		n := len(buf)
+		buf = binary.BigEndian.AppendUint64(buf, uint64(sortKey(g)))
+		buf = append(buf, 0, 0, 0, 0)
+		buf = encode(buf, g, status(g))
+		binary.BigEndian.PutUint32(buf[n+8:], uint32(len(buf)-n-12))
+		return buf
+	}
+	each := func(p []byte, fn func(key int64, enc []byte) error) error {
+		for len(p) > 0 {
+			key, size := int64(binary.BigEndian.Uint64(p)), int(binary.BigEndian.Uint32(p[8:]))
+			if err := fn(key, p[12:12+size]); err != nil {
+				return err
+			}
+			p = p[12+size:]
+		}
+		return nil
+	}
+	page := func(total int) (Listing, int, int) {
+		l := Listing{Total: total}
+		from, end := min(off, total), total
+		if f.Limit > 0 && from+f.Limit < end {
+			end = from + f.Limit
+			l.Next = encodeCursor(end)
+		}
+		return l, from, end
+	}
+	if f.Limit > 0 && off+f.Limit <= sortedTop {
+		var top topGroups
+		total := 0
+		_, err := r.Set.Write(ctx, frames, func(p []byte) error {
+			return each(p, func(key int64, enc []byte) error {
+				top.offer(off+f.Limit, topGroup{key: key, seq: total}, enc)
+				total++
+				return nil
+			})
+		})
+		if err != nil {
+			return Listing{}, err
+		}
+		best := top.sorted()
+		l, from, end := page(total)
+		for _, g := range best[min(from, len(best)):min(end, len(best))] {
+			if err := write(g.enc); err != nil {
+				return Listing{}, err
+			}
+			l.Shown++
+		}
+		return l, nil
 	}
 	spool, err := os.CreateTemp("", "provgraph-sorted-*")
 	if err != nil {
@@ -239,30 +304,15 @@ func (r *ReviewedSet) writeSorted(ctx context.Context, f GroupFilter, off int, s
 	bw := bufio.NewWriterSize(spool, 1<<20)
 	var entries []sortedEntry
 	var at int64
-	// Each selected group is one frame: its sort key (8 bytes), its
-	// encoding's length (4 bytes), then the encoding.
-	_, err = r.Set.Write(ctx, func(buf []byte, g *query.Group) []byte {
-		if !sel.match(g, status) {
-			return buf
-		}
-		n := len(buf)
-		buf = binary.BigEndian.AppendUint64(buf, uint64(sortKey(g)))
-		buf = append(buf, 0, 0, 0, 0)
-		buf = encode(buf, g, status(g))
-		binary.BigEndian.PutUint32(buf[n+8:], uint32(len(buf)-n-12))
-		return buf
-	}, func(p []byte) error {
-		for len(p) > 0 {
-			key := int64(binary.BigEndian.Uint64(p))
-			size := int(binary.BigEndian.Uint32(p[8:]))
-			if _, err := bw.Write(p[12 : 12+size]); err != nil {
+	_, err = r.Set.Write(ctx, frames, func(p []byte) error {
+		return each(p, func(key int64, enc []byte) error {
+			if _, err := bw.Write(enc); err != nil {
 				return fmt.Errorf("sorted listing: spool: %w", err)
 			}
-			entries = append(entries, sortedEntry{key: key, at: at, size: int32(size)})
-			at += int64(size)
-			p = p[12+size:]
-		}
-		return nil
+			entries = append(entries, sortedEntry{key: key, at: at, size: int32(len(enc))})
+			at += int64(len(enc))
+			return nil
+		})
 	})
 	if err == nil {
 		err = bw.Flush()
@@ -271,15 +321,9 @@ func (r *ReviewedSet) writeSorted(ctx context.Context, f GroupFilter, off int, s
 		return Listing{}, err
 	}
 	slices.SortStableFunc(entries, func(a, b sortedEntry) int { return cmp.Compare(b.key, a.key) })
-	l := Listing{Total: len(entries)}
-	off = min(off, len(entries))
-	end := len(entries)
-	if f.Limit > 0 && off+f.Limit < end {
-		end = off + f.Limit
-		l.Next = encodeCursor(end)
-	}
+	l, from, end := page(len(entries))
 	var buf []byte
-	for _, e := range entries[off:end] {
+	for _, e := range entries[from:end] {
 		buf = slices.Grow(buf[:0], int(e.size))[:e.size]
 		if _, err := spool.ReadAt(buf, e.at); err != nil {
 			return Listing{}, fmt.Errorf("sorted listing: spool: %w", err)
@@ -290,6 +334,59 @@ func (r *ReviewedSet) writeSorted(ctx context.Context, f GroupFilter, off int, s
 		l.Shown++
 	}
 	return l, nil
+}
+
+// topGroup is a selected group kept by topGroups: its sort key, its place
+// among the selected groups, and its encoding.
+type topGroup struct {
+	key int64
+	seq int
+	enc []byte
+}
+
+// before says whether a comes before b in a sorted listing: a larger key,
+// or an equal key and an earlier group.
+func (a topGroup) before(b topGroup) bool { return a.key > b.key || a.key == b.key && a.seq < b.seq }
+
+// topGroups keeps the first groups of a sorted listing, at most a given
+// number, as a heap whose root is the last of them.
+type topGroups []topGroup
+
+// offer keeps g (its encoding copied) when it is among the first n so far.
+func (h *topGroups) offer(n int, g topGroup, enc []byte) {
+	if len(*h) == n {
+		if !g.before((*h)[0]) {
+			return
+		}
+		(*h)[0] = topGroup{key: g.key, seq: g.seq, enc: append((*h)[0].enc[:0], enc...)}
+		heap.Fix(h, 0)
+		return
+	}
+	g.enc = slices.Clone(enc)
+	heap.Push(h, g)
+}
+
+// sorted returns the groups kept, first first.
+func (h topGroups) sorted() []topGroup {
+	out := slices.Clone(h)
+	slices.SortFunc(out, func(a, b topGroup) int {
+		if a.before(b) {
+			return -1
+		}
+		return 1
+	})
+	return out
+}
+
+func (h topGroups) Len() int           { return len(h) }
+func (h topGroups) Less(i, j int) bool { return h[j].before(h[i]) } // the last first
+func (h topGroups) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *topGroups) Push(x any)        { *h = append(*h, x.(topGroup)) }
+func (h *topGroups) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // Counts returns the review counts of the groups of the set (read as

@@ -77,60 +77,67 @@ func TestSortedStreamEqualsFilter(t *testing.T) {
 		}
 		return fmt.Sprintf("%s %d %s %s\n", g.ID, len(g.Members), s.State, latest)
 	}
-	for _, f := range []GroupFilter{
-		{Sort: "risk"},
-		{Sort: "size"},
-		{Sort: "risk", Limit: 7},
-		{Sort: "size", Limit: 50, State: review.StateUnreviewed},
-		{Sort: "risk", Limit: 3, State: review.StateDecided},
-		{Sort: "size", Limit: 5, Domain: "example.test"},
-	} {
-		var want []string
-		for ff := f; ; {
-			p, err := whole.Filter(ff)
-			if err != nil {
-				t.Fatal(err)
-			}
-			page := fmt.Sprintf("total %d next %q\n", p.Total, p.Next)
-			for _, g := range p.Groups {
-				page += line(g, whole.Status(g))
-			}
-			want = append(want, page)
-			if ff.Cursor = p.Next; p.Next == "" {
-				break
-			}
-		}
-		for name, how := range map[string]GroupsRead{"view": {View: true, Strict: true, Batch: 5}, "scan": GroupsScan} {
-			var got []string
+	// The pages within sortedTop come from the heap, the rest from the
+	// spool: with sortedTop 20, most pages below come from the spool.
+	for _, top := range []int{sortedTop, 20} {
+		defer func(n int) { sortedTop = n }(sortedTop)
+		sortedTop = top
+		for _, f := range []GroupFilter{
+			{Sort: "risk"},
+			{Sort: "size"},
+			{Sort: "risk", Limit: 7},
+			{Sort: "size", Limit: 50, State: review.StateUnreviewed},
+			{Sort: "risk", Limit: 15},
+			{Sort: "risk", Limit: 3, State: review.StateDecided},
+			{Sort: "size", Limit: 5, Domain: "example.test"},
+		} {
+			var want []string
 			for ff := f; ; {
-				rs, err := DB{Path: db}.ReviewedFrom(ctx, "", opts, how)
+				p, err := whole.Filter(ff)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if rs.Set.FromView() != (name == "view") {
-					t.Fatalf("%s: from the view %v", name, rs.Set.FromView())
+				page := fmt.Sprintf("total %d next %q\n", p.Total, p.Next)
+				for _, g := range p.Groups {
+					page += line(g, whole.Status(g))
 				}
-				var b []byte
-				l, err := rs.Write(ctx, ff, func(buf []byte, g *query.Group, s *review.Status) []byte {
-					return append(buf, line(g, s)...)
-				}, func(p []byte) error {
-					b = append(b, p...)
-					return nil
-				})
-				rs.Close()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if l.Rest != nil || l.Shown != bytes.Count(b, []byte("\n")) {
-					t.Errorf("%+v, %s: shown %d of %d lines, rest %v", ff, name, l.Shown, bytes.Count(b, []byte("\n")), l.Rest)
-				}
-				got = append(got, fmt.Sprintf("total %d next %q\n", l.Total, l.Next)+string(b))
-				if ff.Cursor = l.Next; l.Next == "" {
+				want = append(want, page)
+				if ff.Cursor = p.Next; p.Next == "" {
 					break
 				}
 			}
-			if fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Errorf("%+v, %s:\n%v\nwant\n%v", f, name, got, want)
+			for name, how := range map[string]GroupsRead{"view": {View: true, Strict: true, Batch: 5}, "scan": GroupsScan} {
+				var got []string
+				for ff := f; ; {
+					rs, err := DB{Path: db}.ReviewedFrom(ctx, "", opts, how)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if rs.Set.FromView() != (name == "view") {
+						t.Fatalf("%s: from the view %v", name, rs.Set.FromView())
+					}
+					var b []byte
+					l, err := rs.Write(ctx, ff, func(buf []byte, g *query.Group, s *review.Status) []byte {
+						return append(buf, line(g, s)...)
+					}, func(p []byte) error {
+						b = append(b, p...)
+						return nil
+					})
+					rs.Close()
+					if err != nil {
+						t.Fatal(err)
+					}
+					if l.Rest != nil || l.Shown != bytes.Count(b, []byte("\n")) {
+						t.Errorf("%+v, %s: shown %d of %d lines, rest %v", ff, name, l.Shown, bytes.Count(b, []byte("\n")), l.Rest)
+					}
+					got = append(got, fmt.Sprintf("total %d next %q\n", l.Total, l.Next)+string(b))
+					if ff.Cursor = l.Next; l.Next == "" {
+						break
+					}
+				}
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("%+v, %s, top %d:\n%v\nwant\n%v", f, name, top, got, want)
+				}
 			}
 		}
 	}
