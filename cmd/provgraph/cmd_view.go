@@ -278,32 +278,38 @@ data (and the changed keys, up to 10,000).
 	return cmd
 }
 
-// compactHint is what ingest says after writing into the view of the
-// policy with digest d when the view's rows are kept in compactHintRuns
-// runs or more: that view compact merges them, which makes each lookup of
-// groups and lineage read one run (at ten million citations, groups from
-// the view 40-47 s instead of 74-77 s). Empty otherwise, or when the view
-// cannot be read: it is advice, and the ingest has succeeded.
-func compactHint(ctx context.Context, o *dbOptions, d string) string {
+// viewRowRuns is how many runs keep the rows of the complete grouping
+// view of the policy with digest d; 0 when there is none or it cannot be
+// read (the runs only decide whether to compact).
+func viewRowRuns(ctx context.Context, o *dbOptions, d string) int {
 	st, err := o.open(true)
 	if err != nil {
-		return ""
+		return 0
 	}
 	defer st.Close()
 	views, err := st.Views(ctx)
 	if err != nil {
-		return ""
+		return 0
 	}
 	for _, v := range views {
-		if v.Policy.Digest == d && v.Complete && v.RowRuns >= compactHintRuns {
-			return fmt.Sprintf("the grouping view is kept in %d runs, each of which a lookup probes: provgraph view compact --db %s --policy %s merges them into one (about 80 s at ten million citations), after which groups and lineage read faster", v.RowRuns, render.EscapeText(o.db), d)
+		if v.Policy.Digest == d && v.Complete {
+			return v.RowRuns
 		}
 	}
-	return ""
+	return 0
 }
 
-// compactHintRuns is from how many runs of rows view status suggests
-// view compact: a lookup then probes that many filters and seeks in those
+// compactHint is what ingest --no-compact says when the rows of the view
+// of the policy with digest d are kept in runs (compactHintRuns or more):
+// that view compact merges them, which makes each lookup of groups and
+// lineage read one run (at ten million citations, groups from the view
+// 40-47 s instead of 74-77 s).
+func compactHint(db, d string, runs int) string {
+	return fmt.Sprintf("the grouping view is kept in %d runs, each of which a lookup probes: provgraph view compact --db %s --policy %s merges them into one (about 80 s at ten million citations), after which groups and lineage read faster", runs, render.EscapeText(db), d)
+}
+
+// compactHintRuns is from how many runs of rows ingest compacts the view
+// and view status suggests view compact: a lookup then probes that many filters and seeks in those
 // that may hold its key. A variable for tests, whose views are small.
 var compactHintRuns = 16
 

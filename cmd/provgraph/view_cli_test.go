@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/service"
 )
 
 // TestViewCommands: a new database keeps a view (view status lists it,
@@ -168,8 +170,9 @@ func TestViewStatusMemberRecords(t *testing.T) {
 	}
 }
 
-// TestViewCompact: a view ingested in small batches (rows in several
-// runs, which ingest and view status say view compact merges) is compacted into one run per map; the groups it lists, a lineage
+// TestViewCompact: a view ingested in small batches with --no-compact
+// (rows in several runs, which ingest and view status say view compact
+// merges) is compacted into one run per map; the groups it lists, a lineage
 // and check are the same before and after, and a second compaction finds
 // nothing to do.
 func TestViewCompact(t *testing.T) {
@@ -177,7 +180,7 @@ func TestViewCompact(t *testing.T) {
 	defer func(n int) { compactHintRuns = n }(compactHintRuns)
 	compactHintRuns = 2
 	const ingestHint = "runs, each of which a lookup probes: provgraph view compact --db "
-	if code, _, stderr := run(t, "ingest", "--db", db, "--batch", "40", "../../testdata/citations.jsonl"); code != exitOK || !strings.Contains(stderr, ingestHint) {
+	if code, _, stderr := run(t, "ingest", "--db", db, "--batch", "40", "--no-compact", "../../testdata/citations.jsonl"); code != exitOK || !strings.Contains(stderr, ingestHint) {
 		t.Fatalf("ingest in small batches: exit %d, want the hint %q\n%s", code, ingestHint, stderr)
 	}
 	const hint = "each lookup probes every run: provgraph view compact --db "
@@ -224,5 +227,150 @@ func TestViewCompact(t *testing.T) {
 	}
 	if code, _, stderr := run(t, "view", "compact", "--db", db, "--policy", "nosuch"); code != exitUsage || !strings.Contains(stderr, `policy "nosuch"`) {
 		t.Errorf("view compact --policy nosuch: exit %d, want %d naming the policy\n%s", code, exitUsage, stderr)
+	}
+}
+
+// TestIngestCompactsView: an ingest that leaves the view's rows in
+// compactHintRuns runs or more ends by compacting the view, and says so;
+// what groups and lineage read from it is what they read from the same
+// ingest with --no-compact, and check finds it consistent. An interrupt
+// during that compaction, at each of its cancellation checks in turn,
+// exits 3 after the ingest's summary with one line saying the ingest is
+// complete and the view as it was; the listing is unchanged and view
+// compact finishes the work.
+func TestIngestCompactsView(t *testing.T) {
+	defer func(n int) { compactHintRuns = n }(compactHintRuns)
+	compactHintRuns = 2
+	dir := t.TempDir()
+	in := "../../testdata/citations.jsonl"
+	read := func(db string) string {
+		t.Helper()
+		var all strings.Builder
+		for _, args := range [][]string{
+			{"groups", "--db", db, "--read", "view", "--format", "json"},
+			{"lineage", "--db", db, "--format", "json", "gpt-17-1"},
+		} {
+			code, out, stderr := run(t, args...)
+			if code != exitOK {
+				t.Fatalf("%s: exit %d\n%s", args[0], code, stderr)
+			}
+			all.WriteString(out)
+		}
+		return all.String()
+	}
+	runs := func(db string) string {
+		t.Helper()
+		code, out, stderr := run(t, "view", "status", "--db", db)
+		if code != exitOK {
+			t.Fatalf("view status: exit %d\n%s", code, stderr)
+		}
+		i := strings.Index(out, "(rows in ")
+		if i < 0 {
+			t.Fatalf("view status names no runs:\n%s", out)
+		}
+		return out[i : i+strings.Index(out[i:], ")")+1]
+	}
+
+	kept := filepath.Join(dir, "kept.db")
+	if code, _, stderr := run(t, "ingest", "--db", kept, "--batch", "40", "--no-compact", in); code != exitOK || strings.Contains(stderr, "compacted") {
+		t.Fatalf("ingest --no-compact: exit %d, want no compaction\n%s", code, stderr)
+	}
+	if r := runs(kept); r == "(rows in 1 run)" {
+		t.Fatalf("ingest --no-compact left the view %s: the test wants several", r)
+	}
+	want := read(kept)
+
+	db := filepath.Join(dir, "auto.db")
+	code, _, stderr := run(t, "ingest", "--db", db, "--batch", "40", in)
+	if code != exitOK || !strings.Contains(stderr, "compacting the grouping view (rows in ") || !strings.Contains(stderr, "grouping view compacted: ") || strings.Contains(stderr, "provgraph view compact --db") {
+		t.Fatalf("ingest: exit %d, want it to compact the view and say so\n%s", code, stderr)
+	}
+	if r := runs(db); r != "(rows in 1 run)" {
+		t.Errorf("after the ingest the view is kept %s, want 1 run", r)
+	}
+	if got := read(db); got != want {
+		t.Errorf("groups and lineage of the compacted view differ from --no-compact's:\n%s\nwant:\n%s", got, want)
+	}
+	if code, out, stderr := run(t, "check", "--db", db); code != exitOK {
+		t.Errorf("check: exit %d\n%s%s", code, out, stderr)
+	}
+
+	// Count the cancellation checks of a whole ingest, then interrupt at
+	// each from the last down to the one where the compaction had not
+	// begun.
+	count := newCancelAtCall(-1)
+	if code := Run(count, []string{"ingest", "--db", filepath.Join(dir, "count.db"), "--batch", "40", in}, nil, io.Discard, io.Discard); code != exitOK {
+		t.Fatalf("counted ingest: exit %d", code)
+	}
+	interrupted := 0
+	for at := count.calls.Load(); at > 0; at-- {
+		db := filepath.Join(t.TempDir(), "i.db")
+		ctx := newCancelAtCall(at)
+		var stderr bytes.Buffer
+		code := Run(ctx, []string{"ingest", "--db", db, "--batch", "40", in}, nil, io.Discard, &stderr)
+		s := stderr.String()
+		if !strings.Contains(s, "compacting the grouping view") {
+			break // interrupted before the compaction, as TestInterruptedIngest tests
+		}
+		what := fmt.Sprintf("ingest cancelled at check %d", at)
+		if code == exitOK {
+			continue // cancelled after the compaction's last check
+		}
+		interrupted++
+		checkInterrupted(t, what, code, s)
+		lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+		if len(lines) != 3 || !strings.HasPrefix(lines[0], "ingest ") || !strings.HasPrefix(lines[2], "view compact interrupted: the ingest is complete and the grouping view answers as before (a map is replaced only when its merge is done); provgraph view compact --db ") {
+			t.Errorf("%s: standard error %q, want the ingest's summary, the compaction begun, and one line saying it was interrupted", what, s)
+		}
+		if got := read(db); got != want {
+			t.Errorf("%s: the listing differs from an uninterrupted ingest's", what)
+		}
+		if code, _, stderr := run(t, "view", "compact", "--db", db); code != exitOK {
+			t.Errorf("%s: view compact after it: exit %d\n%s", what, code, stderr)
+		}
+		if r := runs(db); r != "(rows in 1 run)" {
+			t.Errorf("%s: after view compact the view is kept %s, want 1 run", what, r)
+		}
+		if code, out, stderr := run(t, "check", "--db", db); code != exitOK {
+			t.Errorf("%s: check: exit %d\n%s%s", what, code, out, stderr)
+		}
+	}
+	if interrupted == 0 {
+		t.Error("no ingest was interrupted during its compaction: the path is not tested")
+	}
+}
+
+// TestIngestCompactLocked: when another process has opened the database
+// between the ingest's commit and its compaction, ingest leaves the view
+// as written, says which command compacts it, and exits 0: the citations
+// are stored. That command then compacts it.
+func TestIngestCompactLocked(t *testing.T) {
+	defer func(n int) { compactHintRuns = n }(compactHintRuns)
+	compactHintRuns = 2
+	defer func(f func(string)) { beforeCompact = f }(beforeCompact)
+	var held *service.Store
+	beforeCompact = func(db string) {
+		st, err := service.DB{Path: db}.OpenStore(true)
+		if err != nil {
+			t.Errorf("opening the database before the compaction: %v", err)
+			return
+		}
+		held = st
+	}
+	db := filepath.Join(t.TempDir(), "l.db")
+	code, _, stderr := run(t, "ingest", "--db", db, "--batch", "40", "--lock-timeout", "0", "../../testdata/citations.jsonl")
+	if held == nil {
+		t.Fatal("the compaction was not begun")
+	}
+	held.Close()
+	if code != exitOK || !strings.Contains(stderr, "view not compacted: ") || !strings.Contains(stderr, "provgraph view compact --db "+db) {
+		t.Fatalf("ingest with the database held: exit %d, want 0 naming view compact\n%s", code, stderr)
+	}
+	code, status, _ := run(t, "view", "status", "--db", db)
+	if code != exitOK || strings.Contains(status, "(rows in 1 run)") {
+		t.Errorf("view status: exit %d, want the rows still in several runs\n%s", code, status)
+	}
+	if code, out, stderr := run(t, "view", "compact", "--db", db); code != exitOK || !strings.Contains(out, "compacted: ") {
+		t.Errorf("view compact: exit %d\n%s%s", code, out, stderr)
 	}
 }
