@@ -20,6 +20,7 @@ import (
 	"github.com/provgraph/provgraph/internal/ingest"
 	"github.com/provgraph/provgraph/internal/render"
 	"github.com/provgraph/provgraph/internal/service"
+	"github.com/provgraph/provgraph/internal/store"
 )
 
 // dbOptions are the flags every command that opens the database shares.
@@ -147,8 +148,8 @@ earlier provgraph) gets none; ingest says so once on standard error, with
 the 'provgraph view rebuild' command to run. RDF input removes the views
 (its statements can change any citation) and says so. A view's rows are
 kept in sorted runs that each batch adds to, and every lookup of groups
-and lineage probes each run; once the rows are in 16 runs or more, ingest
-ends by merging each of the view's maps into one run, as 'provgraph view
+and lineage probes each run; ingest ends by merging each map of every view
+whose rows are in 16 runs or more into one run, as 'provgraph view
 compact' does (about 80 s at ten million citations, in bounded memory;
 unless --no-compact, which names that command instead). The citations are
 committed before it starts: an interrupted compaction leaves the view
@@ -200,7 +201,7 @@ whole or not at all: --skip-invalid is for jsonl only.
 	f.StringVar(&o.workMem, "work-mem", "", ingestWorkMemUsage)
 	f.StringVar(&o.tmp, "tmp", "", tmpUsage)
 	f.StringVar(&o.progress, "progress", "auto", "progress on standard error: bar (a progress bar), lines (a line every 10 s, for a run whose standard error is a file or a log), none, or auto (bar on a terminal, none otherwise)")
-	f.BoolVar(&o.noCompact, "no-compact", false, "leave the grouping view's runs as written, however many (by default, once its rows are in 16 runs or more, ingest ends by merging each map into one, as 'provgraph view compact' does)")
+	f.BoolVar(&o.noCompact, "no-compact", false, "leave the grouping views' runs as written, however many (by default, ingest ends by merging each map of every view whose rows are in 16 runs or more into one, as 'provgraph view compact' does)")
 	f.BoolVar(&o.noView, "no-view", false, "a new database keeps no grouping view (a bulk load runs about a third faster; build it later with 'provgraph view rebuild'); a database that keeps views goes on keeping them")
 	return cmd
 }
@@ -346,8 +347,9 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 			why = "--no-view"
 		}
 		fmt.Fprintf(stderr, "the database keeps no grouping view of policy %s (%s); queries scan until you run: provgraph view rebuild --db %s --policy %s\n", render.EscapeText(pol.Name()), why, render.EscapeText(o.db), render.EscapeText(pol.Digest()))
-	default:
-		if cerr := compactAfterIngest(cmd, &o, pol.Digest()); cerr != nil {
+	}
+	if !sum.ViewsDropped {
+		if cerr := compactAfterWrite(cmd, "ingest", &o.dbOptions, o.progress, o.noCompact, ""); cerr != nil {
 			return cerr
 		}
 	}
@@ -357,32 +359,44 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 	return nil
 }
 
-// compactAfterIngest merges the runs of the grouping view of the policy
-// with digest d once its rows are kept in compactHintRuns runs or more:
-// every lookup of groups and lineage probes each run, so a view left in
-// 85 runs (ten million citations) made groups take 74-77 s against 40-47
-// s compacted. With --no-compact it only names the command. The
-// citations are committed by then, so an interrupt stops the compaction
+// compactAfterWrite merges the runs of each grouping view whose rows are
+// kept in compactHintRuns runs or more, at the end of what (ingest,
+// renormalize) that wrote into it: only the view of the policy with
+// digest only, or every view when only is empty (ingest writes into
+// each). Every lookup of groups and lineage probes each run, so a view
+// left in 85 runs (ten million citations) made groups take 74-77 s
+// against 40-47 s compacted. With noCompact it only names the command.
+// The writes are committed by then, so an interrupt stops the compaction
 // alone (which leaves the view answering as before) and is reported as
-// such; a database another process opened in between is left for a later
-// view compact, the ingest's exit status unchanged.
-func compactAfterIngest(cmd *cobra.Command, o *ingestOptions, d string) error {
+// such; a database another process opened in between is left for a
+// later view compact, the exit status unchanged. progress is the
+// command's --progress.
+func compactAfterWrite(cmd *cobra.Command, what string, o *dbOptions, progress string, noCompact bool, only string) error {
 	stderr := cmd.ErrOrStderr()
-	runs := viewRowRuns(context.WithoutCancel(cmd.Context()), &o.dbOptions, d)
-	if runs < compactHintRuns {
-		return nil
+	for _, v := range viewsInRuns(context.WithoutCancel(cmd.Context()), o, only) {
+		if noCompact {
+			fmt.Fprintln(stderr, compactHint(o.db, v.Policy.Digest, v.RowRuns))
+			continue
+		}
+		if done, err := compactView(cmd, what, o, progress, v); err != nil || !done {
+			return err
+		}
 	}
-	if o.noCompact {
-		fmt.Fprintln(stderr, compactHint(o.db, d, runs))
-		return nil
-	}
-	// What the ingest held is garbage now; hand it back before the
+	return nil
+}
+
+// compactView compacts the view v for compactAfterWrite; false when the
+// database was locked, which it has said.
+func compactView(cmd *cobra.Command, what string, o *dbOptions, progress string, v store.ViewInfo) (bool, error) {
+	stderr := cmd.ErrOrStderr()
+	d := v.Policy.Digest
+	// What the writes held is garbage now; hand it back before the
 	// compaction maps the view's pages, so that the two do not add up.
 	debug.FreeOSMemory()
 	start := time.Now()
 	last := start
-	fmt.Fprintf(stderr, "compacting the grouping view (rows in %d runs, each of which a lookup probes) into one run per map\n", runs)
-	quiet := o.progress == "none" || o.progress == "auto" && !isTerminal(stderr)
+	fmt.Fprintf(stderr, "compacting the grouping view of %s (rows in %d runs, each of which a lookup probes) into one run per map\n", render.EscapeText(v.Policy.String()), v.RowRuns)
+	quiet := progress == "none" || progress == "auto" && !isTerminal(stderr)
 	beforeCompact(o.db)
 	_, maps, err := o.service().CompactView(cmd.Context(), d, func(m service.CompactedMap) {
 		if !quiet && time.Since(last) >= progressEvery {
@@ -391,25 +405,25 @@ func compactAfterIngest(cmd *cobra.Command, o *ingestOptions, d string) error {
 		}
 	})
 	if err != nil {
-		again := fmt.Sprintf("the ingest is complete and the grouping view answers as before (a map is replaced only when its merge is done); provgraph view compact --db %s --policy %s finishes the compaction", render.EscapeText(o.db), d)
+		again := fmt.Sprintf("the "+what+" is complete and the grouping view answers as before (a map is replaced only when its merge is done); provgraph view compact --db %s --policy %s finishes the compaction", render.EscapeText(o.db), d)
 		switch {
 		case service.IsInterrupt(cmd.Context(), err):
 			fmt.Fprintf(stderr, "view compact interrupted: %s\n", again)
-			return service.InterruptError{Err: err, Said: true}
+			return false, service.InterruptError{Err: err, Said: true}
 		case service.Classify(err) == service.Locked:
-			// Another process opened the database after the ingest closed
+			// Another process opened the database after the writer closed
 			// it: the compaction is an optimisation and can wait.
 			fmt.Fprintf(stderr, "view not compacted: %v; %s\n", err, again)
-			return nil
+			return false, nil
 		}
-		return fmt.Errorf("view compact after the ingest: %w (%s)", err, again)
+		return false, fmt.Errorf("view compact after the %s: %w (%s)", what, err, again)
 	}
 	merged := 0
 	for _, m := range maps {
 		merged += m.Runs
 	}
 	fmt.Fprintf(stderr, "grouping view compacted: %s merged into one per map, %s\n", render.Plural(merged, "run"), time.Since(start).Round(time.Millisecond))
-	return nil
+	return true, nil
 }
 
 // workMemBytes is --work-mem, or $PROVGRAPH_WORK_MEM, in bytes; 0 for the
@@ -474,8 +488,8 @@ func copyContext(ctx context.Context, dst io.Writer, src io.Reader) error {
 	}
 }
 
-// beforeCompact is called with the database's path as ingest begins its
-// compaction, after the ingest has closed the file: a test opens the
+// beforeCompact is called with the database's path as a compaction after
+// a write begins, once the writing command has closed the file: a test opens the
 // database there, as another process could.
 var beforeCompact = func(string) {}
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/provgraph/provgraph/internal/ingest"
 	"github.com/provgraph/provgraph/internal/model"
+	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/query"
 	"github.com/provgraph/provgraph/internal/render"
 	"github.com/provgraph/provgraph/internal/service"
@@ -17,6 +18,7 @@ import (
 func newRenormalizeCommand() *cobra.Command {
 	var o dbOptions
 	var policy string
+	var noCompact bool
 	cmd := &cobra.Command{
 		Use:   "renormalize --policy FILE [flags]",
 		Short: "Normalize every stored citation under another policy, beside the earlier normalizations",
@@ -28,7 +30,9 @@ and policy-diff compares two. Without --policy they use the policy of the
 most recent ingest or renormalize run, so after renormalize that is its
 policy. It writes the grouping view of its policy (see 'provgraph view'):
 kept current batch by batch if the database keeps one, else built once every
-normalization is written.
+normalization is written. As after ingest, a view whose rows end in 16
+sorted runs or more is then compacted into one run per map (as 'provgraph
+view compact' does; --no-compact names that command instead).
 
 ` + exitHelp(
 			exitLineOK,
@@ -50,23 +54,16 @@ normalization is written.
 			if _, err := os.Stat(o.db); err != nil {
 				return fmt.Errorf("renormalize: %w (ingest citations into it first)", err)
 			}
-			st, err := o.open(false)
-			if err != nil {
+			if err := renormalize(cmd, &o, pol); err != nil {
 				return err
 			}
-			defer st.Close()
-			tuneGCForWrites()
-			sum, err := ingest.Renormalize(cmd.Context(), st.Quads, ingest.Options{Policy: pol})
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "renormalize: %s under %s@%s, %s rejected, %s added, %s\n",
-				render.Plural(sum.Records, "citation"), render.EscapeText(pol.Name()), render.EscapeText(pol.Version()), render.Plural(sum.URLRejected, "raw URL"), render.Plural(sum.QuadsAdded, "quad"), sum.Elapsed.Round(time.Millisecond))
-			return service.KeepRecords(cmd.Context(), st.Quads, cmd.ErrOrStderr(), o.db)
+			// The store is closed: the compaction opens it again.
+			return compactAfterWrite(cmd, "renormalize", &o, "auto", noCompact, pol.Digest())
 		},
 	}
 	o.addFlags(cmd)
 	cmd.Flags().StringVar(&policy, "policy", "", `the policy: "default", "lenient" (in any letter case) or a TOML policy file of at most 1 MiB`)
+	cmd.Flags().BoolVar(&noCompact, "no-compact", false, "leave the grouping view's runs as written (by default, once its rows are in 16 runs or more, renormalize ends by merging each map into one, as 'provgraph view compact' does)")
 	return cmd
 }
 
@@ -113,4 +110,22 @@ followed by how the policies themselves differ.
 	cmd.Flags().IntVar(&maxShared, "max-shared", model.DefaultMaxShared, "as for groups")
 	addRedactFlag(cmd, &redact)
 	return cmd
+}
+
+// renormalize writes the normalizations of every stored citation under
+// pol, and keeps the group records current, in one opening of the store.
+func renormalize(cmd *cobra.Command, o *dbOptions, pol *normalize.Policy) error {
+	st, err := o.open(false)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	tuneGCForWrites()
+	sum, err := ingest.Renormalize(cmd.Context(), st.Quads, ingest.Options{Policy: pol})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "renormalize: %s under %s@%s, %s rejected, %s added, %s\n",
+		render.Plural(sum.Records, "citation"), render.EscapeText(pol.Name()), render.EscapeText(pol.Version()), render.Plural(sum.URLRejected, "raw URL"), render.Plural(sum.QuadsAdded, "quad"), sum.Elapsed.Round(time.Millisecond))
+	return service.KeepRecords(cmd.Context(), st.Quads, cmd.ErrOrStderr(), o.db)
 }

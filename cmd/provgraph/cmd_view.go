@@ -9,6 +9,7 @@ import (
 
 	"github.com/provgraph/provgraph/internal/render"
 	"github.com/provgraph/provgraph/internal/service"
+	"github.com/provgraph/provgraph/internal/store"
 )
 
 func newViewCommand() *cobra.Command {
@@ -278,25 +279,27 @@ data (and the changed keys, up to 10,000).
 	return cmd
 }
 
-// viewRowRuns is how many runs keep the rows of the complete grouping
-// view of the policy with digest d; 0 when there is none or it cannot be
-// read (the runs only decide whether to compact).
-func viewRowRuns(ctx context.Context, o *dbOptions, d string) int {
+// viewsInRuns lists the complete grouping views whose rows are kept in
+// compactHintRuns runs or more: that of the policy with digest only, or
+// every one when only is empty. None when they cannot be read (the runs
+// only decide whether to compact).
+func viewsInRuns(ctx context.Context, o *dbOptions, only string) []store.ViewInfo {
 	st, err := o.open(true)
 	if err != nil {
-		return 0
+		return nil
 	}
 	defer st.Close()
 	views, err := st.Views(ctx)
 	if err != nil {
-		return 0
+		return nil
 	}
+	var out []store.ViewInfo
 	for _, v := range views {
-		if v.Policy.Digest == d && v.Complete {
-			return v.RowRuns
+		if (only == "" || v.Policy.Digest == only) && v.Complete && v.RowRuns >= compactHintRuns {
+			out = append(out, v)
 		}
 	}
-	return 0
+	return out
 }
 
 // compactHint is what ingest --no-compact says when the rows of the view

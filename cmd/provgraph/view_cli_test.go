@@ -282,7 +282,7 @@ func TestIngestCompactsView(t *testing.T) {
 
 	db := filepath.Join(dir, "auto.db")
 	code, _, stderr := run(t, "ingest", "--db", db, "--batch", "40", in)
-	if code != exitOK || !strings.Contains(stderr, "compacting the grouping view (rows in ") || !strings.Contains(stderr, "grouping view compacted: ") || strings.Contains(stderr, "provgraph view compact --db") {
+	if code != exitOK || !strings.Contains(stderr, "compacting the grouping view of provgraph-") || !strings.Contains(stderr, "grouping view compacted: ") || strings.Contains(stderr, "provgraph view compact --db") {
 		t.Fatalf("ingest: exit %d, want it to compact the view and say so\n%s", code, stderr)
 	}
 	if r := runs(db); r != "(rows in 1 run)" {
@@ -372,5 +372,67 @@ func TestIngestCompactLocked(t *testing.T) {
 	}
 	if code, out, stderr := run(t, "view", "compact", "--db", db); code != exitOK || !strings.Contains(out, "compacted: ") {
 		t.Errorf("view compact: exit %d\n%s%s", code, out, stderr)
+	}
+}
+
+// TestRenormalizeCompactsView: renormalize builds its policy's view
+// (DefaultRebuildBatch, 20,000 citations a transaction, a run each) and
+// ends by compacting it as ingest does once the rows are in
+// compactHintRuns runs or more; with --no-compact it names view compact
+// instead, and the next ingest compacts it (ingest compacts every view
+// it wrote into). The groups read from either view are the scan's.
+func TestRenormalizeCompactsView(t *testing.T) {
+	if testing.Short() {
+		t.Skip("ingests 45,000 citations; skipped with -short")
+	}
+	defer func(n int) { compactHintRuns = n }(compactHintRuns)
+	compactHintRuns = 2
+	dir := t.TempDir()
+	ingested := filepath.Join(dir, "i.db")
+	if code, _, stderr := run(t, "ingest", "--db", ingested, "--no-view", synthFile(t, 45000)); code != exitOK {
+		t.Fatalf("ingest: exit %d\n%s", code, stderr)
+	}
+	for _, noCompact := range []bool{false, true} {
+		db := copyFile(t, ingested, filepath.Join(dir, fmt.Sprintf("r%v.db", noCompact)))
+		args := []string{"renormalize", "--db", db, "--policy", "lenient"}
+		if noCompact {
+			args = append(args, "--no-compact")
+		}
+		code, _, stderr := run(t, args...)
+		compacted := strings.Contains(stderr, "compacting the grouping view of provgraph-") && strings.Contains(stderr, "grouping view compacted: ")
+		hinted := strings.Contains(stderr, "provgraph view compact --db ")
+		if code != exitOK || compacted == noCompact || hinted != noCompact {
+			t.Fatalf("%q: exit %d, compacted %v, named view compact %v\n%s", args, code, compacted, hinted, stderr)
+		}
+		code, status, _ := run(t, "view", "status", "--db", db)
+		i := strings.Index(status, "provgraph-lenient@")
+		j := strings.Index(status[i:], "\nprovgraph-")
+		if j < 0 {
+			j = len(status) - i
+		}
+		lenient := status[i : i+j]
+		if code != exitOK || strings.Contains(lenient, "(rows in 1 run)") == noCompact {
+			t.Errorf("%q: view status: exit %d, the lenient view\n%s", args, code, lenient)
+		}
+		var listed [2]string
+		for i, read := range []string{"view", "scan"} {
+			code, out, stderr := run(t, "groups", "--db", db, "--policy", "provgraph-lenient", "--read", read, "--format", "json")
+			if code != exitOK {
+				t.Fatalf("groups --read %s: exit %d\n%s", read, code, stderr)
+			}
+			listed[i] = out
+		}
+		if listed[0] != listed[1] {
+			t.Errorf("%q: groups under the lenient policy differ between the view and a scan", args)
+		}
+		if noCompact {
+			// An ingest compacts every view left in runs, not only its
+			// policy's: here one of nothing (whose batch would otherwise
+			// merge the few runs itself).
+			code, _, stderr := run(t, "ingest", "--db", db, "-")
+			if code != exitOK || !strings.Contains(stderr, "compacting the grouping view of provgraph-lenient@") {
+				t.Errorf("ingest after renormalize --no-compact: exit %d, want the lenient view compacted\n%s", code, stderr)
+			}
+		}
 	}
 }
