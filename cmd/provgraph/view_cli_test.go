@@ -188,21 +188,7 @@ func TestViewCompact(t *testing.T) {
 	if code != exitOK || strings.Contains(status, "(rows in 1 run)") || !strings.Contains(status, "kept in sorted runs (rows in ") || !strings.Contains(status, hint) {
 		t.Fatalf("view status after small batches: exit %d, want rows in several runs and the hint %q\n%s%s", code, hint, status, stderr)
 	}
-	read := func() string {
-		t.Helper()
-		var all strings.Builder
-		for _, args := range [][]string{
-			{"groups", "--db", db, "--read", "view", "--format", "json"},
-			{"lineage", "--db", db, "--format", "json", "gpt-17-1"},
-		} {
-			code, out, stderr := run(t, args...)
-			if code != exitOK {
-				t.Fatalf("%s: exit %d\n%s", args[0], code, stderr)
-			}
-			all.WriteString(out)
-		}
-		return all.String()
-	}
+	read := func() string { return groupsAndLineage(t, db) }
 	before := read()
 	code, out, stderr := run(t, "view", "compact", "--db", db)
 	if code != exitOK || !strings.Contains(out, "  rows      ") || !strings.Contains(out, " merged into one: 15 rows") || !strings.Contains(out, "compacted: ") {
@@ -243,21 +229,7 @@ func TestIngestCompactsView(t *testing.T) {
 	compactHintRuns = 2
 	dir := t.TempDir()
 	in := "../../testdata/citations.jsonl"
-	read := func(db string) string {
-		t.Helper()
-		var all strings.Builder
-		for _, args := range [][]string{
-			{"groups", "--db", db, "--read", "view", "--format", "json"},
-			{"lineage", "--db", db, "--format", "json", "gpt-17-1"},
-		} {
-			code, out, stderr := run(t, args...)
-			if code != exitOK {
-				t.Fatalf("%s: exit %d\n%s", args[0], code, stderr)
-			}
-			all.WriteString(out)
-		}
-		return all.String()
-	}
+	read := func(db string) string { return groupsAndLineage(t, db) }
 	runs := func(db string) string {
 		t.Helper()
 		code, out, stderr := run(t, "view", "status", "--db", db)
@@ -435,4 +407,22 @@ func TestRenormalizeCompactsView(t *testing.T) {
 			}
 		}
 	}
+}
+
+// groupsAndLineage is what groups (from the view) and the lineage of
+// gpt-17-1 print as JSON from db: what a compaction must not change.
+func groupsAndLineage(t *testing.T, db string) string {
+	t.Helper()
+	var all strings.Builder
+	for _, args := range [][]string{
+		{"groups", "--db", db, "--read", "view", "--format", "json"},
+		{"lineage", "--db", db, "--format", "json", "gpt-17-1"},
+	} {
+		code, out, stderr := run(t, args...)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d\n%s", args[0], code, stderr)
+		}
+		all.WriteString(out)
+	}
+	return all.String()
 }

@@ -30,14 +30,7 @@ func TestSortedStreamEqualsFilter(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	db := filepath.Join(dir, "s.db")
-	var buf bytes.Buffer
-	if err := synth.New(synth.Options{Seed: 11, Sites: 40}).Write(&buf, 2000); err != nil {
-		t.Fatal(err)
-	}
-	gen := filepath.Join(dir, "synth.jsonl")
-	if err := os.WriteFile(gen, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	gen := synthFile(t, dir, synth.Options{Seed: 11, Sites: 40}, 2000)
 	st, err := graph.Open(db, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -28,14 +28,7 @@ func TestStreamedStatsEqual(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "s.db")
-	var buf bytes.Buffer
-	if err := synth.New(synth.Options{Seed: 7, Sites: 60}).Write(&buf, 3000); err != nil {
-		t.Fatal(err)
-	}
-	gen := filepath.Join(dir, "synth.jsonl")
-	if err := os.WriteFile(gen, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	gen := synthFile(t, dir, synth.Options{Seed: 7, Sites: 60}, 3000)
 	st, err := graph.Open(db, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -118,4 +111,19 @@ func js(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// synthFile writes n synthetic citations made with o as JSON Lines in dir
+// and returns the file's path.
+func synthFile(t *testing.T, dir string, o synth.Options, n int) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := synth.New(o).Write(&buf, n); err != nil {
+		t.Fatal(err)
+	}
+	gen := filepath.Join(dir, "synth.jsonl")
+	if err := os.WriteFile(gen, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return gen
 }
