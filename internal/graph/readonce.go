@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"encoding/binary"
 	"os"
 	"unsafe"
 
@@ -65,6 +66,17 @@ func (fb *fileBlocks) read(b []byte, off int, buf []byte) []byte {
 	}
 	fb.n++
 	return buf
+}
+
+// word returns the little-endian word at offset off of the file, read
+// by pread, and whether it was read.
+func (fb *fileBlocks) word(off int64) (uint64, bool) {
+	var buf [8]byte
+	if n, err := fb.f.ReadAt(buf[:], off); n != len(buf) || err != nil {
+		return 0, false
+	}
+	fb.n++
+	return binary.LittleEndian.Uint64(buf[:]), true
 }
 
 // has is runFilter.has for the filter of n bytes at offset at of the

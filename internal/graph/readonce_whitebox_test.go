@@ -2,6 +2,8 @@ package graph
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -106,5 +108,85 @@ func TestReadOnceReadsAsMapped(t *testing.T) {
 	}
 	if located == 0 {
 		t.Error("no run's filter was located by pread")
+	}
+}
+
+// TestDictLookupOldestFirst: a lookup of a term the first transaction
+// wrote, in a ReadOnce Store whose hash index has several runs of its
+// highest level, probes the filter of the oldest of them only (the words
+// a present term's probes read, no other run's), and finds the filters
+// of the runs it probes only: a reader that looks nothing up locates
+// none. A term not stored probes every run, and is not found.
+func TestDictLookupOldestFirst(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "d.db")
+	s, err := Open(path, &Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 40 transactions of new terms: with runs merged four by four, two
+	// runs of level 2 and the younger runs below them.
+	for b := range 40 {
+		var qs []Quad
+		for i := range 20 {
+			qs = append(qs, Quad{S: IRI(fmt.Sprintf("https://example.test/s/%d/%d", b, i)), P: IRI(fmt.Sprintf("https://example.test/p/%d", i%3)), O: String(fmt.Sprintf("v %d %d", b, i))})
+		}
+		if _, err := s.Add(qs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	once, err := Open(path, &Options{ReadOnly: true, ReadOnce: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer once.Close()
+	located := func(d *dictReader) int {
+		n := 0
+		for _, f := range d.fb {
+			if f.found {
+				n++
+			}
+		}
+		return n
+	}
+	err = once.Read(func(r *Reader) error {
+		d := r.dict
+		if d.blocks == nil {
+			t.Fatal("the ReadOnce reader's dictionary probes no filter by pread")
+		}
+		top, atTop := 0, 0
+		for _, run := range d.runs {
+			top = max(top, run.level())
+		}
+		for _, run := range d.runs {
+			if run.level() == top {
+				atTop++
+			}
+		}
+		if atTop < 2 {
+			t.Fatalf("%d runs of the highest level %d among %d, want two or more", atTop, top, len(d.runs))
+		}
+		if n := located(d); n != 0 {
+			t.Fatalf("a reader that looked nothing up located %d filters", n)
+		}
+		enc := appendTermCode(nil, IRI("https://example.test/s/0/3"))
+		if id := d.lookup(enc); id == 0 {
+			t.Fatal("the first transaction's term is not found")
+		}
+		if d.blocks.n != bloomProbes || located(d) != 1 {
+			t.Errorf("the lookup of an oldest term read %d filter words of %d runs, want %d of 1", d.blocks.n, located(d), bloomProbes)
+		}
+		if id := d.lookup(appendTermCode(nil, IRI("https://example.test/absent"))); id != 0 {
+			t.Errorf("a term not stored has id %d", id)
+		}
+		if located(d) != len(d.runs) {
+			t.Errorf("the lookup of a term not stored located %d filters of %d runs", located(d), len(d.runs))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
