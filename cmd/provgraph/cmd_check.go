@@ -114,10 +114,12 @@ consistent:
     ordered pass: every record decodes, every key of a record has its key
     entry and there is no other, every queued record is in the queue under
     its smallest key and the queue holds no other, and the counts are the
-    records' by verdict. Records without changed keys pending, in a
-    database of at most 250,000 citations, are also compared with a fresh
-    build (a whole grouping, the memory of 'provgraph groups'; past that
-    bound check says they were checked structurally only). Records behind
+    records' by verdict. Records without changed keys pending are also
+    compared with a fresh build, record by record: up to 250,000 citations
+    a whole grouping (the memory of 'provgraph groups'), past that one read
+    from the grouping view a batch at a time, as 'provgraph queue --build'
+    reads it (when the view cannot be read so, check says the records
+    were checked structurally only). Records behind
     changed keys (a run stopped before its end) are not a problem: check
     says it checked them structurally only. A problem names the policy,
     --max-shared, the group or key, and the 'provgraph queue --build'

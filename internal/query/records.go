@@ -75,17 +75,11 @@ func recordOf(a *GroupAnswer) *GroupRecord {
 // points at, not the database. Otherwise every citation is grouped in
 // memory (LoadGroups).
 func BuildRecords(ctx context.Context, src Source, policy string, maxShared int, rs RecordStore) error {
-	opts := recordOptions(maxShared)
-	every := opts
-	every.MinSize = 1
-	set, err := LoadGroupsFromView(ctx, src, policy, every, ViewRead{})
-	if err != nil {
+	built, err := BuildRecordsFromView(ctx, src, policy, maxShared, rs, ViewRead{})
+	if err != nil || built {
 		return err
 	}
-	if set != nil {
-		return buildRecordsFromView(ctx, set, rs)
-	}
-	set, err = LoadGroups(ctx, src, policy, opts)
+	set, err := LoadGroups(ctx, src, policy, recordOptions(maxShared))
 	if err != nil {
 		return err
 	}
@@ -101,6 +95,54 @@ func BuildRecords(ctx context.Context, src Source, policy string, maxShared int,
 	}
 	return nil
 }
+
+// BuildRecordsFromView is BuildRecords from src's grouping view of the
+// policy only, read as how says: it returns false, having written
+// nothing, when src keeps no view usable for the policy, where
+// BuildRecords would group every citation in memory. check compares the
+// records of a large database with a fresh build this way, in memory
+// that does not grow with the database.
+func BuildRecordsFromView(ctx context.Context, src Source, policy string, maxShared int, rs RecordStore, how ViewRead) (bool, error) {
+	every := recordOptions(maxShared)
+	every.MinSize = 1
+	set, err := LoadGroupsFromView(ctx, src, policy, every, how)
+	if err != nil || set == nil {
+		return false, err
+	}
+	return true, buildRecordsFromView(ctx, set, rs)
+}
+
+// RecordFunc is a RecordStore that passes each record put to the
+// function and holds nothing: what a build writes, for a caller that
+// compares each record as it comes (check). Its reads and Delete fail.
+type RecordFunc func(rec *GroupRecord) error
+
+// errRecordFunc is the error of a RecordFunc's reads and Delete.
+var errRecordFunc = errors.New("query: a RecordFunc holds no records")
+
+// Put implements RecordStore.
+func (f RecordFunc) Put(_ context.Context, rec *GroupRecord) error { return f(rec) }
+
+// Record implements RecordStore: it fails.
+func (RecordFunc) Record(context.Context, string) (*GroupRecord, bool, error) {
+	return nil, false, errRecordFunc
+}
+
+// IDOfKey implements RecordStore: it fails.
+func (RecordFunc) IDOfKey(context.Context, string) (string, bool, error) {
+	return "", false, errRecordFunc
+}
+
+// Delete implements RecordStore: it fails.
+func (RecordFunc) Delete(context.Context, string) error { return errRecordFunc }
+
+// Queue implements RecordStore: it fails.
+func (RecordFunc) Queue(context.Context, string, int) ([]*GroupRecord, error) {
+	return nil, errRecordFunc
+}
+
+// Counts implements RecordStore: it fails.
+func (RecordFunc) Counts(context.Context) (map[string]int, error) { return nil, errRecordFunc }
 
 // buildRecordsFromView writes the records of every group set lists (it
 // is read with MinSize 1: every group). A group is queued when it has two

@@ -275,19 +275,32 @@ type CheckProgress = graph.Progress
 
 // CheckAll verifies the database as check does (citestore's CheckAll:
 // the file, the grouping views, the group records' structure) and
-// compares each set of group records with a fresh build
-// (query.BuildRecords into a query.MemRecords), where citestore allows
-// it. It returns what it found of each set of records, for check to say.
+// compares each set of group records with a fresh build (query.BuildRecords
+// through a query.RecordFunc, each record compared as it is made). Past
+// the citations a whole grouping may hold, the build reads the grouping
+// view a batch at a time with checkRecordsMapped of the file mapped
+// (query.BuildRecordsFromView), or the records are not compared. It
+// returns what it found of each set of records, for check to say.
 // progress, when not nil, is called with where the check is, one call at
 // a time.
 func (s *Store) CheckAll(ctx context.Context, progress func(CheckProgress)) ([]RecordsCheck, error) {
 	ctx = graph.WithProgress(ctx, progress)
 	cs := citestore.New(s.Quads)
-	return cs.CheckAll(ctx, func(ctx context.Context, d string, maxShared int) ([]*store.GroupRecord, error) {
-		m := query.NewMemRecords()
-		if err := query.BuildRecords(ctx, cs, d, maxShared, m); err != nil {
-			return nil, err
+	return cs.CheckAll(ctx, func(ctx context.Context, d string, maxShared int, bounded bool, put func(*store.GroupRecord) error) error {
+		rs := query.RecordFunc(put)
+		if !bounded {
+			return query.BuildRecords(ctx, cs, d, maxShared, rs)
 		}
-		return m.All(), nil
+		built, err := query.BuildRecordsFromView(ctx, cs, d, maxShared, rs, query.ViewRead{Mapped: checkRecordsMapped})
+		if err == nil && !built {
+			err = citestore.ErrFreshUnbounded
+		}
+		return err
 	})
 }
+
+// checkRecordsMapped is how much of the file the fresh build of check's
+// comparison of group records keeps mapped: half of what groups keeps
+// (query.DefaultViewMapped), so that check stays within 1 GiB at ten
+// million citations.
+const checkRecordsMapped = 512 << 20

@@ -5,10 +5,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"maps"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/model"
@@ -34,10 +37,19 @@ type RecordsCheck struct {
 }
 
 // FreshRecords makes the records a build of the policy with digest d
-// under maxShared would write now (query.BuildRecords into a
-// query.MemRecords: a whole grouping), for check to compare the kept ones
-// with. citestore does not import query: service passes it.
-type FreshRecords func(ctx context.Context, d string, maxShared int) ([]*store.GroupRecord, error)
+// under maxShared would write now, passing each to put as it is made
+// (query.BuildRecords through a query.RecordFunc), for check to compare
+// the kept ones with; an error put returns ends the build with it. With
+// bounded, the build must keep to memory that does not grow with the
+// database (query.BuildRecordsFromView: the grouping view read a batch
+// at a time), and returns ErrFreshUnbounded, having put nothing, when it
+// cannot; without, it may group every citation in memory. citestore does
+// not import query: service passes it.
+type FreshRecords func(ctx context.Context, d string, maxShared int, bounded bool, put func(*store.GroupRecord) error) error
+
+// ErrFreshUnbounded is a bounded FreshRecords' error when only a whole
+// grouping in memory could make the records.
+var ErrFreshUnbounded = errors.New("citestore: a fresh build of the group records needs a whole grouping in memory")
 
 // recordsCheckProblems is how many problems check names per set of
 // records: past the first few, more lines say nothing new (the remedy is
@@ -90,14 +102,15 @@ func (s *Store) CheckAll(ctx context.Context, fresh FreshRecords) ([]RecordsChec
 //
 // Records with dirty keys (a run stopped before its end) are behind,
 // which is not damage: that is said (Dirty), and they are not compared.
-// Otherwise, when they are structurally sound, fresh is set and the
-// database holds at most viewCheckScanMax citations, they are compared
-// with a fresh build, and the first difference (in group id order) is a
-// problem: past the bound that build is the memory of a whole grouping,
-// which is what the bound keeps check from, and the records are checked
-// structurally only (NotCompared says so); so are they when this build's
-// normalization engine is not the one the policy's keys were made with
-// (engineSame), as the view check skips the postings of targets then.
+// Otherwise, when they are structurally sound and fresh is set, they are
+// compared with a fresh build, and the first difference found is a
+// problem. Past viewCheckScanMax citations the build must read the
+// grouping view a batch at a time (bounded), as provgraph queue --build
+// does: a whole grouping is the memory check keeps from; when the view
+// cannot be read so, the records are checked structurally only
+// (NotCompared says so). So are they when this build's normalization
+// engine is not the one the policy's keys were made with (engineSame), as
+// the view check skips the postings of targets then.
 // Records of an incomplete view, and records without their marker, are
 // not used and not checked.
 func (s *Store) CheckRecords(ctx context.Context, fresh FreshRecords) ([]RecordsCheck, error) {
@@ -162,10 +175,8 @@ func (s *Store) CheckRecords(ctx context.Context, fresh FreshRecords) ([]Records
 			// now normalizes targets with another engine than the one
 			// the keys were made with, and may differ without damage.
 			c.NotCompared = "this provgraph's normalization engine differs from the one the policy's keys were made with, so a fresh build may group targets otherwise"
-		case citations > viewCheckScanMax:
-			c.NotCompared = fmt.Sprintf("the database holds more than %d citations: comparing with a fresh build is a whole grouping, whose memory check keeps to that bound", viewCheckScanMax)
 		default:
-			if err := s.compareRecords(ctx, fresh, &c); err != nil {
+			if err := s.compareRecords(ctx, fresh, &c, citations > viewCheckScanMax); err != nil {
 				return checks, err
 			}
 		}
@@ -374,32 +385,90 @@ func (s *Store) checkRecordsSet(ctx context.Context, r *graph.Reader, rb *graph.
 	return nil
 }
 
-// compareRecords compares the records of c, structurally sound, with a
-// fresh build, and adds the first difference, in group id order, as a
-// problem. It holds the fresh build (a whole grouping's records, sorted
-// by id) and reads the kept records one at a time, merging the two.
-func (s *Store) compareRecords(ctx context.Context, fresh FreshRecords, c *RecordsCheck) error {
-	built, err := fresh(ctx, c.Policy, c.MaxShared)
-	if err != nil {
+// compareRecords compares the records of c, structurally sound (c.Groups
+// of them), with a fresh build (bounded: in memory that does not grow with
+// the database), and adds the first difference it finds as a problem.
+// The fresh records come in the build's order, a batch of
+// compareBatch at a time, each batch looked up among the kept ones in
+// id order in one read transaction; each fresh group's id is noted (8
+// bytes), so that, when every fresh record has its equal and the records
+// hold more, one pass over the kept ones names a group the build does
+// not have.
+func (s *Store) compareRecords(ctx context.Context, fresh FreshRecords, c *RecordsCheck, bounded bool) error {
+	var (
+		batch   []*store.GroupRecord
+		seen    freshIDs
+		matched int
+		differs = errors.New("the first difference") // ends the build
+	)
+	lookup := func() error {
+		slices.SortFunc(batch, func(a, b *store.GroupRecord) int { return strings.Compare(a.ID, b.ID) })
+		err := s.within(func(r *graph.Reader) error {
+			ids, err := keptRecordIDs(r, c)
+			if err != nil {
+				return err
+			}
+			for _, want := range batch {
+				v := ids.Get([]byte(want.ID))
+				if v == nil {
+					s.recordsProblem(c, "a fresh build has group %s (key %s), which has no record (first difference)", want.ID, want.Key)
+					return differs
+				}
+				rec, bad := decodeRecordBare(want.ID, v)
+				if bad != "" {
+					return fmt.Errorf("%w: group record %s: %s (run provgraph queue --build)", graph.ErrCorrupt, want.ID, bad)
+				}
+				if d := recordDiff(rec, want); d != "" {
+					s.recordsProblem(c, "group %s: %s (first difference)", want.ID, d)
+					return differs
+				}
+				matched++
+			}
+			r.LimitMapped(viewCheckMapped)
+			return nil
+		})
+		batch = batch[:0]
+		return err
+	}
+	var mu sync.Mutex // a build may put from several goroutines
+	err := fresh(ctx, c.Policy, c.MaxShared, bounded, func(rec *store.GroupRecord) error {
+		mu.Lock()
+		defer mu.Unlock()
+		seen.add(rec.ID)
+		if batch = append(batch, rec); len(batch) < compareBatch {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return lookup()
+	})
+	if err == nil && len(batch) > 0 {
+		err = lookup()
+	}
+	switch {
+	case errors.Is(err, differs):
+		return nil
+	case errors.Is(err, ErrFreshUnbounded):
+		c.NotCompared = fmt.Sprintf("the database holds more than %d citations, and its grouping view cannot be read a batch at a time for a fresh build (a whole grouping, whose memory check keeps to that bound)", viewCheckScanMax)
+		return nil
+	case err != nil:
 		if ctx.Err() != nil || errors.Is(err, graph.ErrCorrupt) {
 			return err
 		}
 		c.NotCompared = "a fresh build to compare with failed: " + err.Error()
 		return nil
+	case matched == c.Groups:
+		c.Compared = true
+		return nil
 	}
-	slices.SortFunc(built, func(a, b *store.GroupRecord) int { return strings.Compare(a.ID, b.ID) })
-	j := 0 // the next record of built to meet
-	lacks := func(rec *store.GroupRecord) {
-		s.recordsProblem(c, "a fresh build has group %s (key %s), which has no record (first difference)", rec.ID, rec.Key)
-	}
+	// Every fresh record has its equal, and the records hold more: name
+	// the first, in id order, whose group the build does not have.
+	seen.sort()
 	found := false
 	err = s.within(func(r *graph.Reader) error {
-		rb, err := r.View(c.Policy).Sub(recordsName(c.MaxShared), false)
-		if err != nil || rb == nil {
-			return err
-		}
-		ids, err := rb.Sub(recID, false)
-		if err != nil || ids == nil {
+		ids, err := keptRecordIDs(r, c)
+		if err != nil {
 			return err
 		}
 		n := 0
@@ -410,39 +479,70 @@ func (s *Store) compareRecords(ctx context.Context, fresh FreshRecords, c *Recor
 				}
 				r.LimitMapped(viewCheckMapped)
 			}
-			id := string(k)
-			rec, bad := decodeRecordBare(id, v)
+			if seen.has(string(k)) {
+				return true, nil
+			}
+			rec, bad := decodeRecordBare(string(k), v)
 			if bad != "" {
-				return false, fmt.Errorf("%w: group record %s: %s (run provgraph queue --build)", graph.ErrCorrupt, id, bad)
+				return false, fmt.Errorf("%w: group record %s: %s (run provgraph queue --build)", graph.ErrCorrupt, k, bad)
 			}
+			s.recordsProblem(c, "group %s (key %s) has a record, but a fresh build has no group with this id (first difference)", rec.ID, rec.Key)
 			found = true
-			switch {
-			case j < len(built) && built[j].ID < id:
-				lacks(built[j])
-			case j == len(built) || built[j].ID > id:
-				s.recordsProblem(c, "group %s (key %s) has a record, but a fresh build has no group with this id (first difference)", id, rec.Key)
-			default:
-				d := recordDiff(rec, built[j])
-				if d == "" {
-					j++
-					found = false
-					return true, nil
-				}
-				s.recordsProblem(c, "group %s: %s (first difference)", id, d)
-			}
 			return false, nil
 		})
 	})
-	if err != nil || found {
+	if err != nil {
 		return err
 	}
-	if j < len(built) {
-		lacks(built[j])
-		return nil
+	if !found {
+		s.recordsProblem(c, "the records hold %d groups, a fresh build gives %d", c.Groups, matched)
 	}
-	c.Compared = true
 	return nil
 }
+
+// compareBatch is how many fresh records compareRecords looks up in one
+// read transaction. A variable so that tests cut batches.
+var compareBatch = 4096
+
+// keptRecordIDs returns the id -> record bucket of c's records in r.
+func keptRecordIDs(r *graph.Reader, c *RecordsCheck) (*graph.Bucket, error) {
+	rb, err := r.View(c.Policy).Sub(recordsName(c.MaxShared), false)
+	if err != nil {
+		return nil, err
+	}
+	if rb == nil {
+		return nil, fmt.Errorf("%w: group records of policy %s, --max-shared %d: gone during check", graph.ErrCorrupt, c.Name, c.MaxShared)
+	}
+	ids, err := rb.Sub(recID, false)
+	if err != nil {
+		return nil, err
+	}
+	if ids == nil {
+		return nil, fmt.Errorf("%w: group records of policy %s, --max-shared %d: no id -> record bucket", graph.ErrCorrupt, c.Name, c.MaxShared)
+	}
+	return ids, nil
+}
+
+// freshIDs are the ids of the groups a fresh build gave: a group id
+// ("g-" and 12 hexadecimal digits, query.groupID) as its 48 bits, any
+// other as an FNV-1a hash with the top bit set (which no 48-bit value
+// has), so that 8 bytes a group hold them all.
+type freshIDs struct{ v []uint64 }
+
+func freshID(id string) uint64 {
+	if len(id) == 14 && strings.HasPrefix(id, "g-") {
+		if n, err := strconv.ParseUint(id[2:], 16, 64); err == nil {
+			return n
+		}
+	}
+	h := fnv.New64a()
+	h.Write([]byte(id))
+	return h.Sum64() | 1<<63
+}
+
+func (f *freshIDs) add(id string)      { f.v = append(f.v, freshID(id)) }
+func (f *freshIDs) sort()              { slices.Sort(f.v) }
+func (f *freshIDs) has(id string) bool { _, ok := slices.BinarySearch(f.v, freshID(id)); return ok }
 
 // recordDiff names the first field of the kept record rec that differs
 // from the fresh build's want, "" when none does.

@@ -39,14 +39,22 @@ func recordsStore(t *testing.T) (*Store, *graph.Store) {
 	return s, g
 }
 
-// freshOf is service's fresh build: query.BuildRecords into MemRecords.
-func freshOf(s *Store) FreshRecords {
-	return func(ctx context.Context, d string, maxShared int) ([]*store.GroupRecord, error) {
-		m := query.NewMemRecords()
-		if err := query.BuildRecords(ctx, s, d, maxShared, m); err != nil {
-			return nil, err
+// freshOf is service's fresh build: query.BuildRecords through a
+// RecordFunc, from the grouping view only when bounded.
+func freshOf(s *Store) FreshRecords { return freshFrom(s) }
+
+// freshFrom is freshOf reading src: a source without the view's methods
+// makes a bounded build impossible.
+func freshFrom(src query.Source) FreshRecords {
+	return func(ctx context.Context, d string, maxShared int, bounded bool, put func(*store.GroupRecord) error) error {
+		if !bounded {
+			return query.BuildRecords(ctx, src, d, maxShared, query.RecordFunc(put))
 		}
-		return m.All(), nil
+		built, err := query.BuildRecordsFromView(ctx, src, d, maxShared, query.RecordFunc(put), query.ViewRead{})
+		if err == nil && !built {
+			err = ErrFreshUnbounded
+		}
+		return err
 	}
 }
 
@@ -100,12 +108,23 @@ func putRecord(t *testing.T, rb *graph.Bucket, r *store.GroupRecord) {
 // (the structural pass: found without a fresh build; the comparison:
 // found only with one) and named with the policy, --max-shared, the
 // group or key, what is wrong and the command that rebuilds them, as
-// damage (graph.ErrCorrupt).
+// damage (graph.ErrCorrupt). The comparison finds the same with the
+// fresh build grouped whole (a small database) and read from the
+// grouping view a batch at a time (past viewCheckScanMax).
 func TestCheckRecords(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		scanMax int
+	}{{"whole grouping", 1 << 30}, {"from the view", 0}} {
+		t.Run(tc.name, func(t *testing.T) { testCheckRecords(t, tc.scanMax) })
+	}
+}
+
+func testCheckRecords(t *testing.T, scanMax int) {
 	ctx := context.Background()
 	d := normalize.Default().Digest()
-	defer func(n int) { viewCheckBatch = n }(viewCheckBatch)
-	viewCheckBatch = 3 // the passes' seams
+	defer func(n, m, b int) { viewCheckBatch, viewCheckScanMax, compareBatch = n, m, b }(viewCheckBatch, viewCheckScanMax, compareBatch)
+	viewCheckBatch, viewCheckScanMax, compareBatch = 3, scanMax, 4 // the passes' and batches' seams
 
 	s, _ := recordsStore(t)
 	checks, err := s.CheckAll(ctx, freshOf(s))
@@ -254,8 +273,9 @@ func TestCheckRecords(t *testing.T) {
 func itoa(n uint64) string { return strconv.FormatUint(n, 10) }
 
 // TestCheckRecordsNotCompared: records behind changed keys (dirty), and
-// records of a database past viewCheckScanMax citations, are checked
-// structurally only: a record that differs from a fresh build is then
+// records of a database past viewCheckScanMax citations whose fresh build
+// could only group every citation in memory, are checked structurally
+// only: a record that differs from a fresh build is then
 // not reported, the check says why it did not compare, and structural
 // damage is still found. Records without their marker are not checked.
 func TestCheckRecordsNotCompared(t *testing.T) {
@@ -282,16 +302,18 @@ func TestCheckRecordsNotCompared(t *testing.T) {
 		{"behind a changed key", 1 << 30, func(t *testing.T, rb *graph.Bucket) {
 			must(t, subOf(t, rb, recDirty).Put([]byte("https://changed.test/"), nil))
 		}, func(c RecordsCheck) bool { return c.Dirty == 1 && strings.Contains(c.NotCompared, "behind") }},
-		{"past the scan bound", 0, func(*testing.T, *graph.Bucket) {},
+		{"past the scan bound, without a view to read a batch at a time", 0, func(*testing.T, *graph.Bucket) {},
 			func(c RecordsCheck) bool {
-				return c.Dirty == 0 && strings.Contains(c.NotCompared, "more than 0 citations")
+				return c.Dirty == 0 && strings.Contains(c.NotCompared, "more than 0 citations, and its grouping view cannot be read a batch at a time")
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			viewCheckScanMax = tc.scanMax
 			s, g := recordsStore(t)
 			alter(t, g, tc.setup)
-			checks, err := s.CheckAll(ctx, freshOf(s))
+			// A source with only query.Source's methods: no view to read.
+			fresh := freshFrom(struct{ query.Source }{s})
+			checks, err := s.CheckAll(ctx, fresh)
 			if err != nil {
 				t.Fatalf("check of records %s: %v, want them checked structurally only", tc.name, err)
 			}
@@ -304,7 +326,7 @@ func TestCheckRecordsNotCompared(t *testing.T) {
 				must(t, err)
 				return subOf(t, rb, recCounts).Put([]byte("groups"), binary.BigEndian.AppendUint64(nil, 1))
 			}))
-			if _, err := s.CheckAll(ctx, freshOf(s)); !errors.Is(err, graph.ErrCorrupt) || !strings.Contains(err.Error(), "the count groups says 1") {
+			if _, err := s.CheckAll(ctx, fresh); !errors.Is(err, graph.ErrCorrupt) || !strings.Contains(err.Error(), "the count groups says 1") {
 				t.Errorf("check of records %s, with a count altered = %v, want the count named", tc.name, err)
 			}
 		})
