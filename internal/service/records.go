@@ -303,4 +303,4 @@ func (s *Store) CheckAll(ctx context.Context, progress func(CheckProgress)) ([]R
 // comparison of group records keeps mapped: half of what groups keeps
 // (query.DefaultViewMapped), so that check stays within 1 GiB at ten
 // million citations.
-const checkRecordsMapped = 512 << 20
+const checkRecordsMapped = 256 << 20
