@@ -112,25 +112,6 @@ func (f bloom) has(h uint64) bool {
 	return true
 }
 
-// bloomHasAt is bloomHasBytes on the filter of n bytes at offset at of
-// the file, each word read by pread. A failed read says the run may hold
-// h: the run is then read, and the read meets the damage if there is any.
-func bloomHasAt(fb *fileBlocks, at int64, n int, h uint64) bool {
-	m := uint64(n/8) * 64
-	h2 := bits.RotateLeft64(h, 32)*0x9E3779B97F4A7C15 | 1
-	for i := range uint64(bloomProbes) {
-		bit := (h + i*h2) % m
-		w, ok := fb.word(at + int64(bit/64*8))
-		if !ok {
-			return true
-		}
-		if w&(1<<(bit%64)) == 0 {
-			return false
-		}
-	}
-	return true
-}
-
 // bloomHasBytes is bloom.has on a filter as stored.
 func bloomHasBytes(b []byte, h uint64) bool { return bloomHasIn(nil, b, h) }
 
@@ -216,15 +197,14 @@ func cmpUint64(a, b uint64) int {
 type dictReader struct {
 	ids, terms *bbolt.Bucket
 	runs       []*run
-	// fb holds, for runs whose filter is not loaded, where the stored
-	// filter lies, found on the run's first probe (filterOf): a slice of
-	// bbolt's mapping, valid for the transaction only and probed in place
-	// so that a reader pays nothing to load filters it will use a few
-	// times, or, for a ReadOnce Store, its offset in the file. Found
-	// eagerly, every transaction's reader read two or three pages of each
-	// of the 28 runs at ten million citations, through the mapping: 106 of
-	// the 182 page faults of a lineage command, for runs most lookups
-	// never probe.
+	// fb holds, for runs whose filter is not loaded, the stored filter,
+	// found on the run's first probe (filterOf) as bbolt returns it: a
+	// slice of the mapping, valid for the transaction only, and probed in
+	// place so that a reader pays nothing to load filters it will use a
+	// few times. Found eagerly, every transaction's reader read two or
+	// three pages of each of the 28 runs at ten million citations, through
+	// the mapping: 106 of the 182 page faults of a lineage command, for
+	// runs most lookups never probe.
 	fb []storedFilter
 	// bySize is the order find visits the runs in: by level, highest
 	// first, newest first within a level.
@@ -240,11 +220,11 @@ type dictReader struct {
 	tx     *bbolt.Tx
 	runPC  []*pageCursor
 	termPC *pageCursor
-	// keep and blocks are a ReadOnce Store's (readonce.go): the cursors
-	// keep their pages in keep, and the runs' filters are probed by
-	// blocks.
-	keep   *pageKeep
-	blocks *fileBlocks
+	// keep and once are a ReadOnce Store's (readonce.go): the cursors
+	// keep their pages in keep, and once makes lookups seek in the runs
+	// without probing their filters (may).
+	keep *pageKeep
+	once bool
 }
 
 // preadFrom makes r's lookups read by pread from file until preadDone;
@@ -328,54 +308,51 @@ func newDictReader(tx *bbolt.Tx, runs []*run, loaded bool) (*dictReader, error) 
 	return r, nil
 }
 
-// storedFilter is where the stored filter of a run of the hash index
-// lies (dictReader.fb).
+// storedFilter is the stored filter of a run of the hash index
+// (dictReader.fb).
 type storedFilter struct {
-	found bool   // looked for: the fields below are set
-	b     []byte // the filter in the mapping; nil when at is set or there is none
-	at    int64  // with n > 0, the filter's offset in the file (ReadOnce)
-	n     int
+	found bool   // looked for: b is set
+	b     []byte // the filter in the mapping; nil when there is none
 }
 
-// filterOf returns where run i's stored filter lies, looking for it on
-// first use: by pread for a ReadOnce Store's reader, through the mapping
-// otherwise. A filter that is missing or not a whole number of words is
-// none: every lookup then reads the run, which meets any damage.
-func (r *dictReader) filterOf(i int) *storedFilter {
+// filterOf returns run i's stored filter, looking for it on first use. A
+// filter that is missing or not a whole number of words is none: every
+// lookup then reads the run, which meets any damage.
+func (r *dictReader) filterOf(i int) []byte {
 	f := &r.fb[i]
-	if f.found {
-		return f
-	}
-	f.found = true
-	if r.blocks != nil && r.file != nil {
-		if pc, ok := r.runCursor(i).(*pageCursor); ok {
-			at, n, ok := pc.valueAt([]byte(bloomKey))
-			if ok && n > 0 && n%8 == 0 {
-				f.at, f.n = at, n
+	if !f.found {
+		f.found = true
+		if b := r.ids.Bucket(r.runs[i].name[:]); b != nil {
+			if v := b.Get([]byte(bloomKey)); len(v) > 0 && len(v)%8 == 0 {
+				f.b = v
 			}
-			mustWalk(pc)
-			return f
 		}
 	}
-	if b := r.ids.Bucket(r.runs[i].name[:]); b != nil {
-		if v := b.Get([]byte(bloomKey)); len(v) > 0 && len(v)%8 == 0 {
-			f.b = v
-		}
-	}
-	return f
+	return f.b
 }
 
 // may reports whether run i may hold a term whose hash is h: its filter
-// says so, or it has none.
+// says so, or it has none, or r is a ReadOnce Store's reader.
+//
+// A ReadOnce reader reads by pread, and a probe of a stored filter is
+// seven reads of random words of megabytes when the term is there (a
+// Bloom filter's probes) and one or two when it is not, each a random
+// page as costly as the run's leaf a seek reads (its branches are kept,
+// pageKeep): a seek is cheaper than a probe in both cases. Probing the
+// filters, a lineage command from a cold page cache at ten million
+// citations read 640 pages in the hash index (seven for each of the 40
+// terms it found, two for each run of the 4 it did not, and the filters'
+// locations); seeking, its median over 42 citations went from 136 to 125
+// ms (docs/SCALE.md).
 func (r *dictReader) may(i int, h uint64) bool {
 	if f := r.runs[i].filter; f != nil {
 		return f.has(h)
 	}
-	switch f := r.filterOf(i); {
-	case f.n > 0:
-		return bloomHasAt(r.blocks, f.at, f.n, h)
-	case f.b != nil:
-		return bloomHasIn(r.blocks, f.b, h)
+	if r.once {
+		return true
+	}
+	if f := r.filterOf(i); f != nil {
+		return bloomHasBytes(f, h)
 	}
 	return true
 }

@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"encoding/binary"
 	"os"
 	"unsafe"
 
@@ -68,17 +67,6 @@ func (fb *fileBlocks) read(b []byte, off int, buf []byte) []byte {
 	return buf
 }
 
-// word returns the little-endian word at offset off of the file, read
-// by pread, and whether it was read.
-func (fb *fileBlocks) word(off int64) (uint64, bool) {
-	var buf [8]byte
-	if n, err := fb.f.ReadAt(buf[:], off); n != len(buf) || err != nil {
-		return 0, false
-	}
-	fb.n++
-	return binary.LittleEndian.Uint64(buf[:]), true
-}
-
 // has is runFilter.has for the filter of n bytes at offset at of the
 // file, its block read by pread. A failed read says the run may hold h:
 // the run is then read, and the read meets the damage if there is any.
@@ -93,8 +81,9 @@ func (fb *fileBlocks) has(at int64, n int, h uint64) bool {
 }
 
 // readOnce makes r read by pread when its Store is ReadOnce: the nodes'
-// quads (SPO), the POS and OSP runs, the terms by id, the dictionary's
-// hash index and the filters of every run.
+// quads (SPO), the POS and OSP runs and their filters, the terms by id
+// and the dictionary's hash index (whose filters it does not probe:
+// dictReader.may).
 func (r *Reader) readOnce() {
 	s := r.s
 	fb := s.blocks(r.tx)
@@ -107,7 +96,7 @@ func (r *Reader) readOnce() {
 		r.names.pc, r.names.c, r.names.at = pc, nil, 0
 	}
 	r.dict.preadFrom(r.tx, s.file)
-	r.dict.keep, r.dict.blocks = s.once, fb
+	r.dict.keep, r.dict.once = s.once, true
 }
 
 // pointCursor returns a cursor over b for the point reads of a read

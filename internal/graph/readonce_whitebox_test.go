@@ -111,12 +111,12 @@ func TestReadOnceReadsAsMapped(t *testing.T) {
 	}
 }
 
-// TestDictLookupOldestFirst: a lookup of a term the first transaction
-// wrote, in a ReadOnce Store whose hash index has several runs of its
-// highest level, probes the filter of the oldest of them only (the words
-// a present term's probes read, no other run's), and finds the filters
-// of the runs it probes only: a reader that looks nothing up locates
-// none. A term not stored probes every run, and is not found.
+// TestDictLookupOldestFirst: in a hash index with several runs of its
+// highest level, a lookup of a term the first transaction wrote seeks in
+// the oldest of them only; a ReadOnce Store's reader does so without
+// reading any run's filter, and a term not stored is sought in every run
+// and not found. A reader through the mapping locates the filters of the
+// runs it probes only: one that looks nothing up locates none.
 func TestDictLookupOldestFirst(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "d.db")
 	s, err := Open(path, &Options{NoSync: true})
@@ -137,25 +137,10 @@ func TestDictLookupOldestFirst(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	once, err := Open(path, &Options{ReadOnly: true, ReadOnce: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer once.Close()
-	located := func(d *dictReader) int {
-		n := 0
-		for _, f := range d.fb {
-			if f.found {
-				n++
-			}
-		}
-		return n
-	}
-	err = once.Read(func(r *Reader) error {
-		d := r.dict
-		if d.blocks == nil {
-			t.Fatal("the ReadOnce reader's dictionary probes no filter by pread")
-		}
+	oldest := appendTermCode(nil, IRI("https://example.test/s/0/3"))
+	absent := appendTermCode(nil, IRI("https://example.test/absent"))
+	topRuns := func(t *testing.T, d *dictReader) {
+		t.Helper()
 		top, atTop := 0, 0
 		for _, run := range d.runs {
 			top = max(top, run.level())
@@ -168,25 +153,90 @@ func TestDictLookupOldestFirst(t *testing.T) {
 		if atTop < 2 {
 			t.Fatalf("%d runs of the highest level %d among %d, want two or more", atTop, top, len(d.runs))
 		}
-		if n := located(d); n != 0 {
-			t.Fatalf("a reader that looked nothing up located %d filters", n)
-		}
-		enc := appendTermCode(nil, IRI("https://example.test/s/0/3"))
-		if id := d.lookup(enc); id == 0 {
-			t.Fatal("the first transaction's term is not found")
-		}
-		if d.blocks.n != bloomProbes || located(d) != 1 {
-			t.Errorf("the lookup of an oldest term read %d filter words of %d runs, want %d of 1", d.blocks.n, located(d), bloomProbes)
-		}
-		if id := d.lookup(appendTermCode(nil, IRI("https://example.test/absent"))); id != 0 {
-			t.Errorf("a term not stored has id %d", id)
-		}
-		if located(d) != len(d.runs) {
-			t.Errorf("the lookup of a term not stored located %d filters of %d runs", located(d), len(d.runs))
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
+
+	t.Run("ReadOnce", func(t *testing.T) {
+		once, err := Open(path, &Options{ReadOnly: true, ReadOnce: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer once.Close()
+		sought := func(d *dictReader) int {
+			n := 0
+			for _, pc := range d.runPC {
+				if pc != nil {
+					n++
+				}
+			}
+			return n
+		}
+		err = once.Read(func(r *Reader) error {
+			d := r.dict
+			if !d.once {
+				t.Fatal("the ReadOnce reader's dictionary is not marked so")
+			}
+			topRuns(t, d)
+			if id := d.lookup(oldest); id == 0 {
+				t.Fatal("the first transaction's term is not found")
+			}
+			if n := sought(d); n != 1 {
+				t.Errorf("the lookup of an oldest term sought in %d runs, want 1", n)
+			}
+			if id := d.lookup(absent); id != 0 {
+				t.Errorf("a term not stored has id %d", id)
+			}
+			if n := sought(d); n != len(d.runs) {
+				t.Errorf("the lookup of a term not stored sought in %d runs of %d", n, len(d.runs))
+			}
+			for i, f := range d.fb {
+				if f.found {
+					t.Errorf("run %d's filter was located by a reader that seeks without filters", i)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("mapped", func(t *testing.T) {
+		mapped, err := Open(path, &Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer mapped.Close()
+		located := func(d *dictReader) int {
+			n := 0
+			for _, f := range d.fb {
+				if f.found {
+					n++
+				}
+			}
+			return n
+		}
+		err = mapped.Read(func(r *Reader) error {
+			d := r.dict
+			topRuns(t, d)
+			if n := located(d); n != 0 {
+				t.Fatalf("a reader that looked nothing up located %d filters", n)
+			}
+			if id := d.lookup(oldest); id == 0 {
+				t.Fatal("the first transaction's term is not found")
+			}
+			if n := located(d); n != 1 {
+				t.Errorf("the lookup of an oldest term located the filters of %d runs, want 1", n)
+			}
+			if id := d.lookup(absent); id != 0 {
+				t.Errorf("a term not stored has id %d", id)
+			}
+			if n := located(d); n != len(d.runs) {
+				t.Errorf("the lookup of a term not stored located %d filters of %d runs", n, len(d.runs))
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
 }
