@@ -67,11 +67,18 @@ view compact' does; --no-compact names that command instead).
 	return cmd
 }
 
+// policyDiffBytesPerCitation is what policy-diff holds per citation: every
+// citation loaded whole under each of the two policies, then grouped
+// under each (6.84 GB of peak RSS at a million citations, 29.6 s: ten
+// million would take some 68 GB).
+const policyDiffBytesPerCitation = 7000
+
 func newPolicyDiffCommand() *cobra.Command {
 	var o dbOptions
 	var format string
 	var maxShared int
 	var redact bool
+	var workMem string
 	cmd := &cobra.Command{
 		Use:   "policy-diff [flags] A B",
 		Short: "List the review groups that merge or split between two policies, and why",
@@ -81,9 +88,18 @@ see renormalize) and lists every group that merges or splits, with the
 citations concerned and the rules applied under only one of the policies,
 followed by how the policies themselves differ.
 
+Memory: policy-diff loads every citation whole under each of the two
+policies and groups them under each, about 7 KB a citation (6.8 GB at a
+million citations).
+It counts the citations first and exits 2 when they would take more than
+the working memory, --work-mem (default $PROVGRAPH_WORK_MEM, else three
+quarters of the machine's or cgroup's memory), rather than be killed for
+lack of memory minutes later; 'provgraph groups --policy A' and
+'--policy B' answer in bounded memory.
+
 ` + exitHelp(
 			exitLineOK,
-			"  2  usage error: bad flag or argument, or a policy not in the database",
+			"  2  usage error: bad flag or argument, a policy not in the database, or\n     more citations than --work-mem holds",
 			"  3  I/O or internal error, including a missing database file",
 			exitLineLocked,
 			exitLineCorrupt),
@@ -92,6 +108,10 @@ followed by how the policies themselves differ.
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "table" && format != "json" {
 				return usagef("--format %q: want table or json", format)
+			}
+			if err := fitsWorkMem(cmd, o.service(), o.db, workMem, policyDiffBytesPerCitation,
+				"policy-diff holds every citation whole under each of the two policies", "groups --policy A and groups --policy B answer in bounded memory"); err != nil {
+				return err
 			}
 			tuneGCForQueries()
 			d, err := o.service().PolicyDiff(cmd.Context(), args[0], args[1], query.GroupOptions{MaxShared: maxShared})
@@ -108,6 +128,7 @@ followed by how the policies themselves differ.
 	o.addFlags(cmd)
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
 	cmd.Flags().IntVar(&maxShared, "max-shared", model.DefaultMaxShared, "as for groups")
+	cmd.Flags().StringVar(&workMem, "work-mem", "", "the memory policy-diff may take, e.g. 8GiB: it refuses more citations than that holds (default $PROVGRAPH_WORK_MEM, else three quarters of the machine's or cgroup's memory)")
 	addRedactFlag(cmd, &redact)
 	return cmd
 }

@@ -624,3 +624,46 @@ func TestReviewedJSONKeepsReport(t *testing.T) {
 		}
 	}
 }
+
+// TestPolicyDiffWorkMem: policy-diff, which holds every citation under
+// both policies, refuses a database whose citations would take more than
+// --work-mem (or $PROVGRAPH_WORK_MEM): exit 2, nothing on standard output,
+// a message naming the estimate, the flag and what answers in bounded
+// memory; with room it prints what it prints without the flag.
+func TestPolicyDiffWorkMem(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "d.db")
+	if code, _, stderr := cli(t, "ingest", "--db", db, "../../testdata/citations.jsonl"); code != exitOK {
+		t.Fatal(stderr)
+	}
+	if code, _, stderr := cli(t, "renormalize", "--db", db, "--policy", "lenient"); code != exitOK {
+		t.Fatal(stderr)
+	}
+	t.Setenv(workMemEnv, "")
+	args := []string{"policy-diff", "--db", db, "provgraph-default", "provgraph-lenient"}
+	code, want, stderr := cli(t, args...)
+	if code != exitOK || !strings.Contains(want, "merges") {
+		t.Fatalf("policy-diff: exit %d\n%s%s", code, want, stderr)
+	}
+	if code, out, stderr := cli(t, append(args, "--work-mem", "1GiB")...); code != exitOK || out != want {
+		t.Errorf("policy-diff --work-mem 1GiB: exit %d\n%s\nwant\n%s%s", code, out, want, stderr)
+	}
+	// 15 citations at policyDiffBytesPerCitation each: more than 16 KiB.
+	if 15*policyDiffBytesPerCitation <= 16<<10 {
+		t.Fatalf("15 citations at %d bytes fit in 16 KiB: the test needs a smaller --work-mem", policyDiffBytesPerCitation)
+	}
+	for _, c := range []struct {
+		args []string
+		env  string
+	}{{[]string{"--work-mem", "16KiB"}, ""}, {nil, "16KiB"}} {
+		t.Setenv(workMemEnv, c.env)
+		code, out, stderr := cli(t, append(args, c.args...)...)
+		if code != exitUsage || out != "" {
+			t.Errorf("policy-diff %v with %s=%q: exit %d, output %q; want exit 2 and nothing", c.args, workMemEnv, c.env, code, out)
+		}
+		for _, w := range []string{"policy-diff holds every citation whole under each of the two policies", "15 citations of " + db, "--work-mem", "groups --policy A and groups --policy B answer in bounded memory"} {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("policy-diff %v with %s=%q: stderr %q, want it to say %q", c.args, workMemEnv, c.env, stderr, w)
+			}
+		}
+	}
+}
