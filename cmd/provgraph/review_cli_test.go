@@ -667,3 +667,39 @@ func TestPolicyDiffWorkMem(t *testing.T) {
 		}
 	}
 }
+
+// TestLineageDatabaseWorkMem: lineage --group-scope database, which holds
+// every citation, refuses past --work-mem as policy-diff does (exit 2,
+// nothing printed, the estimate and the neighbourhood named); the default
+// scope answers whatever --work-mem says, and with room the database
+// scope prints what it prints without the flag.
+func TestLineageDatabaseWorkMem(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "d.db")
+	if code, _, stderr := cli(t, "ingest", "--db", db, "../../testdata/citations.jsonl"); code != exitOK {
+		t.Fatal(stderr)
+	}
+	t.Setenv(workMemEnv, "")
+	args := []string{"lineage", "--db", db, "gpt-17-2", "--group-scope", "database"}
+	code, want, stderr := cli(t, args...)
+	if code != exitOK || !strings.Contains(want, "citation gpt-17-2") {
+		t.Fatalf("lineage --group-scope database: exit %d\n%s%s", code, want, stderr)
+	}
+	if code, out, stderr := cli(t, append(args, "--work-mem", "1GiB")...); code != exitOK || out != want {
+		t.Errorf("with --work-mem 1GiB: exit %d\n%s\nwant\n%s%s", code, out, want, stderr)
+	}
+	if 15*lineageDatabaseBytesPerCitation <= 16<<10 {
+		t.Fatalf("15 citations at %d bytes fit in 16 KiB: the test needs a smaller --work-mem", lineageDatabaseBytesPerCitation)
+	}
+	code, out, stderr := cli(t, append(args, "--work-mem", "16KiB")...)
+	if code != exitUsage || out != "" {
+		t.Errorf("with --work-mem 16KiB: exit %d, output %q; want exit 2 and nothing", code, out)
+	}
+	for _, w := range []string{"lineage --group-scope database holds every citation whole", "15 citations of " + db, "--work-mem", "answers from the citation's neighbourhood"} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("with --work-mem 16KiB: stderr %q, want it to say %q", stderr, w)
+		}
+	}
+	if code, out, stderr := cli(t, "lineage", "--db", db, "gpt-17-2", "--work-mem", "16KiB"); code != exitOK || !strings.Contains(out, "citation gpt-17-2") {
+		t.Errorf("lineage (neighbourhood) --work-mem 16KiB: exit %d\n%s%s", code, out, stderr)
+	}
+}
