@@ -198,6 +198,9 @@ func TestExportIncludeGroups(t *testing.T) {
 		{[]string{"--min-size", "1"}, "--min-size chooses the review groups"},
 		{[]string{"--include-groups", "--verdict", "same"}, `--verdict "same": want one of`},
 		{[]string{"--include-groups", "--policy", "nope"}, `no such policy in the database: "nope"`},
+		{[]string{"--work-mem", "1GiB"}, "--work-mem bounds the grouping of --include-groups: it needs --include-groups"},
+		// The citations of both files at 2,500 bytes each: more than 16 KiB.
+		{[]string{"--include-groups", "--work-mem", "16KiB"}, "export --include-groups groups every citation at once, about 2500 bytes a citation"},
 	} {
 		code, stdout, stderr := run(t, append([]string{"export", "--db", db}, tc.args...)...)
 		if code != exitUsage || !strings.Contains(stderr, tc.msg) || stdout != "" {
