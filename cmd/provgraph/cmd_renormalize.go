@@ -90,12 +90,11 @@ followed by how the policies themselves differ.
 
 Memory: policy-diff loads every citation whole under each of the two
 policies and groups them under each, about 7 KB a citation (6.8 GB at a
-million citations).
-It counts the citations first and exits 2 when they would take more than
-the working memory, --work-mem (default $PROVGRAPH_WORK_MEM, else three
-quarters of the machine's or cgroup's memory), rather than be killed for
-lack of memory minutes later; 'provgraph groups --policy A' and
-'--policy B' answer in bounded memory.
+million citations). It counts the citations first and exits 2 when they
+would take more than the working memory, --work-mem (default
+$PROVGRAPH_WORK_MEM, else three quarters of the machine's or cgroup's
+memory), rather than be killed for lack of memory minutes later;
+'provgraph groups --policy A' and '--policy B' answer in bounded memory.
 
 ` + exitHelp(
 			exitLineOK,
