@@ -135,3 +135,46 @@ func TestReaderReset(t *testing.T) {
 		return nil
 	}))
 }
+
+// TestPredicatesFoundAmongTheNodes holds the reads of a node's facts by
+// predicate (One, All and the reads built on them) to finding the
+// predicate among the node's own, decoded, rather than by a lookup in the
+// dictionary: a predicate the node lacks is not looked up at all (no id,
+// not even 0, is noted for it), whether or not the store holds it
+// elsewhere, and one it has is found with its facts.
+func TestPredicatesFoundAmongTheNodes(t *testing.T) {
+	ctx := context.Background()
+	g, err := graph.Open(filepath.Join(t.TempDir(), "store.db"), &graph.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	const a, b = "https://example.org/a", "https://example.org/b"
+	if _, err := g.Add([]graph.Quad{
+		{S: iri(a), P: iri(vocab.RDFType), O: iri(vocab.Citation)},
+		{S: iri(a), P: iri(vocab.CitationId), O: graph.Literal("a-1", "")},
+		{S: iri(a), P: iri(vocab.Position), O: graph.Literal("3", graph.XSDInteger)},
+		{S: iri(b), P: iri(vocab.Question), O: graph.Literal("why?", "")},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	must(t, g.Read(func(r *graph.Reader) error {
+		rd := NewReader(ctx, r)
+		must(t, rd.Node(a))
+		if got := rd.One(vocab.CitationId, a); got != "a-1" {
+			t.Errorf("One(citationId) = %q, want a-1", got)
+		}
+		if got := rd.All(vocab.Position, a); len(got) != 1 || got[0] != "3" {
+			t.Errorf("All(position) = %q, want [3]", got)
+		}
+		for _, p := range []string{vocab.Question, vocab.HostRule} { // held by b; held by none
+			if got := rd.One(p, a); got != "" {
+				t.Errorf("One(%s) of a node without it = %q", p, got)
+			}
+			if _, looked := rd.idOf[p]; looked {
+				t.Errorf("%s, which the node lacks, was looked up in the dictionary", p)
+			}
+		}
+		return nil
+	}))
+}
