@@ -19,15 +19,16 @@ type checkOptions struct {
 	progress string
 }
 
-// checkProgress returns the progress function of check's --progress
-// (nil for none) and a function that ends it (a bar is finished).
-func checkProgress(stderr io.Writer, mode string, start time.Time) (func(service.CheckProgress), func()) {
+// checkProgress returns the progress function of the --progress of check
+// and of the other commands that read a whole database (what names the
+// command): nil for none, and a function that ends it (a bar is finished).
+func checkProgress(stderr io.Writer, what, mode string, start time.Time) (func(service.CheckProgress), func()) {
 	if f, ok := stderr.(*os.File); ok && mode == "auto" && term.IsTerminal(int(f.Fd())) {
 		mode = "bar"
 	}
 	switch mode {
 	case "lines":
-		return checkProgressLines(stderr, start), func() {}
+		return checkProgressLines(stderr, what, start), func() {}
 	case "bar":
 		var bar *progressbar.ProgressBar
 		part := ""
@@ -47,7 +48,7 @@ func checkProgress(stderr io.Writer, mode string, start time.Time) (func(service
 				}
 				bar = progressbar.NewOptions64(total,
 					progressbar.OptionSetWriter(stderr),
-					progressbar.OptionSetDescription("check: "+render.EscapeText(p.Part)),
+					progressbar.OptionSetDescription(what+": "+render.EscapeText(p.Part)),
 					progressbar.OptionShowCount(),
 					progressbar.OptionSetItsString(p.Unit),
 					progressbar.OptionShowIts(),
@@ -63,7 +64,7 @@ func checkProgress(stderr io.Writer, mode string, start time.Time) (func(service
 // checkProgressLines writes a line to w when a part of the check starts,
 // then at most every progressEvery while it runs: what a check started in
 // the background (nohup, a service, cron) shows of where it is.
-func checkProgressLines(w io.Writer, start time.Time) func(service.CheckProgress) {
+func checkProgressLines(w io.Writer, what string, start time.Time) func(service.CheckProgress) {
 	var last time.Time
 	part := ""
 	return func(p service.CheckProgress) {
@@ -76,13 +77,13 @@ func checkProgressLines(w io.Writer, start time.Time) func(service.CheckProgress
 		took := now.Sub(start).Round(time.Second)
 		switch {
 		case p.Unit == "":
-			fmt.Fprintf(w, "check: %s, %s\n", render.EscapeText(p.Part), took)
+			fmt.Fprintf(w, "%s: %s, %s\n", what, render.EscapeText(p.Part), took)
 		case first && p.Done == 0 && p.Total > 0:
-			fmt.Fprintf(w, "check: %s: %d %s to read, %s\n", render.EscapeText(p.Part), p.Total, p.Unit, took)
+			fmt.Fprintf(w, "%s: %s: %d %s to read, %s\n", what, render.EscapeText(p.Part), p.Total, p.Unit, took)
 		case p.Total > 0:
-			fmt.Fprintf(w, "check: %s: %d of %d %s, %s\n", render.EscapeText(p.Part), p.Done, p.Total, p.Unit, took)
+			fmt.Fprintf(w, "%s: %s: %d of %d %s, %s\n", what, render.EscapeText(p.Part), p.Done, p.Total, p.Unit, took)
 		default:
-			fmt.Fprintf(w, "check: %s: %d %s, %s\n", render.EscapeText(p.Part), p.Done, p.Unit, took)
+			fmt.Fprintf(w, "%s: %s: %d %s, %s\n", what, render.EscapeText(p.Part), p.Done, p.Unit, took)
 		}
 	}
 }
@@ -193,7 +194,7 @@ func runCheck(cmd *cobra.Command, o checkOptions) error {
 	}
 	tuneGCForCheck()
 	start := time.Now()
-	progress, endProgress := checkProgress(cmd.ErrOrStderr(), o.progress, start)
+	progress, endProgress := checkProgress(cmd.ErrOrStderr(), "check", o.progress, start)
 	records, err := st.CheckAll(cmd.Context(), progress)
 	endProgress()
 	if err != nil {

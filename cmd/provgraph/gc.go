@@ -114,3 +114,19 @@ func cgroupLimit(path string) int64 {
 	}
 	return n
 }
+
+// compactGCPercent is the garbage collector's target for compact. What it
+// keeps is the merged run's filter (1.25 bytes a quad: 260 MB at ten
+// million citations) for the whole merge of an index, and each
+// transaction makes tens of megabytes of garbage (bbolt's buffers of the
+// pages it writes): at Go's default of 100 the heap grew to twice what
+// was live, 1.1 GB of anonymous memory at ten million citations.
+const compactGCPercent = 25
+
+// tuneGCForCompact sets the collector for compact, unless GOGC says
+// otherwise.
+func tuneGCForCompact() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(compactGCPercent)
+	}
+}

@@ -308,6 +308,13 @@ func TestHelpListsExitStatuses(t *testing.T) {
 			exitLocked:  {args: append([]string{"--db", locked}, wait...)},
 			exitCorrupt: {args: []string{"--db", damaged}},
 		},
+		"compact": {
+			exitOK:      {args: []string{"--db", copyFile(t, good, p("compact.db"))}},
+			exitUsage:   {args: []string{"--db", good, "--progress", "sometimes"}},
+			exitFailure: {args: []string{"--db", p("none.db")}},
+			exitLocked:  {args: append([]string{"--db", locked}, wait...)},
+			exitCorrupt: {args: []string{"--db", copyFile(t, damaged, p("damaged-compact.db"))}},
+		},
 		"convert": {
 			exitOK:      {args: []string{"--from", "../../internal/graph/testdata/format-v1/prov.db", "--db", p("converted.db")}},
 			exitUsage:   {args: []string{"--db", p("converted2.db")}},

@@ -199,6 +199,7 @@ they are the same resource.
 	root.AddCommand(newExtractCommand())
 	root.AddCommand(newCheckCommand())
 	root.AddCommand(newConvertCommand())
+	root.AddCommand(newCompactCommand())
 	root.AddCommand(newReviewCommand())
 	root.AddCommand(newServeCommand())
 	root.AddCommand(newQueryCommand())

@@ -266,6 +266,9 @@ type runCursor struct {
 	rest []byte // the current chunk's entries after cur
 	pg   *pager
 	err  error
+	// taken counts the tuples a runMerge returned from this run
+	// (compact.go: what a transaction moves out of it).
+	taken uint64
 }
 
 // seek positions the cursor on the first tuple not before lo.
@@ -352,6 +355,7 @@ func (m *runMerge) next() (tuple, bool) {
 	}
 	top := m.heap[0]
 	t, _ := top.head()
+	top.taken++
 	top.advance()
 	if top.err != nil {
 		m.err = top.err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/store"
 )
@@ -161,4 +162,22 @@ func (s *Store) RecordsStatus(ctx context.Context) ([]RecordsStatus, error) {
 		out = append(out, st)
 	}
 	return out, nil
+}
+
+// IndexCompaction is what CompactIndexes did to one quad index.
+type IndexCompaction = graph.IndexCompaction
+
+// CompactIndexes merges the sorted runs of the quad indexes POS and OSP
+// into one each (graph.Store.CompactIndexes). progress, when not nil, is
+// called after each transaction, from this goroutine.
+func (d DB) CompactIndexes(ctx context.Context, progress func(graph.Progress)) ([]IndexCompaction, error) {
+	if _, err := os.Stat(d.Path); err != nil {
+		return nil, fmt.Errorf("compact: %w (ingest citations into it first)", err)
+	}
+	st, err := d.Open(false)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return st.CompactIndexes(graph.WithProgress(ctx, progress))
 }

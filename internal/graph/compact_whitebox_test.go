@@ -1,0 +1,215 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.etcd.io/bbolt"
+)
+
+// TestCompactIndexes merges the many runs of POS and OSP into runs of
+// compactRunTuples, a few tuples per transaction so that the boundary
+// falls inside chunks, first stopped after a few transactions, then to
+// the end, then after more ingest: after each step every pattern read
+// from POS or OSP matches a model, no tuple is in two runs, and Check
+// finds nothing (the merged runs' filters hold every prefix; a trimmed
+// source's count is right); the settled runs stay as they are.
+func TestCompactIndexes(t *testing.T) {
+	defer func(f, b, c, r uint64) {
+		finalRunTuples, bigMerge, compactBatch, compactRunTuples = f, b, c, r
+	}(finalRunTuples, bigMerge, compactBatch, compactRunTuples)
+	finalRunTuples, bigMerge, compactBatch, compactRunTuples = 120, 60, 97, 1000
+
+	s, err := Open(filepath.Join(t.TempDir(), "prov.db"), &Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rng := rand.New(rand.NewPCG(5, 6))
+	iri := func(kind string, n int) Term { return IRI(fmt.Sprintf("https://example.com/%s/%d", kind, n)) }
+	model := map[Quad]bool{}
+	ingest := func(batches int) {
+		t.Helper()
+		for b := range batches {
+			var qs []Quad
+			for range 5 + rng.IntN(30) {
+				q := Quad{S: iri("s", rng.IntN(3000)), P: iri("p", rng.IntN(6)), O: iri("o", rng.IntN(200))}
+				if rng.IntN(8) == 0 {
+					q.O = String(fmt.Sprint(rng.IntN(100)))
+				}
+				qs = append(qs, q)
+				model[q] = true
+			}
+			if _, err := s.Add(qs); err != nil {
+				t.Fatalf("batch %d: %v", b, err)
+			}
+		}
+	}
+	type runInfo struct {
+		quadRun
+		filtered bool
+	}
+	runs := func() map[int][]runInfo {
+		out := map[int][]runInfo{}
+		s.db.View(func(tx *bbolt.Tx) error {
+			for _, ind := range []int{idxPOS, idxOSP} {
+				b := tx.Bucket([]byte(indexBuckets[ind]))
+				rs, err := listQuadRuns(b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range rs {
+					out[ind] = append(out[ind], runInfo{r, b.Bucket(r.name[:]).Get([]byte(runFilterKey)) != nil})
+				}
+			}
+			return nil
+		})
+		return out
+	}
+	verify := func(stage string) {
+		t.Helper()
+		for ind, rs := range runs() {
+			var n uint64
+			for _, r := range rs {
+				n += r.n
+			}
+			if n != uint64(len(model)) {
+				t.Fatalf("%s: index %s runs count %d tuples, want %d", stage, indexBuckets[ind], n, len(model))
+			}
+		}
+		var patterns []Quad
+		for q := range model {
+			patterns = append(patterns, Quad{P: q.P}, Quad{O: q.O}, Quad{P: q.P, O: q.O}, Quad{S: q.S, O: q.O})
+		}
+		slices.SortFunc(patterns, func(a, b Quad) int { return strings.Compare(a.String(), b.String()) })
+		patterns = slices.Compact(patterns)
+		for _, p := range patterns[:min(len(patterns), 300)] {
+			want := 0
+			for q := range model {
+				if (p.S.IsZero() || q.S == p.S) && (p.P.IsZero() || q.P == p.P) && (p.O.IsZero() || normTermOnly(q.O) == normTermOnly(p.O)) {
+					want++
+				}
+			}
+			got := 0
+			var prev Quad
+			err := s.Match(context.Background(), p, func(q Quad) error {
+				if got > 0 && q == prev {
+					return fmt.Errorf("quad %v twice", q)
+				}
+				prev, got = q, got+1
+				return nil
+			})
+			if err != nil || got != want {
+				t.Fatalf("%s: Match(%v) = %d quads, %v; want %d", stage, p, got, err, want)
+			}
+		}
+		if err := s.Check(context.Background()); err != nil {
+			t.Fatalf("%s: %v", stage, err)
+		}
+	}
+
+	ingest(300)
+	if uint64(len(model)) < 3*compactRunTuples {
+		t.Fatalf("%d quads: the test wants several merged runs of %d", len(model), compactRunTuples)
+	}
+	before := runs()
+	for ind, rs := range before {
+		if len(rs) < 10 {
+			t.Fatalf("index %s has %d runs; the test wants many", indexBuckets[ind], len(rs))
+		}
+	}
+	verify("ingested")
+
+	// Stopped after three transactions: the index answers as before, the
+	// merged run so far without its filter, the sources trimmed.
+	ctx, cancel := context.WithCancel(context.Background())
+	reports := 0
+	_, err = s.CompactIndexes(WithProgress(ctx, func(p Progress) {
+		if p.Done > 0 {
+			if reports++; reports == 3 {
+				cancel()
+			}
+		}
+	}))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("CompactIndexes canceled: %v, want context.Canceled", err)
+	}
+	cancel()
+	pos := runs()[idxPOS]
+	unfiltered := 0
+	for _, r := range pos {
+		if !r.filtered {
+			unfiltered++
+			if r.n != 3*compactBatch {
+				t.Errorf("the merged run holds %d tuples after 3 transactions, want %d", r.n, 3*compactBatch)
+			}
+		}
+	}
+	if unfiltered != 1 || len(pos) > len(before[idxPOS])+1 {
+		t.Errorf("after the stop: %d runs (%d before), %d without a filter; want one without", len(pos), len(before[idxPOS]), unfiltered)
+	}
+	verify("stopped")
+
+	// To the end: runs of compactRunTuples and one smaller, with filters.
+	settled := func(stage string) map[int][]runInfo {
+		t.Helper()
+		rs := runs()
+		for ind, rs := range rs {
+			want := (uint64(len(model)) + compactRunTuples - 1) / compactRunTuples
+			if uint64(len(rs)) != want {
+				t.Errorf("%s: index %s has %d runs, want %d", stage, indexBuckets[ind], len(rs), want)
+			}
+			for i, r := range rs {
+				if !r.filtered || i < len(rs)-1 && r.n != compactRunTuples {
+					t.Errorf("%s: index %s run %d of %d: %+v, want a filter and %d tuples but in the last", stage, indexBuckets[ind], i, len(rs), r, compactRunTuples)
+				}
+			}
+		}
+		return rs
+	}
+	done, err := s.CompactIndexes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range done {
+		if c.Transactions < 2 || c.Tuples != uint64(len(model)) {
+			t.Errorf("compaction %+v: want several transactions, %d tuples", c, len(model))
+		}
+	}
+	first := settled("compacted")
+	verify("compacted")
+
+	// Nothing left to do.
+	done, err = s.CompactIndexes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range done {
+		if c.Transactions != 0 || c.RunsBefore != c.RunsAfter {
+			t.Errorf("second compaction %+v: want nothing done", c)
+		}
+	}
+
+	// Ingest goes on beside the merged runs, and a compaction takes the
+	// new runs and the last merged one, not the settled ones.
+	ingest(60)
+	verify("ingested after")
+	if _, err := s.CompactIndexes(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	again := settled("compacted again")
+	for ind, rs := range first {
+		for _, r := range rs[:len(rs)-1] {
+			if !slices.Contains(again[ind], r) {
+				t.Errorf("index %s: settled run %+v was merged again", indexBuckets[ind], r)
+			}
+		}
+	}
+	verify("compacted again")
+}
