@@ -155,7 +155,12 @@ unless --no-compact, which names that command instead). The citations are
 committed before it starts: an interrupted compaction leaves the view
 answering as before, and 'provgraph view compact' finishes it; if another
 process has the database open by then, ingest leaves the compaction to
-that command and says so.
+that command and says so. In the same way, when the quad indexes POS and
+OSP hold 16 runs or more to merge (a bulk load of a million citations or
+more), ingest first runs 'provgraph compact', which merges them into runs
+of up to 134 million quads (about 3 minutes at ten million citations, in
+bounded memory), so that a lineage from a cold page cache probes two runs
+instead of 85.
 
 Memory and temporary files: the validation pass checks every citation_id
 against the rest of the input within --work-mem (40 bytes an id; the
@@ -201,7 +206,7 @@ whole or not at all: --skip-invalid is for jsonl only.
 	f.StringVar(&o.workMem, "work-mem", "", ingestWorkMemUsage)
 	f.StringVar(&o.tmp, "tmp", "", tmpUsage)
 	f.StringVar(&o.progress, "progress", "auto", "progress on standard error: bar (a progress bar), lines (a line every 10 s, for a run whose standard error is a file or a log), none, or auto (bar on a terminal, none otherwise)")
-	f.BoolVar(&o.noCompact, "no-compact", false, "leave the grouping views' runs as written, however many (by default, ingest ends by merging each map of every view whose rows are in 16 runs or more into one, as 'provgraph view compact' does)")
+	f.BoolVar(&o.noCompact, "no-compact", false, "leave the quad indexes' and the grouping views' runs as written, however many (by default, ingest ends by merging the quad indexes' runs when one holds 16 or more to merge, as 'provgraph compact' does, and each map of every view whose rows are in 16 runs or more into one, as 'provgraph view compact' does)")
 	f.BoolVar(&o.noView, "no-view", false, "a new database keeps no grouping view (a bulk load runs about a third faster; build it later with 'provgraph view rebuild'); a database that keeps views goes on keeping them")
 	return cmd
 }
@@ -373,6 +378,9 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 // command's --progress.
 func compactAfterWrite(cmd *cobra.Command, what string, o *dbOptions, progress string, noCompact bool, only string) error {
 	stderr := cmd.ErrOrStderr()
+	if done, err := compactIndexesAfterWrite(cmd, what, o, progress, noCompact); err != nil || !done {
+		return err
+	}
 	for _, v := range viewsInRuns(context.WithoutCancel(cmd.Context()), o, only) {
 		if noCompact {
 			fmt.Fprintln(stderr, compactHint(o.db, v.Policy.Digest, v.RowRuns))
@@ -383,6 +391,59 @@ func compactAfterWrite(cmd *cobra.Command, what string, o *dbOptions, progress s
 		}
 	}
 	return nil
+}
+
+// compactIndexRuns is from how many runs to merge in a quad index ingest
+// and renormalize end with provgraph compact: a compaction then merges at
+// least that many runs of some two million tuples (a batch of 50,000
+// citations makes about one) with at most one merged run, smaller than
+// compactRunTuples, so each tuple is rewritten a few times at most, and a
+// lookup probes at most that many runs plus the settled ones.
+var compactIndexRuns = 16
+
+// compactIndexesAfterWrite runs provgraph compact for compactAfterWrite
+// when a quad index holds compactIndexRuns runs or more to merge (with
+// noCompact it names the command instead); false when it was interrupted
+// or the database was locked, which it has said.
+func compactIndexesAfterWrite(cmd *cobra.Command, what string, o *dbOptions, progress string, noCompact bool) (bool, error) {
+	stderr := cmd.ErrOrStderr()
+	n, err := o.service().RunsToCompact()
+	if err != nil || n < compactIndexRuns {
+		return true, nil // a failed count is for provgraph check to report
+	}
+	if noCompact {
+		fmt.Fprintf(stderr, "the quad indexes are kept in %d runs or more, each of which a lookup probes: provgraph compact --db %s merges them (about 3 minutes at ten million citations)\n", n, render.EscapeText(o.db))
+		return true, nil
+	}
+	debug.FreeOSMemory()
+	tuneGCForCompact()
+	start := time.Now()
+	fmt.Fprintf(stderr, "compacting the quad indexes (%d runs, each of which a lookup probes) into runs of up to 134 million quads\n", n)
+	if progress == "auto" && !isTerminal(stderr) {
+		progress = "none"
+	}
+	report, end := checkProgress(stderr, "compact", progress, start)
+	done, err := o.service().CompactIndexes(cmd.Context(), report)
+	end()
+	if err != nil {
+		again := fmt.Sprintf("the %s is complete and every quad reads as before; provgraph compact --db %s finishes the compaction", what, render.EscapeText(o.db))
+		switch {
+		case service.IsInterrupt(cmd.Context(), err):
+			fmt.Fprintf(stderr, "compact interrupted: %s\n", again)
+			return false, service.InterruptError{Err: err, Said: true}
+		case service.Classify(err) == service.Locked:
+			fmt.Fprintf(stderr, "quad indexes not compacted: %v; %s\n", err, again)
+			return false, nil
+		}
+		return false, fmt.Errorf("compact after the %s: %w (%s)", what, err, again)
+	}
+	for _, c := range done {
+		if c.Transactions > 0 {
+			fmt.Fprintf(stderr, "quad index %s compacted: %s now in %d\n", c.Index, render.Plural(c.RunsBefore, "run"), c.RunsAfter)
+		}
+	}
+	fmt.Fprintf(stderr, "quad indexes compacted in %s\n", time.Since(start).Round(time.Millisecond))
+	return true, nil
 }
 
 // compactView compacts the view v for compactAfterWrite; false when the

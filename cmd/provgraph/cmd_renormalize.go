@@ -30,9 +30,10 @@ and policy-diff compares two. Without --policy they use the policy of the
 most recent ingest or renormalize run, so after renormalize that is its
 policy. It writes the grouping view of its policy (see 'provgraph view'):
 kept current batch by batch if the database keeps one, else built once every
-normalization is written. As after ingest, a view whose rows end in 16
-sorted runs or more is then compacted into one run per map (as 'provgraph
-view compact' does; --no-compact names that command instead).
+normalization is written. As after ingest, quad indexes with 16 runs or
+more to merge are then compacted (as 'provgraph compact' does), and a view
+whose rows end in 16 sorted runs or more into one run per map (as
+'provgraph view compact' does); --no-compact names those commands instead.
 
 ` + exitHelp(
 			exitLineOK,
@@ -63,7 +64,7 @@ view compact' does; --no-compact names that command instead).
 	}
 	o.addFlags(cmd)
 	cmd.Flags().StringVar(&policy, "policy", "", `the policy: "default", "lenient" (in any letter case) or a TOML policy file of at most 1 MiB`)
-	cmd.Flags().BoolVar(&noCompact, "no-compact", false, "leave the grouping view's runs as written (by default, once its rows are in 16 runs or more, renormalize ends by merging each map into one, as 'provgraph view compact' does)")
+	cmd.Flags().BoolVar(&noCompact, "no-compact", false, "leave the quad indexes' and the grouping view's runs as written (by default, renormalize ends by merging the quad indexes' runs when one holds 16 or more to merge, as 'provgraph compact' does, and once the view's rows are in 16 runs or more, each of its maps into one, as 'provgraph view compact' does)")
 	return cmd
 }
 

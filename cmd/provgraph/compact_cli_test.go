@@ -62,3 +62,44 @@ func TestCompact(t *testing.T) {
 		t.Errorf("compact of a missing file: exit %d, want %d naming it\n%s", code, exitFailure, stderr)
 	}
 }
+
+// TestIngestCompactsIndexes: with the threshold turned down, an ingest in
+// small batches ends by compacting the quad indexes (and says so), which
+// leaves one run per index; with --no-compact it leaves them and names
+// the command instead.
+func TestIngestCompactsIndexes(t *testing.T) {
+	defer func(n int) { compactIndexRuns = n }(compactIndexRuns)
+	compactIndexRuns = 2
+	dir := t.TempDir()
+	quadRuns := func(db string) string {
+		t.Helper()
+		code, out, stderr := run(t, "check", "--db", db, "--progress", "none")
+		if code != exitOK {
+			t.Fatalf("check: exit %d\n%s%s", code, out, stderr)
+		}
+		m := regexp.MustCompile(`(\d+) quad-index runs`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("check names no quad-index runs:\n%s", out)
+		}
+		return m[1]
+	}
+	db := filepath.Join(dir, "auto.db")
+	code, _, stderr := run(t, "ingest", "--db", db, "--batch", "3", "../../testdata/citations.jsonl")
+	if code != exitOK || !strings.Contains(stderr, "compacting the quad indexes (") || !strings.Contains(stderr, "quad index pos compacted: ") || !strings.Contains(stderr, "quad indexes compacted in ") {
+		t.Fatalf("ingest in small batches: exit %d, want the quad indexes compacted\n%s", code, stderr)
+	}
+	if n := quadRuns(db); n != "2" {
+		t.Errorf("after ingest check counts %s quad-index runs, want 2", n)
+	}
+	kept := filepath.Join(dir, "kept.db")
+	code, _, stderr = run(t, "ingest", "--db", kept, "--batch", "3", "--no-compact", "../../testdata/citations.jsonl")
+	if code != exitOK || strings.Contains(stderr, "compacting the quad indexes") || !strings.Contains(stderr, "each of which a lookup probes: provgraph compact --db ") {
+		t.Fatalf("ingest --no-compact: exit %d, want the compact command named and nothing compacted\n%s", code, stderr)
+	}
+	if n := quadRuns(kept); n == "2" {
+		t.Errorf("after ingest --no-compact check counts %s quad-index runs, want more", n)
+	}
+	if a, b := groupsAndLineage(t, db), groupsAndLineage(t, kept); a != b {
+		t.Errorf("groups and lineage of the compacted file differ from the other's:\n%s\nother:\n%s", a, b)
+	}
+}

@@ -32,8 +32,9 @@ import (
 //     front of their sources (whole chunks, and the one chunk that holds
 //     the boundary rewritten from it), updating the sources' counts: the
 //     runs stay disjoint and their union is the index;
-//   - the output has no filter until its last transaction (a run without
-//     one is read by every lookup, as those of format version 3 are), and
+//   - the output has no filter until the transaction after its last
+//     batch (a run without one is read by every lookup, as those of
+//     format version 3 are), and
 //     a source keeps its filter, a superset of what it still holds (a
 //     filter may answer "maybe" for a prefix its run lacks, never "no"
 //     for one it holds).
@@ -135,23 +136,16 @@ func (s *Store) compactIndex(ctx context.Context, ind int) (IndexCompaction, err
 			return err
 		}
 		var all uint64
-		unfiltered := false
 		for _, r := range runs {
 			all += r.n
 			level, seq = max(level, r.level()), max(seq, r.seq())
-			filtered := b.Bucket(r.name[:]).Get([]byte(runFilterKey)) != nil
-			if r.n >= compactRunTuples && filtered {
-				continue // settled
-			}
-			sources = append(sources, r)
-			total += r.n
-			unfiltered = unfiltered || !filtered
 		}
 		if all > uint64(tx.Size())/3 { // a tuple takes at least 3 bytes
 			return corruptf("index %s: its runs count %d tuples, more than the file can hold", name, all)
 		}
-		if len(sources) == 1 && !unfiltered {
-			sources = nil // done already
+		sources = compactSources(b, runs)
+		for _, r := range sources {
+			total += r.n
 		}
 		c.RunsBefore, c.RunsAfter = len(runs), len(runs)
 		return nil
@@ -253,15 +247,25 @@ func (s *Store) compactIndex(ctx context.Context, ind int) (IndexCompaction, err
 			if err := putCount(ob, out.n, &mem); err != nil {
 				return err
 			}
-			if ended = !more || out.n >= compactRunTuples; ended {
-				if err := ob.Put([]byte(runFilterKey), filter.bytes()); err != nil {
-					return err
-				}
-			}
+			ended = !more || out.n >= compactRunTuples
 			size = tx.Size()
 			return nil
 		})
 		mem.reset()
+		if err == nil && ended {
+			// The filter goes in a transaction of its own: bbolt copies it
+			// at the commit, and the two copies of a 168 MB filter on top
+			// of a batch's pages made the compaction's peak. A crash in
+			// between leaves the run without a filter, merged again by
+			// the next compaction.
+			err = s.db.Update(func(tx *bbolt.Tx) error {
+				ob := tx.Bucket([]byte(name)).Bucket(out.name[:])
+				if ob == nil {
+					return corruptf("index %s lost run %x while it was being written", name, out.name)
+				}
+				return ob.Put([]byte(runFilterKey), filter.bytes())
+			})
+		}
 		if err != nil {
 			return c, err
 		}
@@ -277,6 +281,47 @@ func (s *Store) compactIndex(ctx context.Context, ind int) (IndexCompaction, err
 		ReportProgress(ctx, Progress{Part: part, Unit: "tuples", Done: int64(c.Tuples), Total: int64(total)})
 	}
 	return c, nil
+}
+
+// compactSources returns the runs of index bucket b that a compaction
+// merges: those that are not settled (compactRunTuples or more, with a
+// filter), none when only one is left and it has its filter.
+func compactSources(b *bbolt.Bucket, runs []quadRun) []quadRun {
+	var sources []quadRun
+	unfiltered := false
+	for _, r := range runs {
+		filtered := b.Bucket(r.name[:]).Get([]byte(runFilterKey)) != nil
+		if r.n >= compactRunTuples && filtered {
+			continue
+		}
+		sources = append(sources, r)
+		unfiltered = unfiltered || !filtered
+	}
+	if len(sources) == 1 && !unfiltered {
+		return nil
+	}
+	return sources
+}
+
+// RunsToCompact returns how many runs CompactIndexes would merge in
+// whichever of POS and OSP has more: what a writer looks at to decide
+// whether a compaction is worth its time. It reads one page per run.
+func (s *Store) RunsToCompact() (n int, err error) {
+	err = s.view("count runs", func(tx *bbolt.Tx) error {
+		for _, ind := range []int{idxPOS, idxOSP} {
+			b := tx.Bucket([]byte(indexBuckets[ind]))
+			if b == nil {
+				return corruptf("bucket %q is missing", indexBuckets[ind])
+			}
+			runs, err := listQuadRuns(b)
+			if err != nil {
+				return err
+			}
+			n = max(n, len(compactSources(b, runs)))
+		}
+		return nil
+	})
+	return n, err
 }
 
 // putCount writes n as the tuple count of run b.

@@ -125,6 +125,9 @@ func TestCompactIndexes(t *testing.T) {
 		}
 	}
 	verify("ingested")
+	if n, err := s.RunsToCompact(); err != nil || n != max(len(before[idxPOS]), len(before[idxOSP])) {
+		t.Errorf("RunsToCompact before = %d, %v; want %d", n, err, max(len(before[idxPOS]), len(before[idxOSP])))
+	}
 
 	// Stopped after three transactions: the index answers as before, the
 	// merged run so far without its filter, the sources trimmed.
@@ -184,6 +187,9 @@ func TestCompactIndexes(t *testing.T) {
 	}
 	first := settled("compacted")
 	verify("compacted")
+	if n, err := s.RunsToCompact(); err != nil || n != 0 {
+		t.Errorf("RunsToCompact after = %d, %v; want 0", n, err)
+	}
 
 	// Nothing left to do.
 	done, err = s.CompactIndexes(context.Background())

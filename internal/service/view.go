@@ -181,3 +181,14 @@ func (d DB) CompactIndexes(ctx context.Context, progress func(graph.Progress)) (
 	defer st.Close()
 	return st.CompactIndexes(graph.WithProgress(ctx, progress))
 }
+
+// RunsToCompact returns how many runs CompactIndexes would merge in the
+// quad index that has more (graph.Store.RunsToCompact).
+func (d DB) RunsToCompact() (int, error) {
+	st, err := d.Open(true)
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	return st.RunsToCompact()
+}
