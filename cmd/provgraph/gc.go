@@ -123,10 +123,20 @@ func cgroupLimit(path string) int64 {
 // was live, 1.1 GB of anonymous memory at ten million citations.
 const compactGCPercent = 25
 
-// tuneGCForCompact sets the collector for compact, unless GOGC says
-// otherwise.
+// compactMemoryLimit is the soft limit on compact's Go memory: with it,
+// the runtime hands freed pages back to the system as it goes instead of
+// keeping them for reuse. Measured at ten million citations: peak RSS
+// 1.02 GB with GOMEMLIMIT=448MiB against 1.19 GB without, the compaction
+// 3 min 21 s against 3 min 3 s.
+const compactMemoryLimit = 448 << 20
+
+// tuneGCForCompact sets the collector for compact, unless GOGC or
+// GOMEMLIMIT say otherwise.
 func tuneGCForCompact() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(compactGCPercent)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(compactMemoryLimit)
 	}
 }

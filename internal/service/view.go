@@ -164,6 +164,19 @@ func (s *Store) RecordsStatus(ctx context.Context) ([]RecordsStatus, error) {
 	return out, nil
 }
 
+// compactMappedLimit and compactResidentLimit are the store's limits on
+// its mapped pages, and on those and its anonymous memory together, for
+// CompactIndexes: it reads every page of POS and OSP once, in order, so
+// that pages kept mapped are not read again, while it holds the filter of
+// the run it writes (168 MB) and bbolt's pages of a transaction. With the
+// writer's defaults (256 MiB and 896 MiB) a compaction at ten million
+// citations kept up to 490 MB mapped beside 540 MB of heap, for a peak of
+// 1.02 GB.
+const (
+	compactMappedLimit   = 128 << 20
+	compactResidentLimit = 640 << 20
+)
+
 // IndexCompaction is what CompactIndexes did to one quad index.
 type IndexCompaction = graph.IndexCompaction
 
@@ -174,7 +187,7 @@ func (d DB) CompactIndexes(ctx context.Context, progress func(graph.Progress)) (
 	if _, err := os.Stat(d.Path); err != nil {
 		return nil, fmt.Errorf("compact: %w (ingest citations into it first)", err)
 	}
-	st, err := d.Open(false)
+	st, err := d.open(&graph.Options{MappedLimit: compactMappedLimit, ResidentLimit: compactResidentLimit})
 	if err != nil {
 		return nil, err
 	}
