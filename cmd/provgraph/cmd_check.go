@@ -210,6 +210,9 @@ func runCheck(cmd *cobra.Command, o checkOptions) error {
 		return err
 	}
 	checkRecordsSaid(cmd, records, o.db)
+	if n, err := st.Quads.RunsToCompact(); err == nil && n >= compactIndexRuns {
+		fmt.Fprintf(cmd.ErrOrStderr(), "the quad indexes hold %d runs to merge, each of which a lookup probes: provgraph compact --db %s merges them\n", n, render.EscapeText(o.db))
+	}
 	return nil
 }
 

@@ -99,6 +99,12 @@ func TestIngestCompactsIndexes(t *testing.T) {
 	if n := quadRuns(kept); n == "2" {
 		t.Errorf("after ingest --no-compact check counts %s quad-index runs, want more", n)
 	}
+	if code, _, stderr := run(t, "check", "--db", kept, "--progress", "none"); code != exitOK || !strings.Contains(stderr, "each of which a lookup probes: provgraph compact --db ") {
+		t.Errorf("check of the file left uncompacted: exit %d, want the compact command named\n%s", code, stderr)
+	}
+	if code, _, stderr := run(t, "check", "--db", db, "--progress", "none"); code != exitOK || strings.Contains(stderr, "provgraph compact") {
+		t.Errorf("check of the compacted file: exit %d, want no compact command named\n%s", code, stderr)
+	}
 	if a, b := groupsAndLineage(t, db), groupsAndLineage(t, kept); a != b {
 		t.Errorf("groups and lineage of the compacted file differ from the other's:\n%s\nother:\n%s", a, b)
 	}
