@@ -158,7 +158,7 @@ process has the database open by then, ingest leaves the compaction to
 that command and says so. In the same way, when the quad indexes POS and
 OSP hold 16 runs or more to merge (a bulk load of a million citations or
 more), ingest first runs 'provgraph compact', which merges them into runs
-of up to 134 million quads (about 3 minutes at ten million citations, in
+of up to 134 million quads (about 2 minutes at ten million citations, in
 bounded memory), so that a lineage from a cold page cache probes two runs
 instead of 85.
 
@@ -412,7 +412,7 @@ func compactIndexesAfterWrite(cmd *cobra.Command, what string, o *dbOptions, pro
 		return true, nil // a failed count is for provgraph check to report
 	}
 	if noCompact {
-		fmt.Fprintf(stderr, "the quad indexes are kept in %d runs or more, each of which a lookup probes: provgraph compact --db %s merges them (about 3 minutes at ten million citations)\n", n, render.EscapeText(o.db))
+		fmt.Fprintf(stderr, "the quad indexes are kept in %d runs or more, each of which a lookup probes: provgraph compact --db %s merges them (about 2 minutes at ten million citations)\n", n, render.EscapeText(o.db))
 		return true, nil
 	}
 	debug.FreeOSMemory()
