@@ -456,7 +456,7 @@ func compactView(cmd *cobra.Command, what string, o *dbOptions, progress string,
 	debug.FreeOSMemory()
 	start := time.Now()
 	last := start
-	fmt.Fprintf(stderr, "compacting the grouping view of %s (rows in %d runs, each of which a lookup probes) into one run per map\n", render.EscapeText(v.Policy.String()), v.RowRuns)
+	fmt.Fprintf(stderr, "compacting the grouping view of %s (rows in %d runs, each of which a lookup probes; %d to merge) into one run per map\n", render.EscapeText(v.Policy.String()), v.RowRuns, v.RowRunsToMerge)
 	quiet := progress == "none" || progress == "auto" && !isTerminal(stderr)
 	beforeCompact(o.db)
 	_, maps, err := o.service().CompactView(cmd.Context(), d, func(m service.CompactedMap) {

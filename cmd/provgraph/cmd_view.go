@@ -75,7 +75,10 @@ ten million citations, as 'view status' shows), and every lookup of a key,
 a content hash or a redirect target probes each run: 'groups --read view'
 and 'lineage' then slow down as the database grows. After a compaction
 each lookup reads one run. What the view holds is unchanged; later writes
-add runs again, and a compaction can be run again at any time.
+add runs again, and a compaction can be run again at any time. A run of a
+gigabyte or more that a compaction wrote is settled: later compactions
+merge the runs written after it and leave it as it is, so that their time
+follows what was written since, not the size of the view.
 
 It writes about 64 MiB a transaction, so its memory stays bounded whatever
 the size of the view, and it changes a map in its last transaction only:
@@ -244,8 +247,8 @@ data (and the changed keys, up to 10,000).
 				switch v.Layout {
 				case "sorted runs":
 					fmt.Fprintf(out, "  kept in sorted runs (rows in %s)\n", render.Plural(v.RowRuns, "run"))
-					if v.Complete && v.RowRuns >= compactHintRuns {
-						fmt.Fprintf(out, "  each lookup probes every run: provgraph view compact --db %s --policy %s merges them into one\n", render.EscapeText(o.db), v.Policy.Digest)
+					if v.Complete && v.RowRunsToMerge >= compactHintRuns {
+						fmt.Fprintf(out, "  each lookup probes every run: provgraph view compact --db %s --policy %s merges %d of them into one\n", render.EscapeText(o.db), v.Policy.Digest, v.RowRunsToMerge)
 					}
 				case "B-trees":
 					fmt.Fprintln(out, "  kept in B-trees (format 5): provgraph view rebuild keeps it in sorted runs, faster to write")
@@ -279,8 +282,8 @@ data (and the changed keys, up to 10,000).
 	return cmd
 }
 
-// viewsInRuns lists the complete grouping views whose rows are kept in
-// compactHintRuns runs or more: that of the policy with digest only, or
+// viewsInRuns lists the complete grouping views whose rows have
+// compactHintRuns runs or more to merge: that of the policy with digest only, or
 // every one when only is empty. None when they cannot be read (the runs
 // only decide whether to compact).
 func viewsInRuns(ctx context.Context, o *dbOptions, only string) []store.ViewInfo {
@@ -295,7 +298,7 @@ func viewsInRuns(ctx context.Context, o *dbOptions, only string) []store.ViewInf
 	}
 	var out []store.ViewInfo
 	for _, v := range views {
-		if (only == "" || v.Policy.Digest == only) && v.Complete && v.RowRuns >= compactHintRuns {
+		if (only == "" || v.Policy.Digest == only) && v.Complete && v.RowRunsToMerge >= compactHintRuns {
 			out = append(out, v)
 		}
 	}

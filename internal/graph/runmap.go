@@ -725,6 +725,13 @@ func (m *RunMap) merge(runs []mapRun, level int, seq uint64, all bool) (mapRun, 
 // Runs returns the number of runs the map is kept in.
 func (m *RunMap) Runs() int { return len(m.live()) }
 
+// RunsToMerge returns how many runs a compaction of the map would merge
+// (BeginCompaction): 0 when it would do nothing.
+func (m *RunMap) RunsToMerge() int {
+	from, _ := compactMapSources(m.live())
+	return len(from)
+}
+
 // Len returns the number of entries stored in the map's runs, versions
 // and deletions included: a bound on its keys, for sizing a pass.
 func (m *RunMap) Len() uint64 {

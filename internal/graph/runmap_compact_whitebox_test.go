@@ -191,3 +191,143 @@ func TestCompactionKeepsMap(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCompactionLeavesSettledRuns: once a compaction has made a run of
+// settledMapRunBytes or more, later compactions merge only the runs
+// written after it, keeping deletions of keys the settled run holds, so
+// that every read stays what it was; a map with one run to merge is left
+// alone.
+func TestCompactionLeavesSettledRuns(t *testing.T) {
+	defer func(f, b, st uint64) { finalMapRunBytes, bigMapMerge, settledMapRunBytes = f, b, st }(finalMapRunBytes, bigMapMerge, settledMapRunBytes)
+	finalMapRunBytes, bigMapMerge, settledMapRunBytes = 300, 100, 4000
+	s, err := Open(filepath.Join(t.TempDir(), "prov.db"), &Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rng := rand.New(rand.NewPCG(7, 8))
+	model := map[string]string{}
+	write := func(txs int, deleteShare int) {
+		t.Helper()
+		for tx := range txs {
+			err := s.Update(func(w *Writer) error {
+				b := w.View("v")
+				if b == nil {
+					var err error
+					if b, err = w.CreateView("v"); err != nil {
+						return err
+					}
+				}
+				m, err := b.Runs("rows", rowPrefix, true)
+				if err != nil {
+					return err
+				}
+				for range 1 + rng.IntN(20) {
+					k := fmt.Sprintf("k%02d\x00c%03d", rng.IntN(40), rng.IntN(30))
+					if rng.IntN(deleteShare) == 0 {
+						delete(model, k)
+						if err := m.Delete([]byte(k)); err != nil {
+							return err
+						}
+						continue
+					}
+					v := strings.Repeat(fmt.Sprint(tx), 1+rng.IntN(20))
+					model[k] = v
+					if err := m.Put([]byte(k), []byte(v)); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	type state struct {
+		runs, toMerge int
+		names         []runName
+	}
+	look := func(where string) state {
+		t.Helper()
+		var st state
+		err := s.Read(func(r *Reader) error {
+			m, err := r.View("v").Runs("rows", rowPrefix, false)
+			if err != nil {
+				return err
+			}
+			st.runs, st.toMerge = m.Runs(), m.RunsToMerge()
+			for _, r := range m.live() {
+				st.names = append(st.names, r.name)
+			}
+			if problems, err := m.Check(10, nil); err != nil || len(problems) > 0 {
+				return fmt.Errorf("%s: check: %q, %v", where, problems, err)
+			}
+			for range 5 {
+				if err := compareRunMap(m, model, rng, where); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	compact := func() (merged int) {
+		t.Helper()
+		var c *Compaction
+		if err := s.Update(func(w *Writer) error {
+			var err error
+			c, err = w.View("v").BeginCompaction("rows", rowPrefix)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if c == nil {
+			return 0
+		}
+		for done := false; !done; {
+			if err := s.Update(func(w *Writer) error {
+				var err error
+				done, err = c.Step(w.View("v"), 500)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return c.Runs()
+	}
+
+	write(60, 5)
+	first := look("written")
+	if first.runs < 4 || first.toMerge != first.runs {
+		t.Fatalf("written: %+v; want several runs, all to merge", first)
+	}
+	if n := compact(); n != first.runs {
+		t.Fatalf("the first compaction merged %d runs, want all %d", n, first.runs)
+	}
+	one := look("compacted")
+	if one.runs != 1 || one.toMerge != 0 {
+		t.Fatalf("compacted: %+v; want one settled run", one)
+	}
+	settled := one.names[0]
+
+	// Deletions of keys the settled run holds, and rewrites, in new runs.
+	write(30, 2)
+	more := look("written after")
+	if more.toMerge != more.runs-1 || more.toMerge < 2 {
+		t.Fatalf("written after: %+v; want every run but the settled one to merge", more)
+	}
+	if n := compact(); n != more.toMerge {
+		t.Fatalf("the second compaction merged %d runs, want %d", n, more.toMerge)
+	}
+	two := look("compacted again")
+	if two.runs != 2 || two.names[0] != settled && two.names[1] != settled {
+		t.Fatalf("compacted again: %+v; want the settled run %x and one more", two, settled)
+	}
+	if n := compact(); two.toMerge != 0 || n != 0 {
+		t.Fatalf("a third compaction: %d runs to merge, %d merged; want none", two.toMerge, n)
+	}
+}

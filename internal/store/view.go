@@ -223,6 +223,10 @@ type ViewInfo struct {
 	// backend has one way only.
 	Layout  string
 	RowRuns int
+	// RowRunsToMerge is how many of those runs a compaction would merge:
+	// those written since the last one, and the last one's unless it is
+	// settled (a gigabyte or more, which a compaction leaves as it is).
+	RowRunsToMerge int
 	// Members says whether the rows carry member records
 	// (ViewRow.Member).
 	Members bool

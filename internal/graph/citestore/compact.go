@@ -14,8 +14,10 @@ import (
 // Every point read of the view (KeyRows, the postings a group's
 // neighbourhood reads) probes every run's filter and seeks in each that
 // may hold the key, so the reads of a lineage and of the full listing
-// slow down as the view grows. CompactView merges each map into one run,
-// over as many transactions as the maps' size needs, each writing at
+// slow down as the view grows. CompactView merges each map into one run
+// (leaving the runs of a gigabyte or more an earlier compaction wrote, as
+// graph.BeginCompaction does: settledMapRunBytes), over as many
+// transactions as the maps' size needs, each writing at
 // most CompactBytes: what the view holds is unchanged, only how it is
 // kept (TestCompactViewKeepsRows).
 

@@ -975,7 +975,7 @@ func (s *Store) Views(ctx context.Context) ([]store.ViewInfo, error) {
 					return err
 				}
 				if m != nil {
-					info.RowRuns = m.Runs()
+					info.RowRuns, info.RowRunsToMerge = m.Runs(), m.RunsToMerge()
 				}
 			}
 			out = append(out, info)
