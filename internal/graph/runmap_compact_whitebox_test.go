@@ -27,40 +27,7 @@ func TestCompactionKeepsMap(t *testing.T) {
 	defer s.Close()
 	rng := rand.New(rand.NewPCG(5, 6))
 	model := map[string]string{}
-	for tx := range 60 {
-		err := s.Update(func(w *Writer) error {
-			b := w.View("v")
-			if b == nil {
-				var err error
-				if b, err = w.CreateView("v"); err != nil {
-					return err
-				}
-			}
-			m, err := b.Runs("rows", rowPrefix, true)
-			if err != nil {
-				return err
-			}
-			for range 1 + rng.IntN(30) {
-				k := fmt.Sprintf("k%02d\x00c%03d", rng.IntN(40), rng.IntN(30))
-				if rng.IntN(4) == 0 {
-					delete(model, k)
-					if err := m.Delete([]byte(k)); err != nil {
-						return err
-					}
-					continue
-				}
-				v := strings.Repeat(fmt.Sprint(tx), 1+rng.IntN(20))
-				model[k] = v
-				if err := m.Put([]byte(k), []byte(v)); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeRowsMap(t, s, rng, model, 60, 30, 4)
 	read := func(where string, wantRuns int) {
 		t.Helper()
 		err := s.Read(func(r *Reader) error {
@@ -207,43 +174,6 @@ func TestCompactionLeavesSettledRuns(t *testing.T) {
 	defer s.Close()
 	rng := rand.New(rand.NewPCG(7, 8))
 	model := map[string]string{}
-	write := func(txs int, deleteShare int) {
-		t.Helper()
-		for tx := range txs {
-			err := s.Update(func(w *Writer) error {
-				b := w.View("v")
-				if b == nil {
-					var err error
-					if b, err = w.CreateView("v"); err != nil {
-						return err
-					}
-				}
-				m, err := b.Runs("rows", rowPrefix, true)
-				if err != nil {
-					return err
-				}
-				for range 1 + rng.IntN(20) {
-					k := fmt.Sprintf("k%02d\x00c%03d", rng.IntN(40), rng.IntN(30))
-					if rng.IntN(deleteShare) == 0 {
-						delete(model, k)
-						if err := m.Delete([]byte(k)); err != nil {
-							return err
-						}
-						continue
-					}
-					v := strings.Repeat(fmt.Sprint(tx), 1+rng.IntN(20))
-					model[k] = v
-					if err := m.Put([]byte(k), []byte(v)); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
 	type state struct {
 		runs, toMerge int
 		names         []runName
@@ -300,7 +230,7 @@ func TestCompactionLeavesSettledRuns(t *testing.T) {
 		return c.Runs()
 	}
 
-	write(60, 5)
+	writeRowsMap(t, s, rng, model, 60, 20, 5)
 	first := look("written")
 	if first.runs < 4 || first.toMerge != first.runs {
 		t.Fatalf("written: %+v; want several runs, all to merge", first)
@@ -315,7 +245,7 @@ func TestCompactionLeavesSettledRuns(t *testing.T) {
 	settled := one.names[0]
 
 	// Deletions of keys the settled run holds, and rewrites, in new runs.
-	write(30, 2)
+	writeRowsMap(t, s, rng, model, 30, 20, 2)
 	more := look("written after")
 	if more.toMerge != more.runs-1 || more.toMerge < 2 {
 		t.Fatalf("written after: %+v; want every run but the settled one to merge", more)
@@ -329,5 +259,46 @@ func TestCompactionLeavesSettledRuns(t *testing.T) {
 	}
 	if n := compact(); two.toMerge != 0 || n != 0 {
 		t.Fatalf("a third compaction: %d runs to merge, %d merged; want none", two.toMerge, n)
+	}
+}
+
+// writeRowsMap writes txs transactions to the map "rows" of view "v"
+// (made if missing), each of up to most random keys, one in deleteShare
+// of them deleted, the rest put, keeping model in step.
+func writeRowsMap(t *testing.T, s *Store, rng *rand.Rand, model map[string]string, txs, most, deleteShare int) {
+	t.Helper()
+	for tx := range txs {
+		err := s.Update(func(w *Writer) error {
+			b := w.View("v")
+			if b == nil {
+				var err error
+				if b, err = w.CreateView("v"); err != nil {
+					return err
+				}
+			}
+			m, err := b.Runs("rows", rowPrefix, true)
+			if err != nil {
+				return err
+			}
+			for range 1 + rng.IntN(most) {
+				k := fmt.Sprintf("k%02d\x00c%03d", rng.IntN(40), rng.IntN(30))
+				if rng.IntN(deleteShare) == 0 {
+					delete(model, k)
+					if err := m.Delete([]byte(k)); err != nil {
+						return err
+					}
+					continue
+				}
+				v := strings.Repeat(fmt.Sprint(tx), 1+rng.IntN(20))
+				model[k] = v
+				if err := m.Put([]byte(k), []byte(v)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }
