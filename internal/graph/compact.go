@@ -171,7 +171,7 @@ func (s *Store) compactIndex(ctx context.Context, ind int) (IndexCompaction, err
 		var left []quadRun
 		var moved uint64
 		var ended bool // out is complete
-		err := s.db.Update(func(tx *bbolt.Tx) error {
+		err := s.update(func(tx *bbolt.Tx) error {
 			s.pg.begin(tx.Size())
 			b := tx.Bucket([]byte(name))
 			if b == nil {
@@ -267,7 +267,7 @@ func (s *Store) compactIndex(ctx context.Context, ind int) (IndexCompaction, err
 			// of a batch's pages made the compaction's peak. A crash in
 			// between leaves the run without a filter, merged again by
 			// the next compaction.
-			err = s.db.Update(func(tx *bbolt.Tx) error {
+			err = s.update(func(tx *bbolt.Tx) error {
 				ob := tx.Bucket([]byte(name)).Bucket(out.name[:])
 				if ob == nil {
 					return corruptf("index %s lost run %x while it was being written", name, out.name)

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/bbolt"
@@ -32,10 +33,15 @@ const DefaultResidentLimit = 896 << 20
 var residentMemory = residentBytes
 
 // mappedCheckEvery is how many random reads pass between two looks at how
-// much of the file is mapped. Each read maps at most 64 KiB (a page and
-// the neighbours Linux maps around it), so the limit is overshot by at
-// most 4 MiB.
-const mappedCheckEvery = 64
+// much of the file is mapped. A read maps more than its page: Linux maps
+// pages around it (fault-around, 64 KiB), and on kernels whose page cache
+// holds files in large folios (ext4 on Linux 6.18 here) the whole folio
+// the page is in, up to 2 MiB, whatever madvise says (bench/foliomap.py
+// measures it: 1.87 MB mapped a touch). At 64 reads a look, an
+// incremental ingest into the 10M file overshot the 256 MiB limit by up
+// to 280 MB; at 16 the overshoot is at most 32 MiB, and a look costs
+// about 1.3 µs against the several microseconds of each read.
+const mappedCheckEvery = 16
 
 // pager keeps the pages of the file a write transaction has mapped under
 // a limit. bbolt reads the file through a shared read-only mapping, and
@@ -117,51 +123,104 @@ func (p *pager) check(size int64) {
 	}
 }
 
-// watchEvery is how often a pager looks at the mapped pages while bbolt
-// walks a bucket it deletes (during). The walk reads every page of the
-// bucket without a read the pager counts: deleting a run of the hash
-// index's final level (some 280 MB) mapped all of it at once, and a 10M
-// ingest's peak RSS came from one such deletion on top of a merge's
-// output (mapped pages from 20 to 300 MB in half a second). In 10 ms the
-// walk maps at most a few MB on this machine.
-const watchEvery = 10 * time.Millisecond
+// watchEvery is how often a pager's watcher (watch) looks at the mapped
+// pages. What it watches maps the file fast: bbolt's DeleteBucket walks
+// every page of a run, and a commit reads again every page of the nodes
+// the transaction changed; with the page cache in large folios each read
+// maps up to 2 MiB, and a walk mapped a whole run, over a gigabyte, in
+// the 10 ms a Go timer took to fire (an incremental ingest of a million
+// citations into the 10M file peaked at 1.72 GB, 1.2 GB of it mapped
+// file). The watcher sleeps by nanosleep, as a Go timer's sleep lasts at
+// least a millisecond here; a look costs about 1.3 µs.
+const watchEvery = 200 * time.Microsecond
 
-// during runs fn, a bbolt call that reads many pages the pager does not
-// count (DeleteBucket), while a goroutine looks at the mapped pages every
-// watchEvery and releases them past the limits, as check does; then
-// checks once. The mapping cannot move during fn: it runs inside the
-// write transaction, before its commit, and a dropped page is faulted in
-// again, unchanged, when bbolt next reads it.
-func (p *pager) during(fn func() error) error {
+// watch starts a goroutine that looks at the mapped pages every
+// watchEvery, and releases them past the limits as check does, until stop
+// is called; a nil pager, or one without a limit, starts nothing. Each
+// release holds a read transaction, so that bbolt cannot remap the file
+// under the madvise: a commit that grows the file remaps it, and a
+// release of the old range after it would drop pages of whatever was
+// mapped there since. The read transaction waits for no writer (bbolt's
+// remap waits for it instead), so the watcher may run during a write
+// transaction's commit.
+func (p *pager) watch() (stop func()) {
 	if p == nil || p.limit <= 0 {
-		return fn()
+		return func() {}
 	}
-	done := make(chan struct{})
+	var done atomic.Bool
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(watchEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				over := p.over()
-				if over {
-					releasePages(p.db, p.size)
-				}
-				if p.onWatch != nil {
-					p.onWatch(over)
-				}
+		for !done.Load() {
+			sleepBriefly(watchEvery)
+			over := p.over()
+			if over {
+				p.releaseSafely()
+			}
+			if p.onWatch != nil {
+				p.onWatch(over)
 			}
 		}
 	}()
+	return func() {
+		done.Store(true)
+		wg.Wait()
+	}
+}
+
+// releaseSafely releases the mapped pages of the file, holding a read
+// transaction while it does (watch says why).
+func (p *pager) releaseSafely() {
+	tx, err := p.db.Begin(false)
+	if err != nil {
+		return // closed: nothing is mapped
+	}
+	releasePagesExcept(p.db, tx.Size(), p.keep)
+	tx.Rollback()
+	if p.onRelease != nil {
+		p.onRelease()
+	}
+}
+
+// during runs fn, a bbolt call that reads many pages the pager does not
+// count (DeleteBucket), while the pager watches the mapped pages (watch);
+// then checks once. The mapped pages are released first, whatever their
+// amount: the walk maps the whole run so fast that the watcher may look
+// only after it, and what was mapped before would add to it.
+func (p *pager) during(fn func() error) error {
+	if p == nil || p.limit <= 0 {
+		return fn()
+	}
+	p.releaseSafely()
+	stop := p.watch()
 	err := fn()
-	close(done)
-	wg.Wait()
+	stop()
 	p.check(p.size)
+	return err
+}
+
+// update runs fn in a write transaction as bbolt's DB.Update does, with
+// the store's pager watching the mapped pages while bbolt commits (watch):
+// the commit reads again every page of the nodes the transaction
+// changed, which the pager released since they were first read. An
+// ingest's batch changes thousands of leaves all over the file, and its
+// commit mapped up to 450 MB past the limit before the check after it.
+func (s *Store) update(fn func(*bbolt.Tx) error) error {
+	var stop func()
+	err := s.db.Update(func(tx *bbolt.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		if s.pg != nil && s.pg.limit > 0 {
+			s.pg.releaseSafely() // as during does
+		}
+		stop = s.pg.watch()
+		return nil
+	})
+	if stop != nil {
+		stop()
+	}
 	return err
 }
 

@@ -3,8 +3,12 @@ package graph
 import (
 	"fmt"
 	"path/filepath"
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"go.etcd.io/bbolt"
 )
 
 // TestPagerResidentLimit: a pager drops the mapped pages when more of the
@@ -87,6 +91,73 @@ func TestPagerDuring(t *testing.T) {
 	ran := false
 	if err := nilPager.during(func() error { ran = true; return nil }); err != nil || !ran {
 		t.Errorf("nil pager: ran %v, err %v", ran, err)
+	}
+}
+
+// TestPagerWatchDuringCommits: a pager's watcher releases the mapped
+// pages while writes commit and grow the file, bbolt remapping it under
+// the watcher (update's commits, whose every look here is past the
+// limit), and everything written reads back right after; stop ends the
+// watcher, which looks no more.
+func TestPagerWatchDuringCommits(t *testing.T) {
+	s := pagerStore(t)
+	if s.pg == nil {
+		t.Fatal("the store has no pager")
+	}
+	residentMemory = func() (int64, int64, bool) { return s.pg.limit + 1, 0, true }
+	var releases atomic.Int64
+	s.pg.onRelease = func() { releases.Add(1) }
+	defer func() { s.pg.onRelease = nil }()
+	stop := s.pg.watch()
+	// Each batch writes a megabyte of new values, so the file outgrows
+	// its mapping (bbolt doubles it up to a gigabyte) several times.
+	value := make([]byte, 64<<10)
+	for batch := range 24 {
+		err := s.update(func(tx *bbolt.Tx) error {
+			b, err := tx.CreateBucketIfNotExists([]byte("watch-test"))
+			if err != nil {
+				return err
+			}
+			for i := range 16 {
+				v := make([]byte, len(value)) // bbolt keeps it until the commit
+				v[0], v[1] = byte(batch), byte(i)
+				if err := b.Put([]byte(fmt.Sprintf("%02d-%02d", batch, i)), v); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The watcher looks every watchEvery: wait for a release, not a time.
+	deadline := time.Now().Add(10 * time.Second)
+	for releases.Load() == 0 && time.Now().Before(deadline) {
+		runtime.Gosched()
+	}
+	stop()
+	if releases.Load() == 0 {
+		t.Fatal("the watcher released nothing in 10 s while past the limit")
+	}
+	after := releases.Load()
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		b := tx.Bucket([]byte("watch-test"))
+		for batch := range 24 {
+			for i := range 16 {
+				v := b.Get([]byte(fmt.Sprintf("%02d-%02d", batch, i)))
+				if len(v) != len(value) || v[0] != byte(batch) || v[1] != byte(i) {
+					return fmt.Errorf("value %02d-%02d reads back wrong (%d bytes)", batch, i, len(v))
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := releases.Load(); got != after {
+		t.Errorf("%d releases after stop", got-after)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 
 	"go.etcd.io/bbolt"
 )
@@ -17,9 +18,10 @@ import (
 // mapped again on the next read, at the cost of a minor fault; in the
 // meantime they no longer count in the process's resident memory. On a
 // read fault of a file mapping Linux maps not only the page read but up
-// to 15 neighbours already in the page cache (fault-around, 64 KiB,
-// whatever madvise says), so random reads spread over a large file map
-// it fast. The pager (pager.go) calls this when a writer has more of the
+// to 15 neighbours already in the page cache (fault-around, 64 KiB), and
+// where the page cache holds the file in large folios the whole folio
+// (up to 2 MiB: ext4 on Linux 6.18), whatever madvise says, so random
+// reads spread over a large file map it fast. The pager (pager.go) calls this when a writer has more of the
 // file mapped than its limit.
 //
 // With format 2, whose batches made about 12,000 random reads each over
@@ -101,4 +103,13 @@ func residentBytes() (file, anon int64, ok bool) {
 	}
 	page := int64(os.Getpagesize())
 	return shared * page, (resident - shared) * page, true
+}
+
+// sleepBriefly sleeps for about d by nanosleep: a Go timer's sleep lasts
+// at least a millisecond on Linux (it waits in epoll with a timeout in
+// milliseconds), where nanosleep's took 175 µs for 100 asked, with both
+// cores busy 180 µs at the 90th percentile.
+func sleepBriefly(d time.Duration) {
+	ts := syscall.NsecToTimespec(int64(d))
+	syscall.Nanosleep(&ts, nil)
 }

@@ -2,7 +2,11 @@
 
 package graph
 
-import "go.etcd.io/bbolt"
+import (
+	"time"
+
+	"go.etcd.io/bbolt"
+)
 
 // releasePages does nothing where madvise is not wired up.
 func releasePages(db *bbolt.DB, size int64) {}
@@ -15,3 +19,6 @@ func mappedFileBytes() (int64, bool) { return 0, false }
 
 // residentBytes reports nothing where it is not known.
 func residentBytes() (file, anon int64, ok bool) { return 0, 0, false }
+
+// sleepBriefly sleeps for about d.
+func sleepBriefly(d time.Duration) { time.Sleep(d) }

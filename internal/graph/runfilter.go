@@ -458,7 +458,7 @@ func (s *Store) WriteRunFilters(ctx context.Context, all bool) (added int, err e
 		if err := ctx.Err(); err != nil {
 			return added, err
 		}
-		err := s.db.Update(func(tx *bbolt.Tx) error {
+		err := s.update(func(tx *bbolt.Tx) error {
 			b := tx.Bucket([]byte(indexBuckets[m.ind])).Bucket(m.name[:])
 			if b == nil {
 				return corruptf("index %s lost run %x", indexBuckets[m.ind], m.name)

@@ -423,7 +423,7 @@ func (s *Store) addPrepared(p *Prepared, strict bool, fn func(*Writer) error) (a
 	var runs []*run
 	var txid int
 	var size int64
-	err = s.db.Update(func(tx *bbolt.Tx) error {
+	err = s.update(func(tx *bbolt.Tx) error {
 		if !s.loaded {
 			var err error
 			if s.runs, err = loadRuns(tx, true); err != nil {
