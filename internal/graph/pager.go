@@ -37,7 +37,7 @@ var residentMemory = residentBytes
 // pages around it (fault-around, 64 KiB), and on kernels whose page cache
 // holds files in large folios (ext4 on Linux 6.18 here) the whole folio
 // the page is in, up to 2 MiB, whatever madvise says (bench/foliomap.py
-// measures it: 1.87 MB mapped a touch). At 64 reads a look, an
+// measures it: 1.87 to 1.96 MB mapped a touch). At 64 reads a look, an
 // incremental ingest into the 10M file overshot the 256 MiB limit by up
 // to 280 MB; at 16 the overshoot is at most 32 MiB, and a look costs
 // about 1.3 µs against the several microseconds of each read.
