@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -31,7 +32,20 @@ type serveOptions struct {
 	maxIngest    int64
 	workMem      string
 	tmp          string
+	stateMem     string
 }
+
+// serveBytesPerCitation and serveReadOnlyBytesPerCitation are about what
+// serve's state takes a citation at its peak: every review group with its
+// members' detail and the decisions, and, when the server writes, the
+// state after a write computed beside the one served. A million citations
+// (bench/gencite): 3.36 GB of peak RSS once warm, 3.37 GB after a
+// decision (which keeps the groups), 6.26 GB after an ingest of 20
+// citations through the server (`VmHWM` of /proc/PID/status).
+const (
+	serveBytesPerCitation         = 7000
+	serveReadOnlyBytesPerCitation = 3500
+)
 
 // Server limits that are not flags.
 const (
@@ -81,12 +95,21 @@ too; each of these files is unlinked as soon as it is created. A --tmp
 removed while the server runs fails each ingest (500, naming it) with
 nothing written.
 
+Serve holds every review group of the database in memory, about 7,000
+bytes a citation at its peak (the state after a write is computed beside
+the one served; 3,500 with --read-only): it refuses, before it listens, a database whose
+citations would take more than --state-mem (default three quarters of the
+machine's or cgroup's memory). Past that, the commands read the grouping
+view in bounded memory instead: provgraph groups --id or --key for one
+group, provgraph queue for the review queue, provgraph review show and
+decide, provgraph stats.
+
 Ctrl-C or SIGTERM stops the server: requests in progress finish first (up
 to 30 s), then the database is closed.
 
 ` + exitHelp(
 			"  0  the server stopped on Ctrl-C or SIGTERM",
-			"  2  usage error: bad flag, a non-loopback --addr without --token-file, a bad token file, no such policy, a bad --work-mem or a --tmp that is not a directory",
+			"  2  usage error: bad flag, a non-loopback --addr without --token-file, a bad token file, no such policy, a bad --work-mem or a --tmp that is not a directory, a database too large for --state-mem",
 			"  3  I/O or internal error: the address cannot be bound, the database cannot be opened",
 			exitLineLocked,
 			exitLineCorrupt),
@@ -111,6 +134,7 @@ to 30 s), then the database is closed.
 	f.Int64Var(&o.maxIngest, "max-ingest", server.DefaultMaxIngest, "largest POST /api/ingest body, in bytes")
 	f.StringVar(&o.workMem, "work-mem", "", "as for ingest, for each POST /api/ingest: "+ingestWorkMemUsage)
 	f.StringVar(&o.tmp, "tmp", "", tmpUsage+", for POST /api/ingest's spool of the request body and its run's files")
+	f.StringVar(&o.stateMem, "state-mem", "", fmt.Sprintf("the memory the served state may take, e.g. 16GiB: a database whose citations would take more, at about %d bytes each (%d with --read-only), is refused (default three quarters of the machine's or cgroup's memory)", serveBytesPerCitation, serveReadOnlyBytesPerCitation))
 	return cmd
 }
 
@@ -186,6 +210,9 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := serveFits(cmd, o); err != nil {
+		return err
+	}
 	st, err := o.open(o.readOnly)
 	if err != nil {
 		return err
@@ -241,4 +268,39 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	}
 	fmt.Fprintln(stderr, "provgraph serve: stopped")
 	return st.Close()
+}
+
+// serveFits refuses a database whose citations serve's state would hold
+// in more memory than --state-mem allows (serveBytesPerCitation each):
+// better a clear refusal at start than a server killed for memory after
+// minutes of loading, or at the first write, whose new state is computed
+// beside the one served.
+func serveFits(cmd *cobra.Command, o serveOptions) error {
+	room := memoryLimit() / 4 * 3
+	if o.stateMem != "" {
+		n, err := parseBytes(o.stateMem)
+		if err != nil {
+			return usagef("--state-mem %v", err)
+		}
+		room = n
+	}
+	if room <= 0 {
+		return nil // the machine's memory is not known
+	}
+	if _, err := os.Stat(o.db); errors.Is(err, fs.ErrNotExist) {
+		return nil // a new database: open says what becomes of it
+	}
+	n, err := o.service().CitationCount(cmd.Context())
+	if err != nil {
+		return err
+	}
+	per := int64(serveBytesPerCitation)
+	if o.readOnly {
+		per = serveReadOnlyBytesPerCitation
+	}
+	if need := n * per; need > room {
+		return usagef("serve holds every review group in memory, about %d bytes a citation (%d with --read-only): the %d citations of %s would take about %s, more than the state's memory (%s: --state-mem, or three quarters of the machine's memory). A larger --state-mem serves it anyway; without the server, the grouping view answers in bounded memory: provgraph groups --id ID, provgraph queue, provgraph review show and decide, provgraph stats",
+			per, serveReadOnlyBytesPerCitation, n, o.db, formatBytes(need), formatBytes(room))
+	}
+	return nil
 }

@@ -82,3 +82,43 @@ func TestServeWorkMemAndTmpFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestServeStateMem: serve refuses, before it listens, a database whose
+// citations its state would hold in more than --state-mem, naming the
+// count, the estimate and the commands that answer in bounded memory; a
+// --state-mem that is not a size is a usage error; a limit that fits
+// serves.
+func TestServeStateMem(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "s.db")
+	if code, _, stderr := cli(t, "ingest", "--db", db, "../../testdata/citations.jsonl"); code != 0 {
+		t.Fatalf("ingest: %d %s", code, stderr)
+	}
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--state-mem", "16KiB"}, []string{"serve holds every review group in memory, about 7000 bytes a citation (3500 with --read-only): the ", " citations of " + db + " would take about ", "provgraph queue"}},
+		{[]string{"--state-mem", "lots"}, []string{`--state-mem "lots": want a number of bytes`}},
+	} {
+		code, _, stderr := cli(t, append([]string{"serve", "--db", db, "--addr", "127.0.0.1:0"}, tt.args...)...)
+		if code != exitUsage || strings.Contains(stderr, "provgraph serve: ") {
+			t.Errorf("serve %v: exit %d, %q; want exit status %d before listening", tt.args, code, stderr, exitUsage)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("serve %v: %q lacks %q", tt.args, stderr, w)
+			}
+		}
+	}
+	// The refusal is the estimate's, not a rule against small limits: the
+	// same database under a limit its citations fit in is served.
+	s := startServeFlags(t, db, "", []string{"--read-only", "--state-mem", "1GiB"})
+	resp, err := http.Get(s.addr + "/api/groups")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("GET /api/groups under --state-mem 1GiB: %s", resp.Status)
+	}
+}
