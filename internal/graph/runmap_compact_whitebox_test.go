@@ -38,15 +38,7 @@ func TestCompactionKeepsMap(t *testing.T) {
 			if wantRuns > 0 && m.Runs() != wantRuns {
 				return fmt.Errorf("%s: %d runs, want %d", where, m.Runs(), wantRuns)
 			}
-			if problems, err := m.Check(10, nil); err != nil || len(problems) > 0 {
-				return fmt.Errorf("%s: check: %q, %v", where, problems, err)
-			}
-			for range 5 {
-				if err := compareRunMap(m, model, rng, where); err != nil {
-					return err
-				}
-			}
-			return nil
+			return checkRunMap(m, model, rng, where)
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -190,15 +182,7 @@ func TestCompactionLeavesSettledRuns(t *testing.T) {
 			for _, r := range m.live() {
 				st.names = append(st.names, r.name)
 			}
-			if problems, err := m.Check(10, nil); err != nil || len(problems) > 0 {
-				return fmt.Errorf("%s: check: %q, %v", where, problems, err)
-			}
-			for range 5 {
-				if err := compareRunMap(m, model, rng, where); err != nil {
-					return err
-				}
-			}
-			return nil
+			return checkRunMap(m, model, rng, where)
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -301,4 +285,18 @@ func writeRowsMap(t *testing.T, s *Store, rng *rand.Rand, model map[string]strin
 			t.Fatal(err)
 		}
 	}
+}
+
+// checkRunMap runs m's Check and compares m with model five times over
+// (compareRunMap), naming where in any error.
+func checkRunMap(m *RunMap, model map[string]string, rng *rand.Rand, where string) error {
+	if problems, err := m.Check(10, nil); err != nil || len(problems) > 0 {
+		return fmt.Errorf("%s: check: %q, %v", where, problems, err)
+	}
+	for range 5 {
+		if err := compareRunMap(m, model, rng, where); err != nil {
+			return err
+		}
+	}
+	return nil
 }
