@@ -79,3 +79,19 @@ func sum(m map[string]int) int {
 	}
 	return n
 }
+
+// RecordCounts writes what a server answering in bounded memory counts
+// from the group records (serve --bounded): the groups, the queued ones
+// and the groups by verdict, with where the other counts are.
+func RecordCounts(w io.Writer, pol query.PolicyRef, groups, queued int, byVerdict map[string]int) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString(policyHeader(pol))
+	row := func(name string, n int) { fmt.Fprintf(bw, "%-28s %8d\n", name, n) }
+	row("review groups", groups)
+	row("  in the review queue", queued)
+	for _, v := range sortedKeys(byVerdict) {
+		row("  "+EscapeText(v), byVerdict[v])
+	}
+	fmt.Fprintf(bw, "\nThe server answers in bounded memory, from the group records: the\ncounts of citations, URLs, relations and domains need a whole reading of\nthe database (provgraph stats, once the server is stopped).\n")
+	return bw.Flush()
+}

@@ -370,6 +370,19 @@ func (ix *Index) Get(id string) *Decision { return ix.byID[id] }
 // group.
 func (ix *Index) OfCitation(id string) []*Decision { return ix.byCitation[id] }
 
+// GroupDecided returns, in byte order, the citations that decisions about
+// a group name: a group's review state (Status) is unreviewed unless one
+// of its members is among them, so these are what counting the reviewed
+// groups needs, whatever the number of groups.
+func (ix *Index) GroupDecided() []string {
+	out := make([]string, 0, len(ix.groupOf))
+	for id := range ix.groupOf {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Load reads every stored decision.
 func Load(ctx context.Context, st Reader) (*Index, error) {
 	ix := &Index{byCitation: map[string][]*Decision{}, groupOf: map[string][]*Decision{}, bySubject: map[string][]*Decision{},

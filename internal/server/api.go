@@ -97,6 +97,10 @@ func (s *Server) apiGroups(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, 0, err)
 		return
 	}
+	if s.o.Bounded {
+		s.apiGroupsBounded(w, r, f)
+		return
+	}
 	rv, err := s.reviewed(r.Context())
 	if err != nil {
 		s.fail(w, r, 0, err)
@@ -131,12 +135,25 @@ type groupView struct {
 }
 
 func (s *Server) group(r *http.Request) (*service.Reviewed, *query.Group, error) {
-	rv, err := s.reviewed(r.Context())
-	if err != nil {
-		return nil, nil, err
-	}
 	id := r.PathValue("id")
-	g := rv.Group(id)
+	var rv *service.Reviewed
+	var g *query.Group
+	if s.o.Bounded {
+		b, err := s.boundedNow(r.Context())
+		if err != nil {
+			return nil, nil, err
+		}
+		// The group and, around it, the groups its decisions name.
+		if rv, g, err = service.ViewShowReviewed(r.Context(), s.st, b.pol.Digest, s.groupOptions(), id); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		var err error
+		if rv, err = s.reviewed(r.Context()); err != nil {
+			return nil, nil, err
+		}
+		g = rv.Group(id)
+	}
 	if g == nil {
 		return nil, nil, service.InputError{Err: fmt.Errorf("%w %q under policy %s", service.ErrNoGroup, id, rv.Report.Policy.String())}
 	}
@@ -291,7 +308,24 @@ func (s *Server) decide(r *http.Request, req service.DecideRequest) (*review.Dec
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	rv, err := s.reviewed(r.Context())
+	var rv *service.Reviewed
+	var b *boundedState
+	var err error
+	if s.o.Bounded {
+		if b, err = s.boundedNow(r.Context()); err != nil {
+			return nil, err
+		}
+		// Only the groups the decision is about, from the view.
+		var groups []string
+		for _, id := range []string{req.GroupID, req.RelatedTo} {
+			if id != "" {
+				groups = append(groups, id)
+			}
+		}
+		rv, err = service.ViewReviewedAround(r.Context(), s.st, b.pol.Digest, s.groupOptions(), groups, req.Citations)
+	} else {
+		rv, err = s.reviewed(r.Context())
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -312,6 +346,12 @@ func (s *Server) decide(r *http.Request, req service.DecideRequest) (*review.Dec
 	ix, err := review.Load(ctx, s.st)
 	if err != nil {
 		return nil, err
+	}
+	if b != nil {
+		// A decision changes no group: the totals and the cached
+		// lineages stay.
+		s.setBounded(&boundedState{pol: b.pol, ix: ix, totals: b.totals, groups: b.groups})
+		return d, nil
 	}
 	s.setCache(rv.WithDecision(ix, d))
 	return d, nil
@@ -363,6 +403,13 @@ func (s *Server) lineage(r *http.Request) (*query.Lineage, []*review.Decision, e
 			return nil, nil, service.InputError{Err: err}
 		}
 		return nil, nil, service.QueryError(err)
+	}
+	if s.o.Bounded {
+		b, err := s.boundedNow(r.Context())
+		if err != nil {
+			return nil, nil, err
+		}
+		return l, b.ix.OfCitation(id), nil
 	}
 	rv, err := s.reviewed(r.Context())
 	if err != nil {
@@ -429,6 +476,15 @@ func (s *Server) computeStats(ctx context.Context, rv *service.Reviewed) (*stats
 
 // GET /api/stats
 func (s *Server) apiStats(w http.ResponseWriter, r *http.Request) {
+	if s.o.Bounded {
+		v, err := s.statsBounded(r.Context())
+		if err != nil {
+			s.fail(w, r, 0, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, v)
+		return
+	}
 	v, err := s.stats(r.Context())
 	if err != nil {
 		s.fail(w, r, 0, err)
@@ -503,7 +559,24 @@ func (s *Server) apiIngest(w http.ResponseWriter, r *http.Request) {
 	ctx := context.WithoutCancel(r.Context())
 	sum, err := ingest.FromFile(ctx, s.st, tmp, "<request body>", opts)
 	if sum.QuadsAdded > 0 {
-		if _, rerr := s.refresh(ctx); rerr != nil && err == nil {
+		// The group records, as an ingest command keeps them, so that
+		// provgraph queue answers after the server stops.
+		var log bytes.Buffer
+		rerr := service.KeepRecords(ctx, s.st, &log, s.o.DB)
+		for _, line := range strings.Split(strings.TrimSpace(log.String()), "\n") {
+			if line != "" {
+				s.notice(line)
+			}
+		}
+		if rerr == nil && s.o.Bounded {
+			var b *boundedState
+			if b, rerr = s.boundedNow(ctx); rerr == nil {
+				_, rerr = s.loadBounded(ctx, b.pol, new(int))
+			}
+		} else if rerr == nil {
+			_, rerr = s.refresh(ctx)
+		}
+		if rerr != nil && err == nil {
 			err = rerr
 		}
 	}

@@ -43,6 +43,16 @@ type Options struct {
 	MaxShared int // 0 means model.DefaultMaxShared
 	// ReadOnly serves no writes: every POST answers 405.
 	ReadOnly bool
+	// Bounded holds no group: every request reads what it shows from the
+	// grouping view and the group records (bounded.go), in memory bounded
+	// by the page, for a database whose groups would not fit in memory.
+	// The queue is then paged in the groups' own order, and the filters
+	// that select among every group are refused.
+	Bounded bool
+	// Notice, when set, is told what the server does at start and after
+	// an ingest besides serving (building the group records), a line at a
+	// time.
+	Notice func(string)
 	// Tokens maps each bearer token to the reviewer it names. Empty means
 	// no authentication (loopback only; the command checks).
 	Tokens map[string]string
@@ -88,6 +98,8 @@ type Server struct {
 	rmu   sync.Mutex // held while the first state is computed
 	cmu   sync.Mutex // guards cache
 	cache *service.Reviewed
+
+	bs *boundedState // a bounded server's state (Options.Bounded), guarded by cmu
 
 	pages    pageCache // pages computed from cache
 	lineages pageCache // group pages' lineages, per cache.Report
@@ -335,6 +347,10 @@ func randomToken() string {
 // that the first queue page is fast and a damaged database is found at
 // start rather than by the first reviewer.
 func (s *Server) Warm(ctx context.Context) error {
+	if s.o.Bounded {
+		_, err := s.boundedNow(ctx)
+		return err
+	}
 	_, err := s.reviewed(ctx)
 	return err
 }

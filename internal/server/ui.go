@@ -120,15 +120,18 @@ func (s *Server) uiQueue(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, 0, err)
 		return
 	}
-	if f.Sort == "" {
-		f.Sort = "risk"
+	var rv *service.Reviewed
+	var p *service.Page
+	if s.o.Bounded {
+		rv, p, err = s.boundedPage(r.Context(), f)
+	} else {
+		if f.Sort == "" {
+			f.Sort = "risk"
+		}
+		if rv, err = s.reviewed(r.Context()); err == nil {
+			p, err = rv.Filter(f)
+		}
 	}
-	rv, err := s.reviewed(r.Context())
-	if err != nil {
-		s.fail(w, r, 0, err)
-		return
-	}
-	p, err := rv.Filter(f)
 	if err != nil {
 		s.fail(w, r, 0, err)
 		return
@@ -147,7 +150,7 @@ func (s *Server) uiQueue(w http.ResponseWriter, r *http.Request) {
 		q.Set("cursor", p.Next)
 		next = "/?" + q.Encode()
 	}
-	s.show(w, r, "queue.html", map[string]any{"Page": s.pageOf(w, r, "Review queue"), "Rows": rows, "Total": p.Total, "Next": next, "F": f, "Policy": rv.Report.Policy})
+	s.show(w, r, "queue.html", map[string]any{"Page": s.pageOf(w, r, "Review queue"), "Rows": rows, "Total": p.Total, "Next": next, "F": f, "Policy": rv.Report.Policy, "Bounded": s.o.Bounded})
 }
 
 // GET /groups/{id}: a group, its members side by side, its relations and
@@ -184,7 +187,15 @@ func (s *Server) memberLineages(ctx context.Context, rv *service.Reviewed, g *qu
 	for _, m := range g.Members[:min(len(g.Members), maxShown)] {
 		ids = append(ids, m.CitationID)
 	}
-	v, err := s.lineages.get(rv.Report, s.currentGroups(rv.Report), g.ID, func() (any, error) {
+	state, current := any(rv.Report), s.currentGroups(rv.Report)
+	if s.o.Bounded {
+		b, err := s.boundedNow(ctx)
+		if err != nil {
+			return nil, err
+		}
+		state, current = b.groups, s.currentBounded(b.groups)
+	}
+	v, err := s.lineages.get(state, current, g.ID, func() (any, error) {
 		// Not the request's context: other readers may wait for it.
 		return query.LineagesOf(context.WithoutCancel(ctx), citestore.New(s.st), ids, &query.LineageOptions{Policy: s.o.Policy, MaxShared: s.o.MaxShared})
 	})
@@ -289,6 +300,18 @@ func (s *Server) uiLineage(w http.ResponseWriter, r *http.Request) {
 
 // GET /stats
 func (s *Server) uiStats(w http.ResponseWriter, r *http.Request) {
+	if s.o.Bounded {
+		v, err := s.statsBounded(r.Context())
+		if err != nil {
+			s.fail(w, r, 0, err)
+			return
+		}
+		var b bytes.Buffer
+		render.RecordCounts(&b, v.Policy, v.Groups, v.Queued, v.ByVerdict)
+		render.ReviewCounts(&b, v.Reviews)
+		s.show(w, r, "stats.html", map[string]any{"Page": s.pageOf(w, r, "Statistics"), "Text": b.String()})
+		return
+	}
 	v, err := s.stats(r.Context())
 	if err != nil {
 		s.fail(w, r, 0, err)

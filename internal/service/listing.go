@@ -158,7 +158,10 @@ func (r *ReviewedSet) Write(ctx context.Context, f GroupFilter, encode func(buf 
 	if f.Queue {
 		return Listing{}, ErrSortedStream
 	}
-	off, _ := decodeCursor(f.Cursor)
+	off, err := decodeCursor(f.Cursor)
+	if err != nil {
+		return Listing{}, err
+	}
 	sel := f.selector()
 	digest := r.Set.Policy().Digest
 	status := func(g *query.Group) *review.Status { return r.Index.Status(review.EvidenceOf(g, digest)) }

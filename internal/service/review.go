@@ -199,22 +199,48 @@ func LoadReviewed(ctx context.Context, st *graph.Store, policy string, opts quer
 // Without one it is LoadReviewed. A decision about them (Decide), or their
 // review state, is then what LoadReviewed's would be.
 func LoadReviewedAround(ctx context.Context, st *graph.Store, policy string, opts query.GroupOptions, groups, citations []string) (*Reviewed, error) {
+	return loadAround(ctx, st, policy, opts, groups, citations, true)
+}
+
+// ErrNoView says the database keeps no grouping view of the policy that
+// this build can read.
+var ErrNoView = errors.New("the database keeps no grouping view of the policy that this build can read")
+
+// ViewReviewedAround is LoadReviewedAround that never groups the whole
+// database: without a usable view it returns an InputError wrapping
+// ErrNoView. A server answering in bounded memory reads through it.
+func ViewReviewedAround(ctx context.Context, st *graph.Store, policy string, opts query.GroupOptions, groups, citations []string) (*Reviewed, error) {
+	return loadAround(ctx, st, policy, opts, groups, citations, false)
+}
+
+// loadAround is LoadReviewedAround; whole says whether, without a view,
+// every group is loaded instead.
+func loadAround(ctx context.Context, st *graph.Store, policy string, opts query.GroupOptions, groups, citations []string, whole bool) (*Reviewed, error) {
 	pol, gs, ok, err := query.GroupsAround(ctx, citestore.New(st), policy, groups, citations, opts)
 	if err != nil {
 		return nil, QueryError(err)
 	}
 	if !ok {
+		if !whole {
+			return nil, InputError{fmt.Errorf("policy %q: %w (write one with provgraph view rebuild)", policy, ErrNoView)}
+		}
 		return LoadReviewed(ctx, st, policy, opts)
 	}
 	ix, err := review.Load(ctx, st)
 	if err != nil {
 		return nil, err
 	}
+	return Around(pol, gs, ix), nil
+}
+
+// Around returns the review state of the groups gs under pol with the
+// decisions ix: a Reviewed holding only them, as LoadReviewedAround's.
+func Around(pol query.PolicyRef, gs []*query.Group, ix *review.Index) *Reviewed {
 	r := &Reviewed{Report: &query.Report{Policy: pol, Groups: gs}, Index: ix, status: map[string]*review.Status{}, byID: map[string]*query.Group{}, around: true}
 	for _, g := range gs {
 		r.byID[g.ID] = g
 	}
-	return r, nil
+	return r
 }
 
 // ShowReviewed returns the group with id (or key) and, around it, the
@@ -223,7 +249,17 @@ func LoadReviewedAround(ctx context.Context, st *graph.Store, policy string, opt
 // database keeps one (LoadReviewedAround), else from every group. The
 // group is nil when none has the id.
 func ShowReviewed(ctx context.Context, st *graph.Store, policy string, opts query.GroupOptions, id string) (*Reviewed, *query.Group, error) {
-	r, err := LoadReviewedAround(ctx, st, policy, opts, []string{id}, nil)
+	return showReviewed(ctx, st, policy, opts, id, true)
+}
+
+// ViewShowReviewed is ShowReviewed that never groups the whole database:
+// without a usable view it returns an InputError wrapping ErrNoView.
+func ViewShowReviewed(ctx context.Context, st *graph.Store, policy string, opts query.GroupOptions, id string) (*Reviewed, *query.Group, error) {
+	return showReviewed(ctx, st, policy, opts, id, false)
+}
+
+func showReviewed(ctx context.Context, st *graph.Store, policy string, opts query.GroupOptions, id string, whole bool) (*Reviewed, *query.Group, error) {
+	r, err := loadAround(ctx, st, policy, opts, []string{id}, nil, whole)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -247,14 +283,11 @@ func ShowReviewed(ctx context.Context, st *graph.Store, policy string, opts quer
 	if len(groups) == 0 && len(citations) == 0 {
 		return r, g, nil
 	}
-	if r.around {
-		more, err := LoadReviewedAround(ctx, st, policy, opts, append(groups, id), citations)
-		if err != nil {
-			return nil, nil, err
-		}
-		return more, more.Group(id), nil
+	more, err := loadAround(ctx, st, policy, opts, append(groups, id), citations, whole)
+	if err != nil {
+		return nil, nil, err
 	}
-	return r, g, nil
+	return more, more.Group(id), nil
 }
 
 func (d DB) Reviewed(ctx context.Context, policy string, opts query.GroupOptions) (*Reviewed, error) {
@@ -452,7 +485,9 @@ func (f GroupFilter) Check() error {
 		return Usagef("limit %d: want 0 (no limit) or more", f.Limit)
 	}
 	if _, err := decodeCursor(f.Cursor); err != nil {
-		return err
+		if _, aerr := DecodeAfterCursor(f.Cursor); aerr != nil {
+			return err
+		}
 	}
 	if f.Verdict != "" && !slices.ContainsFunc(model.Verdicts, func(v model.Verdict) bool { return v.Name == f.Verdict }) {
 		return Usagef("verdict %q: not a verdict of the codebook", f.Verdict)
@@ -479,6 +514,26 @@ func encodeCursor(n int) string {
 	return base64.RawURLEncoding.EncodeToString([]byte("o" + strconv.Itoa(n)))
 }
 
+// EncodeAfterCursor returns the cursor of the page after the group with
+// id, for a listing that pages by group (the group records' queue):
+// "a" and the id, base64url, as opaque as the offsets of Filter.
+func EncodeAfterCursor(id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("a" + id))
+}
+
+// DecodeAfterCursor returns the group id of a cursor EncodeAfterCursor
+// made ("" for no cursor); any other cursor is Usage.
+func DecodeAfterCursor(c string) (string, error) {
+	if c == "" {
+		return "", nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err == nil && len(b) > 1 && b[0] == 'a' {
+		return string(b[1:]), nil
+	}
+	return "", Usagef("cursor %q: not a cursor this server gave (use the next value of the page before)", c)
+}
+
 // Risk orders groups for review: conflicts first, then groups with a
 // relation that needs review (cross-host redirects and relations), then
 // needs-content-check, then larger groups first.
@@ -503,7 +558,10 @@ func (r *Reviewed) Filter(f GroupFilter) (*Page, error) {
 	if err := f.Check(); err != nil {
 		return nil, err
 	}
-	off, _ := decodeCursor(f.Cursor)
+	off, err := decodeCursor(f.Cursor)
+	if err != nil {
+		return nil, err
+	}
 	match := f.selector()
 	base := r.ordered(f.Sort)
 	if f.Queue {

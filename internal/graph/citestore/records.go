@@ -703,6 +703,53 @@ func (rs *Records) All(ctx context.Context) ([]*store.GroupRecord, error) {
 	return out, err
 }
 
+// RecordTotals is what one walk of every record counts.
+type RecordTotals struct {
+	Groups int // every record
+	Queued int // the records in the queue
+	// DuplicateMembers is the members of the groups with two members or
+	// more.
+	DuplicateMembers int
+}
+
+// Totals walks every record, decoding only its flags and member count:
+// one sequential read of the id/ bucket, for what the counts/ bucket
+// does not keep (how many groups the queue holds, how many citations are
+// in groups of two or more).
+func (rs *Records) Totals(ctx context.Context) (RecordTotals, error) {
+	var t RecordTotals
+	n := 0
+	err := rs.read(ctx, func(rb *graph.Bucket) error {
+		b, err := sub(rb, recID)
+		if err != nil || b == nil {
+			return err
+		}
+		return b.Ascend(nil, func(k, v []byte) (bool, error) {
+			if n++; n%65536 == 0 {
+				if err := ctx.Err(); err != nil {
+					return false, err
+				}
+			}
+			if len(v) < 2 {
+				return false, fmt.Errorf("%w: group record %s: empty (run provgraph queue --build)", graph.ErrCorrupt, k)
+			}
+			m, w := binary.Uvarint(v[1:])
+			if w <= 0 {
+				return false, fmt.Errorf("%w: group record %s: member count unreadable (run provgraph queue --build)", graph.ErrCorrupt, k)
+			}
+			t.Groups++
+			if v[0]&2 != 0 {
+				t.Queued++
+			}
+			if m > 1 {
+				t.DuplicateMembers += int(m)
+			}
+			return true, nil
+		})
+	})
+	return t, err
+}
+
 // Dirty returns how many keys changed since the records were last made
 // current: more than 0 after a run that stopped before service.KeepRecords.
 func (rs *Records) Dirty(ctx context.Context) (int, error) {

@@ -1,0 +1,365 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/provgraph/provgraph/internal/graph/citestore"
+	"github.com/provgraph/provgraph/internal/query"
+	"github.com/provgraph/provgraph/internal/render"
+	"github.com/provgraph/provgraph/internal/review"
+	"github.com/provgraph/provgraph/internal/service"
+	"github.com/provgraph/provgraph/internal/store"
+)
+
+// A bounded server (Options.Bounded) holds no group: every request reads
+// what it shows from the database's grouping view and group records,
+// which ingest keeps current, in memory bounded by the page.
+//
+//   - A queue page is a cursor range of the group records' queue (the
+//     groups `provgraph groups` lists by default, in its order: by the
+//     group's smallest key), its groups read from the view around their
+//     ids (query.GroupsAround): milliseconds whatever the database size.
+//     Filters that select among every group (verdict, domain, engine,
+//     since, review state, an order by risk or size, all=true) are refused
+//     with a message that says so: they need a whole grouping, which is
+//     what `provgraph groups` does and what would not fit.
+//   - A group page, a decision and a lineage read the view around the
+//     groups and citations they name, as `review show` and `review decide`
+//     do; their answers are those of a server holding every group.
+//   - What the server keeps is the decisions (review.Index: one per human
+//     decision) and the totals of one walk of the records (groups, queued
+//     groups, members of groups of two or more), computed at start and
+//     after each ingest.
+//   - The stats are the records' counts by verdict and the review counts;
+//     the review counts are computed from the groups that decisions name
+//     (read from the view) and the totals, and equal a full server's.
+//   - The policy is fixed at start (the latest when none is given), so
+//     that an ingest under another policy does not change what is served.
+//
+// A server that writes makes the records current at start (refreshing
+// them, or building them: a whole grouping read from the view, 78 s and
+// 1.4 GiB at ten million citations) and after each ingest; a read-only
+// server refuses to start without them and says how to build them.
+
+// boundedState is what a bounded server keeps of one committed state.
+type boundedState struct {
+	pol    store.PolicyRef
+	ix     *review.Index
+	totals citestore.RecordTotals
+	// groups changes at each ingest through the server, not at a
+	// decision (which changes no group): the member lineages of group
+	// pages are cached per groups.
+	groups *int
+}
+
+// boundedNow returns the bounded state the server serves now, computing
+// it the first time.
+func (s *Server) boundedNow(ctx context.Context) (*boundedState, error) {
+	s.cmu.Lock()
+	b := s.bs
+	s.cmu.Unlock()
+	if b != nil {
+		return b, nil
+	}
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	s.cmu.Lock()
+	b = s.bs
+	s.cmu.Unlock()
+	if b != nil {
+		return b, nil
+	}
+	cs := citestore.New(s.st)
+	pol, err := service.ViewPolicy(ctx, cs, s.o.Policy)
+	if err != nil {
+		return nil, err
+	}
+	ok, err := query.ViewUsable(ctx, cs, pol.Digest)
+	if err != nil {
+		return nil, service.QueryError(err)
+	}
+	if !ok {
+		return nil, service.InputError{Err: fmt.Errorf("%s: policy %s: %w, which serving in bounded memory reads (write one with: provgraph view rebuild --db %s --policy %s)",
+			s.o.DB, pol, service.ErrNoView, s.o.DB, pol.Digest)}
+	}
+	return s.loadBounded(ctx, pol, new(int))
+}
+
+// loadBounded makes the records of pol current (a read-only server only
+// checks them), walks them and reads the decisions, and serves the
+// result, with groups as its groups token.
+func (s *Server) loadBounded(ctx context.Context, pol store.PolicyRef, groups *int) (*boundedState, error) {
+	if err := s.recordsReady(ctx, pol); err != nil {
+		return nil, err
+	}
+	t, err := citestore.New(s.st).Records(pol.Digest, s.o.MaxShared).Totals(ctx)
+	if err != nil {
+		return nil, service.QueryError(err)
+	}
+	ix, err := review.Load(ctx, s.st)
+	if err != nil {
+		return nil, err
+	}
+	b := &boundedState{pol: pol, ix: ix, totals: t, groups: groups}
+	s.setBounded(b)
+	return b, nil
+}
+
+func (s *Server) setBounded(b *boundedState) {
+	s.cmu.Lock()
+	s.bs = b
+	s.cmu.Unlock()
+}
+
+// currentBounded reports whether groups is the groups token served now.
+func (s *Server) currentBounded(groups *int) func() bool {
+	return func() bool {
+		s.cmu.Lock()
+		defer s.cmu.Unlock()
+		return s.bs != nil && s.bs.groups == groups
+	}
+}
+
+// recordsReady makes sure the group records of pol under the server's
+// --max-shared are complete and current. A server that writes refreshes
+// them (service.KeepRecordsOf), or builds them when there are none; a
+// read-only server says how to build them.
+func (s *Server) recordsReady(ctx context.Context, pol store.PolicyRef) error {
+	rs := citestore.New(s.st).Records(pol.Digest, s.o.MaxShared)
+	usable := func() (bool, bool, error) {
+		_, complete, _, err := rs.State(ctx)
+		if err != nil || !complete {
+			return false, false, err
+		}
+		dirty, err := rs.Dirty(ctx)
+		return complete, dirty == 0, err
+	}
+	complete, current, err := usable()
+	if err != nil {
+		return service.QueryError(err)
+	}
+	if current {
+		return nil
+	}
+	maxShared := s.o.MaxShared
+	if s.o.ReadOnly {
+		why := "no group records are kept"
+		if complete {
+			why = "the group records are behind a run that stopped before its end"
+		}
+		return service.InputError{Err: fmt.Errorf("%s: policy %s, --max-shared %d: %s, which a read-only server in bounded memory pages the queue from (%w); build them, then serve again: provgraph queue --build --db %s --policy %s --max-shared %d",
+			s.o.DB, pol, maxShared, why, service.ErrNoRecords, s.o.DB, pol.Digest, maxShared)}
+	}
+	if complete {
+		if _, err := service.KeepRecordsOf(ctx, s.st); err != nil {
+			return err
+		}
+		if _, current, err = usable(); err != nil || current {
+			return service.QueryError(err)
+		}
+	}
+	s.notice(fmt.Sprintf("building the group records of policy %s, --max-shared %d (a whole grouping read from the grouping view: about 8 s a million citations)", pol, maxShared))
+	n, err := service.BuildRecordsOf(ctx, s.st, pol.Digest, maxShared)
+	if err != nil {
+		return service.QueryError(err)
+	}
+	s.notice(fmt.Sprintf("group records built: %s", render.Plural(n, "group")))
+	return nil
+}
+
+func (s *Server) notice(line string) {
+	if s.o.Notice != nil {
+		s.o.Notice(line)
+	}
+}
+
+// errBoundedFilter is wrapped by the refusal of a filter a bounded
+// server cannot answer.
+var errBoundedFilter = errors.New("not available while the server answers in bounded memory")
+
+// checkBounded refuses the filters that select among every group.
+func checkBounded(f service.GroupFilter) error {
+	var off []string
+	add := func(set bool, name string) {
+		if set {
+			off = append(off, name)
+		}
+	}
+	add(!f.Queue, "all=true")
+	add(f.Sort != "", "sort="+f.Sort)
+	add(f.Verdict != "", "verdict")
+	add(f.Domain != "", "domain")
+	add(f.Engine != "", "engine")
+	add(f.Since != "", "since")
+	add(f.State != "", "state")
+	if len(off) == 0 {
+		return nil
+	}
+	return service.UsageError{Err: fmt.Errorf("%s: %w (serve --bounded, or a database past --state-mem): it pages the review queue in the groups' own order (by smallest key) and finds one group by id or key, and these select among every group. Stop the server and run provgraph groups with the same filters, or serve with a --state-mem that holds the database",
+		strings.Join(off, ", "), errBoundedFilter)}
+}
+
+// boundedPage is a page of the queue, or the one group an id or key
+// names, with the state it was read under.
+func (s *Server) boundedPage(ctx context.Context, f service.GroupFilter) (*service.Reviewed, *service.Page, error) {
+	if err := checkBounded(f); err != nil {
+		return nil, nil, err
+	}
+	b, err := s.boundedNow(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := s.groupOptions()
+	if f.ID != "" || f.Key != "" {
+		name := f.ID
+		if name == "" {
+			name = f.Key
+		}
+		pol, gs, _, err := query.GroupsAround(ctx, citestore.New(s.st), b.pol.Digest, []string{name}, nil, opts)
+		if err != nil {
+			return nil, nil, service.QueryError(err)
+		}
+		rv := service.Around(pol, gs, b.ix)
+		p := &service.Page{}
+		rs := citestore.New(s.st).Records(b.pol.Digest, s.o.MaxShared)
+		for _, g := range gs {
+			if f.ID != "" && g.ID != f.ID || f.Key != "" && g.Key != f.Key && !slices.Contains(g.Keys, f.Key) {
+				continue
+			}
+			// In the queue, as the records say: two members or more, or
+			// either end of a relation to review.
+			rec, ok, err := rs.Record(ctx, g.ID)
+			if err != nil {
+				return nil, nil, service.QueryError(err)
+			}
+			if ok && rec.Queued {
+				p.Groups = append(p.Groups, g)
+			}
+		}
+		p.Total = len(p.Groups)
+		return rv, p, nil
+	}
+	after, err := service.DecodeAfterCursor(f.Cursor)
+	if err != nil {
+		return nil, nil, err
+	}
+	limit := f.Limit
+	if limit > 0 {
+		limit++ // one more: is there a next page?
+	}
+	recs, err := citestore.New(s.st).Records(b.pol.Digest, s.o.MaxShared).Queue(ctx, after, limit)
+	if errors.Is(err, store.ErrNoGroup) {
+		return nil, nil, service.Usagef("cursor %q: the group it follows is no longer in the queue (start again from the first page)", f.Cursor)
+	}
+	if err != nil {
+		return nil, nil, service.QueryError(err)
+	}
+	p := &service.Page{Total: b.totals.Queued}
+	if f.Limit > 0 && len(recs) > f.Limit {
+		recs = recs[:f.Limit]
+		p.Next = service.EncodeAfterCursor(recs[len(recs)-1].ID)
+	}
+	ids := make([]string, len(recs))
+	for i, r := range recs {
+		ids[i] = r.ID
+	}
+	pol, gs, _, err := query.GroupsAround(ctx, citestore.New(s.st), b.pol.Digest, ids, nil, opts)
+	if err != nil {
+		return nil, nil, service.QueryError(err)
+	}
+	rv := service.Around(pol, gs, b.ix)
+	for _, id := range ids {
+		g := rv.Group(id)
+		if g == nil {
+			return nil, nil, service.QueryError(fmt.Errorf("the group records name group %s, which the grouping view does not hold: the records are not current (build them again: provgraph queue --build --db %s)", id, s.o.DB))
+		}
+		p.Groups = append(p.Groups, g)
+	}
+	return rv, p, nil
+}
+
+// apiGroupsBounded is GET /api/groups of a bounded server.
+func (s *Server) apiGroupsBounded(w http.ResponseWriter, r *http.Request, f service.GroupFilter) {
+	b, err := s.boundedNow(r.Context())
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	v, err := s.pages.get(b, func() bool { s.cmu.Lock(); defer s.cmu.Unlock(); return s.bs == b }, "GET /api/groups?"+r.URL.Query().Encode(), func() (any, error) {
+		rv, p, err := s.boundedPage(r.Context(), f)
+		if err != nil {
+			return nil, err
+		}
+		var buf bytes.Buffer
+		err = render.ReviewedGroups(&buf, "json", render.ReviewedPage{Policy: rv.Report.Policy, Groups: p.Groups, Status: rv.Status, Total: p.Total, Next: p.Next})
+		return buf.Bytes(), err
+	})
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Write(v.([]byte))
+}
+
+// boundedStats is GET /api/stats of a bounded server: what the group
+// records count, and the review counts.
+type boundedStats struct {
+	Policy    query.PolicyRef `json:"policy"`
+	Bounded   bool            `json:"bounded"`
+	Groups    int             `json:"groups"`
+	Queued    int             `json:"queued_groups"`
+	ByVerdict map[string]int  `json:"groups_by_verdict"`
+	Reviews   *review.Counts  `json:"reviews"`
+}
+
+// statsBounded counts from the records and the groups that decisions
+// name: Reviewed.Counts' figures, with every group unreviewed but those.
+func (s *Server) statsBounded(ctx context.Context) (*boundedStats, error) {
+	b, err := s.boundedNow(ctx)
+	if err != nil {
+		return nil, err
+	}
+	counts, err := citestore.New(s.st).Records(b.pol.Digest, s.o.MaxShared).Counts(ctx)
+	if err != nil {
+		return nil, service.QueryError(err)
+	}
+	v := &boundedStats{Policy: b.pol, Bounded: true, Groups: b.totals.Groups, Queued: b.totals.Queued, ByVerdict: map[string]int{}}
+	for k, n := range counts {
+		if name, ok := strings.CutPrefix(k, "verdict:"); ok {
+			v.ByVerdict[name] = n
+		}
+	}
+	pol, gs, _, err := query.GroupsAround(ctx, citestore.New(s.st), b.pol.Digest, nil, b.ix.GroupDecided(), s.groupOptions())
+	if err != nil {
+		return nil, service.QueryError(err)
+	}
+	reviewed := service.Around(pol, gs, b.ix).Counts()
+	c := &review.Counts{Groups: b.totals.Groups, ByDecision: reviewed.ByDecision, Decisions: b.ix.Len(),
+		Decided: reviewed.Decided, Stale: reviewed.Stale, Splits: reviewed.Splits, ConfirmedMembers: reviewed.ConfirmedMembers}
+	// Every group the decisions do not name is unreviewed: the groups
+	// less the reviewed, the duplicates' members less the reviewed ones'.
+	c.Unreviewed = b.totals.Groups - reviewed.Decided - reviewed.Stale
+	c.UnreviewedMembers = b.totals.DuplicateMembers
+	for _, g := range gs {
+		if len(g.Members) > 1 {
+			c.UnreviewedMembers -= len(g.Members)
+		}
+	}
+	c.UnreviewedMembers += reviewed.UnreviewedMembers
+	v.Reviews = c
+	return v, nil
+}
+
+// groupOptions are the options a server reads groups with: every group
+// (a group page may show a single citation), with the relations to
+// review and each member's detail.
+func (s *Server) groupOptions() query.GroupOptions {
+	return query.GroupOptions{MaxShared: s.o.MaxShared, MinSize: 1, Review: true, Detail: true}
+}
