@@ -1,5 +1,5 @@
 // Command serveload measures provgraph serve on loopback: the first queue
-// page, a group page, then -clients concurrent readers (the queue, group
+// page, a group page, the stats, then -clients concurrent readers (the queue, group
 // pages, stats-free API reads) for -duration, while -ingest FILE (JSON
 // Lines) is posted to /api/ingest once at the start. It prints the
 // latencies (first page, group page, p50/p99/max under load), the request
@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -24,6 +25,7 @@ func main() {
 	clients := flag.Int("clients", 50, "concurrent clients")
 	duration := flag.Duration("duration", 60*time.Second, "how long the clients run")
 	ingest := flag.String("ingest", "", "JSON Lines file to POST to /api/ingest while the clients run")
+	order := flag.String("sort", "risk", `the queue order asked for: risk, size, or "" for the groups' own order (the only one a bounded server answers)`)
 	flag.Parse()
 	c := &http.Client{Timeout: 2 * time.Minute}
 	get := func(path string) (time.Duration, []byte, error) {
@@ -42,7 +44,11 @@ func main() {
 	d, _, err := get("/")
 	check(err)
 	fmt.Printf("first queue page (HTML)  %v\n", d.Round(time.Microsecond))
-	d, b, err := get("/api/groups?sort=risk&limit=100")
+	queue := "/api/groups?limit=100"
+	if *order != "" {
+		queue += "&sort=" + *order
+	}
+	d, b, err := get(queue)
 	check(err)
 	fmt.Printf("first queue page (API)   %v\n", d.Round(time.Microsecond))
 	var page struct{ Groups []struct{ ID string } }
@@ -60,6 +66,9 @@ func main() {
 	d, _, err = get("/api/groups/" + ids[0])
 	check(err)
 	fmt.Printf("group (API)              %v\n", d.Round(time.Microsecond))
+	d, _, err = get("/api/stats")
+	check(err)
+	fmt.Printf("stats (API)              %v\n", d.Round(time.Microsecond))
 
 	ingestDone := make(chan string, 1)
 	if *ingest != "" {
@@ -91,7 +100,7 @@ func main() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			paths := []string{"/api/groups?sort=risk&limit=50", "/", "/api/groups/" + ids[i%len(ids)], "/groups/" + ids[(i*7)%len(ids)]}
+			paths := []string{strings.Replace(queue, "limit=100", "limit=50", 1), "/", "/api/groups/" + ids[i%len(ids)], "/groups/" + ids[(i*7)%len(ids)]}
 			for n := 0; time.Now().Before(stop); n++ {
 				d, _, err := get(paths[n%len(paths)])
 				mu.Lock()

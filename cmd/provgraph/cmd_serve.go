@@ -33,6 +33,7 @@ type serveOptions struct {
 	workMem      string
 	tmp          string
 	stateMem     string
+	bounded      bool
 }
 
 // serveBytesPerCitation and serveReadOnlyBytesPerCitation are about what
@@ -97,25 +98,46 @@ nothing written.
 
 Serve holds every review group of the database in memory, about 7,000
 bytes a citation at its peak (the state after a write is computed beside
-the one served; 3,500 with --read-only): it refuses, before it listens, a database whose
-citations would take more than --state-mem (default three quarters of the
-machine's or cgroup's memory). Past that, the commands read the grouping
-view in bounded memory instead: provgraph groups --id or --key for one
-group, provgraph queue for the review queue, provgraph review show and
-decide, provgraph stats.
+the one served; 3,500 with --read-only), when they fit in --state-mem
+(default three quarters of the machine's or cgroup's memory): every filter
+and order of the queue then answers at once. A database whose citations
+would take more is served in bounded memory instead, as --bounded asks
+(--bounded=false refuses it, exit 2): the server holds no group and reads
+what each request shows from the database's grouping view and its group
+records (those of provgraph queue), in milliseconds whatever the size of
+the database:
+  - the queue pages in the groups' own order (by smallest key; the order of
+    provgraph groups and provgraph queue), and one group is found by id or
+    key (?id=, ?key=); the filters that select among every group (verdict,
+    domain, engine, since, review state, sort=risk or size, all=true) answer
+    400 and say to run provgraph groups with them once the server is
+    stopped;
+  - group pages, decisions and lineages are those of a server holding
+    every group;
+  - GET /api/stats gives the groups, the queued groups and the groups by
+    verdict from the records, and the review counts ({"bounded": true, ...});
+    the counts of citations, URLs and domains are provgraph stats'.
+A server that writes refreshes the group records at start, or builds them
+(a whole grouping read from the view: 78 s and 1.4 GiB at ten million
+citations), and keeps them current after each ingest through it; a
+read-only one refuses to start without current records and names the
+command that builds them (exit 1). The policy served is the one chosen at
+start.
 
 Ctrl-C or SIGTERM stops the server: requests in progress finish first (up
 to 30 s), then the database is closed.
 
 ` + exitHelp(
 			"  0  the server stopped on Ctrl-C or SIGTERM",
-			"  2  usage error: bad flag, a non-loopback --addr without --token-file, a bad token file, no such policy, a bad --work-mem or a --tmp that is not a directory, a database too large for --state-mem",
+			"  1  serving in bounded memory needs what the database lacks: a grouping view\n     of the policy, or, with --read-only, current group records (the message\n     says how to write them)",
+			"  2  usage error: bad flag, a non-loopback --addr without --token-file, a bad token file, no such policy, a bad --work-mem or a --tmp that is not a directory, a database too large for --state-mem with --bounded=false",
 			"  3  I/O or internal error: the address cannot be bound, the database cannot be opened",
 			exitLineLocked,
 			exitLineCorrupt),
 		Example: `  provgraph serve --db example.db
   provgraph serve --db example.db --addr 0.0.0.0:8443 --token-file reviewers.txt
-  provgraph serve --db example.db --read-only`,
+  provgraph serve --db example.db --read-only
+  provgraph serve --db big.db --bounded`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runServe(cmd, o)
@@ -134,7 +156,8 @@ to 30 s), then the database is closed.
 	f.Int64Var(&o.maxIngest, "max-ingest", server.DefaultMaxIngest, "largest POST /api/ingest body, in bytes")
 	f.StringVar(&o.workMem, "work-mem", "", "as for ingest, for each POST /api/ingest: "+ingestWorkMemUsage)
 	f.StringVar(&o.tmp, "tmp", "", tmpUsage+", for POST /api/ingest's spool of the request body and its run's files")
-	f.StringVar(&o.stateMem, "state-mem", "", fmt.Sprintf("the memory the served state may take, e.g. 16GiB: a database whose citations would take more, at about %d bytes each (%d with --read-only), is refused (default three quarters of the machine's or cgroup's memory)", serveBytesPerCitation, serveReadOnlyBytesPerCitation))
+	f.StringVar(&o.stateMem, "state-mem", "", fmt.Sprintf("the memory the served state may take, e.g. 16GiB: a database whose citations would take more, at about %d bytes each (%d with --read-only), is served in bounded memory (default three quarters of the machine's or cgroup's memory)", serveBytesPerCitation, serveReadOnlyBytesPerCitation))
+	f.BoolVar(&o.bounded, "bounded", false, "hold no group: answer each request from the grouping view and the group records (default: when the groups would not fit in --state-mem); --bounded=false refuses such a database instead")
 	return cmd
 }
 
@@ -210,7 +233,8 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := serveFits(cmd, o); err != nil {
+	bounded, err := serveBounded(cmd, o)
+	if err != nil {
 		return err
 	}
 	st, err := o.open(o.readOnly)
@@ -218,9 +242,13 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 		return err
 	}
 	defer st.Close()
-	opts := server.Options{DB: o.db, Policy: o.policy, MaxShared: o.maxShared, ReadOnly: o.readOnly, Tokens: tokens, IngestPolicy: pol,
-		MaxIngest: o.maxIngest, QueryTimeout: o.queryTimeout, QueryRows: o.queryRows, WorkMem: workMem, TempDir: o.tmp}
 	stderr := cmd.ErrOrStderr()
+	opts := server.Options{DB: o.db, Policy: o.policy, MaxShared: o.maxShared, ReadOnly: o.readOnly, Bounded: bounded != "", Tokens: tokens, IngestPolicy: pol,
+		MaxIngest: o.maxIngest, QueryTimeout: o.queryTimeout, QueryRows: o.queryRows, WorkMem: workMem, TempDir: o.tmp,
+		Notice: func(line string) { fmt.Fprintf(stderr, "provgraph serve: %s\n", line) }}
+	if bounded != "" {
+		opts.Notice(bounded)
+	}
 	if hold := testHold("serve-decide", stderr); hold != nil {
 		opts.BeforeCommit = func(string) { hold() }
 	}
@@ -270,37 +298,49 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	return st.Close()
 }
 
-// serveFits refuses a database whose citations serve's state would hold
-// in more memory than --state-mem allows (serveBytesPerCitation each):
-// better a clear refusal at start than a server killed for memory after
-// minutes of loading, or at the first write, whose new state is computed
-// beside the one served.
-func serveFits(cmd *cobra.Command, o serveOptions) error {
+// serveBounded says whether the server holds no group (Options.Bounded):
+// "" to hold them, else the line that says why it does not. --bounded
+// asks for it; without the flag, a database whose citations serve's state
+// would hold in more memory than --state-mem allows (serveBytesPerCitation
+// each) is served bounded, and with --bounded=false it is refused: better
+// a clear refusal at start than a server killed for memory after minutes
+// of loading, or at the first write, whose new state is computed beside
+// the one served.
+func serveBounded(cmd *cobra.Command, o serveOptions) (string, error) {
 	room := memoryLimit() / 4 * 3
 	if o.stateMem != "" {
 		n, err := parseBytes(o.stateMem)
 		if err != nil {
-			return usagef("--state-mem %v", err)
+			return "", usagef("--state-mem %v", err)
 		}
 		room = n
 	}
+	asked := cmd.Flags().Changed("bounded")
+	if asked && o.bounded {
+		return "serving in bounded memory (--bounded): the queue in key order, from the group records", nil
+	}
 	if room <= 0 {
-		return nil // the machine's memory is not known
+		return "", nil // the machine's memory is not known
 	}
 	if _, err := os.Stat(o.db); errors.Is(err, fs.ErrNotExist) {
-		return nil // a new database: open says what becomes of it
+		return "", nil // a new database: open says what becomes of it
 	}
 	n, err := o.service().CitationCount(cmd.Context())
 	if err != nil {
-		return err
+		return "", err
 	}
 	per := int64(serveBytesPerCitation)
 	if o.readOnly {
 		per = serveReadOnlyBytesPerCitation
 	}
-	if need := n * per; need > room {
-		return usagef("serve holds every review group in memory, about %d bytes a citation (%d with --read-only): the %d citations of %s would take about %s, more than the state's memory (%s: --state-mem, or three quarters of the machine's memory). A larger --state-mem serves it anyway; without the server, the grouping view answers in bounded memory: provgraph groups --id ID, provgraph queue, provgraph review show and decide, provgraph stats",
+	need := n * per
+	if need <= room {
+		return "", nil
+	}
+	if asked {
+		return "", usagef("--bounded=false: serve would hold every review group in memory, about %d bytes a citation (%d with --read-only): the %d citations of %s would take about %s, more than the state's memory (%s: --state-mem, or three quarters of the machine's memory). A larger --state-mem holds them anyway; without --bounded=false the server answers in bounded memory from the grouping view",
 			per, serveReadOnlyBytesPerCitation, n, o.db, formatBytes(need), formatBytes(room))
 	}
-	return nil
+	return fmt.Sprintf("the %d citations of %s would take about %s held in memory, more than the state's memory (%s: --state-mem, or three quarters of the machine's memory): serving in bounded memory, the queue in key order from the group records (serve --help says what that changes)",
+		n, o.db, formatBytes(need), formatBytes(room)), nil
 }

@@ -262,11 +262,12 @@ func TestHelpListsExitStatuses(t *testing.T) {
 			exitCorrupt:  {args: []string{"--db", damaged, "g-6e48bcc4a04d", "same", "--reviewer", "alice"}},
 		},
 		"serve": {
-			exitOK:      {args: []string{"--db", good, "--addr", "127.0.0.1:0", "--read-only"}, stopped: true},
-			exitUsage:   {args: []string{"--db", good, "--addr", "0.0.0.0:0"}},
-			exitFailure: {args: []string{"--db", p("none.db"), "--read-only", "--addr", "127.0.0.1:0"}},
-			exitLocked:  {args: append([]string{"--db", locked, "--addr", "127.0.0.1:0"}, wait...)},
-			exitCorrupt: {args: []string{"--db", damaged, "--addr", "127.0.0.1:0"}},
+			exitOK:       {args: []string{"--db", good, "--addr", "127.0.0.1:0", "--read-only"}, stopped: true},
+			exitUsage:    {args: []string{"--db", good, "--addr", "0.0.0.0:0"}},
+			exitRejected: {args: []string{"--db", good, "--addr", "127.0.0.1:0", "--read-only", "--bounded"}},
+			exitFailure:  {args: []string{"--db", p("none.db"), "--read-only", "--addr", "127.0.0.1:0"}},
+			exitLocked:   {args: append([]string{"--db", locked, "--addr", "127.0.0.1:0"}, wait...)},
+			exitCorrupt:  {args: []string{"--db", damaged, "--addr", "127.0.0.1:0"}},
 		},
 		"query": {
 			exitOK:      {args: []string{"--db", good, "g.V().Limit(1).All()"}},

@@ -83,11 +83,15 @@ func TestServeWorkMemAndTmpFlags(t *testing.T) {
 	}
 }
 
-// TestServeStateMem: serve refuses, before it listens, a database whose
-// citations its state would hold in more than --state-mem, naming the
-// count, the estimate and the commands that answer in bounded memory; a
-// --state-mem that is not a size is a usage error; a limit that fits
-// serves.
+// TestServeStateMem: a database whose citations serve's state would hold
+// in more than --state-mem is served in bounded memory, saying so and why
+// on standard error, the queue in key order and the whole-database filters
+// refused; --bounded=false refuses it before listening, naming the count,
+// the estimate and what to do; a --state-mem that is not a size is a
+// usage error; a limit that fits holds the groups (the queue in risk
+// order, every filter answered); --bounded asks for bounded memory
+// whatever the limit; a read-only server without group records refuses
+// to start, naming the command that builds them.
 func TestServeStateMem(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "s.db")
 	if code, _, stderr := cli(t, "ingest", "--db", db, "../../testdata/citations.jsonl"); code != 0 {
@@ -95,14 +99,16 @@ func TestServeStateMem(t *testing.T) {
 	}
 	for _, tt := range []struct {
 		args []string
+		code int
 		want []string
 	}{
-		{[]string{"--state-mem", "16KiB"}, []string{"serve holds every review group in memory, about 7000 bytes a citation (3500 with --read-only): the ", " citations of " + db + " would take about ", "provgraph queue"}},
-		{[]string{"--state-mem", "lots"}, []string{`--state-mem "lots": want a number of bytes`}},
+		{[]string{"--state-mem", "16KiB", "--bounded=false"}, exitUsage, []string{"--bounded=false: serve would hold every review group in memory, about 7000 bytes a citation (3500 with --read-only): the ", " citations of " + db + " would take about ", "bounded memory"}},
+		{[]string{"--state-mem", "lots"}, exitUsage, []string{`--state-mem "lots": want a number of bytes`}},
+		{[]string{"--state-mem", "16KiB", "--read-only"}, exitRejected, []string{"no group records are kept", "provgraph queue --build --db " + db}},
 	} {
 		code, _, stderr := cli(t, append([]string{"serve", "--db", db, "--addr", "127.0.0.1:0"}, tt.args...)...)
-		if code != exitUsage || strings.Contains(stderr, "provgraph serve: ") {
-			t.Errorf("serve %v: exit %d, %q; want exit status %d before listening", tt.args, code, stderr, exitUsage)
+		if code != tt.code || strings.Contains(stderr, " on http://") {
+			t.Errorf("serve %v: exit %d, %q; want exit status %d before listening", tt.args, code, stderr, tt.code)
 		}
 		for _, w := range tt.want {
 			if !strings.Contains(stderr, w) {
@@ -110,15 +116,39 @@ func TestServeStateMem(t *testing.T) {
 			}
 		}
 	}
-	// The refusal is the estimate's, not a rule against small limits: the
-	// same database under a limit its citations fit in is served.
-	s := startServeFlags(t, db, "", []string{"--read-only", "--state-mem", "1GiB"})
-	resp, err := http.Get(s.addr + "/api/groups")
-	if err != nil {
-		t.Fatal(err)
+	get := func(s *serving, path string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(s.addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Errorf("GET /api/groups under --state-mem 1GiB: %s", resp.Status)
+	// Past the limit: bounded, saying so; the records built at start.
+	s := startServeFlags(t, db, "", []string{"--state-mem", "16KiB"})
+	if said := s.p.said.String(); !strings.Contains(said, "serving in bounded memory") || !strings.Contains(said, "group records built") {
+		t.Errorf("serve past --state-mem said %q", said)
+	}
+	if code, body := get(s, "/api/groups"); code != http.StatusOK || !strings.Contains(body, "g-6e48bcc4a04d") {
+		t.Errorf("GET /api/groups, bounded: %d %s", code, body)
+	}
+	if code, body := get(s, "/api/groups?sort=risk"); code != http.StatusBadRequest || !strings.Contains(body, "bounded memory") {
+		t.Errorf("GET /api/groups?sort=risk, bounded: %d %s", code, body)
+	}
+	s.p.cmd.Process.Signal(os.Interrupt)
+	s.p.cmd.Wait()
+	// The records the first server built serve a read-only bounded one.
+	s = startServeFlags(t, db, "", []string{"--read-only", "--bounded"})
+	if code, body := get(s, "/api/stats"); code != http.StatusOK || !strings.Contains(body, `"bounded": true`) {
+		t.Errorf("GET /api/stats, --read-only --bounded: %d %s", code, body)
+	}
+	s.p.cmd.Process.Signal(os.Interrupt)
+	s.p.cmd.Wait()
+	// Under a limit the citations fit in, the groups are held.
+	s = startServeFlags(t, db, "", []string{"--read-only", "--state-mem", "1GiB"})
+	if code, body := get(s, "/api/groups?sort=risk"); code != http.StatusOK || strings.Contains(s.p.said.String(), "bounded") {
+		t.Errorf("GET /api/groups?sort=risk under --state-mem 1GiB: %d %s (said %q)", code, body, s.p.said.String())
 	}
 }

@@ -123,7 +123,7 @@ func (s *Server) uiQueue(w http.ResponseWriter, r *http.Request) {
 	var rv *service.Reviewed
 	var p *service.Page
 	if s.o.Bounded {
-		rv, p, err = s.boundedPage(r.Context(), f)
+		rv, p, err = s.cachedPage(r.Context(), f, r.URL.Query().Encode())
 	} else {
 		if f.Sort == "" {
 			f.Sort = "risk"
