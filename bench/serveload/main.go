@@ -1,5 +1,6 @@
 // Command serveload measures provgraph serve on loopback: the first queue
-// page, a group page, the stats, then -clients concurrent readers (the queue, group
+// page, a group page, the stats, a walk through -walk pages of the queue
+// (a page and a group of each, none asked for before), then -clients concurrent readers (the queue, group
 // pages, stats-free API reads) for -duration, while -ingest FILE (JSON
 // Lines) is posted to /api/ingest once at the start. It prints the
 // latencies (first page, group page, p50/p99/max under load), the request
@@ -13,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -25,6 +27,7 @@ func main() {
 	clients := flag.Int("clients", 50, "concurrent clients")
 	duration := flag.Duration("duration", 60*time.Second, "how long the clients run")
 	ingest := flag.String("ingest", "", "JSON Lines file to POST to /api/ingest while the clients run")
+	walk := flag.Int("walk", 20, "queue pages to walk through, following next, before the load: each a page and a group no reader asked for before")
 	order := flag.String("sort", "risk", `the queue order asked for: risk, size, or "" for the groups' own order (the only one a bounded server answers)`)
 	flag.Parse()
 	c := &http.Client{Timeout: 2 * time.Minute}
@@ -51,7 +54,10 @@ func main() {
 	d, b, err := get(queue)
 	check(err)
 	fmt.Printf("first queue page (API)   %v\n", d.Round(time.Microsecond))
-	var page struct{ Groups []struct{ ID string } }
+	var page struct {
+		Groups []struct{ ID string }
+		Next   string
+	}
 	check(json.Unmarshal(b, &page))
 	if len(page.Groups) == 0 {
 		check(fmt.Errorf("no group in the queue"))
@@ -69,6 +75,36 @@ func main() {
 	d, _, err = get("/api/stats")
 	check(err)
 	fmt.Printf("stats (API)              %v\n", d.Round(time.Microsecond))
+	// A reviewer's walk through the queue: pages and groups not computed
+	// before (nothing cached serves them).
+	var pageLat, groupLat []time.Duration
+	next := page.Next
+	for range *walk {
+		if next == "" {
+			break
+		}
+		d, b, err := get(queue + "&cursor=" + url.QueryEscape(next))
+		check(err)
+		pageLat = append(pageLat, d)
+		var p struct {
+			Groups []struct{ ID string }
+			Next   string
+		}
+		check(json.Unmarshal(b, &p))
+		next = p.Next
+		if len(p.Groups) > 0 {
+			d, _, err := get("/api/groups/" + p.Groups[len(p.Groups)/2].ID)
+			check(err)
+			groupLat = append(groupLat, d)
+		}
+	}
+	if len(pageLat) > 0 {
+		slices.Sort(pageLat)
+		slices.Sort(groupLat)
+		fmt.Printf("walk: %d pages of 100, p50 %v, max %v; a group of each, p50 %v, max %v\n", len(pageLat),
+			pageLat[len(pageLat)/2].Round(time.Microsecond), pageLat[len(pageLat)-1].Round(time.Microsecond),
+			groupLat[len(groupLat)/2].Round(time.Microsecond), groupLat[len(groupLat)-1].Round(time.Microsecond))
+	}
 
 	ingestDone := make(chan string, 1)
 	if *ingest != "" {

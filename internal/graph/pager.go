@@ -232,6 +232,63 @@ func (p *pager) over() bool {
 	return ok && (m > p.limit || p.resident > 0 && m+anon > p.resident)
 }
 
+// TrimMapped releases the pages of the file mapped into the process when
+// more of it than the store's mapped limit (Options.MappedLimit) is, as a
+// writer's pager does, and reports whether it released them. A long-lived
+// reader of random pages calls it after each answer: a server answering
+// from the grouping view reads pages all over the file, each stays mapped
+// (and counted in its resident memory) until released, and where the
+// page cache holds the file in large folios each read maps up to 2 MiB: a
+// bounded server on the ten-million-citation file mapped 5 GB in its
+// first few pages. Safe at any time, during another goroutine's read or
+// write transaction too: the release holds a read transaction of its own
+// (releaseSafely). Linux only, as the limit; elsewhere it does nothing.
+func (s *Store) TrimMapped() bool {
+	if s.limit <= 0 || s.db == nil {
+		return false
+	}
+	p := pager{db: s.db, limit: s.limit, onRelease: s.onReadRelease}
+	if !p.over() {
+		return false
+	}
+	p.releaseSafely()
+	return true
+}
+
+// WatchMapped keeps the file's mapped pages under the store's mapped limit
+// while the caller reads, and returns the function that ends the caller's
+// interest (call it once the reads are done; later calls do nothing). One
+// watcher serves every caller: it starts with the first and stops when
+// the last is done, looking every watchEvery and releasing the pages past
+// the limit as a writer's pager does, each release under a read
+// transaction of its own (pager.watch). Why not TrimMapped alone: on a
+// page cache of large folios each random read maps up to 2 MiB, and the
+// group of 145 citations a server reads for one page of the queue at ten
+// million citations mapped a gigabyte of the file, within one query. A
+// store without a limit, or off Linux, starts nothing.
+func (s *Store) WatchMapped() (done func()) {
+	if s.limit <= 0 || s.db == nil {
+		return func() {}
+	}
+	s.watchMu.Lock()
+	if s.watching++; s.watching == 1 {
+		p := &pager{db: s.db, limit: s.limit, onRelease: s.onReadRelease}
+		s.stopWatch = p.watch()
+	}
+	s.watchMu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.watchMu.Lock()
+			defer s.watchMu.Unlock()
+			if s.watching--; s.watching == 0 {
+				s.stopWatch()
+				s.stopWatch = nil
+			}
+		})
+	}
+}
+
 // limitReads keeps the pages that one-shot reads (Match, and Objects,
 // Subjects and the other reads made of it) map under the store's mapped
 // limit: every mappedCheckEvery of them, the one ending in tx looks at

@@ -212,3 +212,100 @@ func TestLimitReads(t *testing.T) {
 		}
 	}
 }
+
+// TestTrimMapped: TrimMapped releases the mapped pages past the store's
+// limit, and only then, whatever transactions are open; the data reads
+// back unchanged after a release.
+func TestTrimMapped(t *testing.T) {
+	s := pagerStore(t)
+	var quads []Quad
+	for i := range 100 {
+		quads = append(quads, Quad{S: IRI(fmt.Sprintf("https://example.com/c/%d", i)), P: IRI("https://example.com/digest"), O: String(fmt.Sprint("d", i))})
+	}
+	if _, err := s.Add(quads); err != nil {
+		t.Fatal(err)
+	}
+	f := residentMemory
+	t.Cleanup(func() { residentMemory = f })
+	released := 0
+	s.onReadRelease = func() { released++ }
+	const mib = 1 << 20
+	for _, c := range []struct {
+		name   string
+		mapped int64
+		want   bool
+	}{{"under the limit", s.limit - mib, false}, {"at the limit", s.limit, false}, {"past the limit", s.limit + mib, true}} {
+		residentMemory = func() (int64, int64, bool) { return c.mapped, 0, true }
+		released = 0
+		// During another read: the release holds a transaction of its own.
+		err := s.Read(func(r *Reader) error {
+			if got := s.TrimMapped(); got != c.want {
+				t.Errorf("%s: TrimMapped %v, want %v", c.name, got, c.want)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]int{false: 0, true: 1}[c.want]; released != want {
+			t.Errorf("%s: %d releases, want %d", c.name, released, want)
+		}
+		for _, q := range quads {
+			os, err := s.Objects(q.S, q.P)
+			if err != nil || len(os) != 1 || os[0] != q.O {
+				t.Fatalf("%s: after TrimMapped %v reads %v, %v", c.name, q.S, os, err)
+			}
+		}
+	}
+	residentMemory = func() (int64, int64, bool) { return 0, 0, false }
+	if s.TrimMapped() {
+		t.Error("TrimMapped released with the memory unknown")
+	}
+}
+
+// TestWatchMapped: while any caller of WatchMapped has not said it is
+// done, one watcher releases the mapped pages past the limit; a done
+// called twice counts once; after the last is done the watcher is gone,
+// and the next caller starts one again.
+func TestWatchMapped(t *testing.T) {
+	s := pagerStore(t)
+	if _, err := s.Add([]Quad{{S: IRI("https://example.com/a"), P: IRI("https://example.com/p"), O: String("v")}}); err != nil {
+		t.Fatal(err)
+	}
+	f := residentMemory
+	t.Cleanup(func() { residentMemory = f })
+	var over atomic.Bool
+	residentMemory = func() (int64, int64, bool) {
+		if over.Load() {
+			return s.limit + 1, 0, true
+		}
+		return 0, 0, true
+	}
+	releases := make(chan struct{}, 1)
+	var n atomic.Int64
+	s.onReadRelease = func() {
+		n.Add(1)
+		select {
+		case releases <- struct{}{}:
+		default:
+		}
+	}
+	a := s.WatchMapped()
+	b := s.WatchMapped()
+	over.Store(true)
+	<-releases // the watcher saw the pages past the limit
+	a()
+	a() // counts once: b keeps the watcher
+	<-releases
+	<-releases
+	b()
+	s.watchMu.Lock()
+	if s.watching != 0 || s.stopWatch != nil {
+		t.Errorf("after the last done: %d watching, watcher %v", s.watching, s.stopWatch != nil)
+	}
+	s.watchMu.Unlock()
+	// A later caller starts a watcher again.
+	c := s.WatchMapped()
+	<-releases
+	c()
+}

@@ -118,6 +118,12 @@ type Store struct {
 	reads         atomic.Int64
 	onReadRelease func()
 
+	// watchMu guards the watcher of WatchMapped: watching counts the callers
+	// whose interest has not ended, stopWatch ends the watcher.
+	watchMu   sync.Mutex
+	watching  int
+	stopWatch func()
+
 	// rc caches the list of the hash index's runs for the last committed
 	// transaction seen, so that lookups in read transactions do not list
 	// them again. After an Add it holds the runs with their filters.

@@ -269,9 +269,9 @@ func (s *Server) boundedPage(ctx context.Context, f service.GroupFilter) (*servi
 	for i, r := range recs {
 		ids[i] = r.ID
 	}
-	pol, gs, _, err := query.GroupsAround(ctx, citestore.New(s.st), b.pol.Digest, ids, nil, opts)
+	pol, gs, err := s.groupsAround(ctx, b.pol.Digest, ids, nil)
 	if err != nil {
-		return nil, nil, service.QueryError(err)
+		return nil, nil, err
 	}
 	rv := service.Around(pol, gs, b.ix)
 	for _, id := range ids {
@@ -371,9 +371,9 @@ func (s *Server) statsBounded(ctx context.Context) (*boundedStats, error) {
 			v.ByVerdict[name] = n
 		}
 	}
-	pol, gs, _, err := query.GroupsAround(ctx, citestore.New(s.st), b.pol.Digest, nil, b.ix.GroupDecided(), s.groupOptions())
+	pol, gs, err := s.groupsAround(ctx, b.pol.Digest, nil, b.ix.GroupDecided())
 	if err != nil {
-		return nil, service.QueryError(err)
+		return nil, err
 	}
 	reviewed := service.Around(pol, gs, b.ix).Counts()
 	c := &review.Counts{Groups: b.totals.Groups, ByDecision: reviewed.ByDecision, Decisions: b.ix.Len(),
@@ -390,6 +390,40 @@ func (s *Server) statsBounded(ctx context.Context) (*boundedStats, error) {
 	c.UnreviewedMembers += reviewed.UnreviewedMembers
 	v.Reviews = c
 	return v, nil
+}
+
+// aroundChunk is how many groups or citations groupsAround reads between
+// two looks at the file's mapped pages: a group of a hundred members at
+// ten million citations maps some 30 MB of the file in large folios.
+const aroundChunk = 8
+
+// groupsAround is query.GroupsAround from the view of the policy with
+// digest d, a chunk at a time, the file's mapped pages kept under the
+// store's limit between chunks (graph.Store.TrimMapped).
+func (s *Server) groupsAround(ctx context.Context, d string, ids, citations []string) (query.PolicyRef, []*query.Group, error) {
+	var pol query.PolicyRef
+	var out []*query.Group
+	seen := map[string]bool{}
+	for first := true; first || len(ids) > 0 || len(citations) > 0; first = false {
+		n, m := min(len(ids), aroundChunk), min(len(citations), aroundChunk)
+		p, gs, ok, err := query.GroupsAround(ctx, citestore.New(s.st), d, ids[:n], citations[:m], s.groupOptions())
+		if err != nil {
+			return pol, nil, service.QueryError(err)
+		}
+		if !ok {
+			return pol, nil, service.InputError{Err: fmt.Errorf("policy %s: %w (write one with: provgraph view rebuild --db %s --policy %s)", d, service.ErrNoView, s.o.DB, d)}
+		}
+		pol = p
+		for _, g := range gs {
+			if !seen[g.ID] {
+				seen[g.ID] = true
+				out = append(out, g)
+			}
+		}
+		ids, citations = ids[n:], citations[m:]
+		s.st.TrimMapped()
+	}
+	return pol, out, nil
 }
 
 // groupOptions are the options a server reads groups with: every group

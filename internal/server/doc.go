@@ -28,6 +28,12 @@
 // The stats are computed at their first request after a write; after a
 // decision only their review counts, the rest kept.
 //
+// With Options.Bounded the server holds no group: every request reads
+// what it shows from the grouping view and the group records, the queue
+// is paged in the groups' own order, and the filters that select among
+// every group are refused (bounded.go says how and why). It is what a
+// database whose groups would not fit in memory is served with.
+//
 // # Safety
 //
 //   - With tokens (Options.Tokens) every request needs one, as a bearer

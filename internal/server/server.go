@@ -160,7 +160,21 @@ func New(st *graph.Store, o Options) (*Server, error) {
 
 // Handler returns the server's handler, with the security headers and
 // authentication applied to every request.
-func (s *Server) Handler() http.Handler { return s.secure(s.mux) }
+func (s *Server) Handler() http.Handler { return s.secure(s.trimmed(s.mux)) }
+
+// trimmed keeps the file's mapped pages under the store's mapped limit
+// while requests read it (graph.Store.WatchMapped) and after each answer
+// (TrimMapped): every page a request reads stays mapped, and counted in
+// the server's resident memory, until released, and where the page cache
+// holds the file in large folios one read maps up to 2 MiB.
+func (s *Server) trimmed(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		done := s.st.WatchMapped()
+		h.ServeHTTP(w, r)
+		done()
+		s.st.TrimMapped()
+	})
+}
 
 func (s *Server) routes() {
 	static, _ := fs.Sub(assets, "assets/static")
@@ -347,6 +361,9 @@ func randomToken() string {
 // that the first queue page is fast and a damaged database is found at
 // start rather than by the first reviewer.
 func (s *Server) Warm(ctx context.Context) error {
+	done := s.st.WatchMapped()
+	defer s.st.TrimMapped()
+	defer done()
 	if s.o.Bounded {
 		_, err := s.boundedNow(ctx)
 		return err
