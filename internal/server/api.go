@@ -350,7 +350,11 @@ func (s *Server) decide(r *http.Request, req service.DecideRequest) (*review.Dec
 	if b != nil {
 		// A decision changes no group: the totals and the cached
 		// lineages stay.
-		s.setBounded(&boundedState{pol: b.pol, ix: ix, totals: b.totals, groups: b.groups})
+		nb, err := s.withDecisions(ctx, b, ix)
+		if err != nil {
+			return nil, err
+		}
+		s.setBounded(nb)
 		return d, nil
 	}
 	s.setCache(rv.WithDecision(ix, d))

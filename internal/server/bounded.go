@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/provgraph/provgraph/internal/graph/citestore"
@@ -52,6 +54,13 @@ type boundedState struct {
 	pol    store.PolicyRef
 	ix     *review.Index
 	totals citestore.RecordTotals
+	// decided is the groups with a member that a decision about a group
+	// names (review.Index.GroupDecided), found by the member's key in the
+	// records: every other group is unreviewed, so a queue row needs its
+	// group read only when it is one of these. decidedBy is those
+	// citations, so that a decision adds only its own.
+	decided   map[string]bool
+	decidedBy map[string]bool
 	// groups changes at each ingest through the server, not at a
 	// decision (which changes no group): the member lineages of group
 	// pages are cached per groups.
@@ -106,9 +115,131 @@ func (s *Server) loadBounded(ctx context.Context, pol store.PolicyRef, groups *i
 	if err != nil {
 		return nil, err
 	}
-	b := &boundedState{pol: pol, ix: ix, totals: t, groups: groups}
+	b := &boundedState{pol: pol, ix: ix, totals: t, groups: groups, decided: map[string]bool{}, decidedBy: map[string]bool{}}
+	if err := s.addDecided(ctx, b); err != nil {
+		return nil, err
+	}
 	s.setBounded(b)
 	return b, nil
+}
+
+// withDecisions returns the state after decisions: b with the decisions
+// ix, whose groups with a decided member are b's and those of the
+// citations the new decisions name.
+func (s *Server) withDecisions(ctx context.Context, b *boundedState, ix *review.Index) (*boundedState, error) {
+	nb := &boundedState{pol: b.pol, ix: ix, totals: b.totals, groups: b.groups, decided: maps.Clone(b.decided), decidedBy: maps.Clone(b.decidedBy)}
+	return nb, s.addDecided(ctx, nb)
+}
+
+// addDecided adds to b.decided the groups of the citations that b.ix's
+// group decisions name and b.decidedBy does not hold yet: each
+// citation's key under the policy (one read), then its group in the
+// records (one more).
+func (s *Server) addDecided(ctx context.Context, b *boundedState) error {
+	var ids []string
+	for _, id := range b.ix.GroupDecided() {
+		if !b.decidedBy[id] {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	cs := citestore.New(s.st)
+	cits, err := cs.Citations(ctx, b.pol.Digest, ids)
+	if err != nil {
+		return service.QueryError(err)
+	}
+	rs := cs.Records(b.pol.Digest, s.o.MaxShared)
+	for i, c := range cits {
+		b.decidedBy[ids[i]] = true
+		if c == nil || c.Norm == nil || c.Norm.Key == "" {
+			continue // not normalized under the policy: in no group
+		}
+		g, ok, err := rs.IDOfKey(ctx, c.Norm.Key)
+		if err != nil {
+			return service.QueryError(err)
+		}
+		if ok {
+			b.decided[g] = true
+		}
+	}
+	return nil
+}
+
+// queueRows is a page of the queue's rows, from the group records.
+type queueRows struct {
+	pol   store.PolicyRef
+	rows  []queueRow
+	total int
+	next  string
+}
+
+// boundedRows is the UI's page of the queue: each row from the group's
+// record (id, verdict, members, smallest key, a relation to review),
+// unreviewed unless the group has a decided member, whose groups alone
+// are read to give their review state. A page is then a range of the
+// records, whatever the size of the groups.
+func (s *Server) boundedRows(ctx context.Context, f service.GroupFilter) (*queueRows, error) {
+	if err := checkBounded(f); err != nil {
+		return nil, err
+	}
+	b, err := s.boundedNow(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.pages.get(b, s.servedBounded(b), "rows "+f.Cursor+" "+strconv.Itoa(f.Limit), func() (any, error) {
+		ctx := context.WithoutCancel(ctx) // other readers may wait for it
+		after, err := service.DecodeAfterCursor(f.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		limit := f.Limit
+		if limit > 0 {
+			limit++
+		}
+		recs, err := citestore.New(s.st).Records(b.pol.Digest, s.o.MaxShared).Queue(ctx, after, limit)
+		if errors.Is(err, store.ErrNoGroup) {
+			return nil, service.Usagef("cursor %q: the group it follows is no longer in the queue (start again from the first page)", f.Cursor)
+		}
+		if err != nil {
+			return nil, service.QueryError(err)
+		}
+		q := &queueRows{pol: b.pol, total: b.totals.Queued}
+		if f.Limit > 0 && len(recs) > f.Limit {
+			recs = recs[:f.Limit]
+			q.next = service.EncodeAfterCursor(recs[len(recs)-1].ID)
+		}
+		var read []string
+		for _, r := range recs {
+			if b.decided[r.ID] {
+				read = append(read, r.ID)
+			}
+		}
+		var rv *service.Reviewed
+		if len(read) > 0 {
+			pol, gs, err := s.groupsAround(ctx, b.pol.Digest, read, nil)
+			if err != nil {
+				return nil, err
+			}
+			rv = service.Around(pol, gs, b.ix)
+		}
+		for _, r := range recs {
+			if rv != nil {
+				if g := rv.Group(r.ID); g != nil {
+					q.rows = append(q.rows, rowOf(g, rv.Status(g)))
+					continue
+				}
+			}
+			q.rows = append(q.rows, queueRow{ID: r.ID, Verdict: r.Verdict, Key: r.Key, Members: r.Members, Relations: -1, Review: r.ReviewRelation,
+				Status: &review.Status{State: review.StateUnreviewed}})
+		}
+		return q, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*queueRows), nil
 }
 
 func (s *Server) setBounded(b *boundedState) {

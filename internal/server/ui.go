@@ -108,9 +108,22 @@ func (s *Server) show(w http.ResponseWriter, r *http.Request, name string, data 
 
 // queueRow is one group of the queue.
 type queueRow struct {
-	G      *query.Group
-	Status *review.Status
-	Review bool // it has a relation to review
+	ID, Verdict, Key string
+	Members          int
+	// Relations is the group's relations, -1 when the row was made from
+	// the group's record (a bounded server), which does not count them.
+	Relations int
+	Review    bool // it has a relation to review
+	Status    *review.Status
+}
+
+// rowOf is the queue row of a group read whole.
+func rowOf(g *query.Group, st *review.Status) queueRow {
+	row := queueRow{ID: g.ID, Verdict: g.Verdict, Key: g.Key, Members: len(g.Members), Relations: len(g.Relations), Status: st}
+	for _, rel := range g.Relations {
+		row.Review = row.Review || rel.Review
+	}
+	return row
 }
 
 // GET /: the review queue, in risk order unless asked otherwise.
@@ -122,6 +135,22 @@ func (s *Server) uiQueue(w http.ResponseWriter, r *http.Request) {
 	}
 	var rv *service.Reviewed
 	var p *service.Page
+	if s.o.Bounded && f.ID == "" && f.Key == "" {
+		// The rows from the group records, without reading the groups.
+		q, err := s.boundedRows(r.Context(), f)
+		if err != nil {
+			s.fail(w, r, 0, err)
+			return
+		}
+		next := ""
+		if q.next != "" {
+			v := r.URL.Query()
+			v.Set("cursor", q.next)
+			next = "/?" + v.Encode()
+		}
+		s.show(w, r, "queue.html", map[string]any{"Page": s.pageOf(w, r, "Review queue"), "Rows": q.rows, "Total": q.total, "Next": next, "F": f, "Policy": q.pol, "Bounded": true})
+		return
+	}
 	if s.o.Bounded {
 		rv, p, err = s.cachedPage(r.Context(), f, r.URL.Query().Encode())
 	} else {
@@ -138,11 +167,7 @@ func (s *Server) uiQueue(w http.ResponseWriter, r *http.Request) {
 	}
 	rows := make([]queueRow, 0, len(p.Groups))
 	for _, g := range p.Groups {
-		row := queueRow{G: g, Status: rv.Status(g)}
-		for _, rel := range g.Relations {
-			row.Review = row.Review || rel.Review
-		}
-		rows = append(rows, row)
+		rows = append(rows, rowOf(g, rv.Status(g)))
 	}
 	next := ""
 	if p.Next != "" {

@@ -33,6 +33,17 @@ func (d DB) OpenStore(readOnly bool) (*Store, error) {
 	return &Store{Backend: citestore.New(g), Quads: g}, nil
 }
 
+// OpenServed opens the database as OpenStore does for a server, which
+// keeps at most mapped bytes of the file mapped (graph.Options.MappedLimit:
+// 0 means its default, a negative value no limit).
+func (d DB) OpenServed(readOnly bool, mapped int64) (*Store, error) {
+	g, err := d.open(&graph.Options{ReadOnly: readOnly, MappedLimit: mapped})
+	if err != nil {
+		return nil, err
+	}
+	return &Store{Backend: citestore.New(g), Quads: g}, nil
+}
+
 // Close closes the database.
 func (s *Store) Close() error { return s.Quads.Close() }
 

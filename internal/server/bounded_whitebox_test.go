@@ -1,0 +1,126 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/ingest"
+	"github.com/provgraph/provgraph/internal/normalize"
+	"github.com/provgraph/provgraph/internal/review"
+	"github.com/provgraph/provgraph/internal/service"
+	"github.com/provgraph/provgraph/internal/synth"
+)
+
+// TestBoundedRows: the UI queue of a bounded server, made from the group
+// records without reading the groups (but those with a decided member),
+// has the rows of a server holding every group, in the groups' own order:
+// the same ids, verdicts, member counts, keys, relations to review and
+// review states, before and after decisions; only the relation counts
+// of the unread groups are left out.
+func TestBoundedRows(t *testing.T) {
+	ctx := context.Background()
+	st, err := graph.Open(filepath.Join(t.TempDir(), "s.db"), &graph.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var b bytes.Buffer
+	b.WriteString(mustRead(t, "../../testdata/citations.jsonl"))
+	if err := synth.New(synth.Options{Seed: 7, Sites: 40}).Write(&b, 1500); err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	if err := os.WriteFile(in, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pol, _ := normalize.LoadPolicy("default")
+	if _, err := ingest.File(ctx, st, in, "in.jsonl", ingest.Options{Policy: pol}); err != nil {
+		t.Fatal(err)
+	}
+	bs, err := New(st, Options{Bounded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(bs.Handler())
+	defer ts.Close()
+
+	check := func(when string, wantDecided int) {
+		t.Helper()
+		q, err := bs.boundedRows(ctx, service.GroupFilter{Queue: true, Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs, err := New(st, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rv, err := hs.reviewed(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := rv.Filter(service.GroupFilter{Queue: true, Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(q.rows) != len(p.Groups) || q.total != p.Total || q.next != "" || len(p.Groups) < 100 {
+			t.Fatalf("%s: %d rows of %d, next %q; held: %d of %d", when, len(q.rows), q.total, q.next, len(p.Groups), p.Total)
+		}
+		decided := 0
+		for i, g := range p.Groups {
+			want := rowOf(g, rv.Status(g))
+			got := q.rows[i]
+			if got.Relations == -1 {
+				want.Relations = -1
+			}
+			if got.ID != want.ID || got.Verdict != want.Verdict || got.Key != want.Key || got.Members != want.Members ||
+				got.Relations != want.Relations || got.Review != want.Review || got.Status.State != want.Status.State || latestID(got.Status) != latestID(want.Status) {
+				t.Errorf("%s: row %d\n got %+v %+v\nwant %+v %+v", when, i, got, got.Status, want, want.Status)
+			}
+			if want.Status.State != review.StateUnreviewed {
+				decided++
+			}
+		}
+		if decided != wantDecided {
+			t.Errorf("%s: %d rows not unreviewed, want %d", when, decided, wantDecided)
+		}
+	}
+	check("before decisions", 0)
+	q, err := bs.boundedRows(ctx, service.GroupFilter{Queue: true, Limit: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range []string{"same", "different", "unsure"} {
+		resp, err := http.Post(ts.URL+"/api/groups/"+q.rows[10*i+3].ID+"/reviews", "application/json", strings.NewReader(`{"decision":"`+d+`","reviewer":"ann"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusCreated {
+			t.Fatalf("decide %s: %s", d, resp.Status)
+		}
+	}
+	check("after decisions", 3)
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func latestID(s *review.Status) string {
+	if s.Latest == nil {
+		return ""
+	}
+	return s.Latest.ID
+}
