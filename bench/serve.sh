@@ -4,10 +4,12 @@
 # clients for D seconds while M more citations are ingested through the
 # server (POST /api/ingest). Prints bench/serveload's figures.
 #
-# Usage: bench/serve.sh [-n N] [-m M] [-c C] [-t SECONDS] [-d DB] [-b] [-i]
+# Usage: bench/serve.sh [-n N] [-m M] [-s SEED] [-c C] [-t SECONDS] [-d DB] [-b] [-i]
 #   -n  citations in the database (default 1000000; generated and ingested
 #       when the database given with -d does not exist)
 #   -m  citations ingested through the server during the load (default 100000)
+#   -s  their seed (default 7): another seed gives citations a database
+#       served before has not stored yet
 #   -c  concurrent clients (default 50)
 #   -t  seconds of load (default 60)
 #   -d  database file (default /tmp/provgraph-serve-N.db, copied: the copy
@@ -17,14 +19,16 @@
 #   -b  serve --bounded: the queue in the groups' own order, read from the
 #       group records (built at start when the database has none)
 # It also prints how long the server took to listen and its peak resident
-# memory (VmHWM) once the load and the ingest are done.
+# memory (VmHWM) once the load and the ingest are done, with the largest
+# anonymous memory and mapped file pages seen (RssAnon, RssFile, sampled
+# every half second).
 set -euo pipefail
 die() { echo "serve.sh: $*" >&2; exit 1; }
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-n=1000000 m=100000 c=50 t=60 db= bounded= inplace=
-while getopts ':n:m:c:t:d:bih' opt; do
+n=1000000 m=100000 seed=7 c=50 t=60 db= bounded= inplace=
+while getopts ':n:m:s:c:t:d:bih' opt; do
 	case $opt in
-	n) n=$OPTARG ;; m) m=$OPTARG ;; c) c=$OPTARG ;; t) t=$OPTARG ;; d) db=$OPTARG ;; b) bounded=--bounded ;; i) inplace=1 ;;
+	n) n=$OPTARG ;; m) m=$OPTARG ;; s) seed=$OPTARG ;; c) c=$OPTARG ;; t) t=$OPTARG ;; d) db=$OPTARG ;; b) bounded=--bounded ;; i) inplace=1 ;;
 	h) sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown option (see -h)" ;;
 	esac
@@ -43,7 +47,7 @@ if [[ ! -f $db ]]; then
 fi
 # The extra citations come from another seed, their ids prefixed so that
 # they are new citations, not conflicting ones.
-"$tmp/gencite" -n "$m" -seed 7 | sed 's/"citation_id":"/"citation_id":"more-/; s/"answer_id":"/"answer_id":"more-/' >"$tmp/more.jsonl"
+"$tmp/gencite" -n "$m" -seed "$seed" | sed "s/\"citation_id\":\"/\"citation_id\":\"more$seed-/; s/\"answer_id\":\"/\"answer_id\":\"more$seed-/" >"$tmp/more.jsonl"
 served=$db
 if [[ -z $inplace ]]; then
 	served=$tmp/served.db
@@ -61,7 +65,13 @@ url=$(sed -n 's/.* on \(http:[^ ]*\) .*/\1/p' "$tmp/serve.log" | head -1)
 printf 'listening after %.1f s\n' "$(echo "$(date +%s.%N) - $started" | bc)"
 cat "$tmp/serve.log" >&2
 echo "serving $n citations at $url; $c clients for ${t}s while ingesting $m more" >&2
+# The server's memory, sampled until it stops.
+(while kill -0 "$pid" 2>/dev/null; do
+	awk '/^RssAnon/ {a=$2} /^RssFile/ {f=$2} END {if (a) print a, f}' "/proc/$pid/status" 2>/dev/null
+	sleep 0.5
+done) >"$tmp/mem.trace" &
 order=risk
 [[ -n $bounded ]] && order=
 "$tmp/serveload" -url "$url" -clients "$c" -duration "${t}s" -ingest "$tmp/more.jsonl" -sort "$order"
 grep -E '^Vm(HWM|RSS)' "/proc/$pid/status"
+awk '{if ($1 > a) a = $1; if ($2 > f) f = $2} END {printf "largest RssAnon %d kB, largest RssFile %d kB (sampled)\n", a, f}' "$tmp/mem.trace"

@@ -492,6 +492,19 @@ func (s *Server) statsBounded(ctx context.Context) (*boundedStats, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Once per served state: the groups with a decided member are read
+	// whole, as many as the decisions name.
+	v, err := s.pages.get(b, s.servedBounded(b), "stats", func() (any, error) {
+		return s.countBounded(context.WithoutCancel(ctx), b)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*boundedStats), nil
+}
+
+// countBounded counts what statsBounded gives, for the state b.
+func (s *Server) countBounded(ctx context.Context, b *boundedState) (*boundedStats, error) {
 	counts, err := citestore.New(s.st).Records(b.pol.Digest, s.o.MaxShared).Counts(ctx)
 	if err != nil {
 		return nil, service.QueryError(err)
@@ -502,7 +515,7 @@ func (s *Server) statsBounded(ctx context.Context) (*boundedStats, error) {
 			v.ByVerdict[name] = n
 		}
 	}
-	pol, gs, err := s.groupsAround(ctx, b.pol.Digest, nil, b.ix.GroupDecided())
+	pol, gs, err := s.groupsAround(ctx, b.pol.Digest, slices.Sorted(maps.Keys(b.decided)), nil)
 	if err != nil {
 		return nil, err
 	}
