@@ -124,3 +124,52 @@ func latestID(s *review.Status) string {
 	}
 	return s.Latest.ID
 }
+
+// TestReadersBounded: no more requests read the store at once than the
+// server has slots for: with every slot taken, a request waits, one whose
+// client has gone away ends without an answer, the assets are served
+// anyway, and a request answers once a slot is free.
+func TestReadersBounded(t *testing.T) {
+	st, err := graph.Open(filepath.Join(t.TempDir(), "s.db"), &graph.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	pol, _ := normalize.LoadPolicy("default")
+	if _, err := ingest.File(context.Background(), st, "../../testdata/citations.jsonl", "c.jsonl", ingest.Options{Policy: pol}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := s.Handler()
+	for range cap(s.readers) {
+		s.readers <- struct{}{}
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/static/app.css", nil))
+	if rec.Code != http.StatusOK || rec.Body.Len() == 0 {
+		t.Errorf("an asset with every slot taken: %d, %d bytes", rec.Code, rec.Body.Len())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/api/stats", nil).WithContext(ctx))
+	if rec.Body.Len() != 0 {
+		t.Errorf("a request whose client went away while it waited was answered: %s", rec.Body.String())
+	}
+	answered := make(chan int)
+	go func() {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/api/stats", nil))
+		answered <- rec.Code
+	}()
+	<-s.readers // a slot frees: the waiting request reads
+	if code := <-answered; code != http.StatusOK {
+		t.Errorf("GET /api/stats once a slot was free: %d", code)
+	}
+	if len(s.readers) != cap(s.readers)-1 {
+		t.Errorf("after the answer, %d slots taken, want %d", len(s.readers), cap(s.readers)-1)
+	}
+}
