@@ -415,32 +415,6 @@ func (s *Server) boundedPage(ctx context.Context, f service.GroupFilter) (*servi
 	return rv, p, nil
 }
 
-// boundedAnswer is a page with the state it was read under.
-type boundedAnswer struct {
-	rv *service.Reviewed
-	p  *service.Page
-}
-
-// cachedPage is boundedPage computed once per served state and request
-// query (the pages cache, as GET /api/groups' encoded pages): every
-// reviewer opens the same first pages of the queue.
-func (s *Server) cachedPage(ctx context.Context, f service.GroupFilter, key string) (*service.Reviewed, *service.Page, error) {
-	b, err := s.boundedNow(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	v, err := s.pages.get(b, s.servedBounded(b), "page "+key, func() (any, error) {
-		// Not the request's context: other readers may wait for it.
-		rv, p, err := s.boundedPage(context.WithoutCancel(ctx), f)
-		return boundedAnswer{rv, p}, err
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	a := v.(boundedAnswer)
-	return a.rv, a.p, nil
-}
-
 // servedBounded reports whether b is the state served now.
 func (s *Server) servedBounded(b *boundedState) func() bool {
 	return func() bool {
@@ -458,7 +432,9 @@ func (s *Server) apiGroupsBounded(w http.ResponseWriter, r *http.Request, f serv
 		return
 	}
 	v, err := s.pages.get(b, s.servedBounded(b), "GET /api/groups?"+r.URL.Query().Encode(), func() (any, error) {
-		rv, p, err := s.cachedPage(r.Context(), f, r.URL.Query().Encode())
+		// Only the encoded page is kept: its groups, every member with
+		// its detail, take ten times its bytes.
+		rv, p, err := s.boundedPage(context.WithoutCancel(r.Context()), f)
 		if err != nil {
 			return nil, err
 		}

@@ -2,9 +2,14 @@ package server
 
 import "sync"
 
-// maxCached bounds the entries of a pageCache: past it the cache starts
-// again empty, so that a crawl of every group cannot grow it without end.
-const maxCached = 1024
+// maxCached bounds the entries of a pageCache, and maxCachedBytes the
+// bytes of its encoded pages: past either the cache starts again empty,
+// so that a crawl of every group cannot grow it without end. A page of
+// GET /api/groups of 100 groups at ten million citations is 4 MB.
+const (
+	maxCached      = 1024
+	maxCachedBytes = 64 << 20
+)
 
 // pageCache keeps what readers compute from one served state: the
 // encoded pages of GET /api/groups, per *service.Reviewed (which a write
@@ -20,6 +25,7 @@ type pageCache struct {
 	mu    sync.Mutex
 	state any // a pointer
 	m     map[string]*cached
+	bytes int // of the []byte values in m
 }
 
 // cached is one computation, done when done is closed.
@@ -41,27 +47,29 @@ func (c *pageCache) get(state any, current func() bool, key string, compute func
 			c.mu.Unlock()
 			return compute()
 		}
-		c.state, c.m = state, map[string]*cached{}
+		c.state, c.m, c.bytes = state, map[string]*cached{}, 0
 	}
 	if e := c.m[key]; e != nil {
 		c.mu.Unlock()
 		<-e.done
 		return e.v, e.err
 	}
-	if len(c.m) >= maxCached {
-		c.m = map[string]*cached{}
+	if len(c.m) >= maxCached || c.bytes >= maxCachedBytes {
+		c.m, c.bytes = map[string]*cached{}, 0
 	}
 	e := &cached{done: make(chan struct{})}
 	c.m[key] = e
 	c.mu.Unlock()
 	e.v, e.err = compute()
 	close(e.done)
-	if e.err != nil {
-		c.mu.Lock()
-		if c.m[key] == e {
+	c.mu.Lock()
+	if c.m[key] == e {
+		if e.err != nil {
 			delete(c.m, key)
+		} else if b, ok := e.v.([]byte); ok {
+			c.bytes += len(b)
 		}
-		c.mu.Unlock()
 	}
+	c.mu.Unlock()
 	return e.v, e.err
 }

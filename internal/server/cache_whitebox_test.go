@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -73,6 +74,37 @@ func TestPageCache(t *testing.T) {
 	}
 	if v, err := c.get(s2, current(s2), "e", func() (any, error) { return "ok", nil }); v != "ok" || err != nil {
 		t.Errorf("after an error: %v %v, want a new computation", v, err)
+	}
+}
+
+// TestPageCacheBytes: the encoded pages a cache keeps are bounded in
+// bytes: past maxCachedBytes the cache starts again empty, so that large
+// pages cannot hold more memory than that, however few.
+func TestPageCacheBytes(t *testing.T) {
+	var c pageCache
+	s := &service.Reviewed{}
+	current := func() bool { return true }
+	page := make([]byte, maxCachedBytes/4+1)
+	for i := range 4 {
+		c.get(s, current, fmt.Sprint("p", i), func() (any, error) { return page, nil })
+	}
+	if c.bytes != 4*len(page) || len(c.m) != 4 {
+		t.Fatalf("after four pages: %d bytes in %d entries", c.bytes, len(c.m))
+	}
+	// The fifth finds the cache past its bytes: it starts again with it.
+	c.get(s, current, "p4", func() (any, error) { return page, nil })
+	if c.bytes != len(page) || len(c.m) != 1 {
+		t.Errorf("after the fifth page: %d bytes in %d entries, want %d in 1", c.bytes, len(c.m), len(page))
+	}
+	computed := false
+	c.get(s, current, "p0", func() (any, error) { computed = true; return page, nil })
+	if !computed {
+		t.Error("a page dropped with the cache was not computed again")
+	}
+	// Values other than encoded pages count no bytes.
+	c.get(s, current, "v", func() (any, error) { return "value", nil })
+	if c.bytes != 2*len(page) {
+		t.Errorf("after a value: %d bytes, want %d", c.bytes, 2*len(page))
 	}
 }
 

@@ -152,7 +152,7 @@ func (s *Server) uiQueue(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.o.Bounded {
-		rv, p, err = s.cachedPage(r.Context(), f, r.URL.Query().Encode())
+		rv, p, err = s.boundedPage(r.Context(), f) // one group: by id or key
 	} else {
 		if f.Sort == "" {
 			f.Sort = "risk"
