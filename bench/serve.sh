@@ -4,7 +4,7 @@
 # clients for D seconds while M more citations are ingested through the
 # server (POST /api/ingest). Prints bench/serveload's figures.
 #
-# Usage: bench/serve.sh [-n N] [-m M] [-s SEED] [-c C] [-t SECONDS] [-d DB] [-b] [-i]
+# Usage: bench/serve.sh [-n N] [-m M] [-s SEED] [-c C] [-t SECONDS] [-d DB] [-b] [-i] [-x FLAGS]
 #   -n  citations in the database (default 1000000; generated and ingested
 #       when the database given with -d does not exist)
 #   -m  citations ingested through the server during the load (default 100000)
@@ -16,6 +16,7 @@
 #       is served, the original kept for reuse)
 #   -i  serve DB itself, not a copy (for files too large to copy; the
 #       ingest through the server writes into it)
+#   -x  more flags for provgraph serve, e.g. "--mapped-mem 256MiB"
 #   -b  serve --bounded: the queue in the groups' own order, read from the
 #       group records (built at start when the database has none)
 # It also prints how long the server took to listen and its peak resident
@@ -25,11 +26,11 @@
 set -euo pipefail
 die() { echo "serve.sh: $*" >&2; exit 1; }
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-n=1000000 m=100000 seed=7 c=50 t=60 db= bounded= inplace=
-while getopts ':n:m:s:c:t:d:bih' opt; do
+n=1000000 m=100000 seed=7 c=50 t=60 db= bounded= inplace= extra=
+while getopts ':n:m:s:c:t:d:x:bih' opt; do
 	case $opt in
-	n) n=$OPTARG ;; m) m=$OPTARG ;; s) seed=$OPTARG ;; c) c=$OPTARG ;; t) t=$OPTARG ;; d) db=$OPTARG ;; b) bounded=--bounded ;; i) inplace=1 ;;
-	h) sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	n) n=$OPTARG ;; m) m=$OPTARG ;; s) seed=$OPTARG ;; c) c=$OPTARG ;; t) t=$OPTARG ;; d) db=$OPTARG ;; x) extra=$OPTARG ;; b) bounded=--bounded ;; i) inplace=1 ;;
+	h) sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown option (see -h)" ;;
 	esac
 done
@@ -54,7 +55,7 @@ if [[ -z $inplace ]]; then
 	cp "$db" "$served"
 fi
 started=$(date +%s.%N)
-"$tmp/provgraph" serve --db "$served" --addr 127.0.0.1:0 --max-ingest $((1 << 34)) $bounded 2>"$tmp/serve.log" &
+"$tmp/provgraph" serve --db "$served" --addr 127.0.0.1:0 --max-ingest $((1 << 34)) $bounded $extra 2>"$tmp/serve.log" &
 pid=$!
 # Wait for the line that names the address (the server prints it once it listens).
 until grep -q ' on http://' "$tmp/serve.log" 2>/dev/null; do

@@ -194,9 +194,10 @@ func (s *Server) trimmed(h http.Handler) http.Handler {
 	})
 }
 
-// maxReaders is how many requests read the store at once (trimmed): twice
-// the processors Go runs on, at least four.
-func maxReaders() int { return max(4, 2*runtime.GOMAXPROCS(0)) }
+// maxReaders is how many requests read the store at once (trimmed): four
+// times the processors Go runs on, at least eight, as reads wait for the
+// disk and for page faults as much as for a processor.
+func maxReaders() int { return max(8, 4*runtime.GOMAXPROCS(0)) }
 
 func (s *Server) routes() {
 	static, _ := fs.Sub(assets, "assets/static")
