@@ -172,11 +172,11 @@ func (s *Server) Handler() http.Handler { return s.secure(s.trimmed(s.mux)) }
 // holds the file in large folios one read maps up to 2 MiB.
 //
 // It also bounds how many requests read at once (readers): each holds
-// what it reads in memory while it answers, and on a database of ten
-// million citations fifty clients reading group pages at once held 1.4 GB
-// of anonymous memory. The machine's cores answer no more requests at once
-// either way; the others wait their turn. The assets and an ingest (whose
-// memory --work-mem bounds, and which runs for minutes) do not wait.
+// what it reads in memory while it answers (a page of 100 whole groups at
+// ten million citations, some 40 MB), so that the server's memory does
+// not grow with its clients; the others wait their turn. The assets and
+// an ingest (whose memory --work-mem bounds, and which runs for minutes)
+// do not wait.
 func (s *Server) trimmed(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasPrefix(r.URL.Path, "/static/") && r.URL.Path != "/api/ingest" {
