@@ -200,7 +200,9 @@ func TestExportIncludeGroups(t *testing.T) {
 		{[]string{"--include-groups", "--policy", "nope"}, `no such policy in the database: "nope"`},
 		{[]string{"--work-mem", "1GiB"}, "--work-mem bounds the grouping of --include-groups: it needs --include-groups"},
 		// The citations of both files at 2,500 bytes each: more than 16 KiB.
-		{[]string{"--include-groups", "--work-mem", "16KiB"}, "export --include-groups groups every citation at once, about 2500 bytes a citation"},
+		{[]string{"--include-groups", "--read", "scan", "--work-mem", "16KiB"}, "export --include-groups --read scan groups every citation at once, about 2500 bytes a citation"},
+		{[]string{"--read", "view"}, "--read chooses the review groups: it needs --include-groups"},
+		{[]string{"--include-groups", "--read", "all"}, `--read "all": want auto, scan or view`},
 	} {
 		code, stdout, stderr := run(t, append([]string{"export", "--db", db}, tc.args...)...)
 		if code != exitUsage || !strings.Contains(stderr, tc.msg) || stdout != "" {
@@ -253,6 +255,57 @@ func TestExportIncludeGroups(t *testing.T) {
 		}
 		if len(wantRows) == 0 {
 			t.Errorf("groups %v lists no group: the check proves nothing", opts)
+		}
+	}
+}
+
+// TestExportGroupsFromView: export --include-groups reads the groups from
+// the grouping view (--read view, and --read auto past --work-mem) and
+// writes the statements a read of every citation writes, in the same
+// order; a database without a view refuses --read view (exit 2, naming
+// view rebuild) and, past --work-mem, --read auto too.
+func TestExportGroupsFromView(t *testing.T) {
+	dir := t.TempDir()
+	db, bare := filepath.Join(dir, "g.db"), filepath.Join(dir, "bare.db")
+	for _, f := range []string{"../../testdata/citations.jsonl", "../../internal/query/testdata/corpus.jsonl"} {
+		for _, args := range [][]string{{"--db", db}, {"--db", bare, "--no-view"}} {
+			if code, _, stderr := run(t, append(append([]string{"ingest"}, args...), f)...); code != 0 {
+				t.Fatalf("ingest %s %v: %d %s", f, args, code, stderr)
+			}
+		}
+	}
+	// The groups' statements, the export's own IRI and times taken out.
+	groupsOf := func(out string) []string {
+		var g []string
+		iri := regexp.MustCompile(`https://w3id\.org/provgraph/id/export/[0-9a-f]+`)
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, "/groups> .") && !strings.Contains(l, "#dateTime") {
+				g = append(g, iri.ReplaceAllString(l, "EXPORT"))
+			}
+		}
+		return g
+	}
+	scan, _ := exported(t, "--db", db, "--include-groups", "--min-size", "1", "--read", "scan")
+	want := groupsOf(scan)
+	if len(want) < 100 {
+		t.Fatalf("the scan's export holds %d group statements: the comparison proves little", len(want))
+	}
+	for _, args := range [][]string{{"--read", "view"}, {"--work-mem", "16KiB"}} {
+		out, _ := exported(t, append([]string{"--db", db, "--include-groups", "--min-size", "1"}, args...)...)
+		if got := groupsOf(out); !slices.Equal(got, want) {
+			t.Errorf("export %v: %d group statements differ from the scan's %d", args, len(got), len(want))
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--read", "view"}, "write one with provgraph view rebuild --db " + bare},
+		{[]string{"--work-mem", "16KiB"}, "--read view reads the groups from the grouping view in bounded memory"},
+	} {
+		code, stdout, stderr := run(t, append([]string{"export", "--db", bare, "--include-groups"}, tc.args...)...)
+		if code != exitUsage || stdout != "" || !strings.Contains(stderr, tc.want) {
+			t.Errorf("export %v of a database without a view: exit %d, %d bytes out, %q; want exit %d and %q", tc.args, code, len(stdout), stderr, exitUsage, tc.want)
 		}
 	}
 }

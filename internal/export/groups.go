@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
@@ -37,7 +38,20 @@ type GroupOptions struct {
 	// Review is groups --review-relations: groups smaller than MinSize are
 	// also written where they take part in a relation that needs review.
 	Review bool
+	// View, when set, reads the groups from the database's grouping view
+	// of the policy a batch of keys at a time (query.LoadGroupsFromView),
+	// so that memory is bounded by the batch, not by the database: the
+	// same groups in the same order, the same statements. A database that
+	// keeps no view of the policy this build can read is an error
+	// wrapping ErrNoView, before anything is written. Without it every
+	// citation is loaded at once (query.LoadGroups).
+	View *query.ViewRead
 }
+
+// ErrNoView is returned (wrapped) when GroupOptions.View asks for the
+// grouping view and the database keeps none of the policy that this build
+// can read.
+var ErrNoView = errors.New("the database keeps no grouping view of the policy that this provgraph can read")
 
 // groupWriter writes the review groups of one export.
 type groupWriter struct {
@@ -51,13 +65,29 @@ type groupWriter struct {
 	bases    map[string]string
 	started  time.Time
 	listed   int64
+	// full, when the groups are read from the view, reads whole
+	// citations: the view keeps what grouping needs of a member, not the
+	// nodes of its retrievals, which a group's prov:wasInfluencedBy names.
+	full func(ids []string) ([]*query.Citation, error)
+	mu   sync.Mutex // guards err: groupQuads runs on several goroutines
+	err  error      // the first error of full
 }
 
 // newGroupWriter finds the groups before anything is written, so that a
 // bad policy fails the export without output.
 func newGroupWriter(ctx context.Context, st *graph.Store, o GroupOptions, d *description, now func() time.Time) (*groupWriter, error) {
 	started := now()
-	set, err := query.LoadGroups(ctx, citestore.New(st), o.Policy, query.GroupOptions{MaxShared: o.MaxShared, MinSize: o.MinSize, Verdict: o.Verdict, Review: o.Review})
+	cs := citestore.New(st)
+	opts := query.GroupOptions{MaxShared: o.MaxShared, MinSize: o.MinSize, Verdict: o.Verdict, Review: o.Review}
+	var set *query.GroupSet
+	var err error
+	if o.View != nil {
+		if set, err = query.LoadGroupsFromView(ctx, cs, o.Policy, opts, *o.View); err == nil && set == nil {
+			err = ErrNoView
+		}
+	} else {
+		set, err = query.LoadGroups(ctx, cs, o.Policy, opts)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("export: groups: %w", err)
 	}
@@ -71,6 +101,10 @@ func newGroupWriter(ctx context.Context, st *graph.Store, o GroupOptions, d *des
 		software: graph.IRI(d.node.Value + "/software"),
 		prefix:   d.node.Value + "/group/",
 		bases:    map[string]string{},
+	}
+	if o.View != nil {
+		digest := set.Policy().Digest
+		gw.full = func(ids []string) ([]*query.Citation, error) { return cs.Citations(ctx, digest, ids) }
 	}
 	if digest := set.Policy().Digest; digest != "" {
 		gw.policy = mintIRI("policy", digest)
@@ -115,6 +149,11 @@ func (gw *groupWriter) write(ctx context.Context, out *stream, now func() time.T
 		}
 		return nil
 	})
+	if err == nil {
+		gw.mu.Lock()
+		err = gw.err
+		gw.mu.Unlock()
+	}
 	if err != nil {
 		return err
 	}
@@ -171,8 +210,28 @@ func (gw *groupWriter) groupQuads(g *query.Group, digest string) []graph.Quad {
 	add(node, vocab.ProvWasGeneratedBy, gw.activity)
 	var keys, evidence []graph.Term
 	seen := map[graph.Term]bool{}
-	for _, m := range g.Members {
+	var full []*query.Citation
+	if gw.full != nil {
+		ids := make([]string, len(g.Members))
+		for i, m := range g.Members {
+			ids[i] = m.CitationID
+		}
+		var err error
+		if full, err = gw.full(ids); err != nil {
+			gw.mu.Lock()
+			if gw.err == nil {
+				gw.err = fmt.Errorf("export: group %s: %w", g.ID, err)
+			}
+			gw.mu.Unlock()
+			return nil
+		}
+	}
+	for i, m := range g.Members {
 		c := m.Citation()
+		rc := c // whose retrievals
+		if full != nil && full[i] != nil {
+			rc = full[i]
+		}
 		cit := mintIRI("citation", m.CitationID)
 		add(node, vocab.ProvHadMember, cit)
 		if k := mintIRI("key", c.Raw, gw.bases[cit.Value], digest); !seen[k] {
@@ -181,7 +240,7 @@ func (gw *groupWriter) groupQuads(g *query.Group, digest string) []graph.Quad {
 		}
 		// The retrievals whose same-host redirect or content hash is one
 		// of the member's reasons (query's reasoner).
-		for _, r := range c.Retrievals {
+		for _, r := range rc.Retrievals {
 			redirect := len(r.Hops) > 0 && !r.CrossesHost() && r.FinalURL != ""
 			if (redirect || r.ContentHash != "") && r.Node != "" && !seen[graph.IRI(r.Node)] {
 				seen[graph.IRI(r.Node)] = true

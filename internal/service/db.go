@@ -189,6 +189,18 @@ func (d DB) scanAllowed(ctx context.Context, cs *citestore.Store, policy string,
 		d.Path, pol.String(), ErrScanTooBig, size, d.Path, pol.Digest)}
 }
 
+// ViewUsable reports whether the database keeps a grouping view of policy
+// (as Load takes it) that this build can read (query.ViewUsable).
+func (d DB) ViewUsable(ctx context.Context, policy string) (bool, error) {
+	st, err := d.Open(true)
+	if err != nil {
+		return false, err
+	}
+	defer st.Close()
+	ok, err := query.ViewUsable(ctx, citestore.New(st), policy)
+	return ok, QueryError(err)
+}
+
 // CitationCount returns how many citations the database holds (from a
 // complete view's rows, or the pg:Citation instances), without loading
 // them: a command that holds every citation checks it against its
