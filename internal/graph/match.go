@@ -9,6 +9,12 @@ import (
 	"go.etcd.io/bbolt"
 )
 
+// matchCheckEvery is how many quads a Match reads between two looks at the
+// file's mapped pages. An export of every quad of the ten-million-citation
+// file mapped 4.6 GB of it in four minutes without them; a look costs
+// about 1.3 µs, a quad's read about a microsecond.
+const matchCheckEvery = 1024
+
 // Match calls fn for every stored quad that matches pattern, where a zero
 // Term matches anything. A zero G therefore matches every graph, the
 // default one included; Has is the exact lookup. A pattern term that
@@ -26,7 +32,15 @@ func (s *Store) Match(ctx context.Context, pattern Quad, fn func(Quad) error) er
 	var fnErr error
 	err := s.viewCalling("match", func(tx *bbolt.Tx, g *guard) error {
 		defer s.limitReads(tx)
+		// A long match (export's of every quad) reads pages all over the
+		// file, which stay mapped until released: it looks at them every
+		// matchCheckEvery quads, as a writer's pager does.
+		pg := pager{db: s.db, limit: s.limit, onRelease: s.onReadRelease}
+		n := 0
 		return s.scan(ctx, tx, pattern, true, func(q Quad) error {
+			if n++; n%matchCheckEvery == 0 {
+				pg.check(tx.Size())
+			}
 			if fnErr = g.call(func() error { return fn(q) }); fnErr != nil {
 				return errStop
 			}

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -308,4 +309,37 @@ func TestWatchMapped(t *testing.T) {
 	c := s.WatchMapped()
 	<-releases
 	c()
+}
+
+// TestMatchLimitsMapped: a Match looks at the mapped pages every
+// matchCheckEvery quads it reads and releases them past the limit, and
+// only then; every quad is still read.
+func TestMatchLimitsMapped(t *testing.T) {
+	s := pagerStore(t)
+	var quads []Quad
+	for i := range 2*matchCheckEvery + 10 {
+		quads = append(quads, Quad{S: IRI(fmt.Sprintf("https://example.com/c/%d", i)), P: IRI("https://example.com/p"), O: String(fmt.Sprint(i))})
+	}
+	if _, err := s.Add(quads); err != nil {
+		t.Fatal(err)
+	}
+	f := residentMemory
+	t.Cleanup(func() { residentMemory = f })
+	for _, c := range []struct {
+		name   string
+		mapped int64
+		want   int
+	}{{"under the limit", s.limit - 1, 0}, {"past the limit", s.limit + 1, 2}} {
+		residentMemory = func() (int64, int64, bool) { return c.mapped, 0, true }
+		released := 0
+		s.onReadRelease = func() { released++ }
+		s.reads.Store(1) // limitReads, at the match's end, does not look
+		n := 0
+		if err := s.Match(context.Background(), Quad{P: IRI("https://example.com/p")}, func(Quad) error { n++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if n != len(quads) || released != c.want {
+			t.Errorf("%s: %d quads read, %d releases; want %d and %d", c.name, n, released, len(quads), c.want)
+		}
+	}
 }
