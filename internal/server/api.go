@@ -42,6 +42,8 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, context.DeadlineExceeded):
 		return http.StatusGatewayTimeout
+	case errors.Is(err, errRecordsBusy):
+		return http.StatusServiceUnavailable
 	}
 	return service.Classify(err).HTTPStatus()
 }
@@ -54,6 +56,10 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, status int, err er
 	kind := service.Classify(err).String()
 	if status == http.StatusNotFound {
 		kind = "not-found"
+	}
+	if errors.Is(err, errRecordsBusy) {
+		kind = "busy"
+		w.Header().Set("Retry-After", "60")
 	}
 	if strings.HasPrefix(r.URL.Path, "/api/") {
 		writeJSON(w, status, apiError{Error: err.Error(), Kind: kind})

@@ -198,7 +198,10 @@ func (s *Server) boundedRows(ctx context.Context, f service.GroupFilter) (*queue
 		if limit > 0 {
 			limit++
 		}
-		recs, err := citestore.New(s.st).Records(b.pol.Digest, s.o.MaxShared).Queue(ctx, after, limit)
+		recs, complete, err := citestore.New(s.st).Records(b.pol.Digest, s.o.MaxShared).CompleteQueue(ctx, after, limit)
+		if err == nil && !complete {
+			err = errRecordsBusy
+		}
 		if errors.Is(err, store.ErrNoGroup) {
 			return nil, service.Usagef("cursor %q: the group it follows is no longer in the queue (start again from the first page)", f.Cursor)
 		}
@@ -310,6 +313,12 @@ func (s *Server) notice(line string) {
 	}
 }
 
+// errRecordsBusy is returned while the group records are incomplete: an
+// ingest through the server changed more groups than a refresh takes, and
+// the records are being built again (recordsReady), a minute or so at ten
+// million citations. Readers are told to come back (503, Retry-After).
+var errRecordsBusy = errors.New("the group records are being built again after an ingest through the server: try again in a minute")
+
 // errBoundedFilter is wrapped by the refusal of a filter a bounded
 // server cannot answer.
 var errBoundedFilter = errors.New("not available while the server answers in bounded memory")
@@ -384,7 +393,10 @@ func (s *Server) boundedPage(ctx context.Context, f service.GroupFilter) (*servi
 	if limit > 0 {
 		limit++ // one more: is there a next page?
 	}
-	recs, err := citestore.New(s.st).Records(b.pol.Digest, s.o.MaxShared).Queue(ctx, after, limit)
+	recs, complete, err := citestore.New(s.st).Records(b.pol.Digest, s.o.MaxShared).CompleteQueue(ctx, after, limit)
+	if err == nil && !complete {
+		err = errRecordsBusy
+	}
 	if errors.Is(err, store.ErrNoGroup) {
 		return nil, nil, service.Usagef("cursor %q: the group it follows is no longer in the queue (start again from the first page)", f.Cursor)
 	}

@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/provgraph/provgraph/internal/graph"
+	"github.com/provgraph/provgraph/internal/graph/citestore"
 	"github.com/provgraph/provgraph/internal/ingest"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/review"
@@ -171,5 +173,53 @@ func TestReadersBounded(t *testing.T) {
 	}
 	if len(s.readers) != cap(s.readers)-1 {
 		t.Errorf("after the answer, %d slots taken, want %d", len(s.readers), cap(s.readers)-1)
+	}
+}
+
+// TestBoundedRecordsBusy: while the group records lack their marker (an
+// ingest through the server is building them again), the queue answers
+// 503 with Retry-After, in the API and in the UI, rather than a partial
+// page; once they are complete again, it answers.
+func TestBoundedRecordsBusy(t *testing.T) {
+	ctx := context.Background()
+	st, err := graph.Open(filepath.Join(t.TempDir(), "s.db"), &graph.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	pol, _ := normalize.LoadPolicy("default")
+	if _, err := ingest.File(ctx, st, "../../testdata/citations.jsonl", "c.jsonl", ingest.Options{Policy: pol}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(st, Options{Bounded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Warm(ctx); err != nil {
+		t.Fatal(err)
+	}
+	get := func(path string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		return rec
+	}
+	if rec := get("/api/groups"); rec.Code != http.StatusOK {
+		t.Fatalf("GET /api/groups: %d %s", rec.Code, rec.Body)
+	}
+	rs := citestore.New(st).Records(s.bs.pol.Digest, 0)
+	if err := rs.Unmark(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/api/groups?limit=7", "/?limit=7"} {
+		rec := get(path)
+		if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" || !strings.Contains(rec.Body.String(), "being built again") {
+			t.Errorf("GET %s with the records unmarked: %d, Retry-After %q, %.300s", path, rec.Code, rec.Header().Get("Retry-After"), rec.Body)
+		}
+	}
+	if _, err := rs.Finish(ctx, "build", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if rec := get("/api/groups?limit=7"); rec.Code != http.StatusOK {
+		t.Errorf("GET /api/groups once complete again: %d %s", rec.Code, rec.Body)
 	}
 }

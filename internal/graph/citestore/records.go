@@ -503,9 +503,27 @@ func (t *recTx) put(r *store.GroupRecord) error {
 
 // Queue implements query.RecordStore: a cursor range of queue/.
 func (rs *Records) Queue(ctx context.Context, after string, limit int) ([]*store.GroupRecord, error) {
+	out, _, err := rs.queue(ctx, after, limit, false)
+	return out, err
+}
+
+// CompleteQueue is Queue of complete records: in the same read
+// transaction, it first looks for the marker, and returns no record and
+// complete false without it (records being built, refreshed or dropped by
+// another transaction's write). A server that reads the queue while an
+// ingest through it rebuilds the records tells its reader to come back.
+func (rs *Records) CompleteQueue(ctx context.Context, after string, limit int) (recs []*store.GroupRecord, complete bool, err error) {
+	return rs.queue(ctx, after, limit, true)
+}
+
+func (rs *Records) queue(ctx context.Context, after string, limit int, needComplete bool) ([]*store.GroupRecord, bool, error) {
 	var out []*store.GroupRecord
-	notQueued := false
+	notQueued, complete := false, true
 	err := rs.read(ctx, func(rb *graph.Bucket) error {
+		if needComplete && (rb == nil || rb.Get([]byte(recComplete)) == nil) {
+			complete = false
+			return nil
+		}
 		q, err := sub(rb, recQueue)
 		if err != nil {
 			return err
@@ -554,9 +572,9 @@ func (rs *Records) Queue(ctx context.Context, after string, limit int) ([]*store
 		})
 	})
 	if err == nil && notQueued {
-		return nil, fmt.Errorf("%w: no queued group has id %s", store.ErrNoGroup, after)
+		return nil, complete, fmt.Errorf("%w: no queued group has id %s", store.ErrNoGroup, after)
 	}
-	return out, err
+	return out, complete, err
 }
 
 // Counts implements query.RecordStore.
