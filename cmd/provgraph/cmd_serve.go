@@ -130,7 +130,8 @@ the database:
     the counts of citations, URLs and domains are provgraph stats'.
 A server that writes refreshes the group records at start, or builds them
 (a whole grouping read from the view: 78 s and 1.4 GiB at ten million
-citations), and keeps them current after each ingest through it; a
+citations), and keeps them current after each ingest through it (while
+it builds them again, the queue answers 503 with Retry-After); a
 read-only one refuses to start without current records and names the
 command that builds them (exit 1). The policy served is the one chosen at
 start. A bounded server pages the UI's queue from the records alone

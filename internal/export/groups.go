@@ -104,7 +104,13 @@ func newGroupWriter(ctx context.Context, st *graph.Store, o GroupOptions, d *des
 	}
 	if o.View != nil {
 		digest := set.Policy().Digest
-		gw.full = func(ids []string) ([]*query.Citation, error) { return cs.Citations(ctx, digest, ids) }
+		gw.full = func(ids []string) ([]*query.Citation, error) {
+			// Each member is a few reads all over the file, whose pages
+			// stay mapped until released: at ten million citations the
+			// members of a few thousand groups mapped 3 GB in ten seconds.
+			defer st.TrimMapped()
+			return cs.Citations(ctx, digest, ids)
+		}
 	}
 	if digest := set.Policy().Digest; digest != "" {
 		gw.policy = mintIRI("policy", digest)
