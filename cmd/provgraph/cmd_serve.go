@@ -40,13 +40,15 @@ type serveOptions struct {
 // serveBytesPerCitation and serveReadOnlyBytesPerCitation are about what
 // serve's state takes a citation at its peak: every review group with its
 // members' detail and the decisions, and, when the server writes, the
-// state after a write computed beside the one served. A million citations
-// (bench/gencite): 3.36 GB of peak RSS once warm, 3.37 GB after a
-// decision (which keeps the groups), 6.26 GB after an ingest of 20
-// citations through the server (`VmHWM` of /proc/PID/status).
+// state after a write computed beside the one served; the first GET
+// /api/stats after a write counts a snapshot of every citation beside the
+// groups. A million citations (bench/gencite): 3.36 GB of peak RSS once
+// warm, 3.37 GB after a decision (which keeps the groups), 6.26 GB after
+// an ingest of 20 citations through the server; read-only, 3.04 GB once
+// warm and 5.93 GB after the stats (`VmHWM` of /proc/PID/status).
 const (
 	serveBytesPerCitation         = 7000
-	serveReadOnlyBytesPerCitation = 3500
+	serveReadOnlyBytesPerCitation = 6000
 )
 
 // serveMappedMem is --mapped-mem's default. Pages of the file a server
@@ -109,7 +111,8 @@ nothing written.
 
 Serve holds every review group of the database in memory, about 7,000
 bytes a citation at its peak (the state after a write is computed beside
-the one served; 3,500 with --read-only), when they fit in --state-mem
+the one served, and the statistics a snapshot beside the groups; 6,000
+with --read-only), when they fit in --state-mem
 (default three quarters of the machine's or cgroup's memory): every filter
 and order of the queue then answers at once. A database whose citations
 would take more is served in bounded memory instead, as --bounded asks

@@ -102,7 +102,7 @@ func TestServeStateMem(t *testing.T) {
 		code int
 		want []string
 	}{
-		{[]string{"--state-mem", "16KiB", "--bounded=false"}, exitUsage, []string{"--bounded=false: serve would hold every review group in memory, about 7000 bytes a citation (3500 with --read-only): the ", " citations of " + db + " would take about ", "bounded memory"}},
+		{[]string{"--state-mem", "16KiB", "--bounded=false"}, exitUsage, []string{"--bounded=false: serve would hold every review group in memory, about 7000 bytes a citation (6000 with --read-only): the ", " citations of " + db + " would take about ", "bounded memory"}},
 		{[]string{"--state-mem", "lots"}, exitUsage, []string{`--state-mem "lots": want a number of bytes`}},
 		{[]string{"--state-mem", "16KiB", "--read-only"}, exitRejected, []string{"no group records are kept", "provgraph queue --build --db " + db}},
 	} {
