@@ -67,7 +67,9 @@ the cost of reading all of it and holding every citation, about 3 KB each
 (3.0 GB at a million citations): it counts them first and exits 2 when
 they would take more than the working memory, --work-mem (default
 $PROVGRAPH_WORK_MEM, else three quarters of the machine's or cgroup's
-memory), rather than be killed for lack of memory.
+memory): a database that keeps a grouping view then gives the group from
+the view (the same group; standard error says so), one without exits 2
+rather than be killed for lack of memory.
 
 Formats:
   text  an indented report for people (the default); a value that holds a
@@ -81,7 +83,7 @@ Formats:
 ` + exitHelp(
 			"  0  the lineage was printed",
 			"  1  no citation has that id or raw URL (nothing is printed)",
-			"  2  usage error: bad flag or argument, no such policy in the database, or\n     with --group-scope database more citations than --work-mem holds",
+			"  2  usage error: bad flag or argument, no such policy in the database, or\n     with --group-scope database more citations than --work-mem holds and no\n     grouping view",
 			"  3  I/O or internal error, including a missing database file",
 			exitLineLocked,
 			exitLineCorrupt),
@@ -123,11 +125,20 @@ func runLineage(cmd *cobra.Command, o lineageOptions, args []string) error {
 		return usagef("--group-scope %q: want %s or %s", o.scope, query.ScopeNeighbourhood, query.ScopeDatabase)
 	}
 	if o.scope == query.ScopeDatabase {
-		if err := fitsWorkMem(cmd, o.service(), o.db, o.workMem, lineageDatabaseBytesPerCitation,
-			"lineage --group-scope database holds every citation whole", "lineage without --group-scope database answers from the citation's neighbourhood"); err != nil {
-			return err
+		err := fitsWorkMem(cmd, o.service(), o.db, o.workMem, lineageDatabaseBytesPerCitation,
+			"lineage --group-scope database holds every citation whole", "lineage without --group-scope database answers from the citation's neighbourhood")
+		if err == nil {
+			tuneGCForQueries() // the whole database is loaded
+		} else {
+			// The grouping view's groups are the whole database's: past
+			// the working memory, the group is read from it instead.
+			ok, verr := o.service().ViewUsable(cmd.Context(), o.policy)
+			if verr != nil || !ok {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "lineage: --group-scope database would hold every citation, more than the working memory (--work-mem): the group is read from the grouping view instead, whose groups are the whole database's\n")
+			o.scope = query.ScopeNeighbourhood
 		}
-		tuneGCForQueries() // the whole database is loaded
 	} else if o.workMem != "" {
 		if _, err := workMemFlag(o.workMem); err != nil {
 			return err

@@ -669,10 +669,12 @@ func TestPolicyDiffWorkMem(t *testing.T) {
 }
 
 // TestLineageDatabaseWorkMem: lineage --group-scope database, which holds
-// every citation, refuses past --work-mem as policy-diff does (exit 2,
-// nothing printed, the estimate and the neighbourhood named); the default
-// scope answers whatever --work-mem says, and with room the database
-// scope prints what it prints without the flag.
+// every citation, gives past --work-mem the group of the grouping view (the
+// whole database's; standard error says so) when the database keeps one,
+// and refuses without one as policy-diff does (exit 2, nothing printed,
+// the estimate and the neighbourhood named); the default scope answers
+// whatever --work-mem says, and with room the database scope prints what
+// it prints without the flag.
 func TestLineageDatabaseWorkMem(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "d.db")
 	if code, _, stderr := cli(t, "ingest", "--db", db, "../../testdata/citations.jsonl"); code != exitOK {
@@ -690,11 +692,29 @@ func TestLineageDatabaseWorkMem(t *testing.T) {
 	if 15*lineageDatabaseBytesPerCitation <= 16<<10 {
 		t.Fatalf("15 citations at %d bytes fit in 16 KiB: the test needs a smaller --work-mem", lineageDatabaseBytesPerCitation)
 	}
-	code, out, stderr := cli(t, append(args, "--work-mem", "16KiB")...)
-	if code != exitUsage || out != "" {
-		t.Errorf("with --work-mem 16KiB: exit %d, output %q; want exit 2 and nothing", code, out)
+	// Past the working memory, a database with a grouping view gives the
+	// group from it: what the neighbourhood read from the view gives.
+	neighbourhood := func(db string) string {
+		code, out, stderr := cli(t, "lineage", "--db", db, "gpt-17-2")
+		if code != exitOK {
+			t.Fatalf("lineage: exit %d %s", code, stderr)
+		}
+		return out
 	}
-	for _, w := range []string{"lineage --group-scope database holds every citation whole", "15 citations of " + db, "--work-mem", "answers from the citation's neighbourhood"} {
+	code, out, stderr := cli(t, append(args, "--work-mem", "16KiB")...)
+	if code != exitOK || out != neighbourhood(db) || !strings.Contains(stderr, "the group is read from the grouping view instead") {
+		t.Errorf("with --work-mem 16KiB and a view: exit %d, %q\n%s", code, stderr, out)
+	}
+	// Without a view, it refuses.
+	bare := filepath.Join(t.TempDir(), "bare.db")
+	if code, _, stderr := cli(t, "ingest", "--db", bare, "--no-view", "../../testdata/citations.jsonl"); code != exitOK {
+		t.Fatal(stderr)
+	}
+	code, out, stderr = cli(t, "lineage", "--db", bare, "gpt-17-2", "--group-scope", "database", "--work-mem", "16KiB")
+	if code != exitUsage || out != "" {
+		t.Errorf("with --work-mem 16KiB and no view: exit %d, output %q; want exit 2 and nothing", code, out)
+	}
+	for _, w := range []string{"lineage --group-scope database holds every citation whole", "15 citations of " + bare, "--work-mem", "answers from the citation's neighbourhood"} {
 		if !strings.Contains(stderr, w) {
 			t.Errorf("with --work-mem 16KiB: stderr %q, want it to say %q", stderr, w)
 		}
