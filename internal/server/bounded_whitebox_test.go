@@ -223,3 +223,96 @@ func TestBoundedRecordsBusy(t *testing.T) {
 		t.Errorf("GET /api/groups once complete again: %d %s", rec.Code, rec.Body)
 	}
 }
+
+// TestBoundedRecordsBehind: group records left behind by a run that
+// stopped before its end (an ingest whose keys were marked, its refresh
+// never run, as after kill -9) are refused by a read-only bounded server,
+// naming the command that builds them, and refreshed at start by one that
+// writes, whose queue then holds the new citations' groups.
+func TestBoundedRecordsBehind(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.db")
+	st, err := graph.Open(path, &graph.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, _ := normalize.LoadPolicy("default")
+	if _, err := ingest.File(ctx, st, "../../testdata/citations.jsonl", "c.jsonl", ingest.Options{Policy: pol}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(st, Options{DB: path, Bounded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Warm(ctx); err != nil { // builds the records
+		t.Fatal(err)
+	}
+	before := s.bs.totals.Queued
+	// More citations, written as an ingest writes them; the refresh at
+	// the end of a run (service.KeepRecords) is not run.
+	var b bytes.Buffer
+	if err := synth.New(synth.Options{Seed: 5, Sites: 20}).Write(&b, 300); err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "more.jsonl")
+	if err := os.WriteFile(in, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ingest.File(ctx, st, in, "more.jsonl", ingest.Options{Policy: pol}); err != nil {
+		t.Fatal(err)
+	}
+	d := s.bs.pol.Digest
+	if n, err := citestore.New(st).Records(d, 0).Dirty(ctx); err != nil || n == 0 {
+		t.Fatalf("records after an ingest without its refresh: %d dirty keys, %v; want some", n, err)
+	}
+	st.Close()
+
+	ro, err := graph.Open(path, &graph.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := New(ro, Options{DB: path, Bounded: true, ReadOnly: true})
+	if err == nil {
+		err = rs.Warm(ctx)
+	}
+	ro.Close()
+	if err == nil || !strings.Contains(err.Error(), "behind a run that stopped") || !strings.Contains(err.Error(), "provgraph queue --build --db "+path) {
+		t.Errorf("read-only bounded server on records behind: %v", err)
+	}
+
+	rw, err := graph.Open(path, &graph.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rw.Close()
+	ws, err := New(rw, Options{DB: path, Bounded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.Warm(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := citestore.New(rw).Records(d, 0).Dirty(ctx); err != nil || n != 0 {
+		t.Errorf("after a writing server's start: %d dirty keys, %v; want none", n, err)
+	}
+	if after := ws.bs.totals.Queued; after <= before {
+		t.Errorf("queued groups: %d before the ingest, %d after the refresh; want more", before, after)
+	}
+	// The records equal a fresh build's: the queue a whole grouping gives.
+	hs, err := New(rw, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv, err := hs.reviewed(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := rv.Filter(service.GroupFilter{Queue: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ws.bs.totals.Queued != p.Total {
+		t.Errorf("refreshed records queue %d groups, a whole grouping %d", ws.bs.totals.Queued, p.Total)
+	}
+}
