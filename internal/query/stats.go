@@ -268,6 +268,48 @@ type ExplainLine struct {
 	Members []string `json:"citations"`
 }
 
+// GroupExplainer returns, for an explanation that lists groups ("groups",
+// "domain:D", "verdict:V", "confirmed:E", "relation:T"), whether a group
+// is listed, and ok true; for any other, ok false. Explain lists the
+// groups it selects in the report's order, each with its key, id and
+// members; a listing that reads the groups a batch at a time (from a
+// grouping view) selects the same with it. A name without its value is
+// an error.
+func GroupExplainer(what string) (match func(*Group) bool, ok bool, err error) {
+	name, arg, _ := strings.Cut(what, ":")
+	switch name {
+	case "groups":
+		return func(*Group) bool { return true }, true, nil
+	case "domain", "verdict", "confirmed", "relation":
+	default:
+		return nil, false, nil
+	}
+	if arg == "" {
+		return nil, true, fmt.Errorf("explain %s: give a value, as in %s:%s", name, name, map[string]string{"domain": "example.com", "verdict": model.VerdictConflict, "confirmed": ConfirmedByTextDigest, "relation": RelCanonical}[name])
+	}
+	return func(g *Group) bool {
+		switch name {
+		case "domain":
+			for _, m := range g.Members {
+				if RegistrableDomain(host(m.Key)) == arg {
+					return true
+				}
+			}
+		case "verdict":
+			return g.Verdict == arg
+		case "confirmed":
+			return g.ConfirmedBy == arg
+		case "relation":
+			for _, r := range g.Relations {
+				if r.Type == arg {
+					return true
+				}
+			}
+		}
+		return false
+	}, true, nil
+}
+
 // Explain lists what is behind a count: "groups", "keys", "raw-urls",
 // "resolved-urls", "rejected", "domain:D", "verdict:V", "confirmed:E" or
 // "relation:T".
@@ -296,12 +338,19 @@ func Explain(snap *Snapshot, rep *Report, what string) ([]ExplainLine, error) {
 			out = append(out, ExplainLine{Item: k, Members: m[k]})
 		}
 	}
-	name, arg, _ := strings.Cut(what, ":")
-	switch name {
-	case "groups":
-		for _, g := range rep.Groups {
-			out = append(out, ExplainLine{Item: g.Key, Group: g.ID, Members: members(g)})
+	if match, ok, err := GroupExplainer(what); ok || err != nil {
+		if err != nil {
+			return nil, err
 		}
+		for _, g := range rep.Groups {
+			if match(g) {
+				out = append(out, ExplainLine{Item: g.Key, Group: g.ID, Members: members(g)})
+			}
+		}
+		return out, nil
+	}
+	name, _, _ := strings.Cut(what, ":")
+	switch name {
 	case "keys":
 		byValue(func(c *Citation) []string {
 			if c.Norm == nil || c.Norm.Rejected() {
@@ -324,30 +373,6 @@ func Explain(snap *Snapshot, rep *Report, what string) ([]ExplainLine, error) {
 	case "rejected":
 		for _, r := range rep.Rejected {
 			out = append(out, ExplainLine{Item: r.RawURL + " (" + r.Code + ")", Members: []string{r.CitationID}})
-		}
-	case "domain", "verdict", "confirmed", "relation":
-		if arg == "" {
-			return nil, fmt.Errorf("explain %s: give a value, as in %s:%s", name, name, map[string]string{"domain": "example.com", "verdict": model.VerdictConflict, "confirmed": ConfirmedByTextDigest, "relation": RelCanonical}[name])
-		}
-		for _, g := range rep.Groups {
-			match := false
-			switch name {
-			case "domain":
-				for _, m := range g.Members {
-					match = match || RegistrableDomain(host(m.Key)) == arg
-				}
-			case "verdict":
-				match = g.Verdict == arg
-			case "confirmed":
-				match = g.ConfirmedBy == arg
-			case "relation":
-				for _, r := range g.Relations {
-					match = match || r.Type == arg
-				}
-			}
-			if match {
-				out = append(out, ExplainLine{Item: g.Key, Group: g.ID, Members: members(g)})
-			}
 		}
 	default:
 		return nil, fmt.Errorf("explain %q: want groups, keys, raw-urls, resolved-urls, rejected, domain:D, verdict:V, confirmed:E or relation:T", what)

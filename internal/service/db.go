@@ -1,7 +1,9 @@
 package service
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -324,6 +326,12 @@ func (d DB) Stats(ctx context.Context, req StatsRequest) (*StatsResult, error) {
 	if req.Explain == "" {
 		return d.streamStats(ctx, req)
 	}
+	if match, ok, err := query.GroupExplainer(req.Explain); ok {
+		if err != nil {
+			return nil, UsageError{err}
+		}
+		return d.explainGroups(ctx, req, match)
+	}
 	snap, err := d.Load(ctx, req.Policy)
 	if err != nil {
 		return nil, err
@@ -333,6 +341,46 @@ func (d DB) Stats(ctx context.Context, req StatsRequest) (*StatsResult, error) {
 	if res.Lines, err = query.Explain(snap, rep, req.Explain); err != nil {
 		return nil, UsageError{err}
 	}
+	return res, nil
+}
+
+// explainGroups is Stats with an Explain that lists groups: the groups
+// read as req.Read says (from the grouping view a batch at a time, when
+// it does), the selected ones kept as their lines: memory is the lines
+// (the ids of the listed groups' members), not every citation. The lines
+// are Explain's on a snapshot, in the same order.
+func (d DB) explainGroups(ctx context.Context, req StatsRequest, match func(*query.Group) bool) (*StatsResult, error) {
+	set, done, err := d.GroupsFrom(ctx, req.Policy, query.GroupOptions{MaxShared: req.MaxShared, MinSize: 1}, req.Read)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	res := &StatsResult{Policy: set.Policy(), Lines: []query.ExplainLine{}}
+	_, err = set.Write(ctx, func(buf []byte, g *query.Group) []byte {
+		if !match(g) {
+			return buf
+		}
+		l := query.ExplainLine{Item: g.Key, Group: g.ID, Members: make([]string, 0, len(g.Members))}
+		for _, m := range g.Members {
+			l.Members = append(l.Members, m.CitationID)
+		}
+		b, _ := json.Marshal(l) // strings and a slice of them always marshal
+		return append(buf, b...)
+	}, func(b []byte) error {
+		dec := json.NewDecoder(bytes.NewReader(b))
+		for dec.More() {
+			var l query.ExplainLine
+			if err := dec.Decode(&l); err != nil {
+				return err
+			}
+			res.Lines = append(res.Lines, l)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, QueryError(err)
+	}
+	res.Warnings = set.Warnings()
 	return res, nil
 }
 
