@@ -171,35 +171,12 @@ func summaryOf(rows []queueRow) []summaryRow {
 // member; a server holding every group, from them. Both give the same
 // bytes.
 func (s *Server) apiSummary(w http.ResponseWriter, r *http.Request, f service.GroupFilter) {
-	var page summaryPage
-	switch {
-	case s.o.Bounded && f.ID == "" && f.Key == "":
-		q, err := s.boundedRows(r.Context(), f)
-		if err != nil {
-			s.fail(w, r, 0, err)
-			return
-		}
-		page = summaryPage{Policy: q.pol, Groups: summaryOf(q.rows), Total: q.total, Next: q.next}
-	default:
-		var rv *service.Reviewed
-		var p *service.Page
-		var err error
-		if s.o.Bounded {
-			rv, p, err = s.boundedPage(r.Context(), f) // one group: by id or key
-		} else if rv, err = s.reviewed(r.Context()); err == nil {
-			p, err = rv.Filter(f)
-		}
-		if err != nil {
-			s.fail(w, r, 0, err)
-			return
-		}
-		rows := make([]queueRow, 0, len(p.Groups))
-		for _, g := range p.Groups {
-			rows = append(rows, rowOf(g, rv.Status(g)))
-		}
-		page = summaryPage{Policy: rv.Report.Policy, Groups: summaryOf(rows), Total: p.Total, Next: p.Next}
+	q, err := s.queueRows(r.Context(), f)
+	if err != nil {
+		s.fail(w, r, 0, err)
+		return
 	}
-	writeJSON(w, http.StatusOK, page)
+	writeJSON(w, http.StatusOK, summaryPage{Policy: q.pol, Groups: summaryOf(q.rows), Total: q.total, Next: q.next})
 }
 
 // groupView is one group with its review state and history, and the

@@ -167,7 +167,7 @@ func (s *Server) addDecided(ctx context.Context, b *boundedState) error {
 	return nil
 }
 
-// queueRows is a page of the queue's rows, from the group records.
+// queueRows is a page of the queue's rows (Server.queueRows).
 type queueRows struct {
 	pol   store.PolicyRef
 	rows  []queueRow

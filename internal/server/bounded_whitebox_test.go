@@ -132,15 +132,7 @@ func latestID(s *review.Status) string {
 // client has gone away ends without an answer, the assets are served
 // anyway, and a request answers once a slot is free.
 func TestReadersBounded(t *testing.T) {
-	st, err := graph.Open(filepath.Join(t.TempDir(), "s.db"), &graph.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	pol, _ := normalize.LoadPolicy("default")
-	if _, err := ingest.File(context.Background(), st, "../../testdata/citations.jsonl", "c.jsonl", ingest.Options{Policy: pol}); err != nil {
-		t.Fatal(err)
-	}
+	st := citationsStore(t)
 	s, err := New(st, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -182,15 +174,7 @@ func TestReadersBounded(t *testing.T) {
 // page; once they are complete again, it answers.
 func TestBoundedRecordsBusy(t *testing.T) {
 	ctx := context.Background()
-	st, err := graph.Open(filepath.Join(t.TempDir(), "s.db"), &graph.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	pol, _ := normalize.LoadPolicy("default")
-	if _, err := ingest.File(ctx, st, "../../testdata/citations.jsonl", "c.jsonl", ingest.Options{Policy: pol}); err != nil {
-		t.Fatal(err)
-	}
+	st := citationsStore(t)
 	s, err := New(st, Options{Bounded: true})
 	if err != nil {
 		t.Fatal(err)
@@ -315,4 +299,20 @@ func TestBoundedRecordsBehind(t *testing.T) {
 	if ws.bs.totals.Queued != p.Total {
 		t.Errorf("refreshed records queue %d groups, a whole grouping %d", ws.bs.totals.Queued, p.Total)
 	}
+}
+
+// citationsStore returns a store holding testdata/citations.jsonl, closed
+// when the test ends.
+func citationsStore(t *testing.T) *graph.Store {
+	t.Helper()
+	st, err := graph.Open(filepath.Join(t.TempDir(), "s.db"), &graph.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	pol, _ := normalize.LoadPolicy("default")
+	if _, err := ingest.File(context.Background(), st, "../../testdata/citations.jsonl", "c.jsonl", ingest.Options{Policy: pol}); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }

@@ -133,49 +133,47 @@ func (s *Server) uiQueue(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, 0, err)
 		return
 	}
-	var rv *service.Reviewed
-	var p *service.Page
-	if s.o.Bounded && f.ID == "" && f.Key == "" {
-		// The rows from the group records, without reading the groups.
-		q, err := s.boundedRows(r.Context(), f)
-		if err != nil {
-			s.fail(w, r, 0, err)
-			return
-		}
-		next := ""
-		if q.next != "" {
-			v := r.URL.Query()
-			v.Set("cursor", q.next)
-			next = "/?" + v.Encode()
-		}
-		s.show(w, r, "queue.html", map[string]any{"Page": s.pageOf(w, r, "Review queue"), "Rows": q.rows, "Total": q.total, "Next": next, "F": f, "Policy": q.pol, "Bounded": true})
-		return
+	if f.Sort == "" && !s.o.Bounded {
+		f.Sort = "risk"
 	}
-	if s.o.Bounded {
-		rv, p, err = s.boundedPage(r.Context(), f) // one group: by id or key
-	} else {
-		if f.Sort == "" {
-			f.Sort = "risk"
-		}
-		if rv, err = s.reviewed(r.Context()); err == nil {
-			p, err = rv.Filter(f)
-		}
-	}
+	q, err := s.queueRows(r.Context(), f)
 	if err != nil {
 		s.fail(w, r, 0, err)
 		return
 	}
-	rows := make([]queueRow, 0, len(p.Groups))
-	for _, g := range p.Groups {
-		rows = append(rows, rowOf(g, rv.Status(g)))
-	}
 	next := ""
-	if p.Next != "" {
-		q := r.URL.Query()
-		q.Set("cursor", p.Next)
-		next = "/?" + q.Encode()
+	if q.next != "" {
+		v := r.URL.Query()
+		v.Set("cursor", q.next)
+		next = "/?" + v.Encode()
 	}
-	s.show(w, r, "queue.html", map[string]any{"Page": s.pageOf(w, r, "Review queue"), "Rows": rows, "Total": p.Total, "Next": next, "F": f, "Policy": rv.Report.Policy, "Bounded": s.o.Bounded})
+	s.show(w, r, "queue.html", map[string]any{"Page": s.pageOf(w, r, "Review queue"), "Rows": q.rows, "Total": q.total, "Next": next, "F": f, "Policy": q.pol, "Bounded": s.o.Bounded})
+}
+
+// queueRows is the page of rows the filter selects, for the UI's queue
+// and GET /api/groups?summary=true: on a bounded server, from the group
+// records alone (boundedRows), or the one group an id or key names; on a
+// server holding every group, from them.
+func (s *Server) queueRows(ctx context.Context, f service.GroupFilter) (*queueRows, error) {
+	if s.o.Bounded && f.ID == "" && f.Key == "" {
+		return s.boundedRows(ctx, f)
+	}
+	var rv *service.Reviewed
+	var p *service.Page
+	var err error
+	if s.o.Bounded {
+		rv, p, err = s.boundedPage(ctx, f) // one group: by id or key
+	} else if rv, err = s.reviewed(ctx); err == nil {
+		p, err = rv.Filter(f)
+	}
+	if err != nil {
+		return nil, err
+	}
+	q := &queueRows{pol: rv.Report.Policy, rows: make([]queueRow, 0, len(p.Groups)), total: p.Total, next: p.Next}
+	for _, g := range p.Groups {
+		q.rows = append(q.rows, rowOf(g, rv.Status(g)))
+	}
+	return q, nil
 }
 
 // GET /groups/{id}: a group, its members side by side, its relations and
