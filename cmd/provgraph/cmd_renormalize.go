@@ -68,18 +68,11 @@ whose rows end in 16 sorted runs or more into one run per map (as
 	return cmd
 }
 
-// policyDiffBytesPerCitation is what policy-diff holds per citation: every
-// citation loaded whole under each of the two policies, then grouped
-// under each (6.84 GB of peak RSS at a million citations, 29.6 s: ten
-// million would take some 68 GB).
-const policyDiffBytesPerCitation = 7000
-
 func newPolicyDiffCommand() *cobra.Command {
 	var o dbOptions
-	var format string
+	var format, workMem, read, tmp string
 	var maxShared int
 	var redact bool
-	var workMem string
 	cmd := &cobra.Command{
 		Use:   "policy-diff [flags] A B",
 		Short: "List the review groups that merge or split between two policies, and why",
@@ -89,32 +82,43 @@ see renormalize) and lists every group that merges or splits, with the
 citations concerned and the rules applied under only one of the policies,
 followed by how the policies themselves differ.
 
-Memory: policy-diff loads every citation whole under each of the two
-policies and groups them under each, about 7 KB a citation (6.8 GB at a
-million citations). It counts the citations first and exits 2 when they
-would take more than the working memory, --work-mem (default
-$PROVGRAPH_WORK_MEM, else three quarters of the machine's or cgroup's
-memory), rather than be killed for lack of memory minutes later;
-'provgraph groups --policy A' and '--policy B' answer in bounded memory.
+Memory: the groups of A, then those of B, are read as groups reads them
+(--read: auto, scan or view, and --work-mem, as for groups: the grouping
+view of each policy, a batch of keys at a time, once the citations would
+take more than the working memory as a scan), and joined on the citation
+ids by sorts on disk, in --tmp (default $TMPDIR, else /tmp; the files are
+unlinked as soon as they are made, so that no exit leaves them). What it
+holds beyond that is the changes it reports. The policy that renormalize
+wrote has a grouping view when the database keeps one; 'provgraph view
+rebuild --policy P' writes one for a policy that has none.
 
 ` + exitHelp(
 			exitLineOK,
-			"  2  usage error: bad flag or argument, a policy not in the database, or\n     more citations than --work-mem holds",
+			"  2  usage error: bad flag or argument, a policy not in the database, or\n     (--read view, or auto past --work-mem) a policy without a grouping view",
 			"  3  I/O or internal error, including a missing database file",
 			exitLineLocked,
 			exitLineCorrupt),
-		Example: `  provgraph policy-diff --db example.db provgraph-default test-groups-hostrules@1`,
-		Args:    exactArgs(2),
+		Example: `  provgraph policy-diff --db example.db provgraph-default test-groups-hostrules@1
+  provgraph policy-diff --db big.db --read view --tmp /var/tmp provgraph-default provgraph-lenient`,
+		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "table" && format != "json" {
 				return usagef("--format %q: want table or json", format)
 			}
-			if err := fitsWorkMem(cmd, o.service(), o.db, workMem, policyDiffBytesPerCitation,
-				"policy-diff holds every citation whole under each of the two policies", "groups --policy A and groups --policy B answer in bounded memory"); err != nil {
+			if err := tmpDirFlag(tmp); err != nil {
+				return err
+			}
+			wm, err := workMemFlag(workMem)
+			if err != nil {
+				return err
+			}
+			how, err := groupsRead(read, wm)
+			if err != nil {
 				return err
 			}
 			tuneGCForQueries()
-			d, err := o.service().PolicyDiff(cmd.Context(), args[0], args[1], query.GroupOptions{MaxShared: maxShared})
+			d, err := o.service().PolicyDiff(cmd.Context(), args[0], args[1], query.GroupOptions{MaxShared: maxShared}, how,
+				query.DiffSort{Dir: tmp, Mem: policyDiffSortMem(wm)})
 			if err != nil {
 				return err
 			}
@@ -128,9 +132,20 @@ memory), rather than be killed for lack of memory minutes later;
 	o.addFlags(cmd)
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
 	cmd.Flags().IntVar(&maxShared, "max-shared", model.DefaultMaxShared, "as for groups")
-	cmd.Flags().StringVar(&workMem, "work-mem", "", "the memory policy-diff may take, e.g. 8GiB: it refuses more citations than that holds (default $PROVGRAPH_WORK_MEM, else three quarters of the machine's or cgroup's memory)")
+	cmd.Flags().StringVar(&read, "read", "auto", "how each policy's groups are read, as for groups: scan (every citation at once), view (the grouping view a batch of keys at a time: bounded memory) or auto (the view unless the citations fit in --work-mem)")
+	cmd.Flags().StringVar(&workMem, "work-mem", "", "the memory a scan of one policy's groups may take, e.g. 8GiB, as for groups; the sorts take an eighth of it, 128MiB at most (default $PROVGRAPH_WORK_MEM, else three quarters of the machine's or cgroup's memory)")
+	cmd.Flags().StringVar(&tmp, "tmp", "", tmpUsage)
 	addRedactFlag(cmd, &redact)
 	return cmd
+}
+
+// policyDiffSortMem is the sorts' working set for a --work-mem of
+// workMem (0: not set): an eighth of it, at most query.DefaultDiffMem.
+func policyDiffSortMem(workMem int64) int64 {
+	if workMem <= 0 {
+		return query.DefaultDiffMem
+	}
+	return max(1<<20, min(workMem/8, query.DefaultDiffMem))
 }
 
 // renormalize writes the normalizations of every stored citation under

@@ -625,18 +625,24 @@ func TestReviewedJSONKeepsReport(t *testing.T) {
 	}
 }
 
-// TestPolicyDiffWorkMem: policy-diff, which holds every citation under
-// both policies, refuses a database whose citations would take more than
-// --work-mem (or $PROVGRAPH_WORK_MEM): exit 2, nothing on standard output,
-// a message naming the estimate, the flag and what answers in bounded
-// memory; with room it prints what it prints without the flag.
-func TestPolicyDiffWorkMem(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "d.db")
-	if code, _, stderr := cli(t, "ingest", "--db", db, "../../testdata/citations.jsonl"); code != exitOK {
-		t.Fatal(stderr)
-	}
-	if code, _, stderr := cli(t, "renormalize", "--db", db, "--policy", "lenient"); code != exitOK {
-		t.Fatal(stderr)
+// TestPolicyDiffReads: policy-diff prints the same whether each policy's
+// groups are read by a scan or from the grouping views (--read view, or
+// auto past --work-mem), with the sorts' working set at its smallest; a
+// database without views answers a scan, and refuses --read view (exit 2,
+// nothing printed, naming the command that writes a view).
+func TestPolicyDiffReads(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "d.db")
+	noView := filepath.Join(dir, "nv.db")
+	for _, c := range [][]string{
+		{"ingest", "--db", db, "../../testdata/citations.jsonl"},
+		{"renormalize", "--db", db, "--policy", "lenient"},
+		{"ingest", "--db", noView, "--no-view", "../../testdata/citations.jsonl"},
+		{"renormalize", "--db", noView, "--policy", "lenient"},
+	} {
+		if code, _, stderr := cli(t, c...); code != exitOK {
+			t.Fatalf("%v: %s", c, stderr)
+		}
 	}
 	t.Setenv(workMemEnv, "")
 	args := []string{"policy-diff", "--db", db, "provgraph-default", "provgraph-lenient"}
@@ -644,27 +650,30 @@ func TestPolicyDiffWorkMem(t *testing.T) {
 	if code != exitOK || !strings.Contains(want, "merges") {
 		t.Fatalf("policy-diff: exit %d\n%s%s", code, want, stderr)
 	}
-	if code, out, stderr := cli(t, append(args, "--work-mem", "1GiB")...); code != exitOK || out != want {
-		t.Errorf("policy-diff --work-mem 1GiB: exit %d\n%s\nwant\n%s%s", code, out, want, stderr)
-	}
-	// 15 citations at policyDiffBytesPerCitation each: more than 16 KiB.
-	if 15*policyDiffBytesPerCitation <= 16<<10 {
-		t.Fatalf("15 citations at %d bytes fit in 16 KiB: the test needs a smaller --work-mem", policyDiffBytesPerCitation)
-	}
-	for _, c := range []struct {
-		args []string
-		env  string
-	}{{[]string{"--work-mem", "16KiB"}, ""}, {nil, "16KiB"}} {
-		t.Setenv(workMemEnv, c.env)
-		code, out, stderr := cli(t, append(args, c.args...)...)
-		if code != exitUsage || out != "" {
-			t.Errorf("policy-diff %v with %s=%q: exit %d, output %q; want exit 2 and nothing", c.args, workMemEnv, c.env, code, out)
+	_, wantJSON, _ := cli(t, append(args, "--format", "json")...)
+	for _, extra := range [][]string{
+		{"--read", "scan"},
+		{"--read", "view"},
+		{"--work-mem", "16KiB"},
+		{"--read", "view", "--work-mem", "16KiB", "--tmp", dir},
+	} {
+		if code, out, stderr := cli(t, append(args, extra...)...); code != exitOK || out != want {
+			t.Errorf("policy-diff %v: exit %d\n%s\nwant\n%s%s", extra, code, out, want, stderr)
 		}
-		for _, w := range []string{"policy-diff holds every citation whole under each of the two policies", "15 citations of " + db, "--work-mem", "groups --policy A and groups --policy B answer in bounded memory"} {
-			if !strings.Contains(stderr, w) {
-				t.Errorf("policy-diff %v with %s=%q: stderr %q, want it to say %q", c.args, workMemEnv, c.env, stderr, w)
-			}
+		if code, out, stderr := cli(t, append(append(args, "--format", "json"), extra...)...); code != exitOK || out != wantJSON {
+			t.Errorf("policy-diff --format json %v: exit %d\n%s\nwant\n%s%s", extra, code, out, wantJSON, stderr)
 		}
+	}
+	nvArgs := []string{"policy-diff", "--db", noView, "provgraph-default", "provgraph-lenient"}
+	if code, out, stderr := cli(t, nvArgs...); code != exitOK || out != want {
+		t.Errorf("policy-diff without views: exit %d\n%s\nwant\n%s%s", code, out, want, stderr)
+	}
+	code, out, stderr := cli(t, append(nvArgs, "--read", "view")...)
+	if code != exitUsage || out != "" || !strings.Contains(stderr, "view rebuild") {
+		t.Errorf("policy-diff --read view without views: exit %d, output %q, stderr %q; want exit 2, nothing, and view rebuild named", code, out, stderr)
+	}
+	if code, _, stderr := cli(t, append(args, "--tmp", filepath.Join(dir, "missing"))...); code != exitUsage || !strings.Contains(stderr, "--tmp") {
+		t.Errorf("policy-diff --tmp missing: exit %d, stderr %q; want exit 2 naming --tmp", code, stderr)
 	}
 }
 

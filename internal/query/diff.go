@@ -39,7 +39,7 @@ type GroupRef struct {
 // DiffPolicies compares the groups of two snapshots of the same database.
 func DiffPolicies(a, b *Snapshot, opts GroupOptions) *PolicyDiff {
 	ra, rb := Groups(a, opts), Groups(b, opts)
-	d := &PolicyDiff{A: a.Policy, B: b.Policy, Changes: []GroupDiff{}, Rules: policyDifferences(a, b), Counts: map[string]int{}}
+	d := &PolicyDiff{A: a.Policy, B: b.Policy, Changes: []GroupDiff{}, Rules: policyTextDifferences(a.Policy, b.Policy), Counts: map[string]int{}}
 	inA, inB := memberGroups(ra), memberGroups(rb)
 	stepsA, stepsB := steps(a), steps(b)
 	changes := func(kind string, from *Report, fromOf, toOf map[string]*Group) {
@@ -88,18 +88,24 @@ func memberGroups(r *Report) map[string]*Group {
 func steps(s *Snapshot) map[string]map[string]bool {
 	out := map[string]map[string]bool{}
 	for _, c := range s.Citations {
-		set := map[string]bool{}
-		if c.Norm != nil {
-			for _, r := range c.Norm.Rules {
-				set[r] = true
-			}
-			if c.Norm.HostRule != "" {
-				set["host rule "+c.Norm.HostRule] = true
-			}
-		}
-		out[c.ID] = set
+		out[c.ID] = ruleSet(c)
 	}
 	return out
+}
+
+// ruleSet is the set of rules c's normalization applied, its host rule
+// included; empty for a citation without one (or nil).
+func ruleSet(c *Citation) map[string]bool {
+	set := map[string]bool{}
+	if c != nil && c.Norm != nil {
+		for _, r := range c.Norm.Rules {
+			set[r] = true
+		}
+		if c.Norm.HostRule != "" {
+			set["host rule "+c.Norm.HostRule] = true
+		}
+	}
+	return set
 }
 
 // responsible lists the rules applied under exactly one of the policies to
@@ -126,11 +132,11 @@ func responsible(cites []string, a, b map[string]map[string]bool) []string {
 	return out
 }
 
-// policyDifferences compares the two policies' texts: rule actions,
+// policyTextDifferences compares the two policies' texts: rule actions,
 // tracking parameters, default ports and host rules.
-func policyDifferences(a, b *Snapshot) []string {
-	pa, ea := normalize.ParsePolicy([]byte(a.Policy.Text), a.Policy.String())
-	pb, eb := normalize.ParsePolicy([]byte(b.Policy.Text), b.Policy.String())
+func policyTextDifferences(a, b PolicyRef) []string {
+	pa, ea := normalize.ParsePolicy([]byte(a.Text), a.String())
+	pb, eb := normalize.ParsePolicy([]byte(b.Text), b.String())
 	if ea != nil || eb != nil {
 		return []string{"the policy texts could not be compared"}
 	}

@@ -414,17 +414,38 @@ func (d DB) streamStats(ctx context.Context, req StatsRequest) (*StatsResult, er
 }
 
 // PolicyDiff compares the review groups of the database under policies a
-// and b; a policy the database does not hold is Usage.
-func (d DB) PolicyDiff(ctx context.Context, a, b string, opts query.GroupOptions) (*query.PolicyDiff, error) {
-	sa, err := d.Load(ctx, a)
+// and b; a policy the database does not hold is Usage. Each policy's
+// groups are read as how says (GroupsFrom), one policy after the other,
+// and joined on disk (query.PolicyDiffer): memory is that of reading one
+// grouping, the sorts' working set and the changes found.
+func (d DB) PolicyDiff(ctx context.Context, a, b string, opts query.GroupOptions, how GroupsRead, sort query.DiffSort) (*query.PolicyDiff, error) {
+	df, err := query.NewPolicyDiffer(ctx, sort)
 	if err != nil {
 		return nil, err
 	}
-	sb, err := d.Load(ctx, b)
+	defer df.Close()
+	for _, p := range []string{a, b} {
+		set, done, err := d.GroupsFrom(ctx, p, opts, how)
+		if err != nil {
+			return nil, err
+		}
+		err = df.Add(ctx, set)
+		done()
+		if err != nil {
+			return nil, QueryError(err)
+		}
+	}
+	st, err := d.Open(true)
 	if err != nil {
 		return nil, err
 	}
-	return query.DiffPolicies(sa, sb, opts), nil
+	defer st.Close()
+	cs := citestore.New(st)
+	diff, err := df.Diff(ctx, func(ctx context.Context, digest string, ids []string) ([]*query.Citation, error) {
+		defer st.TrimMapped()
+		return cs.Citations(ctx, digest, ids)
+	})
+	return diff, QueryError(err)
 }
 
 // LoadPolicy loads the normalization policy a request names ("default",
