@@ -38,10 +38,10 @@ type PolicyDiffer struct {
 	how    DiffSort
 	sides  [2]diffSide
 	added  int
-	in     chan string          // the first sort's input
-	out    <-chan string        // the first sort's output
-	errs   <-chan error         // the first sort's error
-	cancel context.CancelFunc   // stops both sorts
+	in     chan string           // the first sort's input
+	out    <-chan string         // the first sort's output
+	errs   <-chan error          // the first sort's error
+	cancel context.CancelFunc    // stops both sorts
 	sorter *extsort.StringSorter // the first sort
 	closed bool                  // in is closed
 }
