@@ -29,7 +29,10 @@ import (
 // splits): reading it in order, a group whose members fall in two groups
 // or more of the other policy is a change, with its members in the
 // group's order, as DiffPolicies lists them. The groups' ids and keys wait
-// in a temporary file a policy, read back for the groups that changed.
+// in a temporary file a policy, read back for the groups that changed;
+// the rules each member's normalization applied travel with its records,
+// as the number of that set of rules, so that what is responsible for a
+// change is known without reading a citation again.
 //
 // Memory is the sorts' working set (DiffSort.Mem) and the changes found,
 // which the report holds whole. The temporary files are unlinked as soon
@@ -44,6 +47,12 @@ type PolicyDiffer struct {
 	cancel context.CancelFunc    // stops both sorts
 	sorter *extsort.StringSorter // the first sort
 	closed bool                  // in is closed
+	// ruleSets numbers each distinct set of rules a member's
+	// normalization applied (ruleSetKey), sets the number, in order: a
+	// record carries the number, and the sets are few (the combinations
+	// of a policy's rules that occur).
+	ruleSets map[string]uint32
+	sets     []map[string]bool
 }
 
 // DiffSort says where and in how much memory a PolicyDiffer sorts.
@@ -81,7 +90,7 @@ func NewPolicyDiffer(ctx context.Context, how DiffSort) (*PolicyDiffer, error) {
 	if how.Mem <= 0 {
 		how.Mem = DefaultDiffMem
 	}
-	d := &PolicyDiffer{how: how, in: make(chan string, 4096)}
+	d := &PolicyDiffer{how: how, in: make(chan string, 4096), ruleSets: map[string]uint32{}}
 	for i := range d.sides {
 		f, err := tempUnlinked(how.Dir)
 		if err != nil {
@@ -144,15 +153,16 @@ func (d *PolicyDiffer) Add(ctx context.Context, set *GroupSet) error {
 			if err := writeRef(side.w, g.id, g.key); err != nil {
 				return fmt.Errorf("policy-diff: temporary file: %w", err)
 			}
-			for pos, id := range g.members {
+			for pos, m := range g.members {
 				// The citation id first, its length before it, so that
 				// the two records of one citation sort together, A's
 				// first, whatever bytes the id holds.
-				rec = binary.BigEndian.AppendUint32(rec[:0], uint32(len(id)))
-				rec = append(rec, id...)
+				rec = binary.BigEndian.AppendUint32(rec[:0], uint32(len(m.id)))
+				rec = append(rec, m.id...)
 				rec = append(rec, tag)
 				rec = binary.BigEndian.AppendUint32(rec, ord)
 				rec = binary.BigEndian.AppendUint32(rec, uint32(pos))
+				rec = binary.BigEndian.AppendUint32(rec, d.ruleSet(m.rules))
 				select {
 				case d.in <- string(rec):
 				case <-ctx.Done():
@@ -168,20 +178,61 @@ func (d *PolicyDiffer) Add(ctx context.Context, set *GroupSet) error {
 	return side.w.Flush()
 }
 
+// ruleSet returns the number of the set of rules key names (ruleSetKey).
+func (d *PolicyDiffer) ruleSet(key string) uint32 {
+	n, ok := d.ruleSets[key]
+	if !ok {
+		n = uint32(len(d.sets))
+		d.ruleSets[key] = n
+		set := map[string]bool{}
+		for r := range strings.SplitSeq(key, "\x00") {
+			if r != "" {
+				set[r] = true
+			}
+		}
+		d.sets = append(d.sets, set)
+	}
+	return n
+}
+
+// ruleSetKey names the set of rules c's normalization applied (ruleSet),
+// sorted, each followed by a NUL.
+func ruleSetKey(c *Citation) string {
+	set := ruleSet(c)
+	rules := make([]string, 0, len(set))
+	for r := range set {
+		rules = append(rules, r)
+	}
+	slices.Sort(rules)
+	var b strings.Builder
+	for _, r := range rules {
+		b.WriteString(r)
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
 // diffGroup is what a PolicyDiffer reads of a group.
 type diffGroup struct {
 	id, key string
-	members []string
+	members []diffMember
 }
 
+// diffMember is what a PolicyDiffer reads of a member: its citation id,
+// and the rules its normalization applied (ruleSetKey), which name what
+// is responsible for a change.
+type diffMember struct{ id, rules string }
+
 // appendDiffGroup encodes what a PolicyDiffer reads of g: its id, its key
-// and its members' citation ids, in order, each a length and its bytes.
+// and its members' citation ids and rules (ruleSetKey), in order, each a
+// length and its bytes.
 func appendDiffGroup(buf []byte, g *Group) []byte {
 	buf = appendString(buf, g.ID)
 	buf = appendString(buf, g.Key)
 	buf = binary.AppendUvarint(buf, uint64(len(g.Members)))
 	for _, m := range g.Members {
 		buf = appendString(buf, m.CitationID)
+		buf = appendString(buf, ruleSetKey(m.Citation()))
 	}
 	return buf
 }
@@ -206,9 +257,12 @@ func readDiffGroup(b []byte) (diffGroup, []byte, error) {
 		return g, nil, errors.New("query: policy-diff: bad group encoding")
 	}
 	b = b[w:]
-	g.members = make([]string, n)
+	g.members = make([]diffMember, n)
 	for i := range g.members {
-		if g.members[i], b, err = readString(b); err != nil {
+		if g.members[i].id, b, err = readString(b); err != nil {
+			return g, nil, err
+		}
+		if g.members[i].rules, b, err = readString(b); err != nil {
 			return g, nil, err
 		}
 	}
@@ -232,10 +286,8 @@ func writeRef(w *bufio.Writer, id, key string) error {
 	return err
 }
 
-// Diff compares the two policies' groups. read returns whole citations
-// under a policy (store.Lookup.Citations): those of the groups that
-// change, read for the rules applied under one policy only.
-func (d *PolicyDiffer) Diff(ctx context.Context, read func(ctx context.Context, digest string, ids []string) ([]*Citation, error)) (*PolicyDiff, error) {
+// Diff compares the two policies' groups.
+func (d *PolicyDiffer) Diff(ctx context.Context) (*PolicyDiff, error) {
 	if d.added != 2 {
 		return nil, errors.New("query: PolicyDiffer.Diff before both policies were added")
 	}
@@ -290,11 +342,7 @@ func (d *PolicyDiffer) Diff(ctx context.Context, read func(ctx context.Context, 
 			gd.Parts = append(gd.Parts, refs[1-c.side][p])
 		}
 		slices.SortFunc(gd.Parts, func(x, y GroupRef) int { return strings.Compare(x.Key, y.Key) })
-		rules, err := d.responsible(ctx, c.cites, read)
-		if err != nil {
-			return nil, err
-		}
-		gd.Rules = rules
+		gd.Rules = d.responsible(c.pairs)
 		res.Changes = append(res.Changes, gd)
 		res.Counts[kind]++
 	}
@@ -309,7 +357,8 @@ func (d *PolicyDiffer) Diff(ctx context.Context, read func(ctx context.Context, 
 // consecutive (A's, then B's), and writes each citation in a group under
 // both policies to the second sort twice: "m", B's group, the member's
 // place in it, A's group; and "s", A's group, its place there, B's group;
-// each followed by the citation id.
+// each followed by the numbers of its rule sets under A and B, then the
+// citation id.
 func (d *PolicyDiffer) join(ctx context.Context, out chan<- string) error {
 	var prev string
 	send := func(s string) error {
@@ -326,17 +375,18 @@ func (d *PolicyDiffer) join(ctx context.Context, out chan<- string) error {
 			return errors.New("query: policy-diff: bad sort record")
 		}
 		n := int(binary.BigEndian.Uint32([]byte(r[:4])))
-		if len(r) != 4+n+9 {
+		if len(r) != 4+n+13 {
 			return errors.New("query: policy-diff: bad sort record")
 		}
-		if prev != "" && prev[:len(prev)-9] == r[:len(r)-9] && prev[len(prev)-9] == 0 && r[len(r)-9] == 1 {
+		if prev != "" && prev[:len(prev)-13] == r[:len(r)-13] && prev[len(prev)-13] == 0 && r[len(r)-13] == 1 {
 			id := r[4 : 4+n]
-			a, b := prev[len(prev)-8:], r[len(r)-8:] // group, place
-			rec = append(append(append(append(rec[:0], 'm'), b...), a[:4]...), id...)
+			a, b := prev[len(prev)-12:], r[len(r)-12:] // group, place, rules
+			rules := a[8:] + b[8:]
+			rec = append(append(append(append(append(rec[:0], 'm'), b[:8]...), a[:4]...), rules...), id...)
 			if err := send(string(rec)); err != nil {
 				return err
 			}
-			rec = append(append(append(append(rec[:0], 's'), a...), b[:4]...), id...)
+			rec = append(append(append(append(append(rec[:0], 's'), a[:8]...), b[:4]...), rules...), id...)
 			if err := send(string(rec)); err != nil {
 				return err
 			}
@@ -354,6 +404,7 @@ type diffChange struct {
 	group uint32
 	parts []uint32
 	cites []string
+	pairs [][2]uint32 // the members' rule sets under A and B, each pair once
 }
 
 // changes reads the second sort: the records of one group are
@@ -373,7 +424,7 @@ func (d *PolicyDiffer) changes(in <-chan string) ([]diffChange, error) {
 		cur, have = diffChange{}, false
 	}
 	for r := range in {
-		if len(r) < 13 || r[0] != 'm' && r[0] != 's' {
+		if len(r) < 21 || r[0] != 'm' && r[0] != 's' {
 			return nil, errors.New("query: policy-diff: bad sort record")
 		}
 		side := 0
@@ -389,7 +440,11 @@ func (d *PolicyDiffer) changes(in <-chan string) ([]diffChange, error) {
 		if !slices.Contains(cur.parts, other) {
 			cur.parts = append(cur.parts, other)
 		}
-		cur.cites = append(cur.cites, r[13:])
+		pair := [2]uint32{binary.BigEndian.Uint32([]byte(r[13:17])), binary.BigEndian.Uint32([]byte(r[17:21]))}
+		if !slices.Contains(cur.pairs, pair) {
+			cur.pairs = append(cur.pairs, pair)
+		}
+		cur.cites = append(cur.cites, r[21:])
 	}
 	flush()
 	return out, nil
@@ -429,27 +484,29 @@ func (s *diffSide) readRefs(want map[uint32]GroupRef) error {
 	return nil
 }
 
-// diffReadBatch is how many citations Diff reads at once.
-const diffReadBatch = 256
-
-// responsible lists the rules applied under exactly one policy to cites,
-// as responsible does, reading the citations under each policy.
-func (d *PolicyDiffer) responsible(ctx context.Context, cites []string, read func(ctx context.Context, digest string, ids []string) ([]*Citation, error)) ([]string, error) {
-	var steps [2]map[string]map[string]bool
-	for i := range d.sides {
-		steps[i] = map[string]map[string]bool{}
-		for lo := 0; lo < len(cites); lo += diffReadBatch {
-			ids := cites[lo:min(len(cites), lo+diffReadBatch)]
-			cs, err := read(ctx, d.sides[i].policy.Digest, ids)
-			if err != nil {
-				return nil, err
+// responsible lists the rules applied under exactly one policy to the
+// members of a change, as responsible does, from their rule sets' pairs.
+func (d *PolicyDiffer) responsible(pairs [][2]uint32) []string {
+	set := map[string]bool{}
+	for _, p := range pairs {
+		a, b := d.sets[p[0]], d.sets[p[1]]
+		for r := range a {
+			if !b[r] {
+				set[r+" (only under A)"] = true
 			}
-			for j, c := range cs {
-				steps[i][ids[j]] = ruleSet(c)
+		}
+		for r := range b {
+			if !a[r] {
+				set[r+" (only under B)"] = true
 			}
 		}
 	}
-	return responsible(cites, steps[0], steps[1]), nil
+	out := make([]string, 0, len(set))
+	for r := range set {
+		out = append(out, r)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Close stops the sorts and closes the temporary files.

@@ -69,7 +69,7 @@ func TestPolicyDifferMatchesDiffPolicies(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				got, err := d.Diff(ctx, cs.Citations)
+				got, err := d.Diff(ctx)
 				d.Close()
 				if err != nil {
 					t.Fatalf("%v view=%v mem=%d: %v", pair, view, mem, err)

@@ -435,16 +435,7 @@ func (d DB) PolicyDiff(ctx context.Context, a, b string, opts query.GroupOptions
 			return nil, QueryError(err)
 		}
 	}
-	st, err := d.Open(true)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	cs := citestore.New(st)
-	diff, err := df.Diff(ctx, func(ctx context.Context, digest string, ids []string) ([]*query.Citation, error) {
-		defer st.TrimMapped()
-		return cs.Citations(ctx, digest, ids)
-	})
+	diff, err := df.Diff(ctx)
 	return diff, QueryError(err)
 }
 
