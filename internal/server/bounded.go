@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/provgraph/provgraph/internal/graph/citestore"
+	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/query"
 	"github.com/provgraph/provgraph/internal/render"
 	"github.com/provgraph/provgraph/internal/review"
@@ -27,16 +28,18 @@ import (
 //     groups `provgraph groups` lists by default, in its order: by the
 //     group's smallest key), its groups read from the view around their
 //     ids (query.GroupsAround): milliseconds whatever the database size.
-//     Filters that select among every group (verdict, domain, engine,
-//     since, review state, an order by risk or size, all=true) are refused
-//     with a message that says so: they need a whole grouping, which is
-//     what `provgraph groups` does and what would not fit.
+//     A verdict filter reads on through the records, which carry the
+//     verdict, until the page is full (boundedQueue), counting from the
+//     totals. Filters that need what the records do not keep (domain,
+//     engine, since, review state, an order by risk or size, all=true) are
+//     refused with a message that says so: they need a whole grouping,
+//     which is what `provgraph groups` does and what would not fit.
 //   - A group page, a decision and a lineage read the view around the
 //     groups and citations they name, as `review show` and `review decide`
 //     do; their answers are those of a server holding every group.
 //   - What the server keeps is the decisions (review.Index: one per human
 //     decision) and the totals of one walk of the records (groups, queued
-//     groups, members of groups of two or more), computed at start and
+//     groups and those by verdict, members of groups of two or more), computed at start and
 //     after each ingest.
 //   - The stats are the records' counts by verdict and the review counts;
 //     the review counts are computed from the groups that decisions name
@@ -188,31 +191,13 @@ func (s *Server) boundedRows(ctx context.Context, f service.GroupFilter) (*queue
 	if err != nil {
 		return nil, err
 	}
-	v, err := s.pages.get(b, s.servedBounded(b), "rows "+f.Cursor+" "+strconv.Itoa(f.Limit), func() (any, error) {
+	v, err := s.pages.get(b, s.servedBounded(b), "rows "+f.Cursor+" "+strconv.Itoa(f.Limit)+" "+f.Verdict, func() (any, error) {
 		ctx := context.WithoutCancel(ctx) // other readers may wait for it
-		after, err := service.DecodeAfterCursor(f.Cursor)
+		recs, next, total, err := s.boundedQueue(ctx, b, f)
 		if err != nil {
 			return nil, err
 		}
-		limit := f.Limit
-		if limit > 0 {
-			limit++
-		}
-		recs, complete, err := citestore.New(s.st).Records(b.pol.Digest, s.o.MaxShared).CompleteQueue(ctx, after, limit)
-		if err == nil && !complete {
-			err = errRecordsBusy
-		}
-		if errors.Is(err, store.ErrNoGroup) {
-			return nil, service.Usagef("cursor %q: the group it follows is no longer in the queue (start again from the first page)", f.Cursor)
-		}
-		if err != nil {
-			return nil, service.QueryError(err)
-		}
-		q := &queueRows{pol: b.pol, total: b.totals.Queued}
-		if f.Limit > 0 && len(recs) > f.Limit {
-			recs = recs[:f.Limit]
-			q.next = service.EncodeAfterCursor(recs[len(recs)-1].ID)
-		}
+		q := &queueRows{pol: b.pol, total: total, next: next}
 		var read []string
 		for _, r := range recs {
 			if b.decided[r.ID] {
@@ -333,7 +318,6 @@ func checkBounded(f service.GroupFilter) error {
 	}
 	add(!f.Queue, "all=true")
 	add(f.Sort != "", "sort="+f.Sort)
-	add(f.Verdict != "", "verdict")
 	add(f.Domain != "", "domain")
 	add(f.Engine != "", "engine")
 	add(f.Since != "", "since")
@@ -385,29 +369,11 @@ func (s *Server) boundedPage(ctx context.Context, f service.GroupFilter) (*servi
 		p.Total = len(p.Groups)
 		return rv, p, nil
 	}
-	after, err := service.DecodeAfterCursor(f.Cursor)
+	recs, next, total, err := s.boundedQueue(ctx, b, f)
 	if err != nil {
 		return nil, nil, err
 	}
-	limit := f.Limit
-	if limit > 0 {
-		limit++ // one more: is there a next page?
-	}
-	recs, complete, err := citestore.New(s.st).Records(b.pol.Digest, s.o.MaxShared).CompleteQueue(ctx, after, limit)
-	if err == nil && !complete {
-		err = errRecordsBusy
-	}
-	if errors.Is(err, store.ErrNoGroup) {
-		return nil, nil, service.Usagef("cursor %q: the group it follows is no longer in the queue (start again from the first page)", f.Cursor)
-	}
-	if err != nil {
-		return nil, nil, service.QueryError(err)
-	}
-	p := &service.Page{Total: b.totals.Queued}
-	if f.Limit > 0 && len(recs) > f.Limit {
-		recs = recs[:f.Limit]
-		p.Next = service.EncodeAfterCursor(recs[len(recs)-1].ID)
-	}
+	p := &service.Page{Total: total, Next: next}
 	ids := make([]string, len(recs))
 	for i, r := range recs {
 		ids[i] = r.ID
@@ -425,6 +391,67 @@ func (s *Server) boundedPage(ctx context.Context, f service.GroupFilter) (*servi
 		p.Groups = append(p.Groups, g)
 	}
 	return rv, p, nil
+}
+
+// boundedScan is how many records a page of the queue with a verdict
+// filter reads at a time until it has its groups: the records of a
+// verdict may be far apart in the queue (a rare one: a few in a thousand).
+const boundedScan = 1024
+
+// boundedQueue reads a page of the queue from the group records: the
+// f.Limit records after f.Cursor's (every one after it when f.Limit is
+// 0), only those of f.Verdict when it is set, read on until the page is
+// full or the queue ends; with the cursor of the next page ("" on the
+// last) and how many records the queue, or its verdict, holds.
+func (s *Server) boundedQueue(ctx context.Context, b *boundedState, f service.GroupFilter) ([]*store.GroupRecord, string, int, error) {
+	if f.Verdict != "" && !slices.ContainsFunc(model.Verdicts, func(v model.Verdict) bool { return v.Name == f.Verdict }) {
+		return nil, "", 0, service.Usagef("verdict %q: not a verdict of the codebook", f.Verdict)
+	}
+	after, err := service.DecodeAfterCursor(f.Cursor)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	want := f.Limit
+	if want > 0 {
+		want++ // one more: is there a next page?
+	}
+	rs := citestore.New(s.st).Records(b.pol.Digest, s.o.MaxShared)
+	var out []*store.GroupRecord
+	for {
+		n := want
+		if f.Verdict != "" && n > 0 {
+			n = max(n, boundedScan)
+		}
+		recs, complete, err := rs.CompleteQueue(ctx, after, n)
+		if err == nil && !complete {
+			err = errRecordsBusy
+		}
+		if errors.Is(err, store.ErrNoGroup) {
+			return nil, "", 0, service.Usagef("cursor %q: the group it follows is no longer in the queue (start again from the first page)", f.Cursor)
+		}
+		if err != nil {
+			return nil, "", 0, service.QueryError(err)
+		}
+		for _, r := range recs {
+			if f.Verdict == "" || r.Verdict == f.Verdict {
+				out = append(out, r)
+			}
+		}
+		if n <= 0 || len(recs) < n || len(out) >= want {
+			break
+		}
+		after = recs[len(recs)-1].ID
+	}
+	total := b.totals.Queued
+	if f.Verdict != "" {
+		total = b.totals.QueuedByVerdict[f.Verdict]
+	}
+	next := ""
+	if f.Limit > 0 && len(out) > f.Limit {
+		out = out[:f.Limit]
+		next = service.EncodeAfterCursor(out[len(out)-1].ID)
+	}
+	return out, next, total, nil
 }
 
 // servedBounded reports whether b is the state served now.

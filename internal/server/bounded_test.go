@@ -43,7 +43,8 @@ func openSynth(t *testing.T, n int) *graph.Store {
 // page is the JSON of GET /api/groups.
 type page struct {
 	Groups []struct {
-		ID string `json:"id"`
+		ID      string `json:"id"`
+		Verdict string `json:"verdict"`
 	} `json:"groups"`
 	Total int    `json:"total"`
 	Next  string `json:"next"`
@@ -122,6 +123,43 @@ func TestBoundedAnswersAsHeld(t *testing.T) {
 		if !slices.Equal(ids, want) {
 			t.Errorf("%s: paged bounded queue\n%v\nwant\n%v", when, ids, want)
 		}
+		// By verdict: one page, and paged by 3 (a page reads on through
+		// the records until it is full), the same groups and totals.
+		verdicts := map[string][]string{}
+		for _, g := range all.Groups {
+			verdicts[g.Verdict] = append(verdicts[g.Verdict], g.ID)
+		}
+		if len(verdicts) < 2 {
+			t.Fatalf("%s: the queue holds %d verdicts; the test needs two or more", when, len(verdicts))
+		}
+		for v, want := range verdicts {
+			for _, q := range []string{"limit=1000&verdict=" + v, "limit=1000&summary=true&verdict=" + v} {
+				if h, b := getJSON(t, hs, hs.URL, "/api/groups?"+q, nil), getJSON(t, bs, bs.URL, "/api/groups?"+q, nil); h != b {
+					t.Errorf("%s: GET /api/groups?%s differs:\nheld    %.600s\nbounded %.600s", when, q, h, b)
+				}
+			}
+			var ids []string
+			for path, pages := "/api/groups?limit=3&verdict="+v, 0; path != ""; pages++ {
+				var p page
+				getJSON(t, bs, bs.URL, path, &p)
+				if p.Total != len(want) || len(p.Groups) > 3 || len(p.Groups) < 3 && p.Next != "" {
+					t.Fatalf("%s: verdict %s: a page of %d groups, total %d, next %q; want pages of 3 and a total of %d", when, v, len(p.Groups), p.Total, p.Next, len(want))
+				}
+				for _, g := range p.Groups {
+					ids = append(ids, g.ID)
+				}
+				path = ""
+				if p.Next != "" {
+					path = "/api/groups?limit=3&verdict=" + v + "&cursor=" + url.QueryEscape(p.Next)
+				}
+				if pages > 1000 {
+					t.Fatal("paging does not end")
+				}
+			}
+			if !slices.Equal(ids, want) {
+				t.Errorf("%s: verdict %s: paged bounded queue\n%v\nwant\n%v", when, v, ids, want)
+			}
+		}
 		// Every group, queued or not: its page in JSON, and found by id.
 		var every page
 		getJSON(t, hs, hs.URL, "/api/groups?all=true&limit=1000", &every)
@@ -199,15 +237,19 @@ func TestBoundedAnswersAsHeld(t *testing.T) {
 
 // TestBoundedRefusesWholeFilters: the filters that select among every
 // group are refused with a message naming them and what to run; the UI
-// queue says it pages by key; a bad cursor is a usage error.
+// queue says it pages by key and filters by verdict; a bad cursor or
+// verdict is a usage error.
 func TestBoundedRefusesWholeFilters(t *testing.T) {
 	st := open(t)
 	ts := start(t, st, server.Options{Bounded: true})
-	for _, q := range []string{"sort=risk", "verdict=conflict", "domain=w3.org", "engine=perplexity", "since=2026-01-01", "state=decided", "all=true"} {
+	for _, q := range []string{"sort=risk", "domain=w3.org", "engine=perplexity", "since=2026-01-01", "state=decided", "all=true"} {
 		code, body, _ := do(t, ts, "GET", "/api/groups?"+q, "", "")
 		if code != http.StatusBadRequest || !strings.Contains(body, "bounded memory") || !strings.Contains(body, strings.SplitN(q, "=", 2)[0]) || !strings.Contains(body, "provgraph groups") {
 			t.Errorf("GET /api/groups?%s: %d %s", q, code, body)
 		}
+	}
+	if code, body, _ := do(t, ts, "GET", "/api/groups?verdict=bogus", "", ""); code != http.StatusBadRequest || !strings.Contains(body, "codebook") {
+		t.Errorf("GET /api/groups?verdict=bogus: %d %s", code, body)
 	}
 	if code, body, _ := do(t, ts, "GET", "/api/groups?cursor=bm9wZQ", "", ""); code != http.StatusBadRequest || !strings.Contains(body, "cursor") {
 		t.Errorf("a cursor the server did not give: %d %s", code, body)
@@ -215,6 +257,13 @@ func TestBoundedRefusesWholeFilters(t *testing.T) {
 	code, body, _ := do(t, ts, "GET", "/", "", "")
 	if code != http.StatusOK || !strings.Contains(body, "ordered by smallest key") || !strings.Contains(body, group) || strings.Contains(body, `name="domain"`) {
 		t.Errorf("GET /: %d %.2000s", code, body)
+	}
+	// The UI filters by verdict: group g-6e48bcc4a04d is identity-confirmed.
+	if code, body, _ := do(t, ts, "GET", "/?verdict=identity-confirmed", "", ""); code != http.StatusOK || !strings.Contains(body, group) || !strings.Contains(body, "of verdict identity-confirmed") {
+		t.Errorf("GET /?verdict=identity-confirmed: %d %.2000s", code, body)
+	}
+	if code, body, _ := do(t, ts, "GET", "/?verdict=conflict", "", ""); code != http.StatusOK || strings.Contains(body, group) || !strings.Contains(body, "0 groups of verdict conflict") {
+		t.Errorf("GET /?verdict=conflict: %d %.2000s", code, body)
 	}
 	if code, body, _ := do(t, ts, "GET", "/groups/"+group, "", ""); code != http.StatusOK || !strings.Contains(body, "pplx-001-2") {
 		t.Errorf("GET /groups/%s: %d %.1000s", group, code, body)

@@ -92,6 +92,35 @@ func TestBoundedRows(t *testing.T) {
 		if decided != wantDecided {
 			t.Errorf("%s: %d rows not unreviewed, want %d", when, decided, wantDecided)
 		}
+		// Filtered by verdict: the held queue's groups of that verdict,
+		// each row as held, and their number.
+		seen := map[string]bool{}
+		for _, g := range p.Groups {
+			if seen[g.Verdict] {
+				continue
+			}
+			seen[g.Verdict] = true
+			f := service.GroupFilter{Queue: true, Limit: 1000, Verdict: g.Verdict}
+			q, err := bs.boundedRows(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hp, err := rv.Filter(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(q.rows) != len(hp.Groups) || q.total != hp.Total || len(q.rows) == 0 {
+				t.Fatalf("%s: verdict %s: %d rows of %d; held: %d of %d", when, g.Verdict, len(q.rows), q.total, len(hp.Groups), hp.Total)
+			}
+			for i, hg := range hp.Groups {
+				if got := q.rows[i]; got.ID != hg.ID || got.Verdict != g.Verdict || got.Status.State != rv.Status(hg).State {
+					t.Errorf("%s: verdict %s: row %d %+v, want group %s", when, g.Verdict, i, got, hg.ID)
+				}
+			}
+		}
+		if len(seen) < 2 {
+			t.Errorf("%s: %d verdicts in the queue; the test needs two or more", when, len(seen))
+		}
 	}
 	check("before decisions", 0)
 	q, err := bs.boundedRows(ctx, service.GroupFilter{Queue: true, Limit: 40})

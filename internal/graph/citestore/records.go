@@ -725,6 +725,8 @@ func (rs *Records) All(ctx context.Context) ([]*store.GroupRecord, error) {
 type RecordTotals struct {
 	Groups int // every record
 	Queued int // the records in the queue
+	// QueuedByVerdict counts the records in the queue by verdict.
+	QueuedByVerdict map[string]int
 	// DuplicateMembers is the members of the groups with two members or
 	// more.
 	DuplicateMembers int
@@ -738,7 +740,7 @@ type RecordTotals struct {
 // keeps the mapped pages under recordsCheckMapped as check's walk of the
 // records does.
 func (rs *Records) Totals(ctx context.Context) (RecordTotals, error) {
-	var t RecordTotals
+	t := RecordTotals{QueuedByVerdict: map[string]int{}}
 	if err := rs.Flush(ctx); err != nil {
 		return t, err
 	}
@@ -773,6 +775,11 @@ func (rs *Records) Totals(ctx context.Context) (RecordTotals, error) {
 			t.Groups++
 			if v[0]&2 != 0 {
 				t.Queued++
+				verdict, _, err := readStr(v[1+w:])
+				if err != nil {
+					return false, fmt.Errorf("%w: group record %s: verdict unreadable (run provgraph queue --build)", graph.ErrCorrupt, k)
+				}
+				t.QueuedByVerdict[verdict]++
 			}
 			if m > 1 {
 				t.DuplicateMembers += int(m)
