@@ -17,7 +17,7 @@ import (
 
 func newRenormalizeCommand() *cobra.Command {
 	var o dbOptions
-	var policy string
+	var policy, tmp string
 	var noCompact bool
 	cmd := &cobra.Command{
 		Use:   "renormalize --policy FILE [flags]",
@@ -34,6 +34,11 @@ normalization is written. As after ingest, quad indexes with 16 runs or
 more to merge are then compacted (as 'provgraph compact' does), and a view
 whose rows end in 16 sorted runs or more into one run per map (as
 'provgraph view compact' does); --no-compact names those commands instead.
+
+Memory does not grow with the database: the citations are listed to a
+temporary file in --tmp (default $TMPDIR, else /tmp; unlinked as soon as
+it is made, so that no exit leaves it), about 150 bytes a citation, and
+read back a few thousand at a time.
 
 ` + exitHelp(
 			exitLineOK,
@@ -52,10 +57,13 @@ whose rows end in 16 sorted runs or more into one run per map (as
 			if err != nil {
 				return err
 			}
+			if err := tmpDirFlag(tmp); err != nil {
+				return err
+			}
 			if _, err := os.Stat(o.db); err != nil {
 				return fmt.Errorf("renormalize: %w (ingest citations into it first)", err)
 			}
-			if err := renormalize(cmd, &o, pol); err != nil {
+			if err := renormalize(cmd, &o, pol, tmp); err != nil {
 				return err
 			}
 			// The store is closed: the compaction opens it again.
@@ -64,6 +72,7 @@ whose rows end in 16 sorted runs or more into one run per map (as
 	}
 	o.addFlags(cmd)
 	cmd.Flags().StringVar(&policy, "policy", "", `the policy: "default", "lenient" (in any letter case) or a TOML policy file of at most 1 MiB`)
+	cmd.Flags().StringVar(&tmp, "tmp", "", tmpUsage)
 	cmd.Flags().BoolVar(&noCompact, "no-compact", false, "leave the quad indexes' and the grouping view's runs as written (by default, renormalize ends by merging the quad indexes' runs when one holds 16 or more to merge, as 'provgraph compact' does, and once the view's rows are in 16 runs or more, each of its maps into one, as 'provgraph view compact' does)")
 	return cmd
 }
@@ -150,14 +159,14 @@ func policyDiffSortMem(workMem int64) int64 {
 
 // renormalize writes the normalizations of every stored citation under
 // pol, and keeps the group records current, in one opening of the store.
-func renormalize(cmd *cobra.Command, o *dbOptions, pol *normalize.Policy) error {
+func renormalize(cmd *cobra.Command, o *dbOptions, pol *normalize.Policy, tmp string) error {
 	st, err := o.open(false)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	tuneGCForWrites()
-	sum, err := ingest.Renormalize(cmd.Context(), st.Quads, ingest.Options{Policy: pol})
+	sum, err := ingest.Renormalize(cmd.Context(), st.Quads, ingest.Options{Policy: pol, TempDir: tmp})
 	if err != nil {
 		return err
 	}
