@@ -19,7 +19,7 @@ func TestStatsExplainFromView(t *testing.T) {
 	}
 	t.Setenv("PROVGRAPH_VIEW_BATCH", "3")
 	listed := 0
-	for _, what := range []string{"groups", "verdict:identity-confirmed", "verdict:needs-content-check", "relation:canonical", "domain:w3.org", "confirmed:text-digest"} {
+	for _, what := range []string{"groups", "rejected", "verdict:identity-confirmed", "verdict:needs-content-check", "relation:canonical", "domain:w3.org", "confirmed:text-digest"} {
 		for _, format := range []string{"table", "json"} {
 			code, want, stderr := run(t, "stats", "--db", db, "--explain", what, "--format", format, "--read", "scan")
 			if code != 0 {

@@ -372,12 +372,18 @@ func Explain(snap *Snapshot, rep *Report, what string) ([]ExplainLine, error) {
 		})
 	case "rejected":
 		for _, r := range rep.Rejected {
-			out = append(out, ExplainLine{Item: r.RawURL + " (" + r.Code + ")", Members: []string{r.CitationID}})
+			out = append(out, RejectedLine(r))
 		}
 	default:
 		return nil, fmt.Errorf("explain %q: want groups, keys, raw-urls, resolved-urls, rejected, domain:D, verdict:V, confirmed:E or relation:T", what)
 	}
 	return out, nil
+}
+
+// RejectedLine is the line of Explain "rejected" for one rejected
+// citation: its raw URL and error code, and its id.
+func RejectedLine(r RejectedURL) ExplainLine {
+	return ExplainLine{Item: r.RawURL + " (" + r.Code + ")", Members: []string{r.CitationID}}
 }
 
 // StreamStats counts the groups of set as they are written, in the memory

@@ -332,6 +332,9 @@ func (d DB) Stats(ctx context.Context, req StatsRequest) (*StatsResult, error) {
 		}
 		return d.explainGroups(ctx, req, match)
 	}
+	if req.Explain == "rejected" {
+		return d.explainRejected(ctx, req)
+	}
 	snap, err := d.Load(ctx, req.Policy)
 	if err != nil {
 		return nil, err
@@ -340,6 +343,32 @@ func (d DB) Stats(ctx context.Context, req StatsRequest) (*StatsResult, error) {
 	res := &StatsResult{Policy: snap.Policy, Warnings: rep.Warnings}
 	if res.Lines, err = query.Explain(snap, rep, req.Explain); err != nil {
 		return nil, UsageError{err}
+	}
+	return res, nil
+}
+
+// explainRejected is Stats with Explain "rejected": the rejected
+// citations as a listing of the groups reports them, the groups read as
+// req.Read says and none of them kept: memory is the rejected citations,
+// not every citation. The lines are Explain's on a snapshot, in the same
+// order.
+func (d DB) explainRejected(ctx context.Context, req StatsRequest) (*StatsResult, error) {
+	set, done, err := d.GroupsFrom(ctx, req.Policy, query.GroupOptions{MaxShared: req.MaxShared, MinSize: 1}, req.Read)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	rep, err := set.Write(ctx, func(buf []byte, _ *query.Group) []byte { return buf }, func([]byte) error { return nil })
+	if err != nil {
+		return nil, QueryError(err)
+	}
+	res := &StatsResult{Policy: set.Policy(), Warnings: set.Warnings(), Lines: []query.ExplainLine{}}
+	err = rep.EachRejected(ctx, func(r query.RejectedURL) error {
+		res.Lines = append(res.Lines, query.RejectedLine(r))
+		return nil
+	})
+	if err != nil {
+		return nil, QueryError(err)
 	}
 	return res, nil
 }

@@ -327,3 +327,29 @@ func testGroupsFrom(t *testing.T, db string, cases []groupsFromCase, records boo
 		t.Errorf("GroupsFrom(no such policy) = %v, kind %v, want usage", err, service.Classify(err))
 	}
 }
+
+// TestStatsExplainRejected: stats --explain rejected, read from a scan or
+// from the grouping view without holding every citation, lists what
+// Explain lists on a snapshot of every citation, in the same order.
+func TestStatsExplainRejected(t *testing.T) {
+	ctx := context.Background()
+	d := service.DB{Path: corpusDB(t)}
+	snap, err := d.Load(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := query.Explain(snap, query.Groups(snap, query.GroupOptions{}), "rejected")
+	if err != nil || len(want) == 0 {
+		t.Fatalf("Explain(rejected) on a snapshot: %d lines, %v; the corpus has rejected URLs", len(want), err)
+	}
+	wantJSON, _ := json.Marshal(want)
+	for _, how := range []service.GroupsRead{service.GroupsScan, {View: true, Strict: true, Batch: 2}} {
+		res, err := d.Stats(ctx, service.StatsRequest{Explain: "rejected", Read: how})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := json.Marshal(res.Lines); string(got) != string(wantJSON) {
+			t.Errorf("read %+v: %s\nwant %s", how, got, wantJSON)
+		}
+	}
+}
