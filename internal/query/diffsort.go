@@ -34,8 +34,9 @@ import (
 // as the number of that set of rules, so that what is responsible for a
 // change is known without reading a citation again.
 //
-// Memory is the sorts' working set (DiffSort.Mem) and the changes found,
-// which the report holds whole. The temporary files are unlinked as soon
+// Memory is what reading one policy's groups takes (the GroupSet's), the
+// sorts' working set (DiffSort.Mem) and the changes found, which the
+// report holds whole. The temporary files are unlinked as soon
 // as they are created, so that no exit, kill -9 included, leaves them.
 type PolicyDiffer struct {
 	how    DiffSort

@@ -2,7 +2,8 @@
 // store: review groups of citations that are probably the same (Groups,
 // LoadGroups, with their verdicts and reasons), one citation's lineage
 // (LineageOf, LineageOfURL), statistics (ComputeStats), the difference
-// between two policies' groups (DiffPolicies) and why two citations are or
+// between two policies' groups (DiffPolicies in memory, PolicyDiffer by
+// sorts on disk) and why two citations are or
 // are not grouped (Explain). It reads a whole database through
 // internal/store (Source: a Catalog and one Scan; LOADING.md says how the
 // bbolt backend answers and where the time goes), one citation's
