@@ -32,7 +32,14 @@ type resolveOptions struct {
 	since          string
 	warc           string
 	noWARC         bool
+	workMem        string
 }
+
+// resolveBytesPerCitation is what resolve's selection of targets holds per
+// citation of the database: every citation's facts, read at once, and the
+// targets (3.89 GB of peak RSS at a million citations, all of them
+// selected: go run ./bench/resolvesel DB).
+const resolveBytesPerCitation = 4000
 
 // warcDir is where the WARC captures of database db go by default: a
 // directory beside it, named after it.
@@ -112,12 +119,19 @@ extractor cannot read whole (gigantic, nested too deep, not in its
 charset) is recorded with its problem. "provgraph extract" derives the
 evidence again from the captures without fetching.
 
+Memory: the selection of the targets reads every citation's facts at once
+(about 4 KB a citation, 3.9 GB at a million). It counts the citations first
+and exits 2 when they would take more than the working memory, --work-mem
+(default $PROVGRAPH_WORK_MEM, else three quarters of the machine's or
+cgroup's memory), rather than be killed for lack of memory; nothing is
+fetched or written then.
+
 Ctrl-C stops the run: retrievals under way are abandoned, finished ones are
 saved, and the run is marked interrupted (exit status 3).
 
 `+exitHelp(
 			"  0  success: every retrieval was made and recorded, failed ones with\n     their outcome",
-			"  2  usage error: bad flag",
+			"  2  usage error: bad flag, or more citations than --work-mem holds",
 			"  3  I/O or internal error, including a missing database file and a run\n     interrupted by Ctrl-C",
 			exitLineLocked,
 			exitLineCorrupt),
@@ -142,6 +156,7 @@ saved, and the run is marked interrupted (exit status 3).
 	f.StringVar(&o.since, "since", "", "only citations observed at or after this RFC 3339 time")
 	f.StringVar(&o.warc, "warc", "", "directory the WARC captures are written to (default: the database file's name with .warc added)")
 	f.BoolVar(&o.noWARC, "no-warc", false, "write no WARC capture and record no snapshot reference")
+	f.StringVar(&o.workMem, "work-mem", "", "the memory the selection of targets may take, e.g. 8GiB: it refuses more citations than that holds (default $PROVGRAPH_WORK_MEM, else three quarters of the machine's or cgroup's memory)")
 	return cmd
 }
 
@@ -169,6 +184,12 @@ func runResolve(cmd *cobra.Command, o resolveOptions) error {
 	}
 	if o.noWARC && o.warc != "" {
 		return usagef("--warc %q and --no-warc: give one", o.warc)
+	}
+	if _, err := os.Stat(o.db); err == nil {
+		if err := fitsWorkMem(cmd, o.service(), o.db, o.workMem, resolveBytesPerCitation,
+			"resolve's selection of targets holds every citation's facts at once", "the selection is not yet made in bounded memory"); err != nil {
+			return err
+		}
 	}
 	fopts := &resolve.Options{
 		Policy: model.FetchPolicy{

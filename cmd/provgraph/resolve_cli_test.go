@@ -167,3 +167,44 @@ func TestResolveMaxRedirectsZero(t *testing.T) {
 		t.Errorf("%d hops with status 301, want the one redirect recorded", len(hops))
 	}
 }
+
+// TestResolveWorkMem: resolve, whose selection of targets holds every
+// citation's facts, refuses a database whose citations would take more
+// than --work-mem (or $PROVGRAPH_WORK_MEM): exit 2, a message naming the
+// estimate and the flag, nothing fetched, no WARC directory made, nothing
+// written to the database.
+func TestResolveWorkMem(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "d.db")
+	if code, _, stderr := cli(t, "ingest", "--db", db, "../../testdata/citations.jsonl"); code != exitOK {
+		t.Fatal(stderr)
+	}
+	before, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if 15*resolveBytesPerCitation <= 16<<10 {
+		t.Fatalf("15 citations at %d bytes fit in 16 KiB: the test needs a smaller --work-mem", resolveBytesPerCitation)
+	}
+	for _, c := range []struct {
+		args []string
+		env  string
+	}{{[]string{"--work-mem", "16KiB"}, ""}, {nil, "16KiB"}} {
+		t.Setenv(workMemEnv, c.env)
+		code, out, stderr := cli(t, append([]string{"resolve", "--db", db}, c.args...)...)
+		if code != exitUsage || out != "" {
+			t.Errorf("resolve %v with %s=%q: exit %d, output %q; want exit 2 and nothing", c.args, workMemEnv, c.env, code, out)
+		}
+		for _, w := range []string{"resolve's selection of targets holds every citation's facts at once", "15 citations of " + db, "--work-mem"} {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("resolve %v with %s=%q: stderr %q, want it to say %q", c.args, workMemEnv, c.env, stderr, w)
+			}
+		}
+	}
+	if _, err := os.Stat(db + ".warc"); !os.IsNotExist(err) {
+		t.Errorf("a refused resolve made the WARC directory: %v", err)
+	}
+	if after, err := os.ReadFile(db); err != nil || !bytes.Equal(after, before) {
+		t.Errorf("a refused resolve changed the database file (%v)", err)
+	}
+}
