@@ -111,15 +111,27 @@ func ruleSet(c *Citation) map[string]bool {
 // responsible lists the rules applied under exactly one of the policies to
 // the given citations, marked with the policy that applied them.
 func responsible(cites []string, a, b map[string]map[string]bool) []string {
+	pairs := make([][2]map[string]bool, len(cites))
+	for i, c := range cites {
+		pairs[i] = [2]map[string]bool{a[c], b[c]}
+	}
+	return onlyUnderOne(pairs)
+}
+
+// onlyUnderOne lists the rules in one set of a pair and not the other
+// (each pair: the rules a citation's normalization applied under A, then
+// under B), each once, marked with the policy that applied it, sorted.
+func onlyUnderOne(pairs [][2]map[string]bool) []string {
 	set := map[string]bool{}
-	for _, c := range cites {
-		for r := range a[c] {
-			if !b[c][r] {
+	for _, p := range pairs {
+		a, b := p[0], p[1]
+		for r := range a {
+			if !b[r] {
 				set[r+" (only under A)"] = true
 			}
 		}
-		for r := range b[c] {
-			if !a[c][r] {
+		for r := range b {
+			if !a[r] {
 				set[r+" (only under B)"] = true
 			}
 		}

@@ -488,26 +488,11 @@ func (s *diffSide) readRefs(want map[uint32]GroupRef) error {
 // responsible lists the rules applied under exactly one policy to the
 // members of a change, as responsible does, from their rule sets' pairs.
 func (d *PolicyDiffer) responsible(pairs [][2]uint32) []string {
-	set := map[string]bool{}
-	for _, p := range pairs {
-		a, b := d.sets[p[0]], d.sets[p[1]]
-		for r := range a {
-			if !b[r] {
-				set[r+" (only under A)"] = true
-			}
-		}
-		for r := range b {
-			if !a[r] {
-				set[r+" (only under B)"] = true
-			}
-		}
+	sets := make([][2]map[string]bool, len(pairs))
+	for i, p := range pairs {
+		sets[i] = [2]map[string]bool{d.sets[p[0]], d.sets[p[1]]}
 	}
-	out := make([]string, 0, len(set))
-	for r := range set {
-		out = append(out, r)
-	}
-	slices.Sort(out)
-	return out
+	return onlyUnderOne(sets)
 }
 
 // Close stops the sorts and closes the temporary files.

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/provgraph/provgraph/internal/graph/citestore"
-	"github.com/provgraph/provgraph/internal/model"
 	"github.com/provgraph/provgraph/internal/query"
 	"github.com/provgraph/provgraph/internal/render"
 	"github.com/provgraph/provgraph/internal/review"
@@ -402,11 +401,9 @@ const boundedScan = 1024
 // f.Limit records after f.Cursor's (every one after it when f.Limit is
 // 0), only those of f.Verdict when it is set, read on until the page is
 // full or the queue ends; with the cursor of the next page ("" on the
-// last) and how many records the queue, or its verdict, holds.
+// last) and how many records the queue, or its verdict, holds. The
+// filter is checked already (service.GroupFilter.Check).
 func (s *Server) boundedQueue(ctx context.Context, b *boundedState, f service.GroupFilter) ([]*store.GroupRecord, string, int, error) {
-	if f.Verdict != "" && !slices.ContainsFunc(model.Verdicts, func(v model.Verdict) bool { return v.Name == f.Verdict }) {
-		return nil, "", 0, service.Usagef("verdict %q: not a verdict of the codebook", f.Verdict)
-	}
 	after, err := service.DecodeAfterCursor(f.Cursor)
 	if err != nil {
 		return nil, "", 0, err
