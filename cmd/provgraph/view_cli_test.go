@@ -59,12 +59,17 @@ func TestViewCommands(t *testing.T) {
 	if code != exitCorrupt || !strings.Contains(stderr, "view of policy provgraph-default@") || !strings.Contains(stderr, "citation "+gone) {
 		t.Errorf("check of a damaged view: exit %d, want %d naming the policy and citation %s\n%s", code, exitCorrupt, gone, stderr)
 	}
-	code, stdout, stderr = run(t, "view", "rebuild", "--db", db, "--policy", "provgraph-default", "--batch", "4")
+	code, stdout, stderr = run(t, "view", "rebuild", "--db", db, "--policy", "provgraph-default", "--batch", "2")
 	if code != exitOK || !strings.Contains(stdout, "rebuilt: 15 rows") || !strings.Contains(stderr, "15 of 15 citations") {
 		t.Errorf("view rebuild: exit %d\n%s%s", code, stdout, stderr)
 	}
 	if code, stdout, stderr := run(t, "check", "--db", db); code != exitOK {
 		t.Errorf("check after view rebuild: exit %d\n%s%s", code, stdout, stderr)
+	}
+	// Its batches' runs (eight, left in two when merged as written)
+	// merged into one.
+	if code, status, _ := run(t, "view", "status", "--db", db); code != exitOK || !strings.Contains(status, "(rows in 1 run)") {
+		t.Errorf("view status after view rebuild --batch 2: exit %d, want the rows in one run\n%s", code, status)
 	}
 	if code, _, stderr := run(t, "view", "rebuild", "--db", db, "--policy", "no-such-policy"); code != exitUsage || !strings.Contains(stderr, "no such policy") {
 		t.Errorf("view rebuild of a policy not stored: exit %d, want %d\n%s", code, exitUsage, stderr)

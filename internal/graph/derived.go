@@ -163,7 +163,9 @@ func (w *Writer) DropView(name string) error {
 		return nil
 	}
 	w.forgetMaps(name)
-	if err := top.DeleteBucket([]byte(name)); err != nil {
+	// bbolt reads every page of a bucket it deletes: at ten million
+	// citations the drop of a view mapped 3.2 GB of the file unwatched.
+	if err := w.s.pg.during(func() error { return top.DeleteBucket([]byte(name)) }); err != nil {
 		return fmt.Errorf("drop view %q: %w", name, err)
 	}
 	return nil

@@ -45,7 +45,8 @@ func ViewPolicy(ctx context.Context, c store.Catalog, want string) (store.Policy
 
 // RebuildView drops and rewrites the grouping view of the policy want
 // names (ViewPolicy) from the quads, and returns the policy and the rows
-// written. progress is called after each batch. The group records kept
+// written, then merges the view's runs (citestore.Store.CompactView).
+// progress is called after each batch. The group records kept
 // in the view go with it: dropped, when set, gets the --max-shared of
 // each.
 func (d DB) RebuildView(ctx context.Context, want string, batch int, progress func(done, total int), dropped *[]int) (store.PolicyRef, int64, error) {
@@ -67,6 +68,16 @@ func (d DB) RebuildView(ctx context.Context, want string, batch int, progress fu
 		return pol, 0, err
 	}
 	rows, err := cs.RebuildView(ctx, pol.Digest, batch, progress)
+	if err == nil {
+		// The batches, in citation order, wrote runs that each span
+		// every key: 125 of them at ten million citations, which every
+		// lookup probes (groups from the view 61.4 s and 1.85 GB against
+		// 40.4 s and 1.36 GB once merged). Merging them took 54 s there.
+		// The view is complete before: a merge stopped leaves it valid.
+		if _, cerr := cs.CompactView(ctx, pol.Digest, 0, nil); cerr != nil {
+			err = fmt.Errorf("the view is rebuilt and complete, but merging its runs failed (provgraph view compact merges them): %w", cerr)
+		}
+	}
 	if err == nil && dropped != nil {
 		for _, k := range kept {
 			if k.Policy == pol.Digest {

@@ -867,26 +867,40 @@ var ErrNoPolicy = errors.New("the database holds no such policy")
 // RebuildView drops the view of the policy with digest d and writes it
 // again from the quads, batch citations per transaction (0:
 // DefaultRebuildBatch), the marker last: an interrupted rebuild leaves no
-// view, only rows that the next rebuild drops. Its memory is the batch's
-// citations and the term id of every citation (4 bytes each). progress,
-// when set, is called after each batch.
+// view, only rows that the next rebuild drops. progress, when set, is
+// called after each batch. Its batches, in citation order, each write a
+// run that spans every key: CompactView then merges them.
+//
+// The rows are made as the check of a view makes them (rowsAt): the
+// citations read in id order in read transactions, their quads and terms
+// by pread, a window of term ids at a time, and not by point reads in the
+// write transaction, whose every first touch of a page is a fault (a
+// tenth of the cost, bench/pagecost). One goroutine makes the next
+// batch's rows while the caller's writes the last. Its memory is two
+// batches of rows, the term id of every citation (4 bytes each) and the
+// mapped pages of the file, kept under rebuildMapped.
 func (s *Store) RebuildView(ctx context.Context, d string, batch int, progress func(done, total int)) (int64, error) {
 	if batch <= 0 {
 		batch = DefaultRebuildBatch
 	}
 	var ids []graph.ID
+	var pol store.PolicyRef
 	var known bool
 	err := s.g.Read(func(r *graph.Reader) error {
-		_, ok, err := policyOf(NewReader(ctx, r), d)
-		if err != nil || !ok {
+		var err error
+		pol, known, err = policyOf(NewReader(ctx, r), d)
+		if err != nil || !known {
 			return err
 		}
-		known = true
 		typ, cls := r.ID(iri(vocab.RDFType)), r.ID(citationClass)
 		if typ == 0 || cls == 0 {
 			return nil
 		}
-		return r.Subjects(ctx, typ, cls, func(id graph.ID) { ids = append(ids, id) })
+		return r.Subjects(ctx, typ, cls, func(id graph.ID) {
+			if ids = append(ids, id); len(ids)%viewCheckBatch == 0 {
+				r.LimitMapped(rebuildMapped / 4)
+			}
+		})
 	})
 	if err != nil {
 		return 0, err
@@ -895,6 +909,7 @@ func (s *Store) RebuildView(ctx context.Context, d string, batch int, progress f
 		return 0, fmt.Errorf("rebuild view: policy %s: %w", d, ErrNoPolicy)
 	}
 	begun := time.Now().UTC().Format(time.RFC3339)
+	var members bool
 	err = s.g.Update(func(w *graph.Writer) error {
 		if err := w.DropView(d); err != nil {
 			return err
@@ -906,32 +921,80 @@ func (s *Store) RebuildView(ctx context.Context, d string, batch int, progress f
 		if err := startLayout(b); err != nil {
 			return err
 		}
+		members = hasMembers(b)
 		return b.Put([]byte(viewRowsCount), make([]byte, 8))
 	})
 	if err != nil {
 		return 0, err
 	}
-	for lo := 0; lo < len(ids); lo += batch {
-		part := ids[lo:min(lo+batch, len(ids))]
+	// The writes only add pages past those the reads read, but a write
+	// that grows the file remaps it, which waits for every read
+	// transaction to end: the reader holds one per batch and sends the
+	// rows after it has ended.
+	type made struct {
+		rows []store.ViewRow
+		done int
+		err  error
+	}
+	readCtx, cancel := context.WithCancel(ctx)
+	batches := make(chan made, 1)
+	var reading sync.WaitGroup
+	defer func() {
+		cancel()
+		reading.Wait()
+	}()
+	reading.Go(func() {
+		defer close(batches)
+		for lo := 0; lo < len(ids); lo += batch {
+			hi := min(lo+batch, len(ids))
+			m := made{rows: make([]store.ViewRow, 0, hi-lo), done: hi}
+			m.err = s.g.Read(func(r *graph.Reader) error {
+				next := lo
+				take := func() (int, int, bool) {
+					a := next
+					next += viewCheckBatch
+					return a, min(a+viewCheckBatch, hi), a < hi
+				}
+				return rowsAt(readCtx, r, pol, members, ids, take, rebuildMapped, func(row store.ViewRow) {
+					m.rows = append(m.rows, row)
+				})
+			})
+			select {
+			case batches <- m:
+			case <-readCtx.Done():
+				return
+			}
+			if m.err != nil {
+				return
+			}
+		}
+	})
+	for m := range batches {
+		if m.err != nil {
+			return 0, fmt.Errorf("rebuild view: %w", m.err)
+		}
+		if err := ctx.Err(); err != nil {
+			return 0, err // the batch read before the stop is not written
+		}
 		err := s.g.Update(func(w *graph.Writer) error {
-			gr, err := w.Reader()
+			vw, err := newViewWriter(ctx, w, w.View(d), pol, policyKeyOf(pol))
 			if err != nil {
 				return err
 			}
-			cits := make([]graph.Term, len(part))
-			for i, id := range part {
-				if cits[i], err = gr.Term(id); err != nil {
-					return err
-				}
+			if err := vw.writeNew(m.rows); err != nil {
+				return err
 			}
-			return writeRows(ctx, w, w.View(d), d, cits)
+			return vw.finish()
 		})
 		if err != nil {
 			return 0, fmt.Errorf("rebuild view: %w", err)
 		}
 		if progress != nil {
-			progress(lo+len(part), len(ids))
+			progress(m.done, len(ids))
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
 	}
 	var rows int64
 	err = s.g.Update(func(w *graph.Writer) error {
@@ -943,6 +1006,10 @@ func (s *Store) RebuildView(ctx context.Context, d string, batch int, progress f
 	})
 	return rows, err
 }
+
+// rebuildMapped is how much of the file a rebuild's reads keep mapped
+// (rowsAt): as a check's, whose reads they are.
+const rebuildMapped = viewCheckMapped
 
 // Views describes every view the database holds, complete or not, by
 // policy digest.

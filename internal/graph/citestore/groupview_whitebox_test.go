@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -667,5 +668,89 @@ func TestNewRowsAcrossBatches(t *testing.T) {
 	}
 	if err := New(g).Check(ctx); err != nil {
 		t.Errorf("check of the view a NewRows wrote: %v", err)
+	}
+}
+
+// viewDumpOf is the view of policy d in g, entry by entry.
+func viewDumpOf(t *testing.T, g *graph.Store, d string) string {
+	t.Helper()
+	var lines []string
+	err := g.Read(func(r *graph.Reader) (err error) {
+		lines, err = DumpView(r, d)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TestRebuildViewInBatches: a rebuild makes the view the ingest kept,
+// whatever its batches, the check's batches of reads within them and
+// the window of term ids each reads (cut short, its nodes outside read
+// by point lookups), reports its progress batch by batch up to every
+// citation.
+func TestRebuildViewInBatches(t *testing.T) {
+	defer func(n int, w graph.ID) { viewCheckBatch, viewCheckWindow = n, w }(viewCheckBatch, viewCheckWindow)
+	s, g := viewStore(t)
+	d := normalize.Default().Digest()
+	kept := viewDumpOf(t, g, d)
+	if !strings.HasPrefix(kept, "complete") {
+		t.Fatalf("no complete view kept:\n%s", kept)
+	}
+	for _, c := range []struct {
+		batch, reads int
+		window       graph.ID
+	}{{0, 4096, 1 << 20}, {1, 4096, 1 << 20}, {5, 2, 1 << 20}, {7, 3, 4}, {100, 1, 1}} {
+		viewCheckBatch, viewCheckWindow = c.reads, c.window
+		var done []int
+		total := -1
+		rows, err := s.RebuildView(context.Background(), d, c.batch, func(n, of int) { done, total = append(done, n), of })
+		if err != nil {
+			t.Fatalf("%+v: %v", c, err)
+		}
+		if got := viewDumpOf(t, g, d); got != kept {
+			t.Errorf("%+v: the view rebuilt differs from the view kept\nkept:\n%s\nrebuilt:\n%s", c, kept, got)
+		}
+		if int(rows) != total || len(done) == 0 || done[len(done)-1] != total || !slices.IsSorted(done) {
+			t.Errorf("%+v: %d rows, progress %v of %d; want every citation's row, progress rising to it", c, rows, done, total)
+		}
+		if b := max(c.batch, 0); b > 0 && len(done) != (total+b-1)/b {
+			t.Errorf("%+v: %d progress calls for %d citations, want one a batch", c, len(done), total)
+		}
+		if err := s.Check(context.Background()); err != nil {
+			t.Errorf("%+v: check after the rebuild: %v", c, err)
+		}
+	}
+}
+
+// TestRebuildViewCancelled: a rebuild stopped between two batches returns
+// the context's error and leaves no view (queries then do without one);
+// the next rebuild writes the view as kept.
+func TestRebuildViewCancelled(t *testing.T) {
+	s, g := viewStore(t)
+	d := normalize.Default().Digest()
+	kept := viewDumpOf(t, g, d)
+	ctx, cancel := context.WithCancel(context.Background())
+	calls := 0
+	_, err := s.RebuildView(ctx, d, 2, func(int, int) {
+		if calls++; calls == 1 {
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("rebuild cancelled after its first batch: %v, want context.Canceled", err)
+	}
+	if calls != 1 {
+		t.Errorf("%d batches written after the cancel, want none", calls-1)
+	}
+	if has, err := s.HasView(context.Background(), d); err != nil || has {
+		t.Errorf("HasView after a cancelled rebuild = %v, %v; want no view", has, err)
+	}
+	if _, err := s.RebuildView(context.Background(), d, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := viewDumpOf(t, g, d); got != kept {
+		t.Errorf("the view rebuilt after a cancelled rebuild differs from the view kept\nkept:\n%s\nrebuilt:\n%s", kept, got)
 	}
 }

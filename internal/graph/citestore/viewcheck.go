@@ -440,12 +440,12 @@ func (s *Store) citationRows(ctx context.Context, r *graph.Reader, pol store.Pol
 		return s.rowsInParallel(ctx, r, pol, members, ids, prog)
 	}
 	var next int
-	take := func() (int, bool) {
+	take := func() (int, int, bool) {
 		lo := next
 		next += viewCheckBatch
-		return lo, lo < len(ids)
+		return lo, min(lo+viewCheckBatch, len(ids)), lo < len(ids)
 	}
-	err := rowsAt(ctx, r, pol, members, ids, take, add)
+	err := rowsAt(ctx, r, pol, members, ids, take, viewCheckMapped, add)
 	return sum, err
 }
 
@@ -457,18 +457,19 @@ func (s *Store) citationRows(ctx context.Context, r *graph.Reader, pol store.Pol
 // tests run one and several.
 var viewCheckWorkers = min(runtime.GOMAXPROCS(0), 4)
 
-// rowsAt makes the rows of the citations with ids, a batch of
-// viewCheckBatch at a time from the index take hands out, with r: one
-// Reader emptied each batch (its caches dropped) and given the window of
-// the batch's term ids (Reader.SetWindow), the nodes outside it read by
-// point lookups, the mapped pages of the file kept under viewCheckMapped.
-func rowsAt(ctx context.Context, r *graph.Reader, pol store.PolicyRef, members bool, ids []graph.ID, take func() (int, bool), add func(store.ViewRow)) error {
+// rowsAt makes the rows of the citations with ids, a batch ids[lo:hi] at
+// a time as take hands them out (at most viewCheckBatch each), with r:
+// one Reader emptied each batch (its caches dropped) and given the window
+// of the batch's term ids (Reader.SetWindow), the nodes outside it read
+// by point lookups, the mapped pages of the file kept under mapped.
+// The check of a view and a rebuild make their rows so.
+func rowsAt(ctx context.Context, r *graph.Reader, pol store.PolicyRef, members bool, ids []graph.ID, take func() (lo, hi int, ok bool), mapped int64, add func(store.ViewRow)) error {
 	// The citations' nodes were minted in order: their quads come in
 	// subject order, a read each.
 	r.InOrder()
 	rd := NewReader(ctx, r)
 	for {
-		lo, ok := take()
+		lo, hi, ok := take()
 		if !ok {
 			return nil
 		}
@@ -476,7 +477,6 @@ func rowsAt(ctx context.Context, r *graph.Reader, pol store.PolicyRef, members b
 			return err
 		}
 		rd.reset()
-		hi := min(lo+viewCheckBatch, len(ids))
 		end := r.MaxID() + 1
 		if hi < len(ids) {
 			end = ids[hi]
@@ -486,12 +486,12 @@ func rowsAt(ctx context.Context, r *graph.Reader, pol store.PolicyRef, members b
 		// skipped after windowNodeLinks links with a seek in 244 runs)
 		// left 1.49 GB of the file mapped when the limit was looked at
 		// only between citations.
-		if err := rd.SetWindow(ids[lo], min(end, ids[lo]+viewCheckWindow), func() { r.LimitMapped(viewCheckMapped) }); err != nil {
+		if err := rd.SetWindow(ids[lo], min(end, ids[lo]+viewCheckWindow), func() { r.LimitMapped(mapped) }); err != nil {
 			return err
 		}
 		for j, id := range ids[lo:hi] {
 			if j%viewCheckEvery == 0 {
-				r.LimitMapped(viewCheckMapped)
+				r.LimitMapped(mapped)
 			}
 			// Through the Reader, which notes the IRI's id: reading the
 			// node by its IRI then looks it up again otherwise (a seek in
@@ -538,9 +538,9 @@ func (s *Store) rowsInParallel(ctx context.Context, r *graph.Reader, pol store.P
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var next atomic.Int64
-	take := func() (int, bool) {
+	take := func() (int, int, bool) {
 		lo := int(next.Add(1)-1) * viewCheckBatch
-		return lo, lo < len(ids)
+		return lo, min(lo+viewCheckBatch, len(ids)), lo < len(ids)
 	}
 	var mu sync.Mutex
 	var total rowSum
@@ -548,15 +548,15 @@ func (s *Store) rowsInParallel(ctx context.Context, r *graph.Reader, pol store.P
 		take := take
 		if beforeTake != nil && afterTake != nil {
 			inner := take
-			take = func() (int, bool) {
+			take = func() (int, int, bool) {
 				beforeTake(w)
-				lo, ok := inner()
+				lo, hi, ok := inner()
 				afterTake(w, ok)
-				return lo, ok
+				return lo, hi, ok
 			}
 		}
 		var sum rowSum
-		err := rowsAt(ctx, r, pol, members, ids, take, func(row store.ViewRow) {
+		err := rowsAt(ctx, r, pol, members, ids, take, viewCheckMapped, func(row store.ViewRow) {
 			sum.addRow(row)
 			prog.add(1)
 		})
