@@ -127,7 +127,7 @@ rebuild --policy P' writes one for a policy that has none.
 			}
 			tuneGCForQueries()
 			d, err := o.service().PolicyDiff(cmd.Context(), args[0], args[1], query.GroupOptions{MaxShared: maxShared}, how,
-				query.DiffSort{Dir: tmp, Mem: policyDiffSortMem(wm)})
+				query.DiskSort{Dir: tmp, Mem: diskSortMem(wm)})
 			if err != nil {
 				return err
 			}
@@ -148,13 +148,13 @@ rebuild --policy P' writes one for a policy that has none.
 	return cmd
 }
 
-// policyDiffSortMem is the sorts' working set for a --work-mem of
-// workMem (0: not set): an eighth of it, at most query.DefaultDiffMem.
-func policyDiffSortMem(workMem int64) int64 {
+// diskSortMem is the sorts' working set for a --work-mem of
+// workMem (0: not set): an eighth of it, at most query.DefaultSortMem.
+func diskSortMem(workMem int64) int64 {
 	if workMem <= 0 {
-		return query.DefaultDiffMem
+		return query.DefaultSortMem
 	}
-	return max(1<<20, min(workMem/8, query.DefaultDiffMem))
+	return max(1<<20, min(workMem/8, query.DefaultSortMem))
 }
 
 // renormalize writes the normalizations of every stored citation under

@@ -22,6 +22,7 @@ type statsOptions struct {
 	redact    bool
 	workMem   string
 	read      string
+	tmp       string
 }
 
 // statsBytesPerCitation is what stats --explain holds per citation: it
@@ -67,13 +68,19 @@ reads the view, or scans when the citations fit in --work-mem; without a
 usable view, past --work-mem it exits 2 naming 'provgraph view rebuild'.
 --explain groups, domain:D, verdict:V, confirmed:E, relation:T and
 rejected read the groups as the counts do (--read), keeping only the lines
-they print: the same lines as a scan of every citation (tested). The other
-explanations (keys, raw-urls, resolved-urls, review-state:S), and any with
---read scan, load every citation whole, about 3.5 KB each (3.1 GB of peak
-RSS at a million citations): they count the citations first and exit 2
-when they would take more than the working memory, --work-mem (default
-$PROVGRAPH_WORK_MEM, else three quarters of the machine's or cgroup's
-memory), rather than be killed for lack of memory minutes later.
+they print: the same lines as a scan of every citation (tested). --explain
+keys, raw-urls and resolved-urls read the grouping view's rows instead,
+each with what a listed group shows of its citation, and sort the values
+on disk (in --tmp, an eighth of --work-mem at most 128 MiB of memory;
+files unlinked as made): bounded memory, the same lines (tested); a view
+made before format 7 (no member records) cannot, and --read view then
+exits 2 naming 'provgraph view rebuild'. review-state:S, any with --read
+scan, and those without a usable view load every citation whole, about
+3.5 KB each (3.1 GB of peak RSS at a million citations): they count the
+citations first and exit 2 when they would take more than the working
+memory, --work-mem (default $PROVGRAPH_WORK_MEM, else three quarters of
+the machine's or cgroup's memory), rather than be killed for lack of
+memory minutes later.
 
 When the database holds review decisions (provgraph review), stats adds
 their counts, over the groups groups lists by default: unreviewed, decided
@@ -104,6 +111,7 @@ under "reviews".
 	f.IntVar(&o.maxShared, "max-shared", model.DefaultMaxShared, "as for groups")
 	addRedactFlag(cmd, &o.redact)
 	f.StringVar(&o.workMem, "work-mem", "", "the memory stats may take, e.g. 8GiB: the view's reads keep half of it mapped, a scan and --explain refuse more citations than it holds (default $PROVGRAPH_WORK_MEM, else three quarters of the machine's or cgroup's memory)")
+	f.StringVar(&o.tmp, "tmp", "", tmpUsage+", for the sort of --explain keys, raw-urls and resolved-urls")
 	f.StringVar(&o.read, "read", "auto", "how the counts read the groups, as for groups: scan (every citation at once), view (the grouping view a batch of keys at a time: bounded memory) or auto (the view unless the citations fit in --work-mem)")
 	return cmd
 }
@@ -155,6 +163,15 @@ func runStats(cmd *cobra.Command, o statsOptions) error {
 	how, err := groupsRead(o.read, workMem)
 	if err != nil {
 		return err
+	}
+	if _, byValue := query.ExplainsValues(o.explain); byValue && how.View {
+		done, err := explainFromView(cmd, o, how, workMem)
+		if done || err != nil {
+			return err
+		}
+		if o.read == "view" {
+			return usagef("stats --explain %s --read view: the database keeps no grouping view of the policy whose rows carry member records (a view made before format 7 has none); provgraph view rebuild --db %s writes one, or --read scan loads every citation", o.explain, o.db)
+		}
 	}
 	if _, listsGroups, _ := query.GroupExplainer(o.explain); o.explain != "" && (!listsGroups && o.explain != "rejected" || o.read == "scan") {
 		// The explanations that list groups read them as groups does
@@ -239,4 +256,26 @@ func formatBytes(n int64) string {
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 	}
 	return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+}
+
+// explainFromView writes an explanation by value (keys, raw-urls,
+// resolved-urls) read from the grouping view and sorted on disk
+// (service.DB.ExplainFromView), and says whether it did: not when the
+// database keeps no view of the policy whose rows carry member records.
+func explainFromView(cmd *cobra.Command, o statsOptions, how service.GroupsRead, workMem int64) (bool, error) {
+	sp, err := o.service().ExplainFromView(cmd.Context(), o.policy, o.explain, how, query.DiskSort{Dir: o.tmp, Mem: diskSortMem(workMem)})
+	if err != nil || sp == nil {
+		return false, err
+	}
+	defer sp.Close()
+	for _, w := range sp.Warnings {
+		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+	}
+	each := func(fn func(query.ExplainLine) error) error {
+		return sp.Each(func(l query.ExplainLine) error { return fn(render.RedactIf(o.redact, l)) })
+	}
+	if o.format == "json" {
+		return true, render.ExplainJSON(cmd.OutOrStdout(), each)
+	}
+	return true, render.ExplainEach(cmd.OutOrStdout(), o.explain, sp.Policy, sp.Len(), each)
 }

@@ -35,11 +35,11 @@ import (
 // change is known without reading a citation again.
 //
 // Memory is what reading one policy's groups takes (the GroupSet's), the
-// sorts' working set (DiffSort.Mem) and the changes found, which the
+// sorts' working set (DiskSort.Mem) and the changes found, which the
 // report holds whole. The temporary files are unlinked as soon
 // as they are created, so that no exit, kill -9 included, leaves them.
 type PolicyDiffer struct {
-	how    DiffSort
+	how    DiskSort
 	sides  [2]diffSide
 	added  int
 	in     chan string           // the first sort's input
@@ -56,18 +56,19 @@ type PolicyDiffer struct {
 	sets     []map[string]bool
 }
 
-// DiffSort says where and in how much memory a PolicyDiffer sorts.
-type DiffSort struct {
+// DiskSort says where and in how much memory a sort on disk runs (a
+// PolicyDiffer's two, ExplainFromView's one).
+type DiskSort struct {
 	// Dir is the directory of the temporary files, os.TempDir() when
 	// empty.
 	Dir string
-	// Mem is the working set of the two sorts together, in bytes;
-	// DefaultDiffMem when 0 or less.
+	// Mem is the working set of the sorts together, in bytes;
+	// DefaultSortMem when 0 or less.
 	Mem int64
 }
 
-// DefaultDiffMem is the sorts' working set when DiffSort.Mem is not set.
-const DefaultDiffMem = 128 << 20
+// DefaultSortMem is the sorts' working set when DiskSort.Mem is not set.
+const DefaultSortMem = 128 << 20
 
 // diffRecordBytes is about what a sort record takes in memory: its
 // string's header and bytes (some 40 bytes and a citation id) rounded to
@@ -84,12 +85,12 @@ type diffSide struct {
 
 // NewPolicyDiffer starts the sorts; Close ends them and removes their
 // files.
-func NewPolicyDiffer(ctx context.Context, how DiffSort) (*PolicyDiffer, error) {
+func NewPolicyDiffer(ctx context.Context, how DiskSort) (*PolicyDiffer, error) {
 	if how.Dir == "" {
 		how.Dir = os.TempDir()
 	}
 	if how.Mem <= 0 {
-		how.Mem = DefaultDiffMem
+		how.Mem = DefaultSortMem
 	}
 	d := &PolicyDiffer{how: how, in: make(chan string, 4096), ruleSets: map[string]uint32{}}
 	for i := range d.sides {

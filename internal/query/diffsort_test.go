@@ -48,7 +48,7 @@ func TestPolicyDifferMatchesDiffPolicies(t *testing.T) {
 		for _, view := range []bool{false, true} {
 			for _, mem := range []int64{1, 0} {
 				dir := t.TempDir()
-				d, err := query.NewPolicyDiffer(ctx, query.DiffSort{Dir: dir, Mem: mem})
+				d, err := query.NewPolicyDiffer(ctx, query.DiskSort{Dir: dir, Mem: mem})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -92,7 +92,7 @@ func TestPolicyDifferCancel(t *testing.T) {
 	st := synthStore(t, 300)
 	cs := citestore.New(st)
 	ctx, cancel := context.WithCancel(context.Background())
-	d, err := query.NewPolicyDiffer(ctx, query.DiffSort{Dir: t.TempDir(), Mem: 1})
+	d, err := query.NewPolicyDiffer(ctx, query.DiskSort{Dir: t.TempDir(), Mem: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestPolicyDifferCancel(t *testing.T) {
 	}
 	d.Close()
 
-	d, err = query.NewPolicyDiffer(context.Background(), query.DiffSort{Dir: t.TempDir()})
+	d, err = query.NewPolicyDiffer(context.Background(), query.DiskSort{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

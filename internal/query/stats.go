@@ -310,6 +310,36 @@ func GroupExplainer(what string) (match func(*Group) bool, ok bool, err error) {
 	}, true, nil
 }
 
+// ExplainsValues returns, for an explanation that lists citations by a
+// value of theirs ("keys", "raw-urls", "resolved-urls"), the values a
+// citation is listed under (its key unless rejected or never normalized;
+// its raw URL; the distinct final URLs of its retrievals), and ok true;
+// for any other, ok false.
+func ExplainsValues(what string) (value func(*Citation) []string, ok bool) {
+	switch what {
+	case "keys":
+		return func(c *Citation) []string {
+			if c.Norm == nil || c.Norm.Rejected() {
+				return nil
+			}
+			return []string{c.Norm.Key}
+		}, true
+	case "raw-urls":
+		return func(c *Citation) []string { return []string{c.Raw} }, true
+	case "resolved-urls":
+		return func(c *Citation) []string {
+			var v []string
+			for _, r := range c.Retrievals {
+				if r.FinalURL != "" && !slices.Contains(v, r.FinalURL) {
+					v = append(v, r.FinalURL)
+				}
+			}
+			return v
+		}, true
+	}
+	return nil, false
+}
+
 // Explain lists what is behind a count: "groups", "keys", "raw-urls",
 // "resolved-urls", "rejected", "domain:D", "verdict:V", "confirmed:E" or
 // "relation:T".
@@ -349,27 +379,12 @@ func Explain(snap *Snapshot, rep *Report, what string) ([]ExplainLine, error) {
 		}
 		return out, nil
 	}
+	if value, ok := ExplainsValues(what); ok {
+		byValue(value)
+		return out, nil
+	}
 	name, _, _ := strings.Cut(what, ":")
 	switch name {
-	case "keys":
-		byValue(func(c *Citation) []string {
-			if c.Norm == nil || c.Norm.Rejected() {
-				return nil
-			}
-			return []string{c.Norm.Key}
-		})
-	case "raw-urls":
-		byValue(func(c *Citation) []string { return []string{c.Raw} })
-	case "resolved-urls":
-		byValue(func(c *Citation) []string {
-			var v []string
-			for _, r := range c.Retrievals {
-				if r.FinalURL != "" && !slices.Contains(v, r.FinalURL) {
-					v = append(v, r.FinalURL)
-				}
-			}
-			return v
-		})
 	case "rejected":
 		for _, r := range rep.Rejected {
 			out = append(out, RejectedLine(r))

@@ -341,3 +341,47 @@ func TestLineageTextEscapesGroupRelations(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainEachAsWhole: the explanation written a line at a time, in
+// the table format and in JSON, is byte for byte what the whole slice
+// gives (Explain, JSON), for no line, one, and several with texts JSON
+// escapes and HTML characters it must leave alone.
+func TestExplainEachAsWhole(t *testing.T) {
+	var pol query.PolicyRef
+	pol.Name, pol.Version, pol.Digest = "p", "1", "sha256:00"
+	for _, lines := range [][]query.ExplainLine{
+		{},
+		{{Item: "https://a.test/", Members: []string{"c1"}}},
+		{{Item: "https://a.test/?a=1&b=<2>", Group: "g-1", Members: []string{"c1", "c\"2"}}, {Item: "x\ny\u2028", Members: []string{"c3"}}},
+	} {
+		var whole, each bytes.Buffer
+		if err := render.Explain(&whole, "raw-urls", pol, lines); err != nil {
+			t.Fatal(err)
+		}
+		feed := func(fn func(query.ExplainLine) error) error {
+			for _, l := range lines {
+				if err := fn(l); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if err := render.ExplainEach(&each, "raw-urls", pol, len(lines), feed); err != nil {
+			t.Fatal(err)
+		}
+		if each.String() != whole.String() {
+			t.Errorf("table a line at a time:\n%s\nwant\n%s", each.String(), whole.String())
+		}
+		whole.Reset()
+		each.Reset()
+		if err := render.JSON(&whole, lines); err != nil {
+			t.Fatal(err)
+		}
+		if err := render.ExplainJSON(&each, feed); err != nil {
+			t.Fatal(err)
+		}
+		if each.String() != whole.String() {
+			t.Errorf("JSON a line at a time:\n%s\nwant\n%s", each.String(), whole.String())
+		}
+	}
+}

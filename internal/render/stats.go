@@ -2,6 +2,8 @@ package render
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -14,16 +16,72 @@ import (
 // table format: a header naming what and the policy, then each item with
 // its group and citations.
 func Explain(w io.Writer, what string, pol query.PolicyRef, lines []query.ExplainLine) error {
+	return ExplainEach(w, what, pol, len(lines), eachLine(lines))
+}
+
+// ExplainEach is Explain for n lines that each hands over one at a time
+// (query.LineSpool.Each): the lines need not all be held.
+func ExplainEach(w io.Writer, what string, pol query.PolicyRef, n int, each func(func(query.ExplainLine) error) error) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "# %s under policy %s: %d\n", EscapeText(what), EscapeText(pol.String()), len(lines))
-	for _, l := range lines {
+	fmt.Fprintf(bw, "# %s under policy %s: %d\n", EscapeText(what), EscapeText(pol.String()), n)
+	err := each(func(l query.ExplainLine) error {
 		g := ""
 		if l.Group != "" {
 			g = EscapeText(l.Group) + "  "
 		}
-		fmt.Fprintf(bw, "%s%s\n    %s\n", g, QuoteIfNeeded(l.Item), strings.Join(EscapeAll(l.Members), " "))
+		_, err := fmt.Fprintf(bw, "%s%s\n    %s\n", g, QuoteIfNeeded(l.Item), strings.Join(EscapeAll(l.Members), " "))
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	return bw.Flush()
+}
+
+// ExplainJSON writes the lines each hands over as JSON writes a slice of
+// them, without holding them.
+func ExplainJSON(w io.Writer, each func(func(query.ExplainLine) error) error) error {
+	bw := bufio.NewWriter(w)
+	var elem bytes.Buffer
+	enc := json.NewEncoder(&elem)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("  ", "  ")
+	n := 0
+	err := each(func(l query.ExplainLine) error {
+		elem.Reset()
+		if err := enc.Encode(l); err != nil {
+			return err
+		}
+		sep := ",\n  "
+		if n == 0 {
+			sep = "[\n  "
+		}
+		n++
+		bw.WriteString(sep)
+		_, err := bw.Write(bytes.TrimSuffix(elem.Bytes(), []byte("\n")))
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		bw.WriteString("[]\n")
+	} else {
+		bw.WriteString("\n]\n")
+	}
+	return bw.Flush()
+}
+
+// eachLine hands over lines one at a time.
+func eachLine(lines []query.ExplainLine) func(func(query.ExplainLine) error) error {
+	return func(fn func(query.ExplainLine) error) error {
+		for _, l := range lines {
+			if err := fn(l); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 // StatsTable writes the counts of stats in the table format, each

@@ -306,7 +306,9 @@ type StatsRequest struct {
 	Explain   string
 	// Read says how the counts without Explain read the groups
 	// (GroupsFrom): from the grouping view, their memory is the view
-	// read's. Explain always loads every citation whole.
+	// read's. An Explain that lists groups, or rejected, reads them so;
+	// the others load every citation whole (ExplainFromView reads those
+	// by value from the view).
 	Read GroupsRead
 }
 
@@ -345,6 +347,24 @@ func (d DB) Stats(ctx context.Context, req StatsRequest) (*StatsResult, error) {
 		return nil, UsageError{err}
 	}
 	return res, nil
+}
+
+// ExplainFromView is Stats with an explanation by value (keys, raw-urls,
+// resolved-urls: query.ExplainsValues) read from the grouping view of the
+// policy, its values sorted on disk (query.ExplainFromView), the view's
+// pages kept mapped as how says: nil when the database keeps no view of
+// the policy that can answer. The caller closes the spool.
+func (d DB) ExplainFromView(ctx context.Context, policy, what string, how GroupsRead, sort query.DiskSort) (*query.LineSpool, error) {
+	st, err := d.Open(true)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	sp, err := query.ExplainFromView(ctx, citestore.New(st), policy, what, query.ViewRead{Batch: how.Batch, Mapped: how.Mapped}, sort)
+	if err != nil {
+		return nil, QueryError(err)
+	}
+	return sp, nil
 }
 
 // explainRejected is Stats with Explain "rejected": the rejected
@@ -447,7 +467,7 @@ func (d DB) streamStats(ctx context.Context, req StatsRequest) (*StatsResult, er
 // groups are read as how says (GroupsFrom), one policy after the other,
 // and joined on disk (query.PolicyDiffer): memory is that of reading one
 // grouping, the sorts' working set and the changes found.
-func (d DB) PolicyDiff(ctx context.Context, a, b string, opts query.GroupOptions, how GroupsRead, sort query.DiffSort) (*query.PolicyDiff, error) {
+func (d DB) PolicyDiff(ctx context.Context, a, b string, opts query.GroupOptions, how GroupsRead, sort query.DiskSort) (*query.PolicyDiff, error) {
 	df, err := query.NewPolicyDiffer(ctx, sort)
 	if err != nil {
 		return nil, err

@@ -180,11 +180,11 @@ func TestDBStatsAndPolicyDiff(t *testing.T) {
 		t.Errorf("Stats(--explain bogus) = %v, kind %v, want usage", err, service.Classify(err))
 	}
 	for _, how := range []service.GroupsRead{service.GroupsScan, {View: true, Strict: true}} {
-		diff, err := d.PolicyDiff(ctx, "provgraph-default", "provgraph-default", query.GroupOptions{MaxShared: 10}, how, query.DiffSort{Dir: t.TempDir()})
+		diff, err := d.PolicyDiff(ctx, "provgraph-default", "provgraph-default", query.GroupOptions{MaxShared: 10}, how, query.DiskSort{Dir: t.TempDir()})
 		if err != nil || len(diff.Changes) != 0 || diff.Counts["groups_a"] == 0 || diff.Counts["groups_a"] != diff.Counts["groups_b"] {
 			t.Errorf("PolicyDiff(a, a) read %+v = %+v, %v; want no change and the groups counted alike", how, diff, err)
 		}
-		if _, err := d.PolicyDiff(ctx, "provgraph-default", "nope@1", query.GroupOptions{}, how, query.DiffSort{}); service.Classify(err) != service.Usage {
+		if _, err := d.PolicyDiff(ctx, "provgraph-default", "nope@1", query.GroupOptions{}, how, query.DiskSort{}); service.Classify(err) != service.Usage {
 			t.Errorf("PolicyDiff(a, no such policy) read %+v = %v, kind %v, want usage", how, err, service.Classify(err))
 		}
 	}

@@ -65,6 +65,17 @@ func (s *Store) KeepMappedUnder(limit int64) { s.passMapped = limit }
 // around each fault).
 const passLookEvery = 64
 
+// LookMapped keeps the mapped pages under KeepMappedUnder's limit now,
+// as passRead does every passLookEvery reads: for a caller each of whose
+// reads maps many pages (a page of thousands of rows read in order,
+// which between two of passRead's looks mapped 964 MB against a limit of
+// 512 MiB at ten million citations).
+func (s *Store) LookMapped() {
+	if s.passMapped > 0 && s.r != nil {
+		s.r.LimitMapped(s.passMapped)
+	}
+}
+
 // passRead counts a read, and every passLookEvery keeps the mapped pages
 // under KeepMappedUnder's limit.
 func (s *Store) passRead() {
