@@ -1,8 +1,8 @@
 // Command resolvesel times what provgraph resolve does before it fetches
-// anything: the selection of the targets (ingest.ResolveTargets, which
-// reads every citation's facts at once), and prints the targets, the
-// counts, the time and the process's peak resident memory. It opens the
-// database read-only.
+// anything: the selection of the targets (ingest.ResolveTargets), and
+// prints the targets, a SHA-256 of them (to compare two builds' output),
+// the counts, the time and the process's peak resident memory. It opens
+// the database read-only.
 //
 // Usage: resolvesel [-only-unresolved] [-since RFC3339] DB
 package main
@@ -10,6 +10,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"flag"
 	"fmt"
 	"os"
@@ -48,7 +49,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "resolvesel:", err)
 		os.Exit(1)
 	}
-	fmt.Printf("%d targets, counts %+v, %.1f s, peak RSS %s\n", len(targets), counts, time.Since(start).Seconds(), peak())
+	took := time.Since(start)
+	h := sha256.New()
+	for _, t := range targets {
+		fmt.Fprintf(h, "%q %q %q %q %q\n", t.URL, t.Raw, t.RawNode.Value, t.Citations, t.CitedText)
+	}
+	fmt.Printf("%d targets (sha256 %x), counts %+v, %.1f s, peak RSS %s\n", len(targets), h.Sum(nil)[:8], counts, took.Seconds(), peak())
 }
 
 // peak is VmHWM from /proc/self/status.

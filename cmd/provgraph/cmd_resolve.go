@@ -35,10 +35,10 @@ type resolveOptions struct {
 	workMem        string
 }
 
-// resolveBytesPerCitation is what resolve's selection of targets holds per
-// citation of the database: every citation's facts, read at once, and the
-// targets (3.89 GB of peak RSS at a million citations, all of them
-// selected: go run ./bench/resolvesel DB).
+// resolveBytesPerCitation is what resolve holds per selected citation:
+// its facts and its share of the targets (at a million citations, all of
+// them selected, the selection that read every citation's facts at once
+// peaked at 3.89 GB: go run ./bench/resolvesel DB).
 const resolveBytesPerCitation = 4000
 
 // warcDir is where the WARC captures of database db go by default: a
@@ -119,19 +119,21 @@ extractor cannot read whole (gigantic, nested too deep, not in its
 charset) is recorded with its problem. "provgraph extract" derives the
 evidence again from the captures without fetching.
 
-Memory: the selection of the targets reads every citation's facts at once
-(about 4 KB a citation, 3.9 GB at a million). It counts the citations first
-and exits 2 when they would take more than the working memory, --work-mem
-(default $PROVGRAPH_WORK_MEM, else three quarters of the machine's or
-cgroup's memory), rather than be killed for lack of memory; nothing is
-fetched or written then.
+Memory: the selection of the targets decides every citation with a bit
+per term (passes over the index, some 12 MB a set at ten million
+citations), then reads the facts of the selected citations only, about 4
+KB each with their targets. When more citations are selected than the
+working memory holds, --work-mem (default $PROVGRAPH_WORK_MEM, else three
+quarters of the machine's or cgroup's memory), it exits 2 before reading
+them, saying how many were selected: select fewer (--since,
+--only-unresolved) or give more. Nothing is fetched or written then.
 
 Ctrl-C stops the run: retrievals under way are abandoned, finished ones are
 saved, and the run is marked interrupted (exit status 3).
 
 `+exitHelp(
 			"  0  success: every retrieval was made and recorded, failed ones with\n     their outcome",
-			"  2  usage error: bad flag, or more citations than --work-mem holds",
+			"  2  usage error: bad flag, or more citations selected than --work-mem holds",
 			"  3  I/O or internal error, including a missing database file and a run\n     interrupted by Ctrl-C",
 			exitLineLocked,
 			exitLineCorrupt),
@@ -185,11 +187,39 @@ func runResolve(cmd *cobra.Command, o resolveOptions) error {
 	if o.noWARC && o.warc != "" {
 		return usagef("--warc %q and --no-warc: give one", o.warc)
 	}
-	if _, err := os.Stat(o.db); err == nil {
-		if err := fitsWorkMem(cmd, o.service(), o.db, o.workMem, resolveBytesPerCitation,
-			"resolve's selection of targets holds every citation's facts at once", "the selection is not yet made in bounded memory"); err != nil {
-			return err
-		}
+	workMem, err := workMemFlag(o.workMem)
+	if err != nil {
+		return err
+	}
+	if workMem <= 0 {
+		workMem = memoryLimit() / 4 * 3
+	}
+	if workMem > 0 {
+		sel.MaxSelected = int(max(1, workMem/resolveBytesPerCitation))
+	}
+	// The targets first: a selection refused, or empty, fetches nothing
+	// and makes no WARC directory.
+	if _, err := os.Stat(o.db); err != nil {
+		return fmt.Errorf("resolve: %w (ingest citations into it first)", err)
+	}
+	// Read-only: a refused selection leaves the file as it was.
+	ro, err := o.open(true)
+	if err != nil {
+		return err
+	}
+	stderr := cmd.ErrOrStderr()
+	targets, counts, err := ingest.ResolveTargets(cmd.Context(), ro.Quads, sel)
+	ro.Close()
+	if errors.Is(err, ingest.ErrTooManyTargets) {
+		return usagef("resolve of %s: %v: the selected citations' facts and targets take about %d bytes each, and --work-mem (or three quarters of the machine's memory) is %s. Select fewer (--since, --only-unresolved) or give a larger --work-mem; nothing was fetched", o.db, err, resolveBytesPerCitation, formatBytes(workMem))
+	}
+	if err != nil {
+		return err
+	}
+	skipped := skippedText(counts)
+	if len(targets) == 0 {
+		fmt.Fprintf(stderr, "resolve: nothing to resolve among %s%s\n", render.Plural(counts.Citations, "citation"), skipped)
+		return nil
 	}
 	fopts := &resolve.Options{
 		Policy: model.FetchPolicy{
@@ -206,7 +236,7 @@ func runResolve(cmd *cobra.Command, o resolveOptions) error {
 		if dir == "" {
 			dir = warcDir(o.db)
 		}
-		if _, err := os.Stat(o.db); err == nil {
+		{
 			v, _, _ := strings.Cut(version(), " ")
 			w, err := capture.Open(capture.Options{Dir: dir, Software: "provgraph/" + v, Run: run.Value})
 			if err != nil {
@@ -226,25 +256,13 @@ func runResolve(cmd *cobra.Command, o resolveOptions) error {
 		return service.UsageError{Err: err}
 	}
 	defer fetcher.Close()
-	if _, err := os.Stat(o.db); err != nil {
-		return fmt.Errorf("resolve: %w (ingest citations into it first)", err)
-	}
+	// The targets name citations by their nodes, which a writer in
+	// between could only add to: they stay valid.
 	st, err := o.open(false)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-
-	stderr := cmd.ErrOrStderr()
-	targets, counts, err := ingest.ResolveTargets(cmd.Context(), st.Quads, sel)
-	if err != nil {
-		return err
-	}
-	skipped := skippedText(counts)
-	if len(targets) == 0 {
-		fmt.Fprintf(stderr, "resolve: nothing to resolve among %s%s\n", render.Plural(counts.Citations, "citation"), skipped)
-		return nil
-	}
 	opts := ingest.ResolveOptions{
 		Policy: fetcher.Policy(), FetchBody: fetcher.FetchBody, Concurrency: o.concurrency, Run: run,
 	}

@@ -168,11 +168,12 @@ func TestResolveMaxRedirectsZero(t *testing.T) {
 	}
 }
 
-// TestResolveWorkMem: resolve, whose selection of targets holds every
-// citation's facts, refuses a database whose citations would take more
-// than --work-mem (or $PROVGRAPH_WORK_MEM): exit 2, a message naming the
-// estimate and the flag, nothing fetched, no WARC directory made, nothing
-// written to the database.
+// TestResolveWorkMem: resolve, which holds the selected citations' facts,
+// refuses a selection that would take more than --work-mem (or
+// $PROVGRAPH_WORK_MEM): exit 2, a message naming how many were selected,
+// how to select fewer and the flag, nothing fetched, no WARC directory
+// made, nothing written to the database; a narrower selection (--since)
+// under the same --work-mem goes on.
 func TestResolveWorkMem(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "d.db")
@@ -195,14 +196,19 @@ func TestResolveWorkMem(t *testing.T) {
 		if code != exitUsage || out != "" {
 			t.Errorf("resolve %v with %s=%q: exit %d, output %q; want exit 2 and nothing", c.args, workMemEnv, c.env, code, out)
 		}
-		for _, w := range []string{"resolve's selection of targets holds every citation's facts at once", "15 citations of " + db, "--work-mem"} {
+		for _, w := range []string{"resolve of " + db, "13 of the 15 citations selected, 4 at most", "--since, --only-unresolved", "--work-mem"} {
 			if !strings.Contains(stderr, w) {
 				t.Errorf("resolve %v with %s=%q: stderr %q, want it to say %q", c.args, workMemEnv, c.env, stderr, w)
 			}
 		}
 	}
+	// A narrower selection fits: here none at all.
+	t.Setenv(workMemEnv, "")
+	if code, _, stderr := cli(t, "resolve", "--db", db, "--work-mem", "16KiB", "--since", "2100-01-01T00:00:00Z"); code != exitOK || !strings.Contains(stderr, "nothing to resolve among 15 citations") {
+		t.Errorf("resolve --since 2100 --work-mem 16KiB: exit %d, want 0 and nothing to resolve\n%s", code, stderr)
+	}
 	if _, err := os.Stat(db + ".warc"); !os.IsNotExist(err) {
-		t.Errorf("a refused resolve made the WARC directory: %v", err)
+		t.Errorf("a refused or empty resolve made the WARC directory: %v", err)
 	}
 	if after, err := os.ReadFile(db); err != nil || !bytes.Equal(after, before) {
 		t.Errorf("a refused resolve changed the database file (%v)", err)

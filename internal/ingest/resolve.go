@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,6 +42,9 @@ type TargetOptions struct {
 	// failed is selected again; its failed retrievals are kept.
 	OnlyUnresolved bool
 	Since          time.Time // when not zero, only citations observed at or after it
+	// MaxSelected, when positive, is the most citations ResolveTargets
+	// reads the facts of: past it, it returns ErrTooManyTargets.
+	MaxSelected int
 }
 
 // TargetCounts says how the citations were selected.
@@ -54,67 +58,359 @@ type TargetCounts struct {
 	RawURLs   int // distinct targets
 }
 
+// ErrTooManyTargets is returned (wrapped) by ResolveTargets when more
+// citations are selected than TargetOptions.MaxSelected.
+var ErrTooManyTargets = errors.New("more citations selected than the working memory holds")
+
 // ResolveTargets reads the citations of st and returns, for those opts
 // selects, one target per raw URL and fetch URL, sorted by URL: citations
 // that show the same raw URL share one retrieval.
+//
+// It decides in two steps, so that its memory is the selected citations'
+// and not the database's (reading every citation's facts at once took
+// 3.9 GB at a million citations, and ten million would not fit). First
+// every citation is decided by its term id, with sets of one bit per term
+// (selection, below: some 12 MB each at ten million citations) filled by
+// passes over the POS index in object order, which hold nothing else but
+// the distinct observation times when opts.Since is set (4 bytes each):
+// which normalizations generated a key and which were rejected, which
+// citations a normalization accepted, which retrievals did not fail, which
+// citations were observed before Since. Then the facts of the selected
+// citations alone are read, by the same passes, and their terms decoded
+// in one ordered pass over the dictionary. A fact a citation has several
+// of is taken as the first in object order, as a Match over the
+// predicate gives it. When opts.MaxSelected is set and more citations are
+// selected, it returns ErrTooManyTargets before reading their facts.
 func ResolveTargets(ctx context.Context, st *graph.Store, opts TargetOptions) ([]ResolveTarget, TargetCounts, error) {
+	var targets []ResolveTarget
 	var counts TargetCounts
-	read := func(pred string) (map[string][]graph.Term, error) {
-		m := map[string][]graph.Term{}
-		err := st.Match(ctx, graph.Quad{P: graph.IRI(pred)}, func(q graph.Quad) error {
-			m[q.S.Value] = append(m[q.S.Value], q.O)
+	selected := 0
+	err := st.Read(func(r *graph.Reader) error {
+		sel, err := selectTargets(ctx, r, opts, &counts)
+		if err != nil {
+			return err
+		}
+		if selected = sel.n; opts.MaxSelected > 0 && sel.n > opts.MaxSelected {
 			return nil
+		}
+		targets, err = sel.targets(ctx, r, opts, &counts)
+		return err
+	})
+	if err != nil {
+		return nil, counts, err
+	}
+	if opts.MaxSelected > 0 && selected > opts.MaxSelected {
+		return nil, counts, fmt.Errorf("%d of the %d citations selected, %d at most: %w", selected, counts.Citations, opts.MaxSelected, ErrTooManyTargets)
+	}
+	counts.RawURLs = len(targets)
+	return targets, counts, nil
+}
+
+// bitSet is a set of term ids, a bit each.
+type bitSet []uint64
+
+func newBitSet(max graph.ID) bitSet   { return make(bitSet, max/64+1) }
+func (b bitSet) add(id graph.ID)      { b[id/64] |= 1 << (id % 64) }
+func (b bitSet) has(id graph.ID) bool { return b[id/64]&(1<<(id%64)) != 0 }
+func (b bitSet) each(fn func(graph.ID) error) error {
+	for w, word := range b {
+		for word != 0 {
+			i := bits.TrailingZeros64(word)
+			if err := fn(graph.ID(w*64 + i)); err != nil {
+				return err
+			}
+			word &= word - 1
+		}
+	}
+	return nil
+}
+
+// selection is the first step of ResolveTargets: the citations selected
+// (cands, n of them), and what the second step needs of the rest.
+type selection struct {
+	cands bitSet // the citations selected
+	n     int
+	text  bitSet // nodes with a pg:text: keys and raw URLs
+	errs  bitSet // rejected normalizations (a pg:errorCode)
+	ret   bitSet // citations with a retrieval
+}
+
+// selectTargets decides every citation, counting those it skips, in the
+// order ResolveTargets always has: a citation no normalization accepted
+// is Rejected, then one with a retrieval that did not fail is Resolved
+// (OnlyUnresolved), then one observed before Since is Before.
+func selectTargets(ctx context.Context, r *graph.Reader, opts TargetOptions, counts *TargetCounts) (*selection, error) {
+	max := r.MaxID()
+	id := func(p string) graph.ID { return r.ID(graph.IRI(p)) }
+	pairs := func(pred string, fn func(s, o graph.ID)) error { return limitedPairs(ctx, r, pred, fn) }
+	sel := &selection{cands: newBitSet(max), text: newBitSet(max), errs: newBitSet(max), ret: newBitSet(max)}
+	cites, keyed, accepted := newBitSet(max), newBitSet(max), newBitSet(max)
+	steps := []struct {
+		pred string
+		fn   func(s, o graph.ID)
+	}{
+		{vocab.Cites, func(c, _ graph.ID) { cites.add(c) }},
+		{vocab.Text, func(n, _ graph.ID) { sel.text.add(n) }},
+		// A normalization's key is a node with a text it generated.
+		{vocab.ProvWasGeneratedBy, func(k, n graph.ID) {
+			if sel.text.has(k) {
+				keyed.add(n)
+			}
+		}},
+		{vocab.ErrorCode, func(n, _ graph.ID) { sel.errs.add(n) }},
+		{vocab.NormalizedAs, func(c, n graph.ID) {
+			if !sel.errs.has(n) && keyed.has(n) {
+				accepted.add(c)
+			}
+		}},
+	}
+	for _, s := range steps {
+		if err := pairs(s.pred, s.fn); err != nil {
+			return nil, err
+		}
+	}
+	// A retrieval did not fail when its first outcome is ok, or it has
+	// none (given in the input without one).
+	resolved := newBitSet(max)
+	if opts.OnlyUnresolved {
+		ok, err := literalsWhere(ctx, r, id(vocab.Outcome), func(v string) bool { return v == model.OutcomeOK })
+		if err != nil {
+			return nil, fmt.Errorf("resolve: reading %s: %w", vocab.Outcome, err)
+		}
+		seen, fine := newBitSet(max), newBitSet(max)
+		err = pairs(vocab.Outcome, func(ret, o graph.ID) {
+			if !seen.has(ret) {
+				seen.add(ret)
+				if ok.has(o) {
+					fine.add(ret)
+				}
+			}
 		})
 		if err != nil {
-			return nil, fmt.Errorf("resolve: reading %s: %w", pred, err)
+			return nil, err
 		}
-		return m, nil
-	}
-	p := map[string]map[string][]graph.Term{}
-	for _, pred := range []string{vocab.Cites, vocab.ObservedAt, vocab.RetrievedIn, vocab.NormalizedAs, vocab.ErrorCode, vocab.Parsed, vocab.Text, vocab.Outcome, vocab.CitedText} {
-		m, err := read(pred)
+		err = pairs(vocab.RetrievedIn, func(c, ret graph.ID) {
+			sel.ret.add(c)
+			if !seen.has(ret) || fine.has(ret) {
+				resolved.add(c)
+			}
+		})
 		if err != nil {
-			return nil, counts, err
+			return nil, err
 		}
-		p[pred] = m
 	}
-	// The key of each normalization: keys are generated by normalizations.
-	keyOf := map[string]string{}
-	err := st.Match(ctx, graph.Quad{P: graph.IRI(vocab.ProvWasGeneratedBy)}, func(q graph.Quad) error {
-		if _, ok := p[vocab.Text][q.S.Value]; ok {
-			keyOf[q.O.Value] = q.S.Value
+	// Observed before Since: the first observation time, in object order,
+	// does not parse or is before it; so is a citation without one.
+	observed, inTime := newBitSet(max), newBitSet(max)
+	if !opts.Since.IsZero() {
+		before, err := literalsWhere(ctx, r, id(vocab.ObservedAt), func(v string) bool {
+			t, err := time.Parse(time.RFC3339Nano, v)
+			return err != nil || t.Before(opts.Since)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("resolve: reading %s: %w", vocab.ObservedAt, err)
+		}
+		err = pairs(vocab.ObservedAt, func(c, o graph.ID) {
+			if !observed.has(c) {
+				observed.add(c)
+				if !before.has(o) {
+					inTime.add(c)
+				}
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	err := cites.each(func(c graph.ID) error {
+		counts.Citations++
+		switch {
+		case !accepted.has(c):
+			counts.Rejected++
+		case opts.OnlyUnresolved && resolved.has(c):
+			counts.Resolved++
+		case !opts.Since.IsZero() && !inTime.has(c):
+			counts.Before++
+		default:
+			sel.cands.add(c)
+			sel.n++
+		}
+		return nil
+	})
+	return sel, err
+}
+
+// selectMapped is how much of the file the selection's passes keep
+// mapped: they read every run of the POS index, and at ten million
+// citations left 1.04 GB of it mapped when not limited.
+const selectMapped = 256 << 20
+
+// limitedPairs is Reader.Pairs of the predicate pred, the mapped pages of
+// the file kept under selectMapped as it goes.
+func limitedPairs(ctx context.Context, r *graph.Reader, pred string, fn func(s, o graph.ID)) error {
+	n := 0
+	err := r.Pairs(ctx, r.ID(graph.IRI(pred)), func(s, o graph.ID) {
+		if n++; n%65536 == 0 {
+			r.LimitMapped(selectMapped)
+		}
+		fn(s, o)
+	})
+	if err != nil {
+		return fmt.Errorf("resolve: reading %s: %w", pred, err)
+	}
+	return nil
+}
+
+// literalsWhere returns the objects of predicate pred whose text keep
+// accepts, decoding each distinct object once, in id order.
+func literalsWhere(ctx context.Context, r *graph.Reader, pred graph.ID, keep func(string) bool) (bitSet, error) {
+	out := newBitSet(r.MaxID())
+	var objs []graph.ID
+	err := r.Pairs(ctx, pred, func(_, o graph.ID) {
+		if len(objs) == 0 || objs[len(objs)-1] != o {
+			if objs = append(objs, o); len(objs)%65536 == 0 {
+				r.LimitMapped(selectMapped)
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = r.Terms(ctx, objs, func(id graph.ID, t graph.Term) error {
+		if keep(t.Value) {
+			out.add(id)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// targets is the second step of ResolveTargets: the facts of the
+// selected citations, read as the first step read every citation's
+// decisions, and their targets.
+func (sel *selection) targets(ctx context.Context, r *graph.Reader, opts TargetOptions, counts *TargetCounts) ([]ResolveTarget, error) {
+	pairs := func(pred string, fn func(s, o graph.ID)) error { return limitedPairs(ctx, r, pred, fn) }
+	max := r.MaxID()
+	rawOf := make(map[graph.ID]graph.ID, sel.n)
+	citedOf := map[graph.ID]graph.ID{}
+	normsOf := make(map[graph.ID][]graph.ID, sel.n)
+	raws, norms, keys := newBitSet(max), newBitSet(max), newBitSet(max)
+	keyOf := map[graph.ID]graph.ID{}
+	parsedOf, textOf := map[graph.ID]graph.ID{}, map[graph.ID]graph.ID{}
+	firstOf := func(m map[graph.ID]graph.ID, s, o graph.ID) {
+		if _, ok := m[s]; !ok {
+			m[s] = o
+		}
+	}
+	steps := []struct {
+		pred string
+		fn   func(s, o graph.ID)
+	}{
+		{vocab.Cites, func(c, raw graph.ID) {
+			if sel.cands.has(c) {
+				if _, ok := rawOf[c]; !ok {
+					rawOf[c] = raw
+					raws.add(raw)
+				}
+			}
+		}},
+		{vocab.CitedText, func(c, t graph.ID) {
+			if sel.cands.has(c) {
+				firstOf(citedOf, c, t)
+			}
+		}},
+		{vocab.NormalizedAs, func(c, n graph.ID) {
+			if sel.cands.has(c) {
+				normsOf[c] = append(normsOf[c], n)
+				norms.add(n)
+			}
+		}},
+		// The key of each normalization: the last, in object order, that
+		// has a text (as a map filled by a Match over the predicate
+		// keeps it).
+		{vocab.ProvWasGeneratedBy, func(k, n graph.ID) {
+			if norms.has(n) && sel.text.has(k) {
+				keyOf[n] = k
+				keys.add(k)
+			}
+		}},
+		{vocab.Parsed, func(k, p graph.ID) {
+			if keys.has(k) {
+				firstOf(parsedOf, k, p)
+			}
+		}},
+		{vocab.Text, func(n, t graph.ID) {
+			if raws.has(n) {
+				firstOf(textOf, n, t)
+			}
+		}},
+	}
+	for _, s := range steps {
+		if err := pairs(s.pred, s.fn); err != nil {
+			return nil, err
+		}
+	}
+	// Every term the targets name, decoded in one pass in id order.
+	need := make([]graph.ID, 0, 4*sel.n)
+	err := sel.cands.each(func(c graph.ID) error {
+		need = append(need, c, rawOf[c])
+		need = append(need, normsOf[c]...)
+		if t, ok := citedOf[c]; ok {
+			need = append(need, t)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, counts, fmt.Errorf("resolve: reading %s: %w", vocab.ProvWasGeneratedBy, err)
+		return nil, err
 	}
+	for _, m := range []map[graph.ID]graph.ID{parsedOf, textOf} {
+		for _, v := range m {
+			need = append(need, v)
+		}
+	}
+	slices.Sort(need)
+	need = slices.Compact(need)
+	if len(need) > 0 && need[0] == 0 {
+		need = need[1:]
+	}
+	terms := make(map[graph.ID]graph.Term, len(need))
+	err = r.Terms(ctx, need, func(id graph.ID, t graph.Term) error {
+		terms[id] = t
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("resolve: reading the selected citations' terms: %w", err)
+	}
+	value := func(id graph.ID, ok bool) string {
+		if !ok {
+			return ""
+		}
+		return terms[id].Value
+	}
+	cits := make([]graph.ID, 0, sel.n)
+	sel.cands.each(func(c graph.ID) error { cits = append(cits, c); return nil })
+	slices.SortFunc(cits, func(a, b graph.ID) int { return strings.Compare(terms[a].Value, terms[b].Value) })
 	byURL := map[string]*ResolveTarget{}
-	cits := make([]string, 0, len(p[vocab.Cites]))
-	for c := range p[vocab.Cites] {
-		cits = append(cits, c)
-	}
-	slices.Sort(cits)
 	for _, c := range cits {
-		counts.Citations++
-		rawNode := p[vocab.Cites][c][0]
-		raw := first(p[vocab.Text][rawNode.Value])
+		rawNode := rawOf[c]
+		t, ok := textOf[rawNode]
+		raw := value(t, ok)
 		// A normalization that accepted the raw URL; any will do, because a
 		// policy that applies a parse rule applies the URL Standard's, so
 		// every accepting policy parses a raw URL to the same href.
 		href := ""
-		norms := p[vocab.NormalizedAs][c]
-		slices.SortFunc(norms, func(a, b graph.Term) int { return strings.Compare(a.Value, b.Value) })
-		for _, n := range norms {
-			if _, rejected := p[vocab.ErrorCode][n.Value]; rejected {
+		ns := normsOf[c]
+		slices.SortFunc(ns, func(a, b graph.ID) int { return strings.Compare(terms[a].Value, terms[b].Value) })
+		for _, n := range ns {
+			if sel.errs.has(n) {
 				continue
 			}
-			key, ok := keyOf[n.Value]
+			key, ok := keyOf[n]
 			if !ok {
 				continue
 			}
-			href = first(p[vocab.Parsed][key])
-			if href == "" {
+			p, ok := parsedOf[key]
+			if href = value(p, ok); href == "" {
 				href = raw // pg:parsed is written only when it differs
 			}
 			break
@@ -123,34 +419,20 @@ func ResolveTargets(ctx context.Context, st *graph.Store, opts TargetOptions) ([
 			counts.Rejected++
 			continue
 		}
-		retrieved := p[vocab.RetrievedIn][c]
-		if opts.OnlyUnresolved && slices.ContainsFunc(retrieved, func(r graph.Term) bool {
-			o := first(p[vocab.Outcome][r.Value])
-			return o == "" || o == model.OutcomeOK
-		}) {
-			counts.Resolved++
-			continue
-		}
-		if !opts.Since.IsZero() {
-			t, err := time.Parse(time.RFC3339Nano, first(p[vocab.ObservedAt][c]))
-			if err != nil || t.Before(opts.Since) {
-				counts.Before++
-				continue
-			}
-		}
 		counts.Selected++
-		if opts.OnlyUnresolved && len(retrieved) > 0 {
+		if opts.OnlyUnresolved && sel.ret.has(c) {
 			counts.Retried++
 		}
 		fetch, _, _ := strings.Cut(href, "#")
 		k := raw + "\x00" + fetch
-		t := byURL[k]
-		if t == nil {
-			t = &ResolveTarget{Raw: raw, RawNode: rawNode, URL: fetch}
-			byURL[k] = t
+		tg := byURL[k]
+		if tg == nil {
+			tg = &ResolveTarget{Raw: raw, RawNode: terms[rawNode], URL: fetch}
+			byURL[k] = tg
 		}
-		t.Citations = append(t.Citations, graph.IRI(c))
-		t.CitedText = append(t.CitedText, first(p[vocab.CitedText][c]))
+		tg.Citations = append(tg.Citations, terms[c])
+		ct, ok := citedOf[c]
+		tg.CitedText = append(tg.CitedText, value(ct, ok))
 	}
 	out := make([]ResolveTarget, 0, len(byURL))
 	for _, t := range byURL {
@@ -159,15 +441,7 @@ func ResolveTargets(ctx context.Context, st *graph.Store, opts TargetOptions) ([
 	slices.SortFunc(out, func(a, b ResolveTarget) int {
 		return strings.Compare(a.URL+"\x00"+a.Raw, b.URL+"\x00"+b.Raw)
 	})
-	counts.RawURLs = len(out)
-	return out, counts, nil
-}
-
-func first(ts []graph.Term) string {
-	if len(ts) == 0 {
-		return ""
-	}
-	return ts[0].Value
+	return out, nil
 }
 
 // DefaultConcurrency is how many retrievals a resolve run makes at once
