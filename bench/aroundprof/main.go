@@ -60,7 +60,7 @@ func main() {
 	if !complete {
 		check(fmt.Errorf("%s keeps no group records: provgraph queue --build --db %s", flag.Arg(0), flag.Arg(0)))
 	}
-	t, err := rs.Totals(ctx)
+	t, err := rs.Totals(ctx, nil)
 	check(err)
 	memory(fmt.Sprintf("records' totals (%d groups, %d queued)", t.Groups, t.Queued))
 	_, err = review.Load(ctx, st)

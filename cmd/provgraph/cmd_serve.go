@@ -121,12 +121,12 @@ what each request shows from the database's grouping view and its group
 records (those of provgraph queue), in milliseconds whatever the size of
 the database:
   - the queue pages in the groups' own order (by smallest key; the order of
-    provgraph groups and provgraph queue), by verdict (?verdict=, read on
-    through the records until a page is full), and one group is found by
-    id or key (?id=, ?key=); the filters that need what the records do not
-    keep (domain, engine, since, review state, sort=risk or size, all=true)
-    answer 400 and say to run provgraph groups with them once the server
-    is stopped;
+    provgraph groups and provgraph queue), by verdict and domain
+    (?verdict=, ?domain=, read on through the records until a page is
+    full), and one group is found by id or key (?id=, ?key=); the filters
+    that need what the records do not keep (engine, since, review state,
+    sort=risk or size, all=true) answer 400 and say to run provgraph
+    groups with them once the server is stopped;
   - group pages, decisions and lineages are those of a server holding
     every group;
   - GET /api/stats gives the groups, the queued groups and the groups by

@@ -27,12 +27,14 @@ import (
 //     groups `provgraph groups` lists by default, in its order: by the
 //     group's smallest key), its groups read from the view around their
 //     ids (query.GroupsAround): milliseconds whatever the database size.
-//     A verdict filter reads on through the records, which carry the
-//     verdict, until the page is full (boundedQueue), counting from the
-//     totals. Filters that need what the records do not keep (domain,
-//     engine, since, review state, an order by risk or size, all=true) are
-//     refused with a message that says so: they need a whole grouping,
-//     which is what `provgraph groups` does and what would not fit.
+//     A verdict or domain filter reads on through the records, which
+//     carry the verdict and every key, until the page is full
+//     (boundedQueue), counting from the totals (by verdict, and by the
+//     domain of any key then verdict, counted in the walk). Filters that
+//     need what the records do not keep (engine, since, review state, an
+//     order by risk or size, all=true) are refused with a message that
+//     says so: they need a whole grouping, which is what `provgraph
+//     groups` does and what would not fit.
 //   - A group page, a decision and a lineage read the view around the
 //     groups and citations they name, as `review show` and `review decide`
 //     do; their answers are those of a server holding every group.
@@ -109,7 +111,7 @@ func (s *Server) loadBounded(ctx context.Context, pol store.PolicyRef, groups *i
 	if err := s.recordsReady(ctx, pol); err != nil {
 		return nil, err
 	}
-	t, err := citestore.New(s.st).Records(pol.Digest, s.o.MaxShared).Totals(ctx)
+	t, err := citestore.New(s.st).Records(pol.Digest, s.o.MaxShared).Totals(ctx, service.DomainOfKey)
 	if err != nil {
 		return nil, service.QueryError(err)
 	}
@@ -190,7 +192,7 @@ func (s *Server) boundedRows(ctx context.Context, f service.GroupFilter) (*queue
 	if err != nil {
 		return nil, err
 	}
-	v, err := s.pages.get(b, s.servedBounded(b), "rows "+f.Cursor+" "+strconv.Itoa(f.Limit)+" "+f.Verdict, func() (any, error) {
+	v, err := s.pages.get(b, s.servedBounded(b), "rows "+f.Cursor+" "+strconv.Itoa(f.Limit)+" "+f.Verdict+" "+strings.ToLower(f.Domain), func() (any, error) {
 		ctx := context.WithoutCancel(ctx) // other readers may wait for it
 		recs, next, total, err := s.boundedQueue(ctx, b, f)
 		if err != nil {
@@ -317,7 +319,6 @@ func checkBounded(f service.GroupFilter) error {
 	}
 	add(!f.Queue, "all=true")
 	add(f.Sort != "", "sort="+f.Sort)
-	add(f.Domain != "", "domain")
 	add(f.Engine != "", "engine")
 	add(f.Since != "", "since")
 	add(f.State != "", "state")
@@ -414,9 +415,16 @@ func (s *Server) boundedQueue(ctx context.Context, b *boundedState, f service.Gr
 	}
 	rs := citestore.New(s.st).Records(b.pol.Digest, s.o.MaxShared)
 	var out []*store.GroupRecord
+	domain := strings.ToLower(f.Domain)
+	match := func(r *store.GroupRecord) bool {
+		if f.Verdict != "" && r.Verdict != f.Verdict {
+			return false
+		}
+		return domain == "" || slices.ContainsFunc(r.Keys, func(k string) bool { return service.DomainOfKey(k) == domain })
+	}
 	for {
 		n := want
-		if f.Verdict != "" && n > 0 {
+		if (f.Verdict != "" || domain != "") && n > 0 {
 			n = max(n, boundedScan)
 		}
 		recs, complete, err := rs.CompleteQueue(ctx, after, n)
@@ -430,7 +438,7 @@ func (s *Server) boundedQueue(ctx context.Context, b *boundedState, f service.Gr
 			return nil, "", 0, service.QueryError(err)
 		}
 		for _, r := range recs {
-			if f.Verdict == "" || r.Verdict == f.Verdict {
+			if match(r) {
 				out = append(out, r)
 			}
 		}
@@ -440,7 +448,15 @@ func (s *Server) boundedQueue(ctx context.Context, b *boundedState, f service.Gr
 		after = recs[len(recs)-1].ID
 	}
 	total := b.totals.Queued
-	if f.Verdict != "" {
+	switch {
+	case domain != "" && f.Verdict != "":
+		total = b.totals.QueuedByDomain[domain][f.Verdict]
+	case domain != "":
+		total = 0
+		for _, n := range b.totals.QueuedByDomain[domain] {
+			total += n
+		}
+	case f.Verdict != "":
 		total = b.totals.QueuedByVerdict[f.Verdict]
 	}
 	next := ""

@@ -16,6 +16,7 @@ import (
 	"github.com/provgraph/provgraph/internal/ingest"
 	"github.com/provgraph/provgraph/internal/normalize"
 	"github.com/provgraph/provgraph/internal/server"
+	"github.com/provgraph/provgraph/internal/service"
 	"github.com/provgraph/provgraph/internal/synth"
 )
 
@@ -43,8 +44,10 @@ func openSynth(t *testing.T, n int) *graph.Store {
 // page is the JSON of GET /api/groups.
 type page struct {
 	Groups []struct {
-		ID      string `json:"id"`
-		Verdict string `json:"verdict"`
+		ID      string   `json:"id"`
+		Verdict string   `json:"verdict"`
+		Key     string   `json:"key"`
+		Keys    []string `json:"keys"`
 	} `json:"groups"`
 	Total int    `json:"total"`
 	Next  string `json:"next"`
@@ -160,6 +163,63 @@ func TestBoundedAnswersAsHeld(t *testing.T) {
 				t.Errorf("%s: verdict %s: paged bounded queue\n%v\nwant\n%v", when, v, ids, want)
 			}
 		}
+		// By domain, alone and with each verdict: one page, and paged by
+		// 3, the same groups and totals as held; a domain no group has
+		// none.
+		var domains []string
+		for _, g := range all.Groups {
+			for _, k := range append([]string{g.Key}, g.Keys...) {
+				if d := service.DomainOfKey(k); d != "" && !slices.Contains(domains, d) && len(domains) < 4 {
+					domains = append(domains, d)
+				}
+			}
+		}
+		if len(domains) < 2 {
+			t.Fatalf("%s: the queue's keys give %d domains; the test needs two or more", when, len(domains))
+		}
+		for _, d := range append(domains, "absent.test") {
+			for _, q := range []string{"limit=1000&domain=" + d, "limit=1000&summary=true&domain=" + strings.ToUpper(d)} {
+				if h, b := getJSON(t, hs, hs.URL, "/api/groups?"+q, nil), getJSON(t, bs, bs.URL, "/api/groups?"+q, nil); h != b {
+					i := 0
+					for i < min(len(h), len(b)) && h[i] == b[i] {
+						i++
+					}
+					t.Errorf("%s: GET /api/groups?%s differs at byte %d:\nheld    %.300s\nbounded %.300s", when, q, i, h[max(0, i-100):], b[max(0, i-100):])
+				}
+			}
+			for v := range verdicts {
+				q := "limit=1000&summary=true&verdict=" + v + "&domain=" + d
+				if h, b := getJSON(t, hs, hs.URL, "/api/groups?"+q, nil), getJSON(t, bs, bs.URL, "/api/groups?"+q, nil); h != b {
+					t.Errorf("%s: GET /api/groups?%s differs:\nheld    %.600s\nbounded %.600s", when, q, h, b)
+				}
+			}
+			var held page
+			getJSON(t, hs, hs.URL, "/api/groups?limit=1000&domain="+d, &held)
+			var ids, want []string
+			for _, g := range held.Groups {
+				want = append(want, g.ID)
+			}
+			for path, pages := "/api/groups?limit=3&domain="+d, 0; path != ""; pages++ {
+				var p page
+				getJSON(t, bs, bs.URL, path, &p)
+				if p.Total != len(want) || len(p.Groups) > 3 {
+					t.Fatalf("%s: domain %s: a page of %d groups, total %d; want pages of 3 and a total of %d", when, d, len(p.Groups), p.Total, len(want))
+				}
+				for _, g := range p.Groups {
+					ids = append(ids, g.ID)
+				}
+				path = ""
+				if p.Next != "" {
+					path = "/api/groups?limit=3&domain=" + d + "&cursor=" + url.QueryEscape(p.Next)
+				}
+				if pages > 1000 {
+					t.Fatal("paging does not end")
+				}
+			}
+			if !slices.Equal(ids, want) || d != "absent.test" && len(want) == 0 {
+				t.Errorf("%s: domain %s: paged bounded queue\n%v\nwant\n%v", when, d, ids, want)
+			}
+		}
 		// Every group, queued or not: its page in JSON, and found by id.
 		var every page
 		getJSON(t, hs, hs.URL, "/api/groups?all=true&limit=1000", &every)
@@ -242,7 +302,7 @@ func TestBoundedAnswersAsHeld(t *testing.T) {
 func TestBoundedRefusesWholeFilters(t *testing.T) {
 	st := open(t)
 	ts := start(t, st, server.Options{Bounded: true})
-	for _, q := range []string{"sort=risk", "domain=w3.org", "engine=perplexity", "since=2026-01-01", "state=decided", "all=true"} {
+	for _, q := range []string{"sort=risk", "engine=perplexity", "since=2026-01-01", "state=decided", "all=true"} {
 		code, body, _ := do(t, ts, "GET", "/api/groups?"+q, "", "")
 		if code != http.StatusBadRequest || !strings.Contains(body, "bounded memory") || !strings.Contains(body, strings.SplitN(q, "=", 2)[0]) || !strings.Contains(body, "provgraph groups") {
 			t.Errorf("GET /api/groups?%s: %d %s", q, code, body)
@@ -255,8 +315,15 @@ func TestBoundedRefusesWholeFilters(t *testing.T) {
 		t.Errorf("a cursor the server did not give: %d %s", code, body)
 	}
 	code, body, _ := do(t, ts, "GET", "/", "", "")
-	if code != http.StatusOK || !strings.Contains(body, "ordered by smallest key") || !strings.Contains(body, group) || strings.Contains(body, `name="domain"`) {
+	if code != http.StatusOK || !strings.Contains(body, "ordered by smallest key") || !strings.Contains(body, group) || !strings.Contains(body, `name="domain"`) || strings.Contains(body, `name="engine"`) {
 		t.Errorf("GET /: %d %.2000s", code, body)
+	}
+	// And by domain: group g-6e48bcc4a04d's keys are on w3.org.
+	if code, body, _ := do(t, ts, "GET", "/?domain=w3.org", "", ""); code != http.StatusOK || !strings.Contains(body, group) || !strings.Contains(body, "on w3.org in the queue") {
+		t.Errorf("GET /?domain=w3.org: %d %.2000s", code, body)
+	}
+	if code, body, _ := do(t, ts, "GET", "/?domain=absent.test", "", ""); code != http.StatusOK || strings.Contains(body, group) || !strings.Contains(body, "0 groups on absent.test") {
+		t.Errorf("GET /?domain=absent.test: %d %.2000s", code, body)
 	}
 	// The UI filters by verdict: group g-6e48bcc4a04d is identity-confirmed.
 	if code, body, _ := do(t, ts, "GET", "/?verdict=identity-confirmed", "", ""); code != http.StatusOK || !strings.Contains(body, group) || !strings.Contains(body, "of verdict identity-confirmed") {

@@ -591,6 +591,10 @@ func (r *Reviewed) Filter(f GroupFilter) (*Page, error) {
 }
 
 // domainOf returns the registrable domain of a key's host.
+// DomainOfKey returns the registrable domain of the host of a key,
+// lower case, "" when it has none: what a domain filter compares.
+func DomainOfKey(key string) string { return domainOf(key) }
+
 func domainOf(key string) string {
 	i := strings.Index(key, "://")
 	if i < 0 {

@@ -727,6 +727,10 @@ type RecordTotals struct {
 	Queued int // the records in the queue
 	// QueuedByVerdict counts the records in the queue by verdict.
 	QueuedByVerdict map[string]int
+	// QueuedByDomain counts the records in the queue by the domain of
+	// any of their keys (a group counts once under each), then by
+	// verdict, when Totals is given the domain of a key.
+	QueuedByDomain map[string]map[string]int
 	// DuplicateMembers is the members of the groups with two members or
 	// more.
 	DuplicateMembers int
@@ -738,9 +742,15 @@ type RecordTotals struct {
 // in groups of two or more). The records hold every key of their group,
 // and at ten million citations the walk mapped 2.8 GB of the file: it
 // keeps the mapped pages under recordsCheckMapped as check's walk of the
-// records does.
-func (rs *Records) Totals(ctx context.Context) (RecordTotals, error) {
+// records does. With domainOf, it also decodes the keys of the records in
+// the queue and counts them by the domain domainOf gives each key
+// (QueuedByDomain; a key without one, "", is not counted).
+func (rs *Records) Totals(ctx context.Context, domainOf func(key string) string) (RecordTotals, error) {
 	t := RecordTotals{QueuedByVerdict: map[string]int{}}
+	if domainOf != nil {
+		t.QueuedByDomain = map[string]map[string]int{}
+	}
+	var seen []string
 	if err := rs.Flush(ctx); err != nil {
 		return t, err
 	}
@@ -780,6 +790,24 @@ func (rs *Records) Totals(ctx context.Context) (RecordTotals, error) {
 					return false, fmt.Errorf("%w: group record %s: verdict unreadable (run provgraph queue --build)", graph.ErrCorrupt, k)
 				}
 				t.QueuedByVerdict[verdict]++
+				if domainOf != nil {
+					rec, what := decodeRecordBare(string(k), v)
+					if what != "" {
+						return false, fmt.Errorf("%w: group record %s: %s (run provgraph queue --build)", graph.ErrCorrupt, k, what)
+					}
+					seen = seen[:0]
+					for _, key := range rec.Keys {
+						if d := domainOf(key); d != "" && !slices.Contains(seen, d) {
+							seen = append(seen, d)
+							m := t.QueuedByDomain[d]
+							if m == nil {
+								m = map[string]int{}
+								t.QueuedByDomain[d] = m
+							}
+							m[verdict]++
+						}
+					}
+				}
 			}
 			if m > 1 {
 				t.DuplicateMembers += int(m)
