@@ -66,16 +66,17 @@ more lean pass over the citations' raw and final URLs that keeps a bit
 per distinct value. --read says how, as for groups: auto (the default)
 reads the view, or scans when the citations fit in --work-mem; without a
 usable view, past --work-mem it exits 2 naming 'provgraph view rebuild'.
---explain groups, domain:D, verdict:V, confirmed:E, relation:T and
-rejected read the groups as the counts do (--read), keeping only the lines
-they print: the same lines as a scan of every citation (tested). --explain
+--explain groups, domain:D, verdict:V, confirmed:E, relation:T, rejected
+and review-state:S read the groups as the counts do (--read), keeping only
+the lines they print: the same lines as a scan of every citation
+(tested). --explain
 keys, raw-urls and resolved-urls read the grouping view's rows instead,
 each with what a listed group shows of its citation, and sort the values
 on disk (in --tmp, an eighth of --work-mem at most 128 MiB of memory;
 files unlinked as made): bounded memory, the same lines (tested); a view
 made before format 7 (no member records) cannot, and --read view then
-exits 2 naming 'provgraph view rebuild'. review-state:S, any with --read
-scan, and those without a usable view load every citation whole, about
+exits 2 naming 'provgraph view rebuild'. Any with --read scan, and those
+without a usable view, load every citation whole, about
 3.5 KB each (3.1 GB of peak RSS at a million citations): they count the
 citations first and exit 2 when they would take more than the working
 memory, --work-mem (default $PROVGRAPH_WORK_MEM, else three quarters of
@@ -111,7 +112,7 @@ under "reviews".
 	f.IntVar(&o.maxShared, "max-shared", model.DefaultMaxShared, "as for groups")
 	addRedactFlag(cmd, &o.redact)
 	f.StringVar(&o.workMem, "work-mem", "", "the memory stats may take, e.g. 8GiB: the view's reads keep half of it mapped, a scan and --explain refuse more citations than it holds (default $PROVGRAPH_WORK_MEM, else three quarters of the machine's or cgroup's memory)")
-	f.StringVar(&o.tmp, "tmp", "", tmpUsage+", for the sort of --explain keys, raw-urls and resolved-urls")
+	f.StringVar(&o.tmp, "tmp", "", tmpUsage+", for --explain's lines and the sort of keys, raw-urls and resolved-urls")
 	f.StringVar(&o.read, "read", "auto", "how the counts read the groups, as for groups: scan (every citation at once), view (the grouping view a batch of keys at a time: bounded memory) or auto (the view unless the citations fit in --work-mem)")
 	return cmd
 }
@@ -173,7 +174,8 @@ func runStats(cmd *cobra.Command, o statsOptions) error {
 			return usagef("stats --explain %s --read view: the database keeps no grouping view of the policy whose rows carry member records (a view made before format 7 has none); provgraph view rebuild --db %s writes one, or --read scan loads every citation", o.explain, o.db)
 		}
 	}
-	if _, listsGroups, _ := query.GroupExplainer(o.explain); o.explain != "" && (!listsGroups && o.explain != "rejected" || o.read == "scan") {
+	_, reviewState := strings.CutPrefix(o.explain, "review-state:")
+	if _, listsGroups, _ := query.GroupExplainer(o.explain); o.explain != "" && (!listsGroups && o.explain != "rejected" && !reviewState || o.read == "scan") {
 		// The explanations that list groups read them as groups does
 		// (--read), keeping only the lines; the others hold every
 		// citation.
@@ -183,35 +185,24 @@ func runStats(cmd *cobra.Command, o statsOptions) error {
 	}
 	tuneGCForQueries()
 	if state, ok := strings.CutPrefix(o.explain, "review-state:"); ok {
-		r, err := o.service().Reviewed(cmd.Context(), o.policy, query.GroupOptions{MaxShared: o.maxShared, MinSize: 2, Review: true})
+		sp, err := o.service().ExplainReviewState(cmd.Context(), o.policy, o.maxShared, state, how, o.tmp)
 		if err != nil {
 			return err
 		}
-		lines, err := r.ExplainState(state)
-		if err != nil {
-			return err
-		}
-		lines = render.RedactIf(o.redact, lines)
-		if o.format == "json" {
-			return render.JSON(cmd.OutOrStdout(), lines)
-		}
-		return render.Explain(cmd.OutOrStdout(), o.explain, r.Report.Policy, lines)
+		return writeExplained(cmd, o, sp)
 	}
-	res, err := o.service().Stats(cmd.Context(), service.StatsRequest{Policy: o.policy, MaxShared: o.maxShared, Explain: o.explain, Read: how})
+	res, err := o.service().Stats(cmd.Context(), service.StatsRequest{Policy: o.policy, MaxShared: o.maxShared, Explain: o.explain, Read: how, Tmp: o.tmp})
 	if err != nil {
 		return err
+	}
+	if res.Lines != nil {
+		res.Lines.Policy, res.Lines.Warnings = res.Policy, res.Warnings
+		return writeExplained(cmd, o, res.Lines)
 	}
 	for _, w := range res.Warnings {
 		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 	}
 	out := cmd.OutOrStdout()
-	if o.explain != "" {
-		lines := render.RedactIf(o.redact, res.Lines)
-		if o.format == "json" {
-			return render.JSON(out, lines)
-		}
-		return render.Explain(out, o.explain, res.Policy, lines)
-	}
 	s := render.RedactIf(o.redact, res.Stats)
 	has, err := o.service().HasDecisions(cmd.Context())
 	if err != nil {
@@ -267,6 +258,12 @@ func explainFromView(cmd *cobra.Command, o statsOptions, how service.GroupsRead,
 	if err != nil || sp == nil {
 		return false, err
 	}
+	return true, writeExplained(cmd, o, sp)
+}
+
+// writeExplained writes the lines of an explanation, read back from their
+// spool (then closed), with its warnings on standard error.
+func writeExplained(cmd *cobra.Command, o statsOptions, sp *query.LineSpool) error {
 	defer sp.Close()
 	for _, w := range sp.Warnings {
 		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
@@ -275,7 +272,7 @@ func explainFromView(cmd *cobra.Command, o statsOptions, how service.GroupsRead,
 		return sp.Each(func(l query.ExplainLine) error { return fn(render.RedactIf(o.redact, l)) })
 	}
 	if o.format == "json" {
-		return true, render.ExplainJSON(cmd.OutOrStdout(), each)
+		return render.ExplainJSON(cmd.OutOrStdout(), each)
 	}
-	return true, render.ExplainEach(cmd.OutOrStdout(), o.explain, sp.Policy, sp.Len(), each)
+	return render.ExplainEach(cmd.OutOrStdout(), o.explain, sp.Policy, sp.Len(), each)
 }

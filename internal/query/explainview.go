@@ -68,7 +68,7 @@ func ExplainFromView(ctx context.Context, src Source, policy, what string, read 
 	if read.Mapped <= 0 {
 		read.Mapped = DefaultViewMapped
 	}
-	spool, err := newLineSpool(sort.Dir)
+	spool, err := NewLineSpool(sort.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +100,7 @@ func ExplainFromView(ctx context.Context, src Source, policy, what string, read 
 		err = rerr
 	}
 	if err == nil {
-		err = spool.done()
+		err = spool.Done()
 	}
 	if err != nil {
 		spool.Close()
@@ -196,19 +196,25 @@ func splitValueRecord(rec string) (v, id string, err error) {
 }
 
 // A LineSpool holds the lines of an explanation in a temporary file,
-// unlinked as soon as it is made, so that no exit leaves it behind.
+// unlinked as soon as it is made, so that no exit leaves it behind: the
+// lines of stats --explain at ten million citations (every citation's
+// id, in the lines of every group, key or URL) are written out as they
+// are found and read back to be printed, the count first.
 type LineSpool struct {
 	Policy PolicyRef
 	// Warnings are about the database (incomplete runs), as a
 	// listing's (GroupSet.Warnings).
 	Warnings []string
 
-	f *os.File
-	w *bufio.Writer
-	n int
+	f   *os.File
+	w   *bufio.Writer
+	n   int
+	buf []byte
 }
 
-func newLineSpool(dir string) (*LineSpool, error) {
+// NewLineSpool makes an empty spool in dir (os.TempDir() when empty).
+// Add the lines, then Done; Close frees it.
+func NewLineSpool(dir string) (*LineSpool, error) {
 	f, err := os.CreateTemp(dir, "provgraph-explain-")
 	if err != nil {
 		return nil, fmt.Errorf("explain: temporary file: %w", err)
@@ -220,6 +226,21 @@ func newLineSpool(dir string) (*LineSpool, error) {
 	return &LineSpool{f: f, w: bufio.NewWriterSize(f, 64<<10)}, nil
 }
 
+// Add appends line l.
+func (s *LineSpool) Add(l ExplainLine) error {
+	s.buf = appendString(s.buf[:0], l.Item)
+	s.buf = appendString(s.buf, l.Group)
+	s.buf = binary.AppendUvarint(s.buf, uint64(len(l.Members)))
+	for _, id := range l.Members {
+		s.buf = appendString(s.buf, id)
+	}
+	if _, err := s.w.Write(s.buf); err != nil {
+		return fmt.Errorf("explain: temporary file: %w", err)
+	}
+	s.n++
+	return nil
+}
+
 // fill writes a line for each run of records of one value in sorted.
 func (s *LineSpool) fill(sorted <-chan string) error {
 	var item string
@@ -228,18 +249,9 @@ func (s *LineSpool) fill(sorted <-chan string) error {
 		if len(ids) == 0 {
 			return nil
 		}
-		var buf []byte
-		buf = appendString(buf, item)
-		buf = binary.AppendUvarint(buf, uint64(len(ids)))
-		for _, id := range ids {
-			buf = appendString(buf, id)
-		}
-		if _, err := s.w.Write(buf); err != nil {
-			return fmt.Errorf("explain: temporary file: %w", err)
-		}
-		s.n++
+		err := s.Add(ExplainLine{Item: item, Members: ids})
 		ids = ids[:0]
-		return nil
+		return err
 	}
 	for rec := range sorted {
 		v, id, err := splitValueRecord(rec)
@@ -257,8 +269,8 @@ func (s *LineSpool) fill(sorted <-chan string) error {
 	return flush()
 }
 
-// done ends the writing.
-func (s *LineSpool) done() error {
+// Done ends the writing: call it before Len and Each.
+func (s *LineSpool) Done() error {
 	if err := s.w.Flush(); err != nil {
 		return fmt.Errorf("explain: temporary file: %w", err)
 	}
@@ -288,11 +300,15 @@ func (s *LineSpool) Each(fn func(ExplainLine) error) error {
 		if err != nil {
 			return fmt.Errorf("explain: temporary file: %w", err)
 		}
+		group, err := str()
+		if err != nil {
+			return fmt.Errorf("explain: temporary file: %w", err)
+		}
 		n, err := binary.ReadUvarint(r)
 		if err != nil {
 			return fmt.Errorf("explain: temporary file: %w", err)
 		}
-		l := ExplainLine{Item: item, Members: make([]string, 0, min(n, 1<<16))}
+		l := ExplainLine{Item: item, Group: group, Members: make([]string, 0, min(n, 1<<16))}
 		for range n {
 			id, err := str()
 			if err != nil {

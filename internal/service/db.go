@@ -310,6 +310,9 @@ type StatsRequest struct {
 	// the others load every citation whole (ExplainFromView reads those
 	// by value from the view).
 	Read GroupsRead
+	// Tmp is the directory of the lines' spool (query.LineSpool),
+	// os.TempDir() when empty.
+	Tmp string
 }
 
 // StatsResult is the answer to a StatsRequest: Stats without Explain,
@@ -318,7 +321,29 @@ type StatsResult struct {
 	Policy   query.PolicyRef
 	Warnings []string // about the database (incomplete runs), for the caller to show
 	Stats    *query.Stats
-	Lines    []query.ExplainLine
+	// Lines are the lines of an Explain, spooled to disk as they are
+	// found (at ten million citations they name every citation): the
+	// caller closes them.
+	Lines *query.LineSpool
+}
+
+// spoolLines spools lines.
+func spoolLines(dir string, lines []query.ExplainLine) (*query.LineSpool, error) {
+	sp, err := query.NewLineSpool(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range lines {
+		if err := sp.Add(l); err != nil {
+			sp.Close()
+			return nil, err
+		}
+	}
+	if err := sp.Done(); err != nil {
+		sp.Close()
+		return nil, err
+	}
+	return sp, nil
 }
 
 // Stats counts the database. An Explain that names no count is Usage.
@@ -343,8 +368,12 @@ func (d DB) Stats(ctx context.Context, req StatsRequest) (*StatsResult, error) {
 	}
 	rep := query.Groups(snap, query.GroupOptions{MaxShared: req.MaxShared})
 	res := &StatsResult{Policy: snap.Policy, Warnings: rep.Warnings}
-	if res.Lines, err = query.Explain(snap, rep, req.Explain); err != nil {
+	lines, err := query.Explain(snap, rep, req.Explain)
+	if err != nil {
 		return nil, UsageError{err}
+	}
+	if res.Lines, err = spoolLines(req.Tmp, lines); err != nil {
+		return nil, err
 	}
 	return res, nil
 }
@@ -382,12 +411,17 @@ func (d DB) explainRejected(ctx context.Context, req StatsRequest) (*StatsResult
 	if err != nil {
 		return nil, QueryError(err)
 	}
-	res := &StatsResult{Policy: set.Policy(), Warnings: set.Warnings(), Lines: []query.ExplainLine{}}
-	err = rep.EachRejected(ctx, func(r query.RejectedURL) error {
-		res.Lines = append(res.Lines, query.RejectedLine(r))
-		return nil
-	})
+	sp, err := query.NewLineSpool(req.Tmp)
 	if err != nil {
+		return nil, err
+	}
+	res := &StatsResult{Policy: set.Policy(), Warnings: set.Warnings(), Lines: sp}
+	err = rep.EachRejected(ctx, func(r query.RejectedURL) error { return sp.Add(query.RejectedLine(r)) })
+	if err == nil {
+		err = sp.Done()
+	}
+	if err != nil {
+		sp.Close()
 		return nil, QueryError(err)
 	}
 	return res, nil
@@ -404,7 +438,11 @@ func (d DB) explainGroups(ctx context.Context, req StatsRequest, match func(*que
 		return nil, err
 	}
 	defer done()
-	res := &StatsResult{Policy: set.Policy(), Lines: []query.ExplainLine{}}
+	sp, err := query.NewLineSpool(req.Tmp)
+	if err != nil {
+		return nil, err
+	}
+	res := &StatsResult{Policy: set.Policy(), Lines: sp}
 	_, err = set.Write(ctx, func(buf []byte, g *query.Group) []byte {
 		if !match(g) {
 			return buf
@@ -422,11 +460,17 @@ func (d DB) explainGroups(ctx context.Context, req StatsRequest, match func(*que
 			if err := dec.Decode(&l); err != nil {
 				return err
 			}
-			res.Lines = append(res.Lines, l)
+			if err := sp.Add(l); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
+	if err == nil {
+		err = sp.Done()
+	}
 	if err != nil {
+		sp.Close()
 		return nil, QueryError(err)
 	}
 	res.Warnings = set.Warnings()

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -666,26 +667,78 @@ func (d DB) HasDecisions(ctx context.Context) (bool, error) {
 // review-state:S): each group's key with its latest decision, and its
 // citations.
 func (r *Reviewed) ExplainState(state string) ([]query.ExplainLine, error) {
-	if !slices.Contains(review.States, state) {
-		return nil, Usagef("--explain review-state:%s: want one of %s", state, strings.Join(review.States, ", "))
+	if err := checkState(state); err != nil {
+		return nil, err
 	}
 	lines := []query.ExplainLine{}
 	for _, g := range r.Report.Groups {
-		s := r.Status(g)
-		if s.State != state {
-			continue
+		if s := r.Status(g); s.State == state {
+			lines = append(lines, stateLine(g, s))
 		}
-		item := g.Key
-		if s.Latest != nil {
-			item += " (" + s.Latest.Decision + " by " + s.Latest.Reviewer + ", " + s.Latest.ID + ")"
-		}
-		l := query.ExplainLine{Item: item, Group: g.ID}
-		for _, m := range g.Members {
-			l.Members = append(l.Members, m.CitationID)
-		}
-		lines = append(lines, l)
 	}
 	return lines, nil
+}
+
+// checkState refuses a review state that is not one.
+func checkState(state string) error {
+	if !slices.Contains(review.States, state) {
+		return Usagef("--explain review-state:%s: want one of %s", state, strings.Join(review.States, ", "))
+	}
+	return nil
+}
+
+// stateLine is the line of ExplainState for group g in review state s.
+func stateLine(g *query.Group, s *review.Status) query.ExplainLine {
+	item := g.Key
+	if s.Latest != nil {
+		item += " (" + s.Latest.Decision + " by " + s.Latest.Reviewer + ", " + s.Latest.ID + ")"
+	}
+	l := query.ExplainLine{Item: item, Group: g.ID}
+	for _, m := range g.Members {
+		l.Members = append(l.Members, m.CitationID)
+	}
+	return l
+}
+
+// ExplainReviewState is stats --explain review-state:S: the groups the
+// review queue lists (groups' defaults, --max-shared maxShared) in review
+// state S, each with its latest decision, read as how says and judged as
+// they are written (ReviewedSet.Write), their lines spooled to disk in
+// tmp: from the grouping view, memory is the view read's and the
+// decisions', not every citation's. The lines are ExplainState's on every
+// group held.
+func (d DB) ExplainReviewState(ctx context.Context, policy string, maxShared int, state string, how GroupsRead, tmp string) (*query.LineSpool, error) {
+	if err := checkState(state); err != nil {
+		return nil, err
+	}
+	rs, err := d.ReviewedFrom(ctx, policy, query.GroupOptions{MaxShared: maxShared, MinSize: 2, Review: true}, how)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	sp, err := query.NewLineSpool(tmp)
+	if err != nil {
+		return nil, err
+	}
+	_, err = rs.Write(ctx, GroupFilter{State: state}, func(buf []byte, g *query.Group, s *review.Status) []byte {
+		b, _ := json.Marshal(stateLine(g, s)) // strings and a slice of them always marshal
+		return append(buf, b...)
+	}, func(b []byte) error {
+		var l query.ExplainLine
+		if err := json.Unmarshal(b, &l); err != nil {
+			return err
+		}
+		return sp.Add(l)
+	})
+	if err == nil {
+		err = sp.Done()
+	}
+	if err != nil {
+		sp.Close()
+		return nil, QueryError(err)
+	}
+	sp.Policy, sp.Warnings = rs.Set.Policy(), rs.Set.Warnings()
+	return sp, nil
 }
 
 // WithDecision returns the same groups with the decisions of ix, which

@@ -173,9 +173,10 @@ func TestDBStatsAndPolicyDiff(t *testing.T) {
 		t.Fatalf("Stats = %+v, %v; want the counts of 31 citations", res, err)
 	}
 	res, err = d.Stats(ctx, service.StatsRequest{MaxShared: 10, Explain: "keys"})
-	if err != nil || res.Stats != nil || len(res.Lines) == 0 {
+	if err != nil || res.Stats != nil || res.Lines == nil || res.Lines.Len() == 0 {
 		t.Fatalf("Stats(--explain keys) = %+v, %v; want the keys", res, err)
 	}
+	res.Lines.Close()
 	if _, err := d.Stats(ctx, service.StatsRequest{Explain: "bogus"}); service.Classify(err) != service.Usage {
 		t.Errorf("Stats(--explain bogus) = %v, kind %v, want usage", err, service.Classify(err))
 	}
@@ -348,7 +349,12 @@ func TestStatsExplainRejected(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := json.Marshal(res.Lines); string(got) != string(wantJSON) {
+		lines := []query.ExplainLine{}
+		if err := res.Lines.Each(func(l query.ExplainLine) error { lines = append(lines, l); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		res.Lines.Close()
+		if got, _ := json.Marshal(lines); string(got) != string(wantJSON) {
 			t.Errorf("read %+v: %s\nwant %s", how, got, wantJSON)
 		}
 	}
