@@ -62,26 +62,83 @@ const progressEvery = 10 * time.Second
 // progressLines returns an ingest.Progress callback that writes a line
 // to w for the first report of each phase, then at most every
 // progressEvery, and at the end: what a long run started in the
-// background (nohup, a service) shows of where it is.
-func progressLines(w io.Writer, start time.Time) func(ingest.Progress) {
+// background (nohup, a service) shows of where it is. command names the
+// command (ingest, renormalize), unit what it counts (lines, citations).
+func progressLines(w io.Writer, command, unit string, start time.Time) func(ingest.Progress) {
 	var last time.Time
 	phase := ""
 	return func(p ingest.Progress) {
 		now := time.Now()
-		if p.Phase == phase && p.Phase != "done" && now.Sub(last) < progressEvery {
+		if p.Phase == phase && p.Phase != "done" && now.Sub(last) < progressEvery && p.Lines != p.TotalLines {
 			return
 		}
 		phase, last = p.Phase, now
 		took := now.Sub(start).Round(time.Second)
 		switch p.Phase {
 		case "validate":
-			fmt.Fprintf(w, "ingest: validating: %d lines read, %s\n", p.Lines, took)
+			fmt.Fprintf(w, "%s: validating: %d %s read, %s\n", command, p.Lines, unit, took)
 		case "write":
-			fmt.Fprintf(w, "ingest: writing: %d of %d lines, %d quads added, %s\n", p.Lines, p.TotalLines, p.QuadsAdded, took)
+			fmt.Fprintf(w, "%s: writing: %d of %d %s, %d quads added, %s\n", command, p.Lines, p.TotalLines, unit, p.QuadsAdded, took)
+		case "view":
+			fmt.Fprintf(w, "%s: writing the grouping view: %d of %d citations, %s\n", command, p.Lines, p.TotalLines, took)
 		case "done":
-			fmt.Fprintf(w, "ingest: done: %d lines, %d quads added, %s\n", p.TotalLines, p.QuadsAdded, took)
+			fmt.Fprintf(w, "%s: done: %d %s, %d quads added, %s\n", command, p.TotalLines, unit, p.QuadsAdded, took)
 		}
 	}
+}
+
+// progressFunc returns the ingest.Progress callback --progress mode asks
+// for on w ("auto": a bar on a terminal): a bar per phase that counts,
+// lines, or nil for none; and the function that ends it (a bar is
+// finished).
+func progressFunc(w io.Writer, mode, command, unit string) (func(ingest.Progress), func()) {
+	switch {
+	case mode == "lines":
+		return progressLines(w, command, unit, time.Now()), func() {}
+	case mode == "bar" || mode == "auto" && isTerminal(w):
+	default:
+		return nil, func() {}
+	}
+	var bar *progressbar.ProgressBar
+	phase := ""
+	finish := func() {
+		if bar != nil {
+			bar.Finish()
+		}
+	}
+	return func(p ingest.Progress) {
+		if p.Phase != "write" && p.Phase != "view" {
+			return
+		}
+		if bar == nil || p.Phase != phase {
+			if bar != nil {
+				bar.Finish()
+			}
+			desc, its := command, unit
+			if p.Phase == "view" {
+				desc, its = command+": grouping view", "citations"
+			}
+			phase = p.Phase
+			bar = progressbar.NewOptions(p.TotalLines,
+				progressbar.OptionSetWriter(w),
+				progressbar.OptionSetDescription(desc),
+				progressbar.OptionShowCount(),
+				progressbar.OptionSetItsString(its),
+				progressbar.OptionShowIts(),
+				progressbar.OptionThrottle(100*time.Millisecond),
+				progressbar.OptionClearOnFinish())
+		}
+		bar.Set(p.Lines)
+	}, finish
+}
+
+// validProgress refuses a --progress that is not one.
+func validProgress(mode string) error {
+	switch mode {
+	case "auto", "bar", "lines", "none":
+		return nil
+	}
+	return usagef("--progress %q: want auto, bar, lines or none", mode)
 }
 
 // workMemEnv names the variable that gives --work-mem its default.
@@ -217,10 +274,8 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 	default:
 		return usagef("--format %q: want jsonl, nt, nq or ttl", o.format)
 	}
-	switch o.progress {
-	case "auto", "bar", "lines", "none":
-	default:
-		return usagef("--progress %q: want auto, bar, lines or none", o.progress)
+	if err := validProgress(o.progress); err != nil {
+		return err
 	}
 	if o.batch < 1 {
 		return usagef("--batch %d: want the number of quads per transaction, at least 1 (default %d)", o.batch, ingest.DefaultBatchQuads)
@@ -265,32 +320,8 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 	}
 	stderr := cmd.ErrOrStderr()
 	opts := ingest.Options{Policy: pol, SkipInvalid: o.skipInvalid, BatchQuads: o.batch, WorkMem: workMem, TempDir: o.tmp, NoView: o.noView}
-	var bar *progressbar.ProgressBar
-	showBar := o.progress == "bar"
-	if o.progress == "auto" && isTerminal(stderr) {
-		showBar = true
-	}
-	if o.progress == "lines" {
-		opts.Progress = progressLines(stderr, time.Now())
-	}
-	if showBar {
-		opts.Progress = func(p ingest.Progress) {
-			if p.Phase != "write" && p.Phase != "done" {
-				return
-			}
-			if bar == nil {
-				bar = progressbar.NewOptions(p.TotalLines,
-					progressbar.OptionSetWriter(stderr),
-					progressbar.OptionSetDescription("ingest"),
-					progressbar.OptionShowCount(),
-					progressbar.OptionSetItsString("lines"),
-					progressbar.OptionShowIts(),
-					progressbar.OptionThrottle(100*time.Millisecond),
-					progressbar.OptionClearOnFinish())
-			}
-			bar.Set(p.Lines)
-		}
-	}
+	var endProgress func()
+	opts.Progress, endProgress = progressFunc(stderr, o.progress, "ingest", "lines")
 	if hold := testHold("ingest-batch", stderr); hold != nil {
 		progress := opts.Progress
 		opts.Progress = func(p ingest.Progress) {
@@ -313,9 +344,7 @@ func runIngest(cmd *cobra.Command, o ingestOptions, input string, stdin io.Reade
 		req.Stdin = stdin
 	}
 	sum, err := o.service().Ingest(ctx, req)
-	if bar != nil {
-		bar.Finish()
-	}
+	endProgress()
 	for _, re := range sum.Invalid {
 		fmt.Fprintf(stderr, "rejected %s\n", render.EscapeLine(re.Error()))
 	}

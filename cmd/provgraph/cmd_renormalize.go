@@ -17,7 +17,7 @@ import (
 
 func newRenormalizeCommand() *cobra.Command {
 	var o dbOptions
-	var policy, tmp string
+	var policy, tmp, progress string
 	var noCompact bool
 	cmd := &cobra.Command{
 		Use:   "renormalize --policy FILE [flags]",
@@ -60,10 +60,13 @@ read back a few thousand at a time.
 			if err := tmpDirFlag(tmp); err != nil {
 				return err
 			}
+			if err := validProgress(progress); err != nil {
+				return err
+			}
 			if _, err := os.Stat(o.db); err != nil {
 				return fmt.Errorf("renormalize: %w (ingest citations into it first)", err)
 			}
-			if err := renormalize(cmd, &o, pol, tmp); err != nil {
+			if err := renormalize(cmd, &o, pol, tmp, progress); err != nil {
 				return err
 			}
 			// The store is closed: the compaction opens it again.
@@ -73,6 +76,7 @@ read back a few thousand at a time.
 	o.addFlags(cmd)
 	cmd.Flags().StringVar(&policy, "policy", "", `the policy: "default", "lenient" (in any letter case) or a TOML policy file of at most 1 MiB`)
 	cmd.Flags().StringVar(&tmp, "tmp", "", tmpUsage)
+	cmd.Flags().StringVar(&progress, "progress", "auto", "progress on standard error: bar (a progress bar for the normalizations, then one for the grouping view when it is built), lines (a line every 10 s, for a run whose standard error is a file or a log), none, or auto (bar on a terminal, none otherwise)")
 	cmd.Flags().BoolVar(&noCompact, "no-compact", false, "leave the quad indexes' and the grouping view's runs as written (by default, renormalize ends by merging the quad indexes' runs when one holds 16 or more to merge, as 'provgraph compact' does, and once the view's rows are in 16 runs or more, each of its maps into one, as 'provgraph view compact' does)")
 	return cmd
 }
@@ -159,14 +163,18 @@ func diskSortMem(workMem int64) int64 {
 
 // renormalize writes the normalizations of every stored citation under
 // pol, and keeps the group records current, in one opening of the store.
-func renormalize(cmd *cobra.Command, o *dbOptions, pol *normalize.Policy, tmp string) error {
+func renormalize(cmd *cobra.Command, o *dbOptions, pol *normalize.Policy, tmp, progress string) error {
 	st, err := o.open(false)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	tuneGCForWrites()
-	sum, err := ingest.Renormalize(cmd.Context(), st.Quads, ingest.Options{Policy: pol, TempDir: tmp})
+	opts := ingest.Options{Policy: pol, TempDir: tmp}
+	var endProgress func()
+	opts.Progress, endProgress = progressFunc(cmd.ErrOrStderr(), progress, "renormalize", "citations")
+	sum, err := ingest.Renormalize(cmd.Context(), st.Quads, opts)
+	endProgress()
 	if err != nil {
 		return err
 	}

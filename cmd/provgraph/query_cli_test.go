@@ -341,3 +341,27 @@ func TestIngestProgressLines(t *testing.T) {
 		t.Errorf("--progress sometimes: exit %d, %s; want a usage error", code, stderr)
 	}
 }
+
+// TestRenormalizeProgressLines: renormalize --progress lines reports the
+// normalizations written, then the grouping view it builds for a policy
+// without one, then its totals; an unknown --progress is a usage error
+// that writes nothing.
+func TestRenormalizeProgressLines(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "p.db")
+	if code, _, stderr := run(t, "ingest", "--db", db, "../../testdata/citations.jsonl"); code != 0 {
+		t.Fatalf("ingest: %d %s", code, stderr)
+	}
+	code, _, stderr := run(t, "renormalize", "--db", db, "--policy", "lenient", "--progress", "lines")
+	if code != 0 {
+		t.Fatalf("renormalize: %d %s", code, stderr)
+	}
+	for _, w := range []string{"renormalize: writing: 15 of 15 citations", "renormalize: writing the grouping view: 15 of 15 citations", "renormalize: done: 15 citations"} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("renormalize --progress lines wrote:\n%s\nwant %q", stderr, w)
+		}
+	}
+	code, _, stderr = run(t, "renormalize", "--db", db, "--policy", "default", "--progress", "sometimes")
+	if code != exitUsage || !strings.Contains(stderr, `--progress "sometimes"`) {
+		t.Errorf("--progress sometimes: exit %d, %s; want a usage error", code, stderr)
+	}
+}

@@ -75,7 +75,7 @@ type Options struct {
 
 // Progress reports how far a run has got.
 type Progress struct {
-	Phase      string // "validate" or "write"
+	Phase      string // "validate", "write", "view" (renormalize's grouping view, in citations) or "done"
 	Lines      int    // input lines read in this phase
 	TotalLines int    // lines in the input, known in the write phase
 	QuadsAdded int

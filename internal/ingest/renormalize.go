@@ -137,10 +137,22 @@ func Renormalize(ctx context.Context, st *graph.Store, opts Options) (Summary, e
 	}
 	cs := citestore.New(st)
 	if has, err := cs.HasView(ctx, opts.Policy.Digest()); err != nil || has {
+		if err == nil && opts.Progress != nil {
+			opts.Progress(Progress{Phase: "done", Lines: sum.Records, TotalLines: sum.Records, QuadsAdded: sum.QuadsAdded})
+		}
 		return sum, err
 	}
-	if _, err := cs.RebuildView(ctx, opts.Policy.Digest(), 0, nil); err != nil {
+	var viewProgress func(done, total int)
+	if opts.Progress != nil {
+		viewProgress = func(done, total int) {
+			opts.Progress(Progress{Phase: "view", Lines: done, TotalLines: total, QuadsAdded: sum.QuadsAdded})
+		}
+	}
+	if _, err := cs.RebuildView(ctx, opts.Policy.Digest(), 0, viewProgress); err != nil {
 		return sum, fmt.Errorf("renormalize: writing the grouping view of the policy: %w", err)
+	}
+	if opts.Progress != nil {
+		opts.Progress(Progress{Phase: "done", Lines: sum.Records, TotalLines: sum.Records, QuadsAdded: sum.QuadsAdded})
 	}
 	return sum, nil
 }
