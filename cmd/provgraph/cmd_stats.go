@@ -68,15 +68,15 @@ reads the view, or scans when the citations fit in --work-mem; without a
 usable view, past --work-mem it exits 2 naming 'provgraph view rebuild'.
 --explain groups, domain:D, verdict:V, confirmed:E, relation:T, rejected
 and review-state:S read the groups as the counts do (--read), keeping only
-the lines they print: the same lines as a scan of every citation
-(tested). --explain
-keys, raw-urls and resolved-urls read the grouping view's rows instead,
-each with what a listed group shows of its citation, and sort the values
-on disk (in --tmp, an eighth of --work-mem at most 128 MiB of memory;
-files unlinked as made): bounded memory, the same lines (tested); a view
-made before format 7 (no member records) cannot, and --read view then
-exits 2 naming 'provgraph view rebuild'. Any with --read scan, and those
-without a usable view, load every citation whole, about
+the lines they print: the same lines as a scan of every citation (tested).
+--explain keys, raw-urls and resolved-urls read the grouping view's rows
+instead, each with what a listed group shows of its citation, and sort
+the values on disk (an eighth of --work-mem, at most 128 MiB, of memory):
+bounded memory, the same lines (tested); a view made before format 7 (no
+member records) cannot, and --read view then exits 2 naming 'provgraph
+view rebuild'. Every explanation's lines go to a file in --tmp as they are
+found, read back to be printed (files unlinked as made). Any with --read
+scan, and those without a usable view, load every citation whole, about
 3.5 KB each (3.1 GB of peak RSS at a million citations): they count the
 citations first and exit 2 when they would take more than the working
 memory, --work-mem (default $PROVGRAPH_WORK_MEM, else three quarters of
