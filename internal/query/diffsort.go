@@ -94,7 +94,7 @@ func NewPolicyDiffer(ctx context.Context, how DiskSort) (*PolicyDiffer, error) {
 	}
 	d := &PolicyDiffer{how: how, in: make(chan string, 4096), ruleSets: map[string]uint32{}}
 	for i := range d.sides {
-		f, err := tempUnlinked(how.Dir)
+		f, err := tempUnlinked(how.Dir, "policy-diff")
 		if err != nil {
 			d.closeFiles()
 			return nil, err
@@ -107,29 +107,45 @@ func NewPolicyDiffer(ctx context.Context, how DiskSort) (*PolicyDiffer, error) {
 	return d, nil
 }
 
-// config is the sorts' configuration: each holds up to four chunks at
-// once (one filling, one waiting, two being sorted), and two run at once.
-func (d *PolicyDiffer) config() *extsort.Config {
+// config is the sorts' configuration (DiskSort.config): two run at once.
+func (d *PolicyDiffer) config() *extsort.Config { return d.how.config(2) }
+
+// config is the configuration of one of n sorts that run at once within
+// s.Mem: each holds up to four chunks at once (one filling, one waiting,
+// two being sorted).
+func (s DiskSort) config(n int64) *extsort.Config {
 	return &extsort.Config{
-		ChunkSize:          int(max(2, d.how.Mem/(2*4*diffRecordBytes))),
+		ChunkSize:          int(max(2, s.Mem/(n*4*diffRecordBytes))),
 		NumWorkers:         2,
 		ChanBuffSize:       1,
 		SortedChanBuffSize: 4096,
-		TempFilesDir:       d.how.Dir,
+		TempFilesDir:       s.Dir,
 	}
 }
 
-// tempUnlinked creates a temporary file in dir and unlinks it at once.
-func tempUnlinked(dir string) (*os.File, error) {
-	f, err := os.CreateTemp(dir, "provgraph-diff-")
+// tempUnlinked creates a temporary file in dir and unlinks it at once, so
+// that no exit leaves it behind; what names the command in errors.
+func tempUnlinked(dir, what string) (*os.File, error) {
+	f, err := os.CreateTemp(dir, "provgraph-"+what+"-")
 	if err != nil {
-		return nil, fmt.Errorf("policy-diff: temporary file: %w", err)
+		return nil, fmt.Errorf("%s: temporary file: %w", what, err)
 	}
 	if err := os.Remove(f.Name()); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("policy-diff: temporary file: %w", err)
+		return nil, fmt.Errorf("%s: temporary file: %w", what, err)
 	}
 	return f, nil
+}
+
+// readStringFrom reads a string as appendString wrote it from r.
+func readStringFrom(r *bufio.Reader) (string, error) {
+	n, err := binary.ReadUvarint(r)
+	if err != nil {
+		return "", err
+	}
+	b := make([]byte, n)
+	_, err = io.ReadFull(r, b)
+	return string(b), err
 }
 
 // Add reads the groups of one policy, A on the first call and B on the
@@ -461,15 +477,7 @@ func (s *diffSide) readRefs(want map[uint32]GroupRef) error {
 		return fmt.Errorf("policy-diff: temporary file: %w", err)
 	}
 	r := bufio.NewReaderSize(s.refs, 64<<10)
-	read := func() (string, error) {
-		n, err := binary.ReadUvarint(r)
-		if err != nil {
-			return "", err
-		}
-		b := make([]byte, n)
-		_, err = io.ReadFull(r, b)
-		return string(b), err
-	}
+	read := func() (string, error) { return readStringFrom(r) }
 	for ord := uint32(0); ord < s.groups; ord++ {
 		id, err := read()
 		if err != nil {

@@ -75,13 +75,7 @@ func ExplainFromView(ctx context.Context, src Source, policy, what string, read 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	in := make(chan string, 4096)
-	sorter, out, errs := extsort.Strings(in, &extsort.Config{
-		ChunkSize:          int(max(2, sort.Mem/(4*diffRecordBytes))),
-		NumWorkers:         2,
-		ChanBuffSize:       1,
-		SortedChanBuffSize: 4096,
-		TempFilesDir:       sort.Dir,
-	})
+	sorter, out, errs := extsort.Strings(in, sort.config(1))
 	go sorter.Sort(ctx)
 	readErr := make(chan error, 1)
 	go func() {
@@ -215,13 +209,9 @@ type LineSpool struct {
 // NewLineSpool makes an empty spool in dir (os.TempDir() when empty).
 // Add the lines, then Done; Close frees it.
 func NewLineSpool(dir string) (*LineSpool, error) {
-	f, err := os.CreateTemp(dir, "provgraph-explain-")
+	f, err := tempUnlinked(dir, "explain")
 	if err != nil {
-		return nil, fmt.Errorf("explain: temporary file: %w", err)
-	}
-	if err := os.Remove(f.Name()); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("explain: temporary file: %w", err)
+		return nil, err
 	}
 	return &LineSpool{f: f, w: bufio.NewWriterSize(f, 64<<10)}, nil
 }
@@ -286,15 +276,7 @@ func (s *LineSpool) Each(fn func(ExplainLine) error) error {
 		return fmt.Errorf("explain: temporary file: %w", err)
 	}
 	r := bufio.NewReaderSize(s.f, 64<<10)
-	str := func() (string, error) {
-		n, err := binary.ReadUvarint(r)
-		if err != nil {
-			return "", err
-		}
-		b := make([]byte, n)
-		_, err = io.ReadFull(r, b)
-		return string(b), err
-	}
+	str := func() (string, error) { return readStringFrom(r) }
 	for range s.n {
 		item, err := str()
 		if err != nil {

@@ -13,6 +13,23 @@ import (
 	"github.com/provgraph/provgraph/internal/query"
 )
 
+// laterPolicyStore is n synthetic citations ingested under the default
+// policy (which keeps a view), then the repository's examples under
+// testdata/difftest.toml, a policy the synthetic citations were never
+// normalized under and which has no view.
+func laterPolicyStore(t *testing.T, n int) (*citestore.Store, *normalize.Policy) {
+	t.Helper()
+	st := synthStore(t, n)
+	pol, err := normalize.LoadPolicy("testdata/difftest.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ingest.File(context.Background(), st, filepath.Join("..", "..", "testdata", "citations.jsonl"), "citations.jsonl", ingest.Options{Policy: pol}); err != nil {
+		t.Fatal(err)
+	}
+	return citestore.New(st), pol
+}
+
 // TestExplainFromViewMatchesExplain: the explanations by value read from
 // the grouping view and sorted on disk are Explain's on a snapshot, line
 // for line: under the policy of the first ingest, and under one added
@@ -22,15 +39,7 @@ import (
 // file in its directory.
 func TestExplainFromViewMatchesExplain(t *testing.T) {
 	ctx := context.Background()
-	st := synthStore(t, 1500)
-	pol, err := normalize.LoadPolicy("testdata/difftest.toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ingest.File(ctx, st, filepath.Join("..", "..", "testdata", "citations.jsonl"), "citations.jsonl", ingest.Options{Policy: pol}); err != nil {
-		t.Fatal(err)
-	}
-	cs := citestore.New(st)
+	cs, pol := laterPolicyStore(t, 1500)
 	if _, err := cs.RebuildView(ctx, pol.Digest(), 0, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -95,15 +104,7 @@ func TestExplainFromViewMatchesExplain(t *testing.T) {
 // explanation that is not by value, the view does not answer.
 func TestExplainFromViewNoView(t *testing.T) {
 	ctx := context.Background()
-	st := synthStore(t, 50)
-	pol, err := normalize.LoadPolicy("testdata/difftest.toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ingest.File(ctx, st, filepath.Join("..", "..", "testdata", "citations.jsonl"), "citations.jsonl", ingest.Options{Policy: pol}); err != nil {
-		t.Fatal(err)
-	}
-	cs := citestore.New(st)
+	cs, _ := laterPolicyStore(t, 50)
 	sp, err := query.ExplainFromView(ctx, cs, "test-diff", "keys", query.ViewRead{}, query.DiskSort{Dir: t.TempDir()})
 	if sp != nil || err != nil {
 		t.Errorf("a policy without a view: spool %v, %v; want neither", sp, err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -51,6 +52,32 @@ type page struct {
 	} `json:"groups"`
 	Total int    `json:"total"`
 	Next  string `json:"next"`
+}
+
+// pagedBy3 pages through GET /api/groups?limit=3&filter on bs, following
+// next, each page of 3 groups (fewer on the last only) with the total
+// total, and returns the groups' ids in order.
+func pagedBy3(t *testing.T, bs *httptest.Server, filter string, total int) []string {
+	t.Helper()
+	var ids []string
+	for path, pages := "/api/groups?limit=3&"+filter, 0; path != ""; pages++ {
+		var p page
+		getJSON(t, bs, bs.URL, path, &p)
+		if p.Total != total || len(p.Groups) > 3 || len(p.Groups) < 3 && p.Next != "" {
+			t.Fatalf("%s: a page of %d groups, total %d, next %q; want pages of 3 and a total of %d", filter, len(p.Groups), p.Total, p.Next, total)
+		}
+		for _, g := range p.Groups {
+			ids = append(ids, g.ID)
+		}
+		path = ""
+		if p.Next != "" {
+			path = "/api/groups?limit=3&" + filter + "&cursor=" + url.QueryEscape(p.Next)
+		}
+		if pages > 1000 {
+			t.Fatal("paging does not end")
+		}
+	}
+	return ids
 }
 
 func getJSON(t *testing.T, ts interface {
@@ -141,24 +168,7 @@ func TestBoundedAnswersAsHeld(t *testing.T) {
 					t.Errorf("%s: GET /api/groups?%s differs:\nheld    %.600s\nbounded %.600s", when, q, h, b)
 				}
 			}
-			var ids []string
-			for path, pages := "/api/groups?limit=3&verdict="+v, 0; path != ""; pages++ {
-				var p page
-				getJSON(t, bs, bs.URL, path, &p)
-				if p.Total != len(want) || len(p.Groups) > 3 || len(p.Groups) < 3 && p.Next != "" {
-					t.Fatalf("%s: verdict %s: a page of %d groups, total %d, next %q; want pages of 3 and a total of %d", when, v, len(p.Groups), p.Total, p.Next, len(want))
-				}
-				for _, g := range p.Groups {
-					ids = append(ids, g.ID)
-				}
-				path = ""
-				if p.Next != "" {
-					path = "/api/groups?limit=3&verdict=" + v + "&cursor=" + url.QueryEscape(p.Next)
-				}
-				if pages > 1000 {
-					t.Fatal("paging does not end")
-				}
-			}
+			ids := pagedBy3(t, bs, "verdict="+v, len(want))
 			if !slices.Equal(ids, want) {
 				t.Errorf("%s: verdict %s: paged bounded queue\n%v\nwant\n%v", when, v, ids, want)
 			}
@@ -195,27 +205,11 @@ func TestBoundedAnswersAsHeld(t *testing.T) {
 			}
 			var held page
 			getJSON(t, hs, hs.URL, "/api/groups?limit=1000&domain="+d, &held)
-			var ids, want []string
+			var want []string
 			for _, g := range held.Groups {
 				want = append(want, g.ID)
 			}
-			for path, pages := "/api/groups?limit=3&domain="+d, 0; path != ""; pages++ {
-				var p page
-				getJSON(t, bs, bs.URL, path, &p)
-				if p.Total != len(want) || len(p.Groups) > 3 {
-					t.Fatalf("%s: domain %s: a page of %d groups, total %d; want pages of 3 and a total of %d", when, d, len(p.Groups), p.Total, len(want))
-				}
-				for _, g := range p.Groups {
-					ids = append(ids, g.ID)
-				}
-				path = ""
-				if p.Next != "" {
-					path = "/api/groups?limit=3&domain=" + d + "&cursor=" + url.QueryEscape(p.Next)
-				}
-				if pages > 1000 {
-					t.Fatal("paging does not end")
-				}
-			}
+			ids := pagedBy3(t, bs, "domain="+d, len(want))
 			if !slices.Equal(ids, want) || d != "absent.test" && len(want) == 0 {
 				t.Errorf("%s: domain %s: paged bounded queue\n%v\nwant\n%v", when, d, ids, want)
 			}
