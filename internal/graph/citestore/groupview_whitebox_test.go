@@ -754,3 +754,33 @@ func TestRebuildViewCancelled(t *testing.T) {
 		t.Errorf("the view rebuilt after a cancelled rebuild differs from the view kept\nkept:\n%s\nrebuilt:\n%s", kept, got)
 	}
 }
+
+// TestWindowEnd: a batch's window of term ids ends at the next batch's
+// first citation, but no further past the batch's last citation than
+// twice the median distance between its citations, nor than
+// viewCheckWindow past its first; the last batch's window no longer runs
+// to the end of the dictionary.
+func TestWindowEnd(t *testing.T) {
+	defer func(w graph.ID) { viewCheckWindow = w }(viewCheckWindow)
+	viewCheckWindow = 1000
+	for _, c := range []struct {
+		name   string
+		ids    []graph.ID
+		lo, hi int
+		maxID  graph.ID
+		want   graph.ID
+	}{
+		{"next batch's first citation", []graph.ID{10, 30, 50, 70, 90}, 0, 3, 5000, 70},
+		{"last batch: twice the median gap past its last", []graph.ID{10, 30, 50, 70, 90}, 3, 5, 5000, 90 + 2*20 + 1},
+		{"last batch, dictionary ends first", []graph.ID{10, 30, 50, 70, 90}, 3, 5, 100, 101},
+		{"a gap in the batch: the median, not the mean", []graph.ID{10, 30, 500, 520, 540}, 0, 5, 5000, 540 + 2*20 + 1},
+		{"a gap before the next batch", []graph.ID{10, 30, 50, 900}, 0, 3, 5000, 50 + 2*20 + 1},
+		{"one citation", []graph.ID{10}, 0, 1, 5000, 10 + windowSingle},
+		{"one citation, next close", []graph.ID{10, 20}, 0, 1, 5000, 20},
+		{"cut at viewCheckWindow", []graph.ID{10, 800, 1600, 2400}, 0, 3, 5000, 10 + 1000},
+	} {
+		if got := windowEnd(c.ids, c.lo, c.hi, c.maxID); got != c.want {
+			t.Errorf("%s: windowEnd(%v, %d, %d, %d) = %d, want %d", c.name, c.ids, c.lo, c.hi, c.maxID, got, c.want)
+		}
+	}
+}
