@@ -173,6 +173,10 @@ says how to build them again.
 			}
 			start := time.Now()
 			errOut := cmd.ErrOrStderr()
+			// What a rebuild keeps is the writer's (the hash index's
+			// filters, bbolt's freelist): the rows are garbage a batch
+			// later.
+			tuneGCForWrites()
 			var dropped []int
 			pol, rows, err := o.service().RebuildView(cmd.Context(), policy, batch, func(done, total int) {
 				fmt.Fprintf(errOut, "view rebuild: %d of %d citations\n", done, total)

@@ -109,6 +109,11 @@ func TestHelpListsExitStatuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A database cut to half its size: its meta page says more pages.
+	truncated := copyFile(t, good, p("truncated.db"))
+	if fi, err := os.Stat(truncated); err != nil || os.Truncate(truncated, fi.Size()/2) != nil {
+		t.Fatalf("truncating %s: %v", truncated, err)
+	}
 	// A database another Store holds for the whole test.
 	locked := copyFile(t, good, p("locked.db"))
 	st, err := graph.Open(locked, nil)
@@ -315,6 +320,13 @@ func TestHelpListsExitStatuses(t *testing.T) {
 			exitFailure: {args: []string{"--db", p("none.db")}},
 			exitLocked:  {args: append([]string{"--db", locked}, wait...)},
 			exitCorrupt: {args: []string{"--db", copyFile(t, damaged, p("damaged-compact.db"))}},
+		},
+		"vacuum": {
+			exitOK:      {args: []string{"--db", copyFile(t, good, p("vacuum.db"))}},
+			exitUsage:   {args: []string{"--db", good, "--progress", "sometimes"}},
+			exitFailure: {args: []string{"--db", p("none.db")}},
+			exitLocked:  {args: append([]string{"--db", locked}, wait...)},
+			exitCorrupt: {args: []string{"--db", truncated}},
 		},
 		"convert": {
 			exitOK:      {args: []string{"--from", "../../internal/graph/testdata/format-v1/prov.db", "--db", p("converted.db")}},

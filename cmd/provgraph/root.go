@@ -200,6 +200,7 @@ they are the same resource.
 	root.AddCommand(newCheckCommand())
 	root.AddCommand(newConvertCommand())
 	root.AddCommand(newCompactCommand())
+	root.AddCommand(newVacuumCommand())
 	root.AddCommand(newReviewCommand())
 	root.AddCommand(newServeCommand())
 	root.AddCommand(newQueryCommand())

@@ -148,8 +148,52 @@ func checkFile(path string) error {
 
 // openBolt is bbolt.Open under a guard. A panic there leaves bbolt's file
 // open and locked, so the file is closed here.
+//
+// Once bbolt holds the file's lock, the file it opened must still be the
+// one at path: a vacuum (Vacuum) renames a new file over path while it
+// holds the old one's lock, and a process that opened the old file
+// before and waited for its lock would otherwise read, or write, a file
+// no longer there (its writes lost). Such an open is made again, on the
+// new file, up to a few times.
 func openBolt(path string, o *bbolt.Options) (db *bbolt.DB, err error) {
-	var file *os.File
+	for range 3 {
+		var file *os.File
+		db, file, err = openBoltOnce(path, o)
+		if err != nil {
+			return nil, err
+		}
+		if afterLock != nil {
+			afterLock(path)
+		}
+		if sameFile(file, path) {
+			return db, nil
+		}
+		db.Close()
+	}
+	return nil, fmt.Errorf("the file was replaced while this process waited for its lock, three times: is a vacuum running again and again?")
+}
+
+// afterLock, when set (tests), is called by openBolt once bbolt holds the
+// lock of the file it opened at path.
+var afterLock func(path string)
+
+// sameFile reports whether f is the file now at path.
+func sameFile(f *os.File, path string) bool {
+	if f == nil {
+		return true // bbolt opened it otherwise: nothing to compare
+	}
+	a, err := f.Stat()
+	if err != nil {
+		return true
+	}
+	b, err := os.Stat(path)
+	if err != nil {
+		return true // removed: not replaced, and an open again would make an empty store
+	}
+	return os.SameFile(a, b)
+}
+
+func openBoltOnce(path string, o *bbolt.Options) (db *bbolt.DB, file *os.File, err error) {
 	o.OpenFile = func(name string, flag int, perm os.FileMode) (*os.File, error) {
 		f, err := os.OpenFile(name, flag, perm)
 		file = f
@@ -162,7 +206,8 @@ func openBolt(path string, o *bbolt.Options) (db *bbolt.DB, err error) {
 	}()
 	g := newGuard(path, "open", &err)
 	defer g.done()
-	return bbolt.Open(path, 0o600, o)
+	db, err = bbolt.Open(path, 0o600, o)
+	return db, file, err
 }
 
 // guard turns what a damaged file does to a read into an error: a memory

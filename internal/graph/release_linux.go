@@ -113,3 +113,13 @@ func sleepBriefly(d time.Duration) {
 	ts := syscall.NsecToTimespec(int64(d))
 	syscall.Nanosleep(&ts, nil)
 }
+
+// freeSpace is the space an unprivileged process may still write in the
+// file system of dir, in bytes.
+func freeSpace(dir string) (int64, bool) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, false
+	}
+	return int64(st.Bavail) * st.Bsize, true
+}

@@ -216,3 +216,21 @@ func (d DB) RunsToCompact() (int, error) {
 	defer st.Close()
 	return st.RunsToCompact()
 }
+
+// Vacuum rewrites the database file without its free pages
+// (graph.Vacuum): the space that dropped views, merged runs and rebuilt
+// rows gave up, which bbolt keeps in the file and lists in memory in
+// every writer. progress, when set, is called after each commit of the
+// copy with the bytes of the new file written and the live bytes of the
+// old one, which it approaches.
+func (d DB) Vacuum(ctx context.Context, progress func(written, live int64)) (graph.VacuumResult, error) {
+	if _, err := os.Stat(d.Path); err != nil {
+		return graph.VacuumResult{}, fmt.Errorf("vacuum: %w (ingest citations into it first)", err)
+	}
+	timeout := d.LockTimeout
+	if timeout <= 0 {
+		timeout = -1
+	}
+	res, err := graph.Vacuum(ctx, d.Path, graph.VacuumOptions{LockTimeout: timeout, Progress: progress})
+	return res, lockedByServer(d.Path, err)
+}

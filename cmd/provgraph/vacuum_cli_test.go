@@ -1,0 +1,64 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestVacuumCommand: after a view rebuild has left free pages, vacuum
+// says what it gave back, the file is smaller, and groups, lineage and
+// check answer as before; a bad --progress is a usage error and a missing
+// file an I/O error, neither making a file.
+func TestVacuumCommand(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "v.db")
+	if code, _, stderr := run(t, "ingest", "--db", db, "../../testdata/citations.jsonl"); code != exitOK {
+		t.Fatalf("ingest: exit %d\n%s", code, stderr)
+	}
+	for range 3 {
+		if code, _, stderr := run(t, "view", "rebuild", "--db", db); code != exitOK {
+			t.Fatalf("view rebuild: exit %d\n%s", code, stderr)
+		}
+	}
+	_, groupsBefore, _ := run(t, "groups", "--db", db, "--format", "json")
+	before, err := os.Stat(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := run(t, "vacuum", "--db", db, "--progress", "lines")
+	if code != exitOK || !regexp.MustCompile(`v\.db vacuumed: [0-9.]+ MB before \([0-9,]+ free pages? of 4096 bytes\), [0-9.]+ MB now, `).MatchString(stdout) {
+		t.Fatalf("vacuum: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "vacuum: writing the new file: ") {
+		t.Errorf("vacuum --progress lines wrote no progress:\n%s", stderr)
+	}
+	after, err := os.Stat(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Size() >= before.Size() {
+		t.Errorf("file of %d bytes before the vacuum, %d after; want smaller", before.Size(), after.Size())
+	}
+	if _, groupsAfter, _ := run(t, "groups", "--db", db, "--format", "json"); groupsAfter != groupsBefore || groupsAfter == "" {
+		t.Errorf("groups after the vacuum differ:\nbefore:\n%s\nafter:\n%s", groupsBefore, groupsAfter)
+	}
+	if code, stdout, stderr := run(t, "check", "--db", db); code != exitOK || !strings.Contains(stdout, "as the quads give them") {
+		t.Errorf("check after the vacuum: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(db + ".vacuum"); !os.IsNotExist(err) {
+		t.Errorf("temporary file left: %v", err)
+	}
+
+	if code, _, stderr := run(t, "vacuum", "--db", db, "--progress", "sometimes"); code != exitUsage || !strings.Contains(stderr, "--progress") {
+		t.Errorf("vacuum --progress sometimes: exit %d, want %d\n%s", code, exitUsage, stderr)
+	}
+	missing := filepath.Join(t.TempDir(), "none.db")
+	if code, _, stderr := run(t, "vacuum", "--db", missing); code != exitFailure || !strings.Contains(stderr, "none.db") {
+		t.Errorf("vacuum of a missing file: exit %d, want %d\n%s", code, exitFailure, stderr)
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Errorf("vacuum of a missing file made one: %v", err)
+	}
+}
