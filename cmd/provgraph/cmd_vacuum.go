@@ -30,9 +30,11 @@ vacuum says how much it gave back.
 
 No quad, view or record changes: every bucket, key and value is copied, in
 key order, into DB.vacuum beside the file, which is then renamed over it.
-The copy holds the database's lock from start to end (other commands wait
-for it, up to their --lock-timeout, then say it is locked; stop 'provgraph
-serve' first). An interrupted vacuum (Ctrl-C, kill -9, a full disk) leaves
+The copy holds a reader's lock on the database from start to end: commands
+that read go on reading the old file, commands that write wait for it, up
+to their --lock-timeout, then say it is locked (stop 'provgraph serve'
+first); one that got the lock after the rename opens the new file. An
+interrupted vacuum (Ctrl-C, kill -9, a full disk) leaves
 the file as it was; the next vacuum replaces the partial DB.vacuum. It
 needs free space beside the file for the live part of it, checked before
 it starts, keeps at most 256 MiB of either file mapped, and takes about

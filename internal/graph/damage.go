@@ -72,18 +72,27 @@ func parseBoltMeta(page []byte) boltMeta {
 // is not a bbolt file at all is ErrNotStore; a bbolt file that is
 // damaged, ErrCorrupt.
 func checkFile(path string) error {
+	_, _, err := activeMeta(path)
+	return err
+}
+
+// activeMeta checks the file at path as checkFile does and returns the
+// meta page bbolt will use and the file's page size; a zero meta for an
+// empty file.
+func activeMeta(path string) (boltMeta, int64, error) {
+	var none boltMeta
 	f, err := os.Open(path)
 	if err != nil {
-		return err
+		return none, 0, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return err
+		return none, 0, err
 	}
 	size := fi.Size()
 	if size == 0 {
-		return nil
+		return none, 0, nil
 	}
 	read := func(off int64) []byte {
 		buf := make([]byte, boltPageHeader+boltMetaSize)
@@ -108,15 +117,15 @@ func checkFile(path string) error {
 	}
 	if pageSize == 0 {
 		if m0.magic == boltMagic {
-			return corruptf("the file is damaged: both of its bbolt meta pages fail their checksum (restore the file from a copy)")
+			return none, 0, corruptf("the file is damaged: both of its bbolt meta pages fail their checksum (restore the file from a copy)")
 		}
-		return fmt.Errorf("%w: not a bbolt database file (no intact bbolt meta page)", ErrNotStore)
+		return none, 0, fmt.Errorf("%w: not a bbolt database file (no intact bbolt meta page)", ErrNotStore)
 	}
 	if pageSize < boltMinPageSize || pageSize&(pageSize-1) != 0 {
-		return corruptf("the file is damaged: its meta page gives a page size of %d bytes", pageSize)
+		return none, 0, corruptf("the file is damaged: its meta page gives a page size of %d bytes", pageSize)
 	}
 	if size < 2*pageSize {
-		return corruptf("the file is damaged: it is %d bytes, shorter than its two meta pages of %d bytes (truncated?)", size, pageSize)
+		return none, 0, corruptf("the file is damaged: it is %d bytes, shorter than its two meta pages of %d bytes (truncated?)", size, pageSize)
 	}
 	m1 := parseBoltMeta(read(pageSize))
 	// bbolt uses the meta page with the larger transaction id when it is
@@ -132,18 +141,48 @@ func checkFile(path string) error {
 		}
 	}
 	if !m.valid || int64(m.pageSize) != pageSize {
-		return corruptf("the file is damaged: its bbolt meta pages disagree on the page size")
+		return none, 0, corruptf("the file is damaged: its bbolt meta pages disagree on the page size")
 	}
 	switch {
 	case m.pgid < 2 || m.pgid > uint64(size/pageSize):
-		return corruptf("the file is damaged: it is %d bytes, but its meta page %d (transaction %d) says it holds %d pages of %d bytes (%d bytes): truncated or partly copied? restore it from a copy",
+		return none, 0, corruptf("the file is damaged: it is %d bytes, but its meta page %d (transaction %d) says it holds %d pages of %d bytes (%d bytes): truncated or partly copied? restore it from a copy",
 			size, which, m.txid, m.pgid, pageSize, m.pgid*uint64(pageSize))
 	case m.root < 2 || m.root >= m.pgid:
-		return corruptf("the file is damaged: its meta page %d puts the root page at %d, outside pages 2 to %d", which, m.root, m.pgid-1)
+		return none, 0, corruptf("the file is damaged: its meta page %d puts the root page at %d, outside pages 2 to %d", which, m.root, m.pgid-1)
 	case m.freelist != boltNoFreelist && (m.freelist < 2 || m.freelist >= m.pgid):
-		return corruptf("the file is damaged: its meta page %d puts the free list at page %d, outside pages 2 to %d", which, m.freelist, m.pgid-1)
+		return none, 0, corruptf("the file is damaged: its meta page %d puts the free list at page %d, outside pages 2 to %d", which, m.freelist, m.pgid-1)
 	}
-	return nil
+	return m, pageSize, nil
+}
+
+// freePageCount is how many pages the free list of the bbolt file at path
+// holds (free and pending), read from its page header: a read-only open
+// does not load it.
+func freePageCount(path string) (int, error) {
+	m, pageSize, err := activeMeta(path)
+	if err != nil || m.freelist == boltNoFreelist || pageSize == 0 {
+		return 0, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	var h [boltPageHeader + 8]byte
+	if _, err := f.ReadAt(h[:], int64(m.freelist)*pageSize); err != nil {
+		return 0, corruptf("the file is damaged: its free list page %d cannot be read: %v", m.freelist, err)
+	}
+	ne := binary.NativeEndian
+	// The count is a uint16 at offset 10; 0xFFFF says the real count is
+	// the first element, past the header.
+	n := uint64(ne.Uint16(h[10:]))
+	if n == 0xFFFF {
+		n = ne.Uint64(h[boltPageHeader:])
+	}
+	if n > m.pgid {
+		return 0, corruptf("the file is damaged: its free list says %d free pages of %d", n, m.pgid)
+	}
+	return int(n), nil
 }
 
 // openBolt is bbolt.Open under a guard. A panic there leaves bbolt's file

@@ -123,3 +123,8 @@ func freeSpace(dir string) (int64, bool) {
 	}
 	return int64(st.Bavail) * st.Bsize, true
 }
+
+// lockFile takes f's exclusive lock (flock) without waiting.
+func lockFile(f *os.File) error {
+	return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+}

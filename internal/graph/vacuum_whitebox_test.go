@@ -77,3 +77,32 @@ func TestVacuumNoSpace(t *testing.T) {
 		t.Errorf("temporary file made without room for it: %v", err)
 	}
 }
+
+// TestVacuumTwice: a vacuum that finds the new file locked by another
+// vacuum of the same file says so and leaves that file alone.
+func TestVacuumTwice(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "prov.db")
+	s, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	other, err := os.OpenFile(path+vacuumSuffix, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := lockFile(other); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.WriteString("the other vacuum's pages"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Vacuum(context.Background(), path, VacuumOptions{})
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "another vacuum") {
+		t.Errorf("vacuum beside another: %v; want ErrLocked naming the other vacuum", err)
+	}
+	if b, err := os.ReadFile(path + vacuumSuffix); err != nil || string(b) != "the other vacuum's pages" {
+		t.Errorf("the other vacuum's file after: %q, %v; want it untouched", b, err)
+	}
+}
