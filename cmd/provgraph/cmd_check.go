@@ -190,7 +190,7 @@ func runCheck(cmd *cobra.Command, o checkOptions) error {
 	stats, statsErr := st.Quads.Stats()
 	if statsErr == nil {
 		render.CheckCounters(out, render.StoreCounters{Path: o.db, Format: stats.Format, Version: stats.Version, Quads: stats.Quads,
-			Terms: stats.Terms, HashRuns: stats.HashRuns, QuadRuns: stats.QuadRuns, FileBytes: stats.FileBytes})
+			Terms: stats.Terms, HashRuns: stats.HashRuns, QuadRuns: stats.QuadRuns, FileBytes: stats.FileBytes, FreeBytes: stats.FreeBytes})
 	}
 	tuneGCForCheck()
 	start := time.Now()

@@ -65,7 +65,9 @@ func runVacuum(cmd *cobra.Command, o vacuumOptions) error {
 	if err := validProgress(o.progress); err != nil {
 		return err
 	}
-	tuneGCForWrites()
+	// A copy in large transactions, as compact's: each commit's buffers
+	// (a run's filter of up to 168 MB is one value) are garbage after it.
+	tuneGCForCompact()
 	start := time.Now()
 	stderr := cmd.ErrOrStderr()
 	progress, endProgress := checkProgress(stderr, "vacuum", o.progress, start)

@@ -661,6 +661,7 @@ type Stats struct {
 	HashRuns  int    // sorted runs of the dictionary's hash index
 	QuadRuns  int    // sorted runs of the POS and OSP indexes together
 	FileBytes int64  // size of the database file
+	FreeBytes int64  // how much of it free pages hold (provgraph vacuum gives them back)
 }
 
 // Stats returns the store's counters. It reads a few keys, not the data.
@@ -685,5 +686,11 @@ func (s *Store) Stats() (Stats, error) {
 		st.FileBytes = tx.Size()
 		return err
 	})
+	if err == nil {
+		// From the free list's page: a read-only open does not load it.
+		if n, ferr := freePageCount(s.path); ferr == nil {
+			st.FreeBytes = int64(n) * int64(s.db.Info().PageSize)
+		}
+	}
 	return st, s.readError("stats", err)
 }

@@ -17,14 +17,21 @@ type StoreCounters struct {
 	HashRuns  int
 	QuadRuns  int
 	FileBytes int64
+	// FreeBytes is how much of the file its free pages hold.
+	FreeBytes int64
 }
 
 // CheckCounters writes the first line of check: the file, its format and
-// its counters.
+// its counters; and, when a quarter of the file or more (and 64 MiB or
+// more) is free pages, how much, and the command that gives it back.
 func CheckCounters(w io.Writer, c StoreCounters) error {
-	_, err := fmt.Fprintf(w, "%s: %s version %d, %s, %s, %s, %s, %s\n",
+	free := ""
+	if c.FreeBytes >= c.FileBytes/4 && c.FreeBytes >= 64<<20 {
+		free = fmt.Sprintf(" (%d of them free: provgraph vacuum --db %s gives them back)", c.FreeBytes, c.Path)
+	}
+	_, err := fmt.Fprintf(w, "%s: %s version %d, %s, %s, %s, %s, %s%s\n",
 		c.Path, c.Format, c.Version, Plural(int(c.Quads), "quad"), Plural(int(c.Terms), "term"),
-		Plural(c.HashRuns, "hash-index run"), Plural(c.QuadRuns, "quad-index run"), Plural(int(c.FileBytes), "byte"))
+		Plural(c.HashRuns, "hash-index run"), Plural(c.QuadRuns, "quad-index run"), Plural(int(c.FileBytes), "byte"), free)
 	return err
 }
 
