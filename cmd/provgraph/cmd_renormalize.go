@@ -180,5 +180,11 @@ func renormalize(cmd *cobra.Command, o *dbOptions, pol *normalize.Policy, tmp, p
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "renormalize: %s under %s@%s, %s rejected, %s added, %s\n",
 		render.Plural(sum.Records, "citation"), render.EscapeText(pol.Name()), render.EscapeText(pol.Version()), render.Plural(sum.URLRejected, "raw URL"), render.Plural(sum.QuadsAdded, "quad"), sum.Elapsed.Round(time.Millisecond))
-	return service.KeepRecords(cmd.Context(), st.Quads, cmd.ErrOrStderr(), o.db)
+	if err := service.KeepRecords(cmd.Context(), st.Quads, cmd.ErrOrStderr(), o.db); err != nil {
+		return err
+	}
+	if stats, err := st.Quads.Stats(); err == nil {
+		vacuumHint(cmd.ErrOrStderr(), o.db, stats)
+	}
+	return nil
 }

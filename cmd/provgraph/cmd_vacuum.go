@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"time"
 
+	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/render"
 	"github.com/provgraph/provgraph/internal/service"
 	"github.com/spf13/cobra"
@@ -93,3 +95,15 @@ func runVacuum(cmd *cobra.Command, o vacuumOptions) error {
 
 // megabytes writes n bytes in megabytes with one decimal, as df -H does.
 func megabytes(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
+
+// vacuumHint writes, when a quarter of the database file at path or more
+// is free pages (render.WorthVacuum), how much and the command that gives
+// it back: what a command that frees pages (view rebuild, renormalize)
+// says at its end. stats are the store's (graph.Store.Stats).
+func vacuumHint(w io.Writer, path string, stats graph.Stats) {
+	if !render.WorthVacuum(stats.FreeBytes, stats.FileBytes) {
+		return
+	}
+	fmt.Fprintf(w, "%s of the %s file are free pages, which stay in it: provgraph vacuum --db %s gives them back\n",
+		megabytes(stats.FreeBytes), megabytes(stats.FileBytes), render.EscapeText(path))
+}

@@ -192,6 +192,12 @@ says how to build them again.
 				fmt.Fprintf(errOut, "the group records of policy %s, --max-shared %d went with the old view; provgraph queue answers again once you run: provgraph queue --build --db %s --policy %s --max-shared %d\n",
 					render.EscapeText(pol.String()), m, render.EscapeText(o.db), render.EscapeText(pol.Digest), m)
 			}
+			if st, err := o.open(true); err == nil {
+				if stats, err := st.Quads.Stats(); err == nil {
+					vacuumHint(errOut, o.db, stats)
+				}
+				st.Close()
+			}
 			return nil
 		},
 	}

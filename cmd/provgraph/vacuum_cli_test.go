@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/provgraph/provgraph/internal/graph"
 )
 
 // TestVacuumCommand: after a view rebuild has left free pages, vacuum
@@ -60,5 +62,24 @@ func TestVacuumCommand(t *testing.T) {
 	}
 	if _, err := os.Stat(missing); !os.IsNotExist(err) {
 		t.Errorf("vacuum of a missing file made one: %v", err)
+	}
+}
+
+// TestVacuumHint: a command that frees pages names vacuum when a quarter
+// of the file or more is free, and says nothing otherwise.
+func TestVacuumHint(t *testing.T) {
+	for _, c := range []struct {
+		free, size int64
+		want       string
+	}{
+		{300 << 20, 1 << 30, "314.6 MB of the 1073.7 MB file are free pages, which stay in it: provgraph vacuum --db big.db gives them back\n"},
+		{200 << 20, 1 << 30, ""},
+		{10 << 20, 20 << 20, ""},
+	} {
+		var b strings.Builder
+		vacuumHint(&b, "big.db", graph.Stats{FreeBytes: c.free, FileBytes: c.size})
+		if b.String() != c.want {
+			t.Errorf("hint for %d free of %d: %q, want %q", c.free, c.size, b.String(), c.want)
+		}
 	}
 }

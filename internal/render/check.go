@@ -26,7 +26,7 @@ type StoreCounters struct {
 // more) is free pages, how much, and the command that gives it back.
 func CheckCounters(w io.Writer, c StoreCounters) error {
 	free := ""
-	if c.FreeBytes >= c.FileBytes/4 && c.FreeBytes >= 64<<20 {
+	if WorthVacuum(c.FreeBytes, c.FileBytes) {
 		free = fmt.Sprintf(" (%d of them free: provgraph vacuum --db %s gives them back)", c.FreeBytes, c.Path)
 	}
 	_, err := fmt.Fprintf(w, "%s: %s version %d, %s, %s, %s, %s, %s%s\n",
@@ -39,4 +39,10 @@ func CheckCounters(w io.Writer, c StoreCounters) error {
 func CheckConsistent(w io.Writer, took time.Duration) error {
 	_, err := fmt.Fprintf(w, "consistent (checked in %s)\n", took.Round(time.Millisecond))
 	return err
+}
+
+// WorthVacuum says whether a file of size bytes, free of them free, is
+// worth a vacuum: a quarter of it or more, and 64 MiB or more, is free.
+func WorthVacuum(free, size int64) bool {
+	return free >= size/4 && free >= 64<<20
 }
