@@ -127,8 +127,9 @@ consistent:
     command that rebuilds them.
 
 Run it after a crash, a kill -9 or a copy of the file. It prints the store's
-counters and, when something is wrong, each problem found (up to 20), with
-exit status 5. A check of ten million citations runs for tens of minutes:
+counters (with how much of the file is free pages, when a quarter or more
+is: 'provgraph vacuum' gives them back) and, when something is wrong, each
+problem found (up to 20), with exit status 5. A check of ten million citations runs for tens of minutes:
 --progress shows which part it is reading and how far it is, on standard
 error (a bar on a terminal; --progress lines for a log).
 
