@@ -73,10 +73,13 @@ func runVacuum(cmd *cobra.Command, o vacuumOptions) error {
 	start := time.Now()
 	stderr := cmd.ErrOrStderr()
 	progress, endProgress := checkProgress(stderr, "vacuum", o.progress, start)
-	var each func(written, live int64)
-	if progress != nil {
-		each = func(written, live int64) {
+	hold := testHold("vacuum-commit", stderr)
+	each := func(written, live int64) {
+		if progress != nil {
 			progress(service.CheckProgress{Part: "writing the new file", Unit: "MB", Done: written / 1e6, Total: live / 1e6})
+		}
+		if hold != nil {
+			hold()
 		}
 	}
 	res, err := o.service().Vacuum(cmd.Context(), each)

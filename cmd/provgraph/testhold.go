@@ -25,6 +25,8 @@ import (
 //	serve-decide  serve is about to write a decision's batch
 //	serve-ingest-batch  a batch of an ingest through serve has been
 //	              committed (serve then writes batches of 50 quads)
+//	vacuum-commit  a transaction of vacuum's copy has been committed into
+//	              the new file (the last one too, before the rename)
 //
 // Without the variable, or for another point, nothing is held. It is not
 // a user feature and is not documented as one.

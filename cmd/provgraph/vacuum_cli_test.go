@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -81,5 +82,47 @@ func TestVacuumHint(t *testing.T) {
 		if b.String() != c.want {
 			t.Errorf("hint for %d free of %d: %q, want %q", c.free, c.size, b.String(), c.want)
 		}
+	}
+}
+
+// TestVacuumSurvivesKill kills a vacuum with SIGKILL once its copy is
+// committed into the new file, before the rename: the database is as it
+// was, byte for byte; the next vacuum replaces the stale new file, and
+// the database it leaves answers groups as before and passes check.
+func TestVacuumSurvivesKill(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "v.db")
+	if code, _, stderr := run(t, "ingest", "--db", db, "../../testdata/citations.jsonl"); code != exitOK {
+		t.Fatalf("ingest: exit %d\n%s", code, stderr)
+	}
+	if code, _, stderr := run(t, "view", "rebuild", "--db", db); code != exitOK {
+		t.Fatalf("view rebuild: exit %d\n%s", code, stderr)
+	}
+	_, groupsBefore, _ := run(t, "groups", "--db", db, "--format", "json")
+	raw, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, held := startHeld(t, "vacuum-commit:1", "vacuum", "--db", db)
+	if !held {
+		t.Fatalf("vacuum ended before its first commit:\n%s", p.said.String())
+	}
+	p.kill(t)
+	if got, err := os.ReadFile(db); err != nil || !bytes.Equal(got, raw) {
+		t.Fatalf("the database changed under a vacuum killed before its rename (%v)", err)
+	}
+	if _, err := os.Stat(db + ".vacuum"); err != nil {
+		t.Fatalf("no new file left by the killed vacuum (%v): the kill came too late to test", err)
+	}
+	if code, stdout, stderr := run(t, "vacuum", "--db", db); code != exitOK {
+		t.Fatalf("vacuum after the kill: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if _, groupsAfter, _ := run(t, "groups", "--db", db, "--format", "json"); groupsAfter != groupsBefore {
+		t.Errorf("groups after the vacuum differ:\nbefore:\n%s\nafter:\n%s", groupsBefore, groupsAfter)
+	}
+	if code, stdout, stderr := run(t, "check", "--db", db); code != exitOK {
+		t.Errorf("check after the vacuum: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(db + ".vacuum"); !os.IsNotExist(err) {
+		t.Errorf("new file left after the second vacuum: %v", err)
 	}
 }
