@@ -90,6 +90,11 @@ func Vacuum(ctx context.Context, path string, o VacuumOptions) (res VacuumResult
 		}
 		return res, &Error{Op: "vacuum", Path: path, Err: err}
 	}
+	// The file a link names is the one rewritten, beside itself: a
+	// rename over the link would replace the link, and leave the file.
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
 	tmp := path + vacuumSuffix
 	// A page that is not what its parent says makes bbolt panic halfway
 	// through the copy: the guard makes it an error (ErrCorrupt).
@@ -166,6 +171,11 @@ func Vacuum(ctx context.Context, path string, o VacuumOptions) (res VacuumResult
 	}()
 	if err := lf.Truncate(0); err != nil {
 		return fail(err)
+	}
+	// The new file gets the old one's owner (a vacuum run by root of a
+	// file another user writes must leave it writable by that user).
+	if err := sameOwner(lf, fi); err != nil {
+		return fail(fmt.Errorf("giving %s the owner of %s: %w", tmp, path, err))
 	}
 	// bbolt locks the file it is given again: the same open file, whose
 	// lock it already is.

@@ -241,3 +241,27 @@ func TestVacuumDamagedFiles(t *testing.T) {
 	}
 	t.Logf("%d of %d damaged files failed the vacuum", failed, cases)
 }
+
+// TestVacuumThroughLink: vacuum of a symbolic link rewrites the file it
+// names, beside it, and leaves the link a link.
+func TestVacuumThroughLink(t *testing.T) {
+	path := storeWithFreePages(t)
+	link := filepath.Join(t.TempDir(), "link.db")
+	if err := os.Symlink(path, link); err != nil {
+		t.Fatal(err)
+	}
+	before := fileDigest(t, path)
+	res, err := graph.Vacuum(context.Background(), link, graph.VacuumOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link after the vacuum: %v, %v; want a link still", fi, err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Size() != res.After || res.After >= res.Before {
+		t.Errorf("the file named after the vacuum: %v, %v; want it rewritten smaller (%+v)", fi, err, res)
+	}
+	if fileDigest(t, path) != before {
+		t.Error("the file named by the link differs after the vacuum")
+	}
+}
