@@ -184,7 +184,7 @@ func renormalize(cmd *cobra.Command, o *dbOptions, pol *normalize.Policy, tmp, p
 		return err
 	}
 	if stats, err := st.Quads.Stats(); err == nil {
-		vacuumHint(cmd.ErrOrStderr(), o.db, stats)
+		vacuumHint(cmd.ErrOrStderr(), o.db, stats.FreeBytes, stats.FileBytes)
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/provgraph/provgraph/internal/graph"
 	"github.com/provgraph/provgraph/internal/render"
 	"github.com/provgraph/provgraph/internal/service"
 	"github.com/spf13/cobra"
@@ -102,11 +101,12 @@ func megabytes(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
 // vacuumHint writes, when a quarter of the database file at path or more
 // is free pages (render.WorthVacuum), how much and the command that gives
 // it back: what a command that frees pages (view rebuild, renormalize)
-// says at its end. stats are the store's (graph.Store.Stats).
-func vacuumHint(w io.Writer, path string, stats graph.Stats) {
-	if !render.WorthVacuum(stats.FreeBytes, stats.FileBytes) {
+// says at its end. free and size are the store's FreeBytes and
+// FileBytes (its Stats).
+func vacuumHint(w io.Writer, path string, free, size int64) {
+	if !render.WorthVacuum(free, size) {
 		return
 	}
 	fmt.Fprintf(w, "%s of the %s file are free pages, which stay in it: provgraph vacuum --db %s gives them back\n",
-		megabytes(stats.FreeBytes), megabytes(stats.FileBytes), render.EscapeText(path))
+		megabytes(free), megabytes(size), render.EscapeText(path))
 }

@@ -194,7 +194,7 @@ says how to build them again.
 			}
 			if st, err := o.open(true); err == nil {
 				if stats, err := st.Quads.Stats(); err == nil {
-					vacuumHint(errOut, o.db, stats)
+					vacuumHint(errOut, o.db, stats.FreeBytes, stats.FileBytes)
 				}
 				st.Close()
 			}

@@ -7,8 +7,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/provgraph/provgraph/internal/graph"
 )
 
 // TestVacuumCommand: after a view rebuild has left free pages, vacuum
@@ -78,7 +76,7 @@ func TestVacuumHint(t *testing.T) {
 		{10 << 20, 20 << 20, ""},
 	} {
 		var b strings.Builder
-		vacuumHint(&b, "big.db", graph.Stats{FreeBytes: c.free, FileBytes: c.size})
+		vacuumHint(&b, "big.db", c.free, c.size)
 		if b.String() != c.want {
 			t.Errorf("hint for %d free of %d: %q, want %q", c.free, c.size, b.String(), c.want)
 		}
