@@ -9,21 +9,30 @@ import (
 	"testing"
 )
 
+// dbWithFreePages ingests the bundled example into a new database and
+// rebuilds its view rebuilds times (each frees the old view's pages); it
+// returns the database and its groups as JSON.
+func dbWithFreePages(t *testing.T, rebuilds int) (db, groups string) {
+	t.Helper()
+	db = filepath.Join(t.TempDir(), "v.db")
+	if code, _, stderr := run(t, "ingest", "--db", db, "../../testdata/citations.jsonl"); code != exitOK {
+		t.Fatalf("ingest: exit %d\n%s", code, stderr)
+	}
+	for range rebuilds {
+		if code, _, stderr := run(t, "view", "rebuild", "--db", db); code != exitOK {
+			t.Fatalf("view rebuild: exit %d\n%s", code, stderr)
+		}
+	}
+	_, groups, _ = run(t, "groups", "--db", db, "--format", "json")
+	return db, groups
+}
+
 // TestVacuumCommand: after a view rebuild has left free pages, vacuum
 // says what it gave back, the file is smaller, and groups, lineage and
 // check answer as before; a bad --progress is a usage error and a missing
 // file an I/O error, neither making a file.
 func TestVacuumCommand(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "v.db")
-	if code, _, stderr := run(t, "ingest", "--db", db, "../../testdata/citations.jsonl"); code != exitOK {
-		t.Fatalf("ingest: exit %d\n%s", code, stderr)
-	}
-	for range 3 {
-		if code, _, stderr := run(t, "view", "rebuild", "--db", db); code != exitOK {
-			t.Fatalf("view rebuild: exit %d\n%s", code, stderr)
-		}
-	}
-	_, groupsBefore, _ := run(t, "groups", "--db", db, "--format", "json")
+	db, groupsBefore := dbWithFreePages(t, 3)
 	before, err := os.Stat(db)
 	if err != nil {
 		t.Fatal(err)
@@ -88,14 +97,7 @@ func TestVacuumHint(t *testing.T) {
 // was, byte for byte; the next vacuum replaces the stale new file, and
 // the database it leaves answers groups as before and passes check.
 func TestVacuumSurvivesKill(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "v.db")
-	if code, _, stderr := run(t, "ingest", "--db", db, "../../testdata/citations.jsonl"); code != exitOK {
-		t.Fatalf("ingest: exit %d\n%s", code, stderr)
-	}
-	if code, _, stderr := run(t, "view", "rebuild", "--db", db); code != exitOK {
-		t.Fatalf("view rebuild: exit %d\n%s", code, stderr)
-	}
-	_, groupsBefore, _ := run(t, "groups", "--db", db, "--format", "json")
+	db, groupsBefore := dbWithFreePages(t, 1)
 	raw, err := os.ReadFile(db)
 	if err != nil {
 		t.Fatal(err)

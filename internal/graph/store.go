@@ -223,34 +223,16 @@ func Open(path string, opts *Options) (*Store, error) {
 		}
 	}
 
-	timeout := o.LockTimeout
-	if timeout == 0 {
-		timeout = DefaultLockTimeout
-	}
-	// bbolt gives up once the time waited exceeds its Timeout less one 50ms
-	// poll, and waits for ever with a zero Timeout.
-	boltTimeout := timeout + lockPoll
-	if timeout < 0 {
-		boltTimeout = time.Nanosecond // one attempt
-	}
-	db, err := openBolt(path, &bbolt.Options{
-		Timeout:      boltTimeout,
+	db, err := openLocked(path, o.LockTimeout, &bbolt.Options{
 		ReadOnly:     o.ReadOnly,
 		NoSync:       o.NoSync,
 		NoGrowSync:   o.NoSync,
 		FreelistType: bbolt.FreelistMapType, // faster than the array freelist once the file is large
 	})
-	switch {
-	case errors.Is(err, berrors.ErrTimeout):
-		if o.LockTimeout < 0 {
-			return fail(ErrLocked)
+	if err != nil {
+		if errors.As(err, new(*Error)) {
+			return nil, err
 		}
-		return fail(fmt.Errorf("%w (waited %v)", ErrLocked, timeout))
-	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, berrors.ErrChecksum):
-		return fail(fmt.Errorf("%w: not a bbolt database file, or a damaged one (bbolt: %v)", ErrNotStore, err))
-	case errors.As(err, new(*Error)):
-		return nil, err
-	case err != nil:
 		return fail(err)
 	}
 
@@ -281,6 +263,35 @@ func Open(path string, opts *Options) (*Store, error) {
 		}
 	}
 	return s, nil
+}
+
+// openLocked opens the bbolt file at path with bo (openBolt), waiting up
+// to lockTimeout for other processes' locks (Options.LockTimeout: 0 for
+// DefaultLockTimeout, below 0 one attempt). A lock not got is ErrLocked,
+// a file bbolt does not take for its own ErrNotStore; an *Error (damage
+// met while opening) is returned as it is.
+func openLocked(path string, lockTimeout time.Duration, bo *bbolt.Options) (*bbolt.DB, error) {
+	timeout := lockTimeout
+	if timeout == 0 {
+		timeout = DefaultLockTimeout
+	}
+	// bbolt gives up once the time waited exceeds its Timeout less one 50ms
+	// poll, and waits for ever with a zero Timeout.
+	bo.Timeout = timeout + lockPoll
+	if timeout < 0 {
+		bo.Timeout = time.Nanosecond // one attempt
+	}
+	db, err := openBolt(path, bo)
+	switch {
+	case errors.Is(err, berrors.ErrTimeout):
+		if lockTimeout < 0 {
+			return nil, ErrLocked
+		}
+		return nil, fmt.Errorf("%w (waited %v)", ErrLocked, timeout)
+	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, berrors.ErrChecksum):
+		return nil, fmt.Errorf("%w: not a bbolt database file, or a damaged one (bbolt: %v)", ErrNotStore, err)
+	}
+	return db, err
 }
 
 // setup checks the file's format and initializes a new file.

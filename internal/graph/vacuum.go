@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"go.etcd.io/bbolt"
-	berrors "go.etcd.io/bbolt/errors"
 )
 
 // Vacuum: a copy of the file without its free pages.
@@ -103,14 +102,6 @@ func Vacuum(ctx context.Context, path string, o VacuumOptions) (res VacuumResult
 	if err := checkFile(path); err != nil {
 		return fail(err)
 	}
-	timeout := o.LockTimeout
-	if timeout == 0 {
-		timeout = DefaultLockTimeout
-	}
-	boltTimeout := timeout + lockPoll
-	if timeout < 0 {
-		boltTimeout = time.Nanosecond
-	}
 	fi, err := os.Stat(path)
 	if err != nil {
 		return fail(err)
@@ -120,13 +111,8 @@ func Vacuum(ctx context.Context, path string, o VacuumOptions) (res VacuumResult
 	// while readers may go on reading the old file; and bbolt does not
 	// load the free list of a read-only file, which at 2.9 million free
 	// pages is some 250 MB of memory.
-	src, err := openBolt(path, &bbolt.Options{Timeout: boltTimeout, ReadOnly: true})
-	switch {
-	case errors.Is(err, berrors.ErrTimeout):
-		return fail(fmt.Errorf("%w (waited %v)", ErrLocked, timeout))
-	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, berrors.ErrChecksum):
-		return fail(fmt.Errorf("%w: not a bbolt database file, or a damaged one (bbolt: %v)", ErrNotStore, err))
-	case err != nil:
+	src, err := openLocked(path, o.LockTimeout, &bbolt.Options{ReadOnly: true})
+	if err != nil {
 		return fail(err)
 	}
 	defer src.Close()
