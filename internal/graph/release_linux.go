@@ -113,35 +113,3 @@ func sleepBriefly(d time.Duration) {
 	ts := syscall.NsecToTimespec(int64(d))
 	syscall.Nanosleep(&ts, nil)
 }
-
-// freeSpace is the space an unprivileged process may still write in the
-// file system of dir, in bytes.
-func freeSpace(dir string) (int64, bool) {
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
-		return 0, false
-	}
-	return int64(st.Bavail) * st.Bsize, true
-}
-
-// lockFile takes f's exclusive lock (flock) without waiting.
-func lockFile(f *os.File) error {
-	return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-}
-
-// sameOwner gives f the owner and group of the file fi describes, when
-// they differ from f's.
-func sameOwner(f *os.File, fi os.FileInfo) error {
-	want, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return nil
-	}
-	var have syscall.Stat_t
-	if err := syscall.Fstat(int(f.Fd()), &have); err != nil {
-		return err
-	}
-	if have.Uid == want.Uid && have.Gid == want.Gid {
-		return nil
-	}
-	return f.Chown(int(want.Uid), int(want.Gid))
-}
