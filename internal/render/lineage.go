@@ -455,7 +455,20 @@ func Plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}
-	return fmt.Sprintf("%d %ss", n, noun)
+	return fmt.Sprintf("%d %s", n, plural(noun))
+}
+
+// plural is the plural of an English noun as the messages use them:
+// "entry" becomes "entries" (a consonant before the y), "hash" "hashes",
+// "run" "runs".
+func plural(noun string) string {
+	switch {
+	case strings.HasSuffix(noun, "y") && len(noun) > 1 && !strings.ContainsRune("aeiou", rune(noun[len(noun)-2])):
+		return noun[:len(noun)-1] + "ies"
+	case strings.HasSuffix(noun, "s"), strings.HasSuffix(noun, "x"), strings.HasSuffix(noun, "sh"), strings.HasSuffix(noun, "ch"):
+		return noun + "es"
+	}
+	return noun + "s"
 }
 
 // shorten cuts s to n characters with "…"; labels use it for hashes,
